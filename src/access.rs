@@ -1,0 +1,166 @@
+//! The session's out-of-root decisions: which directories the user granted (for reading or
+//! writing) and which paths the user refused, and the rule that turns a resolved path into
+//! "go ahead", "ask the user" or "refuse".
+//!
+//! This is plain bookkeeping; asking the user (elicitation) is the adapter's job. The rules:
+//! inside a root → allowed; outside `--confine` → refused without asking; inside a granted
+//! directory → allowed (a write grant also allows reading, a read grant never allows
+//! writing); a path the user declined → refused without asking again; otherwise → ask.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use crate::roots::{Confine, RootSet};
+
+/// What an operation wants to do with a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    pub fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "read",
+            Access::Write => "write",
+        }
+    }
+}
+
+/// The verdict for one path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    Allowed,
+    /// Outside the roots and not yet decided: the user may be asked.
+    Ask,
+    /// Refused; the string says why (for the tool error).
+    Refused(String),
+}
+
+/// Session grants and refusals. Interior mutability so the handler can share it.
+#[derive(Debug, Default)]
+pub struct Grants {
+    inner: Mutex<GrantState>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct GrantState {
+    /// Directories granted for the session, with the access granted.
+    pub granted: BTreeSet<(PathBuf, Access)>,
+    /// Paths the user refused (declined, or answered `allow: false`): not asked again.
+    pub refused: BTreeSet<(PathBuf, Access)>,
+}
+
+impl Grants {
+    pub fn snapshot(&self) -> GrantState {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, GrantState> {
+        // A panic while holding this lock cannot leave the sets half-updated (single inserts),
+        // so a poisoned lock is still safe to use.
+        self.inner.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Decides what to do with a canonical path.
+    pub fn verdict(
+        &self,
+        canonical: &Path,
+        access: Access,
+        roots: &RootSet,
+        confine: &Confine,
+    ) -> Verdict {
+        if !confine.allows(canonical) {
+            return Verdict::Refused(format!(
+                "{} is outside the directories this server is confined to ({}); the operator's --confine setting cannot be widened",
+                canonical.display(),
+                confine
+                    .dirs
+                    .iter()
+                    .map(|d| d.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        if roots.containing(canonical).is_some() {
+            return Verdict::Allowed;
+        }
+        let state = self.lock();
+        let granted = state.granted.iter().any(|(dir, granted_access)| {
+            canonical.starts_with(dir) && (*granted_access == access || *granted_access == Access::Write)
+        });
+        if granted {
+            return Verdict::Allowed;
+        }
+        if state.refused.contains(&(canonical.to_path_buf(), access)) {
+            return Verdict::Refused(format!(
+                "the user refused to let this server {} {} earlier in this session",
+                access.verb(),
+                canonical.display()
+            ));
+        }
+        Verdict::Ask
+    }
+
+    /// Remembers a directory grant for the rest of the session.
+    pub fn grant_dir(&self, dir: PathBuf, access: Access) {
+        self.lock().granted.insert((dir, access));
+    }
+
+    /// Remembers that the user refused this path (not asked again this session).
+    pub fn refuse(&self, path: PathBuf, access: Access) {
+        self.lock().refused.insert((path, access));
+    }
+}
+
+/// The directory a "remember" answer grants: the path itself when it is a directory,
+/// otherwise its parent.
+pub fn grant_dir_for(canonical: &Path) -> PathBuf {
+    if canonical.is_dir() {
+        canonical.to_path_buf()
+    } else {
+        canonical
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| canonical.to_path_buf())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::roots::{Root, RootSource};
+
+    #[test]
+    fn grants_refusals_and_confine() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let app = base.join("app");
+        let other = base.join("other");
+        std::fs::create_dir_all(&app).unwrap();
+        std::fs::create_dir_all(&other).unwrap();
+        let roots = RootSet::new(vec![Root::new(app.clone(), None)], RootSource::CommandLine);
+        let none = Confine::default();
+        let grants = Grants::default();
+        assert_eq!(grants.verdict(&app.join("f"), Access::Write, &roots, &none), Verdict::Allowed);
+        let file = other.join("f");
+        assert_eq!(grants.verdict(&file, Access::Read, &roots, &none), Verdict::Ask);
+        grants.grant_dir(other.clone(), Access::Read);
+        assert_eq!(grants.verdict(&file, Access::Read, &roots, &none), Verdict::Allowed);
+        // A read grant is not a write grant.
+        assert_eq!(grants.verdict(&file, Access::Write, &roots, &none), Verdict::Ask);
+        grants.refuse(file.clone(), Access::Write);
+        assert!(matches!(
+            grants.verdict(&file, Access::Write, &roots, &none),
+            Verdict::Refused(_)
+        ));
+        // Confine refuses without asking, even with a grant.
+        let confine = Confine::new(std::slice::from_ref(&app)).unwrap();
+        assert!(matches!(
+            grants.verdict(&file, Access::Read, &roots, &confine),
+            Verdict::Refused(_)
+        ));
+    }
+}

@@ -1,0 +1,48 @@
+//! The validated settings one server process runs with, built once from the command line
+//! and then passed around read-only. No flag parsing here, and no environment lookups
+//! after start-up: hosts start servers with a reduced environment, so everything that
+//! matters has a flag.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::roots::Confine;
+
+/// Default budget for one tool answer's text.
+pub const DEFAULT_MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// `DIR` arguments, absolute (the second source of roots).
+    pub dirs: Vec<PathBuf>,
+    /// The working directory at start (the last source of roots).
+    pub cwd: PathBuf,
+    /// The operator's outer boundary.
+    pub confine: Confine,
+    /// Write tools are hidden and refused.
+    pub read_only: bool,
+    /// Watch the roots (and keep the file index).
+    pub watch: bool,
+    /// Budget for one tool answer's text.
+    pub max_output_bytes: usize,
+    /// How long to wait for the client's `roots/list` answer.
+    pub roots_timeout: Duration,
+    /// How long to wait for the user to answer an out-of-root question.
+    pub elicitation_timeout: Duration,
+}
+
+impl Config {
+    /// A configuration for tests and embedding: roots from `dirs`, defaults elsewhere.
+    pub fn for_dirs(dirs: Vec<PathBuf>) -> Config {
+        Config {
+            dirs,
+            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+            confine: Confine::default(),
+            read_only: false,
+            watch: false,
+            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
+            roots_timeout: Duration::from_secs(5),
+            elicitation_timeout: Duration::from_secs(120),
+        }
+    }
+}

@@ -1,0 +1,142 @@
+//! The rmcp `ServerHandler`: the lifecycle (capabilities, versions, `initialized`, roots
+//! changes, log level) and the entry point of every tool call. Each call waits (bounded)
+//! for the client's first roots answer, then runs on that snapshot of the roots.
+
+#![allow(deprecated)] // Roots and logging are deprecated in 2026-07-28, alive in legacy sessions.
+
+use std::borrow::Cow;
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use futures::FutureExt;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    SetLevelRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+
+use crate::mcp::session::Session;
+use crate::mcp::{ask, logging, tools};
+
+pub const INSTRUCTIONS: &str = "rootgrep searches, reads and edits the files of the user's \
+workspace quickly (ripgrep-grade grep and glob, paged results). Every path is scoped to the \
+workspace roots (see list_roots); paths outside them are refused or need the user's \
+permission.";
+
+/// The handler rmcp drives; cheap to clone (shared session).
+#[derive(Clone)]
+pub struct Handler {
+    pub session: Arc<Session>,
+}
+
+impl Handler {
+    pub fn new(session: Arc<Session>) -> Handler {
+        Handler { session }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> ServerConfig {
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_logging()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new("rootgrep", env!("CARGO_PKG_VERSION"))
+                    .with_title("rootgrep — root-scoped code search"),
+            )
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        // 2026-07-28 (stateless) is not implemented yet: do not claim it.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        logging::start_forwarding(self.session.clone(), context.peer.clone());
+        if ask::client_has_roots(&context.peer) {
+            ask::request_roots_refresh(self.session.clone(), context.peer.clone());
+        } else {
+            self.session.mark_roots_ready();
+        }
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        if ask::client_has_roots(&context.peer) {
+            ask::request_roots_refresh(self.session.clone(), context.peer.clone());
+        }
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.session
+            .log_level
+            .store(logging::level_number(&request.level), Ordering::Relaxed);
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let mut result = ListToolsResult::default();
+        result.tools = tools::tool_list(self.session.config.read_only);
+        Ok(result)
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let name = request.name.to_string();
+        if !tools::is_known(&name) {
+            let names: Vec<String> = tools::tool_list(self.session.config.read_only)
+                .into_iter()
+                .map(|tool| tool.name.to_string())
+                .collect();
+            return Err(McpError::invalid_params(
+                format!("unknown tool {name:?}; available: {}", names.join(", ")),
+                None,
+            ));
+        }
+        let args = request.arguments.unwrap_or_default();
+        let session = self.session.clone();
+        let run = async move {
+            let roots = session
+                .roots_when_ready(ask::client_has_roots(&context.peer))
+                .await;
+            let call = tools::Call {
+                session: &session,
+                ctx: &context,
+                roots,
+            };
+            tools::call(&call, &name, args).await
+        };
+        // A bug in one tool answers that call with an internal error; the server lives on.
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(answer) => Ok(answer.into_result().into()),
+            Err(panic) => {
+                let what = panic
+                    .downcast_ref::<&str>()
+                    .map(|s| s.to_string())
+                    .or_else(|| panic.downcast_ref::<String>().cloned())
+                    .unwrap_or_else(|| "unknown panic".to_string());
+                tracing::error!("tool {} panicked: {what}", request.name);
+                Err(McpError::internal_error(
+                    format!("internal error in tool {}: {what}", request.name),
+                    None,
+                ))
+            }
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! Logs: to stderr through `tracing` (level from `--log-level` or `RUST_LOG`), and to the
+//! client as MCP `notifications/message` at or above the level it chose with
+//! `logging/setLevel` (default `warning`).
+//!
+//! Only this crate's own events are forwarded to the client (never a dependency's), and
+//! they are rate-limited: a burst of [`BURST`] messages, then [`PER_SECOND`] a second; the
+//! next message that gets through says how many were dropped. Our log messages name paths
+//! and counts, never file contents or environment values.
+
+#![allow(deprecated)] // MCP logging is deprecated in 2026-07-28 but is how legacy clients see logs.
+
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use rmcp::model::{LoggingLevel, LoggingMessageNotificationParam};
+use rmcp::{Peer, RoleServer};
+use tokio::sync::mpsc;
+use tracing::{Event, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::prelude::*;
+
+/// Level numbers, RFC 5424 order (debug = 0 … emergency = 7).
+pub const DEFAULT_LEVEL: u8 = 3; // warning
+pub const BURST: f64 = 20.0;
+pub const PER_SECOND: f64 = 5.0;
+
+pub fn level_number(level: &LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+fn mcp_level(level: u8) -> LoggingLevel {
+    match level {
+        0 => LoggingLevel::Debug,
+        1 => LoggingLevel::Info,
+        2 => LoggingLevel::Notice,
+        3 => LoggingLevel::Warning,
+        4 => LoggingLevel::Error,
+        5 => LoggingLevel::Critical,
+        6 => LoggingLevel::Alert,
+        _ => LoggingLevel::Emergency,
+    }
+}
+
+/// One message on its way to the client.
+struct Record {
+    level: u8,
+    text: String,
+}
+
+static CLIENT_LOG: OnceLock<mpsc::Sender<Record>> = OnceLock::new();
+
+/// A tracing layer that queues this crate's events for the client.
+struct ClientLayer;
+
+impl<S: Subscriber> tracing_subscriber::Layer<S> for ClientLayer {
+    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+        let meta = event.metadata();
+        if !meta.target().starts_with("rootgrep") {
+            return;
+        }
+        let Some(sender) = CLIENT_LOG.get() else {
+            return;
+        };
+        let level = match *meta.level() {
+            tracing::Level::ERROR => 4,
+            tracing::Level::WARN => 3,
+            tracing::Level::INFO => 1,
+            _ => 0,
+        };
+        let mut text = String::new();
+        event.record(&mut MessageVisitor(&mut text));
+        // A full queue means the client is far behind: dropping is the rate limit's job.
+        let _ = sender.try_send(Record { level, text });
+    }
+}
+
+struct MessageVisitor<'a>(&'a mut String);
+
+impl tracing::field::Visit for MessageVisitor<'_> {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        use std::fmt::Write;
+        if field.name() == "message" {
+            let _ = write!(self.0, "{value:?}");
+        } else {
+            let _ = write!(self.0, " {}={value:?}", field.name());
+        }
+    }
+}
+
+/// Installs the stderr subscriber (and the client forwarding layer). `level` is the
+/// `--log-level` flag; without it `RUST_LOG`, then `warn`.
+pub fn init_tracing(level: Option<&str>) {
+    use tracing_subscriber::EnvFilter;
+    let filter = match level {
+        Some(level) => EnvFilter::try_new(level).unwrap_or_else(|_| EnvFilter::new("warn")),
+        None => EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+    };
+    let stderr = tracing_subscriber::fmt::layer()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_target(false)
+        .with_filter(filter);
+    // The client layer sees this crate's events regardless of the stderr filter; it
+    // filters by the client's own level when forwarding.
+    let _ = tracing_subscriber::registry()
+        .with(stderr)
+        .with(ClientLayer.with_filter(
+            tracing_subscriber::filter::Targets::new()
+                .with_target("rootgrep", tracing::Level::DEBUG),
+        ))
+        .try_init();
+}
+
+/// Starts forwarding queued log records to the client, honouring its level.
+pub fn start_forwarding(session: std::sync::Arc<super::session::Session>, peer: Peer<RoleServer>) {
+    let (tx, mut rx) = mpsc::channel::<Record>(256);
+    if CLIENT_LOG.set(tx).is_err() {
+        return; // Already forwarding (one client per process).
+    }
+    tokio::spawn(async move {
+        let mut bucket = TokenBucket::new();
+        let mut dropped = 0u64;
+        while let Some(record) = rx.recv().await {
+            if record.level < session.log_level() {
+                continue;
+            }
+            if !bucket.take(Instant::now()) {
+                dropped += 1;
+                continue;
+            }
+            let mut text = record.text;
+            if dropped > 0 {
+                text.push_str(&format!(" ({dropped} earlier log messages dropped by the rate limit)"));
+                dropped = 0;
+            }
+            let mut param =
+                LoggingMessageNotificationParam::new(mcp_level(record.level), serde_json::Value::String(text));
+            param.logger = Some("rootgrep".to_string());
+            if peer.notify_logging_message(param).await.is_err() {
+                break;
+            }
+        }
+    });
+}
+
+/// Burst-then-steady rate limiter.
+struct TokenBucket {
+    tokens: f64,
+    last: Instant,
+}
+
+impl TokenBucket {
+    fn new() -> TokenBucket {
+        TokenBucket {
+            tokens: BURST,
+            last: Instant::now(),
+        }
+    }
+
+    fn take(&mut self, now: Instant) -> bool {
+        let elapsed = now.saturating_duration_since(self.last).as_secs_f64();
+        self.last = now;
+        self.tokens = (self.tokens + elapsed * PER_SECOND).min(BURST);
+        if self.tokens >= 1.0 {
+            self.tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bucket_allows_a_burst_then_the_steady_rate() {
+        let mut bucket = TokenBucket::new();
+        let start = Instant::now();
+        let burst = (0..100).filter(|_| bucket.take(start)).count();
+        assert_eq!(burst, BURST as usize);
+        let later = start + std::time::Duration::from_secs(1);
+        let steady = (0..100).filter(|_| bucket.take(later)).count();
+        assert_eq!(steady, PER_SECOND as usize);
+    }
+}

@@ -1,0 +1,118 @@
+//! Per-process session state shared by every request: the configuration, the roots in
+//! force (swapped atomically when the client's roots change), whether the first
+//! `roots/list` answer has arrived, the user's out-of-root grants, and the client's log
+//! level.
+//!
+//! One stdio process serves one client, so "session" and "process" coincide.
+
+use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use tokio::sync::watch;
+
+use crate::access::Grants;
+use crate::config::Config;
+use crate::roots::{Root, RootSet, choose_roots};
+
+/// Shared state of one server.
+pub struct Session {
+    pub config: Config,
+    roots: RwLock<Arc<RootSet>>,
+    /// False until the first client roots fetch ended (or is known not to happen).
+    roots_ready: watch::Sender<bool>,
+    pub(crate) refresh: Mutex<RefreshState>,
+    pub grants: Grants,
+    /// Minimum MCP log level forwarded to the client (see `logging.rs`).
+    pub log_level: AtomicU8,
+    /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
+    roots_notes: Mutex<Vec<String>>,
+}
+
+#[derive(Default)]
+pub(crate) struct RefreshState {
+    pub running: bool,
+    pub pending: bool,
+}
+
+impl Session {
+    pub fn new(config: Config) -> Arc<Session> {
+        let (set, warnings) = choose_roots(None, &config.dirs, &config.cwd, &config.confine);
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        let (roots_ready, _) = watch::channel(false);
+        Arc::new(Session {
+            roots: RwLock::new(Arc::new(set)),
+            roots_ready,
+            refresh: Mutex::new(RefreshState::default()),
+            grants: Grants::default(),
+            log_level: AtomicU8::new(crate::mcp::logging::DEFAULT_LEVEL),
+            roots_notes: Mutex::new(warnings),
+            config,
+        })
+    }
+
+    /// The roots in force now (a snapshot: later swaps do not affect it).
+    pub fn roots(&self) -> Arc<RootSet> {
+        self.roots.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    pub fn roots_notes(&self) -> Vec<String> {
+        self.roots_notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Installs the client's roots (or the fallback when they are empty after filtering).
+    pub fn set_client_roots(&self, client: Vec<Root>, mut notes: Vec<String>) {
+        let (set, warnings) = choose_roots(
+            Some(client),
+            &self.config.dirs,
+            &self.config.cwd,
+            &self.config.confine,
+        );
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        notes.extend(warnings);
+        for root in &set.roots {
+            if root.canonical.is_none() {
+                let note = format!("root {} does not exist", root.path.display());
+                tracing::warn!("{note}");
+                notes.push(note);
+            }
+        }
+        tracing::info!(roots = %set.describe(), source = set.source.label(), "roots in force");
+        *self.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(set);
+        *self.roots_notes.lock().unwrap_or_else(|e| e.into_inner()) = notes;
+    }
+
+    /// Marks the first roots answer as arrived (or as not coming).
+    pub fn mark_roots_ready(&self) {
+        self.roots_ready.send_replace(true);
+    }
+
+    /// Waits (bounded by `--roots-timeout`) for the first roots answer, then returns the
+    /// roots in force. Never hangs on a client that does not answer.
+    pub async fn roots_when_ready(&self, client_has_roots: bool) -> Arc<RootSet> {
+        if client_has_roots {
+            let mut rx = self.roots_ready.subscribe();
+            let wait = rx.wait_for(|ready| *ready);
+            if tokio::time::timeout(self.config.roots_timeout, wait).await.is_err() {
+                tracing::warn!(
+                    "no roots/list answer within {:?}; using the fallback roots",
+                    self.config.roots_timeout
+                );
+                self.mark_roots_ready();
+            }
+        }
+        self.roots()
+    }
+
+    pub fn log_level(&self) -> u8 {
+        self.log_level.load(Ordering::Relaxed)
+    }
+
+    pub fn roots_timeout(&self) -> Duration {
+        self.config.roots_timeout
+    }
+}

@@ -1,0 +1,258 @@
+//! The stdio framing in front of rmcp: newline-delimited JSON-RPC between the host and the
+//! protocol layer, with the guarantees rmcp leaves to us.
+//!
+//! Every line from stdin is checked before rmcp sees it:
+//! - a line that is not JSON gets a `-32700` parse error (`"id": null`), as JSON-RPC asks —
+//!   rmcp would silently drop it, leaving the client waiting;
+//! - a line longer than [`MAX_LINE_BYTES`] is discarded without being buffered whole and
+//!   answered with `-32600`;
+//! - before the first `initialize` request, notifications and stray responses are dropped:
+//!   rmcp ends the session on them, which would kill the server for a harmless mistake.
+//!
+//! Everything written to stdout goes through one writer task, a whole line at a time, so
+//! rmcp's messages and ours can never interleave. Nothing else in the process writes to
+//! stdout.
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+
+/// Largest accepted message line.
+pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
+
+/// Starts the framing tasks. Returns the two ends rmcp should be served on, and the join
+/// handle of the writer (await it after the service ends so the last lines are flushed).
+pub fn spawn<R, W>(
+    input: R,
+    output: W,
+) -> (
+    (tokio::io::DuplexStream, tokio::io::DuplexStream),
+    tokio::task::JoinHandle<()>,
+)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (rmcp_in, pump_in) = tokio::io::duplex(1 << 20);
+    let (pump_out, rmcp_out) = tokio::io::duplex(1 << 20);
+    let (lines_tx, lines_rx) = mpsc::channel::<Vec<u8>>(1024);
+    tokio::spawn(read_input(input, pump_in, lines_tx.clone()));
+    tokio::spawn(forward_output(pump_out, lines_tx));
+    let writer = tokio::spawn(write_output(output, lines_rx));
+    ((rmcp_in, rmcp_out), writer)
+}
+
+/// Reads client lines, answers the malformed ones, and forwards the rest to rmcp.
+async fn read_input<R: AsyncRead + Unpin>(
+    input: R,
+    mut to_rmcp: tokio::io::DuplexStream,
+    replies: mpsc::Sender<Vec<u8>>,
+) {
+    let mut reader = BufReader::with_capacity(64 * 1024, input);
+    let mut seen_initialize = false;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match read_line_bounded(&mut reader, &mut line).await {
+            Ok(LineRead::Eof) => break,
+            Ok(LineRead::TooLong(len)) => {
+                tracing::warn!(bytes = len, "dropped an oversized message line");
+                let reply = error_line(
+                    -32600,
+                    &format!("message of {len} bytes exceeds the {MAX_LINE_BYTES}-byte limit"),
+                );
+                if replies.send(reply).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+            Ok(LineRead::Line) => {}
+            Err(err) => {
+                tracing::warn!("stdin read failed: {err}");
+                break;
+            }
+        }
+        let text = trim_line(&line);
+        if text.is_empty() {
+            continue;
+        }
+        let value: Value = match serde_json::from_slice(text) {
+            Ok(value) => value,
+            Err(err) => {
+                tracing::debug!("parse error on input line: {err}");
+                let reply = error_line(-32700, &format!("Parse error: {err}"));
+                if replies.send(reply).await.is_err() {
+                    break;
+                }
+                continue;
+            }
+        };
+        if !seen_initialize {
+            match classify(&value) {
+                Kind::Initialize => seen_initialize = true,
+                Kind::Request | Kind::Other => {}
+                Kind::Notification | Kind::Response => {
+                    tracing::debug!("dropped a notification or response sent before initialize");
+                    continue;
+                }
+            }
+        }
+        let mut framed = text.to_vec();
+        framed.push(b'\n');
+        if to_rmcp.write_all(&framed).await.is_err() {
+            break;
+        }
+    }
+    // Dropping `to_rmcp` signals end of input to rmcp, which then shuts the session down.
+    let _ = to_rmcp.shutdown().await;
+}
+
+enum Kind {
+    Initialize,
+    Request,
+    Notification,
+    Response,
+    Other,
+}
+
+fn classify(value: &Value) -> Kind {
+    let Some(object) = value.as_object() else {
+        return Kind::Other;
+    };
+    match (object.get("method"), object.contains_key("id")) {
+        (Some(Value::String(method)), true) if method == "initialize" => Kind::Initialize,
+        (Some(_), true) => Kind::Request,
+        (Some(_), false) => Kind::Notification,
+        (None, true) if object.contains_key("result") || object.contains_key("error") => {
+            Kind::Response
+        }
+        _ => Kind::Other,
+    }
+}
+
+fn trim_line(line: &[u8]) -> &[u8] {
+    let mut text = line;
+    // A UTF-8 BOM at the start of the stream is tolerated.
+    if let Some(rest) = text.strip_prefix(b"\xEF\xBB\xBF") {
+        text = rest;
+    }
+    while let Some((last, rest)) = text.split_last() {
+        if matches!(last, b'\n' | b'\r' | b' ' | b'\t') {
+            text = rest;
+        } else {
+            break;
+        }
+    }
+    while let Some((first, rest)) = text.split_first() {
+        if matches!(first, b' ' | b'\t') {
+            text = rest;
+        } else {
+            break;
+        }
+    }
+    text
+}
+
+enum LineRead {
+    Line,
+    Eof,
+    TooLong(usize),
+}
+
+/// Reads one line, refusing to buffer more than [`MAX_LINE_BYTES`].
+async fn read_line_bounded<R: AsyncRead + Unpin>(
+    reader: &mut BufReader<R>,
+    line: &mut Vec<u8>,
+) -> std::io::Result<LineRead> {
+    let mut limited = reader.take(MAX_LINE_BYTES as u64 + 1);
+    let read = limited.read_until(b'\n', line).await?;
+    if read == 0 {
+        return Ok(LineRead::Eof);
+    }
+    if line.len() > MAX_LINE_BYTES && line.last() != Some(&b'\n') {
+        // Discard the rest of the oversized line without keeping it.
+        let mut total = line.len();
+        line.clear();
+        loop {
+            let buf = reader.fill_buf().await?;
+            if buf.is_empty() {
+                break;
+            }
+            match buf.iter().position(|&b| b == b'\n') {
+                Some(pos) => {
+                    total += pos;
+                    reader.consume(pos + 1);
+                    break;
+                }
+                None => {
+                    let len = buf.len();
+                    total += len;
+                    reader.consume(len);
+                }
+            }
+        }
+        return Ok(LineRead::TooLong(total));
+    }
+    Ok(LineRead::Line)
+}
+
+/// A JSON-RPC error line with `"id": null` (the id could not be read).
+fn error_line(code: i64, message: &str) -> Vec<u8> {
+    let value = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": { "code": code, "message": message },
+    });
+    let mut line = serde_json::to_vec(&value).unwrap_or_default();
+    line.push(b'\n');
+    line
+}
+
+/// Copies rmcp's output, line by line, into the writer queue.
+async fn forward_output(from_rmcp: tokio::io::DuplexStream, lines: mpsc::Sender<Vec<u8>>) {
+    let mut reader = BufReader::new(from_rmcp);
+    loop {
+        let mut line = Vec::new();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {
+                if line.last() != Some(&b'\n') {
+                    line.push(b'\n');
+                }
+                if lines.send(line).await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+}
+
+/// The only writer of the output stream.
+async fn write_output<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Receiver<Vec<u8>>) {
+    while let Some(line) = lines.recv().await {
+        if output.write_all(&line).await.is_err() {
+            break;
+        }
+        // Flush when no more lines are queued, so bursts go out in one write.
+        if lines.is_empty() && output.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = output.flush().await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_messages() {
+        let init = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize"});
+        assert!(matches!(classify(&init), Kind::Initialize));
+        let note = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
+        assert!(matches!(classify(&note), Kind::Notification));
+        let resp = serde_json::json!({"jsonrpc":"2.0","id":1,"result":{}});
+        assert!(matches!(classify(&resp), Kind::Response));
+        assert_eq!(trim_line(b"\xEF\xBB\xBF {\"a\":1}\r\n"), b"{\"a\":1}");
+    }
+}

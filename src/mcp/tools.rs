@@ -1,0 +1,603 @@
+//! The tool table: names, descriptions, annotations, argument structs (serde + schemars
+//! live here, not in the domain), and one short handler per tool that resolves paths,
+//! checks access, runs the domain code off the async executor, and renders the answer.
+
+use std::sync::Arc;
+
+use base64::Engine;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::service::RequestContext;
+use rmcp::RoleServer;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+use crate::access::Access;
+use crate::files::{info, read};
+use crate::mcp::ask;
+use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
+use crate::mcp::session::Session;
+use crate::roots::{Resolved, RootSet, file_uri_from_path, resolve};
+
+/// Tools that change files (hidden and refused with `--read-only`).
+pub const WRITE_TOOLS: &[&str] = &[];
+
+/// Everything a tool handler needs.
+pub struct Call<'a> {
+    pub session: &'a Arc<Session>,
+    pub ctx: &'a RequestContext<RoleServer>,
+    pub roots: Arc<RootSet>,
+}
+
+fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
+    // Sub-schemas are inlined: some clients do not follow `$ref` in tool schemas.
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+    });
+    let schema = schemars::SchemaGenerator::new(settings).into_root_schema_for::<T>();
+    let mut value = serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}));
+    if let Some(object) = value.as_object_mut() {
+        // The tool's own description says what it does; a schema title only adds noise.
+        object.remove("title");
+        object.remove("$schema");
+    }
+    match value {
+        Value::Object(object) => Arc::new(object),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn read_only_annotations(title: &str) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
+/// The tools this server offers.
+pub fn tool_list(read_only: bool) -> Vec<Tool> {
+    let mut tools = vec![
+        Tool::new(
+            "list_roots",
+            "List the workspace roots this server may access (and where they came from: the \
+             client, the command line, or the working directory), the --confine boundary, \
+             and the directories the user granted or refused during this session.",
+            schema_of::<NoArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<RootsOut>())
+        .with_annotations(read_only_annotations("List workspace roots")),
+        Tool::new(
+            "file_info",
+            "Facts about one file or directory without reading it whole: type, size, \
+             modified time, permissions, symlink target, whether it is text or binary, its \
+             encoding, and its line count (text files up to 16 MiB).",
+            schema_of::<FileInfoArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<FileInfoOut>())
+        .with_annotations(read_only_annotations("File info")),
+        Tool::new(
+            "read_file",
+            "Read a text file with line numbers (cat -n style), from line `offset` (1-based) \
+             for `limit` lines (default 2000); says when more lines remain. UTF-16 files are \
+             decoded, invalid UTF-8 shown as U+FFFD. Images (png, jpeg, gif, webp) are \
+             returned as images; other binary files get a short description. Paths are \
+             absolute, file:// URIs, or relative to the workspace roots.",
+            schema_of::<ReadFileArgs>(),
+        )
+        .with_annotations(read_only_annotations("Read file")),
+        Tool::new(
+            "read_files",
+            "Read several files in one call (same rules as read_file, `limit` lines each). \
+             A file that cannot be read is reported inline and does not fail the others.",
+            schema_of::<ReadFilesArgs>(),
+        )
+        .with_annotations(read_only_annotations("Read files")),
+    ];
+    if read_only {
+        tools.retain(|tool| !WRITE_TOOLS.contains(&tool.name.as_ref()));
+    }
+    tools
+}
+
+/// True when `name` is a tool of this server (write tools included, so that a call in
+/// read-only mode is refused with an explanation rather than "unknown tool").
+pub fn is_known(name: &str) -> bool {
+    WRITE_TOOLS.contains(&name) || tool_list(false).iter().any(|tool| tool.name == name)
+}
+
+/// Runs one tool.
+pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
+    if call.session.config.read_only && WRITE_TOOLS.contains(&name) {
+        return Answer::error(format!(
+            "{name} is disabled: this server runs with --read-only, so no files are changed"
+        ));
+    }
+    match name {
+        "list_roots" => match parse::<NoArgs>(args) {
+            Ok(_) => list_roots(call),
+            Err(answer) => answer,
+        },
+        "file_info" => match parse::<FileInfoArgs>(args) {
+            Ok(args) => file_info(call, args).await,
+            Err(answer) => answer,
+        },
+        "read_file" => match parse::<ReadFileArgs>(args) {
+            Ok(args) => read_file(call, args).await,
+            Err(answer) => answer,
+        },
+        "read_files" => match parse::<ReadFilesArgs>(args) {
+            Ok(args) => read_files(call, args).await,
+            Err(answer) => answer,
+        },
+        _ => Answer::error(format!("unknown tool {name}")),
+    }
+}
+
+/// Decodes arguments, turning serde's complaint into an actionable tool error.
+fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|err| Answer::error(format!("invalid arguments: {err}")))
+}
+
+/// Resolves a path argument and checks (or asks for) access. `Err` is the tool error.
+pub async fn resolve_checked(call: &Call<'_>, arg: &str, access: Access) -> Result<Resolved, Answer> {
+    let resolved = resolve(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
+    ask::authorize(call.session, call.ctx, &resolved, access)
+        .await
+        .map_err(Answer::error)?;
+    Ok(resolved)
+}
+
+/// Runs blocking domain work on the blocking pool; a panic there becomes an error answer.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Answer> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| Answer::error(format!("internal error: {err}")))
+}
+
+// ---------------------------------------------------------------------------------------
+// list_roots
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NoArgs {}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RootsOut {
+    /// Where the roots came from: client, command line, working directory, --confine.
+    pub source: String,
+    pub roots: Vec<RootOut>,
+    /// The operator's --confine directories (empty when not set).
+    pub confine: Vec<String>,
+    /// Directories the user granted for this session.
+    pub grants: Vec<AccessOut>,
+    /// Paths the user refused during this session.
+    pub refusals: Vec<AccessOut>,
+    /// Warnings about roots (ignored, dropped, missing).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RootOut {
+    pub path: String,
+    pub uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub exists: bool,
+    /// "directory" or "file".
+    pub kind: String,
+    /// Whether changes under this root are watched (live index and notifications).
+    pub watched: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AccessOut {
+    pub path: String,
+    /// "read" or "write".
+    pub access: String,
+}
+
+fn list_roots(call: &Call<'_>) -> Answer {
+    let roots = &call.roots;
+    let grants = call.session.grants.snapshot();
+    let out = RootsOut {
+        source: roots.source.label().to_string(),
+        roots: roots
+            .roots
+            .iter()
+            .map(|root| RootOut {
+                path: root.effective().display().to_string(),
+                uri: file_uri_from_path(root.effective()),
+                name: root.name.clone(),
+                exists: root.canonical.is_some(),
+                kind: if root.is_file { "file" } else { "directory" }.to_string(),
+                watched: false,
+            })
+            .collect(),
+        confine: call
+            .session
+            .config
+            .confine
+            .dirs
+            .iter()
+            .map(|d| d.display().to_string())
+            .collect(),
+        grants: grants
+            .granted
+            .iter()
+            .map(|(path, access)| AccessOut {
+                path: path.display().to_string(),
+                access: access.verb().to_string(),
+            })
+            .collect(),
+        refusals: grants
+            .refused
+            .iter()
+            .map(|(path, access)| AccessOut {
+                path: path.display().to_string(),
+                access: access.verb().to_string(),
+            })
+            .collect(),
+        notes: call.session.roots_notes(),
+    };
+    let mut text = format!("Roots ({}):\n", out.source);
+    for root in &out.roots {
+        let mut flags = vec![root.kind.clone()];
+        if !root.exists {
+            flags.push("MISSING".into());
+        }
+        flags.push(if root.watched { "watched" } else { "not watched" }.into());
+        let name = root.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        text.push_str(&format!("  {}{name} ({})\n", root.path, flags.join(", ")));
+    }
+    if !out.confine.is_empty() {
+        text.push_str(&format!("Confined to: {}\n", out.confine.join(", ")));
+    }
+    for grant in &out.grants {
+        text.push_str(&format!("Granted ({}): {}\n", grant.access, grant.path));
+    }
+    for refusal in &out.refusals {
+        text.push_str(&format!("Refused ({}): {}\n", refusal.access, refusal.path));
+    }
+    for note in &out.notes {
+        text.push_str(&format!("Note: {note}\n"));
+    }
+    let structured = serde_json::to_value(&out).unwrap_or(Value::Null);
+    Answer::text(text).with_structured(structured)
+}
+
+// ---------------------------------------------------------------------------------------
+// file_info
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileInfoArgs {
+    /// The file or directory: absolute path, file:// URI, or relative to the roots.
+    #[serde(alias = "file_path")]
+    pub path: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileInfoOut {
+    pub path: String,
+    /// file, directory, or the kind of special file (FIFO, socket, device).
+    #[serde(rename = "type")]
+    pub kind: String,
+    pub size: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    /// Permissions, e.g. rw-r--r--.
+    pub permissions: String,
+    /// Octal mode, e.g. 0644.
+    pub mode: String,
+    pub readonly: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub symlink_target: Option<String>,
+    /// For files: text, image or binary.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub encoding: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u64>,
+    /// MIME type for images, a description for binary files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
+    let resolved = match resolve_checked(call, &args.path, Access::Read).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    if !resolved.exists {
+        return Answer::error(format!("{}: no such file or directory", resolved.path.display()));
+    }
+    let (given, canonical) = (resolved.given.clone(), resolved.path.clone());
+    let facts = match blocking(move || info::file_info(&given, &canonical)).await {
+        Ok(Ok(facts)) => facts,
+        Ok(Err(err)) => return Answer::error(format!("{}: {err}", resolved.path.display())),
+        Err(answer) => return answer,
+    };
+    let mut out = FileInfoOut {
+        path: facts.path.display().to_string(),
+        kind: match &facts.kind {
+            info::Kind::File => "file".to_string(),
+            info::Kind::Directory => "directory".to_string(),
+            info::Kind::Special(kind) => (*kind).to_string(),
+        },
+        size: facts.size,
+        modified: facts.modified.map(rfc3339),
+        permissions: facts.permissions.clone(),
+        mode: format!("{:04o}", facts.mode),
+        readonly: facts.readonly,
+        symlink_target: facts.symlink_target.as_ref().map(|p| p.display().to_string()),
+        content: None,
+        encoding: None,
+        lines: None,
+        description: None,
+    };
+    match &facts.content {
+        Some(info::Content::Text { encoding, lines }) => {
+            out.content = Some("text".into());
+            out.encoding = Some(encoding.label().into());
+            out.lines = *lines;
+        }
+        Some(info::Content::Image(mime)) => {
+            out.content = Some("image".into());
+            out.description = Some((*mime).into());
+        }
+        Some(info::Content::Binary(description)) => {
+            out.content = Some("binary".into());
+            out.description = Some(description.clone());
+        }
+        None => {}
+    }
+    let mut text = format!("{}\n  type: {}", out.path, out.kind);
+    if let Some(target) = &out.symlink_target {
+        text.push_str(&format!(" (named through symlink -> {target})"));
+    }
+    text.push_str(&format!("\n  size: {} ({} bytes)", human_size(out.size), out.size));
+    if let Some(modified) = &out.modified {
+        text.push_str(&format!("\n  modified: {modified}"));
+    }
+    text.push_str(&format!("\n  permissions: {} ({})", out.permissions, out.mode));
+    if let Some(content) = &out.content {
+        text.push_str(&format!("\n  content: {content}"));
+        if let Some(encoding) = &out.encoding {
+            text.push_str(&format!(", {encoding}"));
+        }
+        if let Some(lines) = out.lines {
+            text.push_str(&format!(", {lines} lines"));
+        }
+        if let Some(description) = &out.description {
+            text.push_str(&format!(" ({description})"));
+        }
+    }
+    text.push('\n');
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+// ---------------------------------------------------------------------------------------
+// read_file / read_files
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFileArgs {
+    /// The file: absolute path, file:// URI, or relative to the workspace roots.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// 1-based line to start at (default 1).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 1))]
+    pub offset: Option<usize>,
+    /// Maximum number of lines to return (default 2000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+    /// Prefix lines with their numbers, cat -n style (default true).
+    #[serde(default)]
+    pub line_numbers: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReadFilesArgs {
+    /// The files to read.
+    pub paths: Vec<String>,
+    /// Maximum number of lines per file (default 2000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 1))]
+    pub limit: Option<usize>,
+    /// Prefix lines with their numbers (default true).
+    #[serde(default)]
+    pub line_numbers: Option<bool>,
+}
+
+pub const DEFAULT_READ_LIMIT: usize = 2000;
+
+/// Reads one file within `budget` bytes of text, or returns the error text.
+async fn read_one(
+    call: &Call<'_>,
+    path: &str,
+    offset: usize,
+    limit: usize,
+    numbers: bool,
+    budget: usize,
+) -> Result<(String, Option<(String, String)>), String> {
+    let resolved = resolve_checked(call, path, Access::Read)
+        .await
+        .map_err(|answer| answer.text)?;
+    let target = resolved.path.clone();
+    let request = read::ReadRequest {
+        offset,
+        limit,
+        max_bytes: budget.saturating_sub(300),
+    };
+    let outcome = blocking(move || read::read(&target, &request))
+        .await
+        .map_err(|answer| answer.text)?
+        .map_err(|err| err.to_string())?;
+    Ok(match outcome {
+        read::ReadOutcome::Text(page) => (render_page(&page, numbers), None),
+        read::ReadOutcome::Image { path, mime, bytes } => (
+            format!("{} is a {mime} image ({}); it is attached.", path.display(), human_size(bytes.len() as u64)),
+            Some((
+                mime.to_string(),
+                base64::engine::general_purpose::STANDARD.encode(&bytes),
+            )),
+        ),
+        read::ReadOutcome::Binary { path, size, kind } => (
+            format!(
+                "{} is a binary file ({kind}, {}); its bytes are not shown.",
+                path.display(),
+                human_size(size)
+            ),
+            None,
+        ),
+    })
+}
+
+fn render_page(page: &read::TextPage, numbers: bool) -> String {
+    let mut text = String::new();
+    if page.lines.is_empty() {
+        return match page.total_lines {
+            Some(0) => format!("[{} is empty]", page.path.display()),
+            Some(total) => format!(
+                "[{} has {total} lines; offset {} is past the end]",
+                page.path.display(),
+                page.first_line
+            ),
+            None => String::new(),
+        };
+    }
+    for (index, line) in page.lines.iter().enumerate() {
+        if numbers {
+            text.push_str(&format!("{:>6}\t{line}\n", page.first_line + index));
+        } else {
+            text.push_str(line);
+            text.push('\n');
+        }
+    }
+    let last = page.first_line + page.lines.len() - 1;
+    if let Some(next) = page.next_line {
+        let why = if page.budget_cut {
+            "the output budget is reached"
+        } else {
+            "the line limit is reached"
+        };
+        text.push_str(&format!(
+            "[showing lines {}-{last}; {why} and more lines follow — call read_file with offset={next} to continue]\n",
+            page.first_line
+        ));
+    }
+    if !matches!(page.encoding, read::Encoding::Utf8) {
+        text.push_str(&format!("[encoding: {}]\n", page.encoding.label()));
+    }
+    if page.lossy {
+        text.push_str("[note: the file is not valid UTF-8; invalid bytes are shown as U+FFFD]\n");
+    }
+    if page.cut_lines > 0 {
+        text.push_str(&format!(
+            "[{} line(s) longer than {} characters were cut]\n",
+            page.cut_lines,
+            read::MAX_LINE_CHARS
+        ));
+    }
+    text
+}
+
+async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
+    let budget = call.session.config.max_output_bytes;
+    match read_one(
+        call,
+        &args.path,
+        args.offset.unwrap_or(1),
+        args.limit.unwrap_or(DEFAULT_READ_LIMIT),
+        args.line_numbers.unwrap_or(true),
+        budget,
+    )
+    .await
+    {
+        Ok((mut text, image)) => {
+            fit_to_budget(&mut text, budget, "[output budget reached; continue with a larger offset]");
+            Answer {
+                text,
+                images: image.into_iter().collect(),
+                ..Answer::default()
+            }
+        }
+        Err(message) => Answer::error(message),
+    }
+}
+
+async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
+    if args.paths.is_empty() {
+        return Answer::error("`paths` is empty; give at least one file");
+    }
+    let budget = call.session.config.max_output_bytes;
+    let share = (budget / args.paths.len()).max(512);
+    let mut answer = Answer::default();
+    let mut failures = 0;
+    for (index, path) in args.paths.iter().enumerate() {
+        if answer.text.len() + 200 > budget {
+            answer.text.push_str(&format!(
+                "[output budget reached after {index} of {} files; read the rest with another call]\n",
+                args.paths.len()
+            ));
+            break;
+        }
+        answer.text.push_str(&format!("==> {path} <==\n"));
+        match read_one(
+            call,
+            path,
+            1,
+            args.limit.unwrap_or(DEFAULT_READ_LIMIT),
+            args.line_numbers.unwrap_or(true),
+            share,
+        )
+        .await
+        {
+            Ok((text, image)) => {
+                answer.text.push_str(&text);
+                answer.images.extend(image);
+            }
+            Err(message) => {
+                failures += 1;
+                answer.text.push_str(&format!("[error: {message}]\n"));
+            }
+        }
+        answer.text.push('\n');
+    }
+    // Only a complete failure is an error for the call as a whole.
+    answer.is_error = failures == args.paths.len();
+    answer
+}
+
+/// Deserializers that accept numbers sent as strings ("20"), which some clients do.
+mod lenient {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(u64),
+        Text(String),
+    }
+
+    pub fn opt_usize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<usize>, D::Error> {
+        match Option::<NumberOrText>::deserialize(de)? {
+            None => Ok(None),
+            Some(NumberOrText::Number(n)) => usize::try_from(n).map(Some).map_err(D::Error::custom),
+            Some(NumberOrText::Text(text)) => text
+                .trim()
+                .parse::<usize>()
+                .map(Some)
+                .map_err(|_| D::Error::custom(format!("expected a non-negative integer, got {text:?}"))),
+        }
+    }
+}

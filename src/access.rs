@@ -89,7 +89,8 @@ impl Grants {
         }
         let state = self.lock();
         let granted = state.granted.iter().any(|(dir, granted_access)| {
-            canonical.starts_with(dir) && (*granted_access == access || *granted_access == Access::Write)
+            canonical.starts_with(dir)
+                && (*granted_access == access || *granted_access == Access::Write)
         });
         if granted {
             return Verdict::Allowed;
@@ -144,13 +145,25 @@ mod tests {
         let roots = RootSet::new(vec![Root::new(app.clone(), None)], RootSource::CommandLine);
         let none = Confine::default();
         let grants = Grants::default();
-        assert_eq!(grants.verdict(&app.join("f"), Access::Write, &roots, &none), Verdict::Allowed);
+        assert_eq!(
+            grants.verdict(&app.join("f"), Access::Write, &roots, &none),
+            Verdict::Allowed
+        );
         let file = other.join("f");
-        assert_eq!(grants.verdict(&file, Access::Read, &roots, &none), Verdict::Ask);
+        assert_eq!(
+            grants.verdict(&file, Access::Read, &roots, &none),
+            Verdict::Ask
+        );
         grants.grant_dir(other.clone(), Access::Read);
-        assert_eq!(grants.verdict(&file, Access::Read, &roots, &none), Verdict::Allowed);
+        assert_eq!(
+            grants.verdict(&file, Access::Read, &roots, &none),
+            Verdict::Allowed
+        );
         // A read grant is not a write grant.
-        assert_eq!(grants.verdict(&file, Access::Write, &roots, &none), Verdict::Ask);
+        assert_eq!(
+            grants.verdict(&file, Access::Write, &roots, &none),
+            Verdict::Ask
+        );
         grants.refuse(file.clone(), Access::Write);
         assert!(matches!(
             grants.verdict(&file, Access::Write, &roots, &none),

@@ -115,7 +115,13 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
     Ok(Config {
         dirs: dirs
             .iter()
-            .map(|d| if d.is_absolute() { d.clone() } else { cwd.join(d) })
+            .map(|d| {
+                if d.is_absolute() {
+                    d.clone()
+                } else {
+                    cwd.join(d)
+                }
+            })
             .collect(),
         cwd,
         confine,
@@ -153,7 +159,9 @@ mod tests {
         ])
         .unwrap();
         match args.command {
-            Some(Command::Call { tool, json, dirs, .. }) => {
+            Some(Command::Call {
+                tool, json, dirs, ..
+            }) => {
                 assert_eq!(tool, "grep");
                 assert!(json);
                 assert_eq!(dirs, vec![PathBuf::from("src")]);

@@ -182,12 +182,21 @@ pub fn choose_roots(
             .collect();
         (!kept.is_empty()).then(|| RootSet::new(kept, source))
     };
-    let from_paths =
-        |paths: &[PathBuf]| paths.iter().map(|p| Root::new(p.clone(), None)).collect::<Vec<_>>();
+    let from_paths = |paths: &[PathBuf]| {
+        paths
+            .iter()
+            .map(|p| Root::new(p.clone(), None))
+            .collect::<Vec<_>>()
+    };
     let chosen = client
         .and_then(|roots| keep(roots, RootSource::Client))
         .or_else(|| keep(from_paths(command_line), RootSource::CommandLine))
-        .or_else(|| keep(from_paths(&[cwd.to_path_buf()]), RootSource::WorkingDirectory))
+        .or_else(|| {
+            keep(
+                from_paths(&[cwd.to_path_buf()]),
+                RootSource::WorkingDirectory,
+            )
+        })
         .unwrap_or_else(|| RootSet::new(from_paths(&confine.dirs), RootSource::Confine));
     (chosen, warnings)
 }
@@ -563,9 +572,14 @@ mod tests {
         std::fs::create_dir_all(&a).unwrap();
         std::fs::create_dir_all(&b).unwrap();
         let none = Confine::default();
-        let (set, _) = choose_roots(Some(vec![Root::new(a.clone(), None)]), &[b.clone()], &base, &none);
+        let (set, _) = choose_roots(
+            Some(vec![Root::new(a.clone(), None)]),
+            std::slice::from_ref(&b),
+            &base,
+            &none,
+        );
         assert_eq!(set.source, RootSource::Client);
-        let (set, _) = choose_roots(Some(vec![]), &[b.clone()], &base, &none);
+        let (set, _) = choose_roots(Some(vec![]), std::slice::from_ref(&b), &base, &none);
         assert_eq!(set.source, RootSource::CommandLine);
         let (set, _) = choose_roots(None, &[], &base, &none);
         assert_eq!(set.source, RootSource::WorkingDirectory);

@@ -8,8 +8,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::read::{
-    Encoding, describe_binary, image_mime, looks_binary, open_regular, sniff_encoding,
-    special_kind,
+    Encoding, describe_binary, image_mime, looks_binary, open_regular, sniff_encoding, special_kind,
 };
 
 /// Text files up to this size get a line count.
@@ -24,7 +23,10 @@ pub enum Kind {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Content {
-    Text { encoding: Encoding, lines: Option<u64> },
+    Text {
+        encoding: Encoding,
+        lines: Option<u64>,
+    },
     Image(&'static str),
     Binary(String),
 }

@@ -524,7 +524,9 @@ mod tests {
     fn budget_stops_the_page_early() {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("many.txt");
-        let body: String = (0..1000).map(|i| format!("line {i:04} {}\n", "y".repeat(90))).collect();
+        let body: String = (0..1000)
+            .map(|i| format!("line {i:04} {}\n", "y".repeat(90)))
+            .collect();
         std::fs::write(&path, body).unwrap();
         let page = text(
             read(

@@ -90,7 +90,9 @@ async fn fetch_roots(session: &Session, peer: &Peer<RoleServer>) {
             session.set_client_roots(roots, notes);
         }
         Ok(other) => {
-            tracing::warn!("unexpected answer to roots/list ({other:?}); keeping the previous roots");
+            tracing::warn!(
+                "unexpected answer to roots/list ({other:?}); keeping the previous roots"
+            );
         }
         Err(err) => {
             tracing::warn!("roots/list failed: {err}; keeping the previous roots");
@@ -120,9 +122,9 @@ pub async fn authorize(
 
 /// Whether this client can be asked a form question.
 fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
-    let old_protocol = ctx.protocol_version().is_some_and(|v| {
-        v.as_str() < rmcp::model::ProtocolVersion::V_2025_06_18.as_str()
-    });
+    let old_protocol = ctx
+        .protocol_version()
+        .is_some_and(|v| v.as_str() < rmcp::model::ProtocolVersion::V_2025_06_18.as_str());
     !old_protocol
         && ctx
             .peer
@@ -178,18 +180,22 @@ async fn ask_user(
         "required": ["allow"],
     }))
     .map_err(|err| format!("internal error building the permission question: {err}"))?;
-    let request = ServerRequest::ElicitRequest(Request::new(
-        ElicitRequestParams::FormElicitationParams {
+    let request =
+        ServerRequest::ElicitRequest(Request::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
             message,
             requested_schema: schema,
-        },
-    ));
+        }));
     let handle = ctx
         .peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|err| format!("could not ask the user about {}: {err}", resolved.path.display()))?;
+        .map_err(|err| {
+            format!(
+                "could not ask the user about {}: {err}",
+                resolved.path.display()
+            )
+        })?;
     let timeout = session.config.elicitation_timeout;
     let mut rx = handle.rx;
     let outcome = tokio::select! {
@@ -208,7 +214,11 @@ async fn ask_user(
     };
     let result = match outcome {
         Some(Ok(rmcp::model::ClientResult::ElicitResult(result))) => result,
-        Some(Ok(other)) => return Err(format!("unexpected answer to the permission question: {other:?}")),
+        Some(Ok(other)) => {
+            return Err(format!(
+                "unexpected answer to the permission question: {other:?}"
+            ));
+        }
         Some(Err(err)) => {
             return Err(format!(
                 "the client could not ask the user about {}: {err}",
@@ -220,7 +230,10 @@ async fn ask_user(
     match result.action {
         ElicitationAction::Accept => {
             let content = result.content.unwrap_or_default();
-            let allow = content.get("allow").and_then(|v| v.as_bool()).unwrap_or(false);
+            let allow = content
+                .get("allow")
+                .and_then(|v| v.as_bool())
+                .unwrap_or(false);
             let remember = content
                 .get("remember")
                 .and_then(|v| v.as_bool())

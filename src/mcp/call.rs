@@ -53,10 +53,12 @@ pub async fn run(config: Config, tool: &str, args_json: &str, json_output: bool)
     drop(writer);
     let _ = server.await;
     if let Some(error) = response.get("error") {
-        return fail(&format!(
-            "{}",
-            error.get("message").and_then(Value::as_str).unwrap_or("error")
-        ));
+        return fail(
+            error
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("error"),
+        );
     }
     let result = &response["result"];
     let is_error = result.get("isError").and_then(Value::as_bool) == Some(true);

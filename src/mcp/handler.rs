@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
     SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
@@ -83,14 +83,35 @@ impl ServerHandler for Handler {
         Ok(())
     }
 
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        // rmcp routes a known method with unparsable params here; answer those as bad
+        // params (-32602), as the spec asks, rather than "method not found".
+        if request.method == "logging/setLevel" {
+            return Err(McpError::invalid_params(
+                "invalid log level; expected one of debug, info, notice, warning, error, \
+                 critical, alert, emergency",
+                None,
+            ));
+        }
+        Err(McpError::new(
+            rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+            request.method,
+            None,
+        ))
+    }
+
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let mut result = ListToolsResult::default();
-        result.tools = tools::tool_list(self.session.config.read_only);
-        Ok(result)
+        Ok(ListToolsResult::with_all_items(tools::tool_list(
+            self.session.config.read_only,
+        )))
     }
 
     async fn call_tool(

@@ -113,10 +113,12 @@ pub fn init_tracing(level: Option<&str>) {
     // filters by the client's own level when forwarding.
     let _ = tracing_subscriber::registry()
         .with(stderr)
-        .with(ClientLayer.with_filter(
-            tracing_subscriber::filter::Targets::new()
-                .with_target("rootgrep", tracing::Level::DEBUG),
-        ))
+        .with(
+            ClientLayer.with_filter(
+                tracing_subscriber::filter::Targets::new()
+                    .with_target("rootgrep", tracing::Level::DEBUG),
+            ),
+        )
         .try_init();
 }
 
@@ -139,11 +141,15 @@ pub fn start_forwarding(session: std::sync::Arc<super::session::Session>, peer: 
             }
             let mut text = record.text;
             if dropped > 0 {
-                text.push_str(&format!(" ({dropped} earlier log messages dropped by the rate limit)"));
+                text.push_str(&format!(
+                    " ({dropped} earlier log messages dropped by the rate limit)"
+                ));
                 dropped = 0;
             }
-            let mut param =
-                LoggingMessageNotificationParam::new(mcp_level(record.level), serde_json::Value::String(text));
+            let mut param = LoggingMessageNotificationParam::new(
+                mcp_level(record.level),
+                serde_json::Value::String(text),
+            );
             param.logger = Some("rootgrep".to_string());
             if peer.notify_logging_message(param).await.is_err() {
                 break;

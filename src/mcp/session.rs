@@ -59,7 +59,10 @@ impl Session {
     }
 
     pub fn roots_notes(&self) -> Vec<String> {
-        self.roots_notes.lock().unwrap_or_else(|e| e.into_inner()).clone()
+        self.roots_notes
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
     }
 
     /// Installs the client's roots (or the fallback when they are empty after filtering).
@@ -97,7 +100,10 @@ impl Session {
         if client_has_roots {
             let mut rx = self.roots_ready.subscribe();
             let wait = rx.wait_for(|ready| *ready);
-            if tokio::time::timeout(self.config.roots_timeout, wait).await.is_err() {
+            if tokio::time::timeout(self.config.roots_timeout, wait)
+                .await
+                .is_err()
+            {
                 tracing::warn!(
                     "no roots/list answer within {:?}; using the fallback roots",
                     self.config.roots_timeout

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use base64::Engine;
+use rmcp::RoleServer;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
 use rmcp::service::RequestContext;
-use rmcp::RoleServer;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -142,7 +142,11 @@ fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
 }
 
 /// Resolves a path argument and checks (or asks for) access. `Err` is the tool error.
-pub async fn resolve_checked(call: &Call<'_>, arg: &str, access: Access) -> Result<Resolved, Answer> {
+pub async fn resolve_checked(
+    call: &Call<'_>,
+    arg: &str,
+    access: Access,
+) -> Result<Resolved, Answer> {
     let resolved = resolve(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
     ask::authorize(call.session, call.ctx, &resolved, access)
         .await
@@ -250,8 +254,19 @@ fn list_roots(call: &Call<'_>) -> Answer {
         if !root.exists {
             flags.push("MISSING".into());
         }
-        flags.push(if root.watched { "watched" } else { "not watched" }.into());
-        let name = root.name.as_deref().map(|n| format!(" \"{n}\"")).unwrap_or_default();
+        flags.push(
+            if root.watched {
+                "watched"
+            } else {
+                "not watched"
+            }
+            .into(),
+        );
+        let name = root
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
         text.push_str(&format!("  {}{name} ({})\n", root.path, flags.join(", ")));
     }
     if !out.confine.is_empty() {
@@ -315,7 +330,10 @@ async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !resolved.exists {
-        return Answer::error(format!("{}: no such file or directory", resolved.path.display()));
+        return Answer::error(format!(
+            "{}: no such file or directory",
+            resolved.path.display()
+        ));
     }
     let (given, canonical) = (resolved.given.clone(), resolved.path.clone());
     let facts = match blocking(move || info::file_info(&given, &canonical)).await {
@@ -335,7 +353,10 @@ async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         permissions: facts.permissions.clone(),
         mode: format!("{:04o}", facts.mode),
         readonly: facts.readonly,
-        symlink_target: facts.symlink_target.as_ref().map(|p| p.display().to_string()),
+        symlink_target: facts
+            .symlink_target
+            .as_ref()
+            .map(|p| p.display().to_string()),
         content: None,
         encoding: None,
         lines: None,
@@ -361,11 +382,18 @@ async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     if let Some(target) = &out.symlink_target {
         text.push_str(&format!(" (named through symlink -> {target})"));
     }
-    text.push_str(&format!("\n  size: {} ({} bytes)", human_size(out.size), out.size));
+    text.push_str(&format!(
+        "\n  size: {} ({} bytes)",
+        human_size(out.size),
+        out.size
+    ));
     if let Some(modified) = &out.modified {
         text.push_str(&format!("\n  modified: {modified}"));
     }
-    text.push_str(&format!("\n  permissions: {} ({})", out.permissions, out.mode));
+    text.push_str(&format!(
+        "\n  permissions: {} ({})",
+        out.permissions, out.mode
+    ));
     if let Some(content) = &out.content {
         text.push_str(&format!("\n  content: {content}"));
         if let Some(encoding) = &out.encoding {
@@ -445,7 +473,11 @@ async fn read_one(
     Ok(match outcome {
         read::ReadOutcome::Text(page) => (render_page(&page, numbers), None),
         read::ReadOutcome::Image { path, mime, bytes } => (
-            format!("{} is a {mime} image ({}); it is attached.", path.display(), human_size(bytes.len() as u64)),
+            format!(
+                "{} is a {mime} image ({}); it is attached.",
+                path.display(),
+                human_size(bytes.len() as u64)
+            ),
             Some((
                 mime.to_string(),
                 base64::engine::general_purpose::STANDARD.encode(&bytes),
@@ -524,7 +556,11 @@ async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     .await
     {
         Ok((mut text, image)) => {
-            fit_to_budget(&mut text, budget, "[output budget reached; continue with a larger offset]");
+            fit_to_budget(
+                &mut text,
+                budget,
+                "[output budget reached; continue with a larger offset]",
+            );
             Answer {
                 text,
                 images: image.into_iter().collect(),
@@ -593,11 +629,11 @@ mod lenient {
         match Option::<NumberOrText>::deserialize(de)? {
             None => Ok(None),
             Some(NumberOrText::Number(n)) => usize::try_from(n).map(Some).map_err(D::Error::custom),
-            Some(NumberOrText::Text(text)) => text
-                .trim()
-                .parse::<usize>()
-                .map(Some)
-                .map_err(|_| D::Error::custom(format!("expected a non-negative integer, got {text:?}"))),
+            Some(NumberOrText::Text(text)) => {
+                text.trim().parse::<usize>().map(Some).map_err(|_| {
+                    D::Error::custom(format!("expected a non-negative integer, got {text:?}"))
+                })
+            }
         }
     }
 }

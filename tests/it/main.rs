@@ -1,0 +1,11 @@
+//! Wire tests: the real binary, driven over stdin/stdout with JSON-RPC lines, as a host
+//! would. One module per behaviour.
+
+mod support;
+
+mod access;
+mod cli;
+mod elicitation;
+mod lifecycle;
+mod read;
+mod roots;

@@ -1,0 +1,289 @@
+//! Test support: spawn the real `rootgrep` binary and speak newline-delimited JSON-RPC to
+//! it, as a host would. Every stdout line must be a JSON message (stdout is the protocol);
+//! a line that is not fails the test.
+
+use std::collections::VecDeque;
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, channel};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+pub const WAIT: Duration = Duration::from_secs(10);
+
+pub struct Client {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    rx: Receiver<Result<Value, String>>,
+    backlog: VecDeque<Value>,
+    next_id: i64,
+}
+
+impl Client {
+    /// Starts `rootgrep ARGS` in `cwd`.
+    pub fn spawn(args: &[&str], cwd: &Path) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_rootgrep"))
+            .args(args)
+            .current_dir(cwd)
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn rootgrep");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                let parsed = serde_json::from_str::<Value>(&line)
+                    .map_err(|_| format!("non-JSON line on stdout: {line:?}"));
+                if tx.send(parsed).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Client {
+            child,
+            stdin,
+            rx,
+            backlog: VecDeque::new(),
+            next_id: 100,
+        }
+    }
+
+    pub fn send(&mut self, message: Value) {
+        self.send_raw(&message.to_string());
+    }
+
+    pub fn send_raw(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    pub fn close_stdin(&mut self) {
+        self.stdin = None;
+    }
+
+    /// The next message from the server (backlog first), or `None` after `timeout`.
+    pub fn recv(&mut self, timeout: Duration) -> Option<Value> {
+        if let Some(message) = self.backlog.pop_front() {
+            return Some(message);
+        }
+        self.recv_wire(timeout)
+    }
+
+    fn recv_wire(&mut self, timeout: Duration) -> Option<Value> {
+        match self.rx.recv_timeout(timeout) {
+            Ok(Ok(message)) => Some(message),
+            Ok(Err(line)) => panic!("{line}"),
+            Err(RecvTimeoutError::Timeout) | Err(RecvTimeoutError::Disconnected) => None,
+        }
+    }
+
+    /// Waits for the first message matching `pred`, keeping the others in the backlog.
+    pub fn wait_for(&mut self, timeout: Duration, pred: impl Fn(&Value) -> bool) -> Option<Value> {
+        if let Some(pos) = self.backlog.iter().position(&pred) {
+            return self.backlog.remove(pos);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            let message = self.recv_wire(left)?;
+            if pred(&message) {
+                return Some(message);
+            }
+            self.backlog.push_back(message);
+        }
+    }
+
+    /// Messages received so far that match `pred` (draining the wire for `settle`).
+    pub fn collect(&mut self, settle: Duration, pred: impl Fn(&Value) -> bool) -> Vec<Value> {
+        let deadline = Instant::now() + settle;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                break;
+            }
+            match self.recv_wire(left) {
+                Some(message) => self.backlog.push_back(message),
+                None => break,
+            }
+        }
+        let (matching, rest): (Vec<Value>, Vec<Value>) =
+            self.backlog.drain(..).partition(|m| pred(m));
+        self.backlog = rest.into();
+        matching
+    }
+
+    pub fn next_id(&mut self) -> i64 {
+        self.next_id += 1;
+        self.next_id
+    }
+
+    /// Sends a request and returns its id.
+    pub fn start(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next_id();
+        self.send(json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}));
+        id
+    }
+
+    /// Waits for the response to `id`.
+    pub fn response(&mut self, id: i64, timeout: Duration) -> Option<Value> {
+        self.wait_for(timeout, |m| {
+            m.get("id") == Some(&json!(id)) && m.get("method").is_none()
+        })
+    }
+
+    /// Sends a request and waits for its response.
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.start(method, params);
+        self.response(id, WAIT)
+            .unwrap_or_else(|| panic!("no response to {method}"))
+    }
+
+    /// A server→client request with this method.
+    pub fn server_request(&mut self, method: &str, timeout: Duration) -> Option<Value> {
+        self.wait_for(timeout, |m| {
+            m.get("method").and_then(Value::as_str) == Some(method) && m.get("id").is_some()
+        })
+    }
+
+    pub fn respond(&mut self, id: &Value, result: Value) {
+        self.send(json!({"jsonrpc":"2.0","id":id,"result":result}));
+    }
+
+    pub fn notify(&mut self, method: &str, params: Value) {
+        self.send(json!({"jsonrpc":"2.0","method":method,"params":params}));
+    }
+
+    /// `initialize` with the given capabilities; returns the result. Does not send
+    /// `initialized`.
+    pub fn initialize_only(&mut self, capabilities: Value) -> Value {
+        let response = self.request(
+            "initialize",
+            json!({"protocolVersion":"2025-11-25","capabilities":capabilities,
+                   "clientInfo":{"name":"wire-test","version":"1"}}),
+        );
+        response["result"].clone()
+    }
+
+    /// Full handshake without roots: initialize + initialized.
+    pub fn handshake(&mut self, capabilities: Value) -> Value {
+        let result = self.initialize_only(capabilities);
+        self.notify("notifications/initialized", json!({}));
+        result
+    }
+
+    /// Handshake declaring roots, answering the first `roots/list` with `roots`.
+    pub fn handshake_with_roots(&mut self, extra: Value, roots: &[&Path]) {
+        let mut caps = json!({"roots":{"listChanged":true}});
+        if let Value::Object(extra) = extra {
+            for (k, v) in extra {
+                caps[k] = v;
+            }
+        }
+        self.handshake(caps);
+        let request = self
+            .server_request("roots/list", WAIT)
+            .expect("roots/list after initialized");
+        self.respond(&request["id"], roots_result(roots));
+    }
+
+    /// Calls a tool and returns the result object (panics on a JSON-RPC error).
+    pub fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let response = self.request("tools/call", json!({"name":name,"arguments":arguments}));
+        assert!(
+            response.get("error").is_none(),
+            "tools/call {name} failed: {response}"
+        );
+        response["result"].clone()
+    }
+
+    /// Waits for the process to exit; returns its exit code.
+    pub fn wait_exit(&mut self, timeout: Duration) -> Option<i32> {
+        let deadline = Instant::now() + timeout;
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn roots_result(roots: &[&Path]) -> Value {
+    json!({"roots": roots.iter().map(|p| json!({"uri": uri(p), "name": p.file_name().map(|n| n.to_string_lossy().to_string())})).collect::<Vec<_>>()})
+}
+
+pub fn uri(path: &Path) -> String {
+    rootgrep::roots::file_uri_from_path(path)
+}
+
+/// The concatenated text content of a tool result.
+pub fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("")
+        })
+        .unwrap_or_default()
+}
+
+pub fn is_error(result: &Value) -> bool {
+    result["isError"].as_bool() == Some(true)
+}
+
+/// A temp workspace: `app/` (the root) and `outside/` beside it, canonical paths.
+pub struct Workspace {
+    _tmp: tempfile::TempDir,
+    pub base: PathBuf,
+    pub app: PathBuf,
+    pub outside: PathBuf,
+}
+
+pub fn workspace() -> Workspace {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    let app = base.join("app");
+    let outside = base.join("outside");
+    std::fs::create_dir_all(app.join("src")).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(
+        app.join("src/main.rs"),
+        "fn main() {\n    println!(\"hi\");\n}\n",
+    )
+    .unwrap();
+    std::fs::write(outside.join("secret.txt"), "TOP-SECRET-CONTENT\n").unwrap();
+    std::fs::write(outside.join("other.txt"), "OTHER-CONTENT\n").unwrap();
+    Workspace {
+        _tmp: tmp,
+        base,
+        app,
+        outside,
+    }
+}
+
+pub fn s(path: &Path) -> &str {
+    path.to_str().unwrap()
+}

@@ -349,6 +349,30 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     resolve_absolute(&dirs[0].join(&given), roots)
 }
 
+/// Like [`resolve`], but the final component is kept as named instead of being followed
+/// when it is a symlink: for operations on the directory entry itself (moving a link moves
+/// the link, not what it points to). The parent is resolved canonically.
+pub fn resolve_entry(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
+    let whole = resolve(arg, roots)?;
+    let given = whole.given.clone();
+    let Some(name) = given.file_name() else {
+        return Ok(whole);
+    };
+    let Some(parent) = given.parent() else {
+        return Ok(whole);
+    };
+    let (parent, _) = canonicalize_lenient(parent)?;
+    let path = parent.join(name);
+    let exists = std::fs::symlink_metadata(&path).is_ok();
+    let root = roots.containing(&path);
+    Ok(Resolved {
+        given,
+        path,
+        exists,
+        root,
+    })
+}
+
 /// `~/x` means the user's home; agents write it often.
 fn expand_tilde(arg: &str) -> PathBuf {
     if let Some(rest) = arg.strip_prefix("~/")

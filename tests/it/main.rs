@@ -6,6 +6,7 @@ mod support;
 mod access;
 mod cli;
 mod elicitation;
+mod files;
 mod lifecycle;
 mod read;
 mod roots;

@@ -1,64 +1,20 @@
-//! The tool table: names, descriptions, annotations, argument structs (serde + schemars
-//! live here, not in the domain), and one short handler per tool that resolves paths,
-//! checks access, runs the domain code off the async executor, and renders the answer.
-
-use std::sync::Arc;
+//! The read-only tools about single files and the workspace itself: `list_roots`,
+//! `file_info`, `read_file` and `read_files`.
 
 use base64::Engine;
-use rmcp::RoleServer;
-use rmcp::model::{JsonObject, Tool, ToolAnnotations};
-use rmcp::service::RequestContext;
+use rmcp::model::Tool;
 use schemars::JsonSchema;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde_json::Value;
 
+use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
-use crate::mcp::ask;
 use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
-use crate::mcp::session::Session;
-use crate::roots::{Resolved, RootSet, file_uri_from_path, resolve};
+use crate::roots::file_uri_from_path;
 
-/// Tools that change files (hidden and refused with `--read-only`).
-pub const WRITE_TOOLS: &[&str] = &[];
-
-/// Everything a tool handler needs.
-pub struct Call<'a> {
-    pub session: &'a Arc<Session>,
-    pub ctx: &'a RequestContext<RoleServer>,
-    pub roots: Arc<RootSet>,
-}
-
-fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
-    // Sub-schemas are inlined: some clients do not follow `$ref` in tool schemas.
-    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|settings| {
-        settings.inline_subschemas = true;
-    });
-    let schema = schemars::SchemaGenerator::new(settings).into_root_schema_for::<T>();
-    let mut value = serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}));
-    if let Some(object) = value.as_object_mut() {
-        // The tool's own description says what it does; a schema title only adds noise.
-        object.remove("title");
-        object.remove("$schema");
-    }
-    match value {
-        Value::Object(object) => Arc::new(object),
-        _ => Arc::new(JsonObject::new()),
-    }
-}
-
-fn read_only_annotations(title: &str) -> ToolAnnotations {
-    ToolAnnotations::with_title(title)
-        .read_only(true)
-        .destructive(false)
-        .idempotent(true)
-        .open_world(false)
-}
-
-/// The tools this server offers.
-pub fn tool_list(read_only: bool) -> Vec<Tool> {
-    let mut tools = vec![
+pub fn tools() -> Vec<Tool> {
+    vec![
         Tool::new(
             "list_roots",
             "List the workspace roots this server may access (and where they came from: the \
@@ -94,77 +50,8 @@ pub fn tool_list(read_only: bool) -> Vec<Tool> {
             schema_of::<ReadFilesArgs>(),
         )
         .with_annotations(read_only_annotations("Read files")),
-    ];
-    if read_only {
-        tools.retain(|tool| !WRITE_TOOLS.contains(&tool.name.as_ref()));
-    }
-    tools
+    ]
 }
-
-/// True when `name` is a tool of this server (write tools included, so that a call in
-/// read-only mode is refused with an explanation rather than "unknown tool").
-pub fn is_known(name: &str) -> bool {
-    WRITE_TOOLS.contains(&name) || tool_list(false).iter().any(|tool| tool.name == name)
-}
-
-/// Runs one tool.
-pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
-    if call.session.config.read_only && WRITE_TOOLS.contains(&name) {
-        return Answer::error(format!(
-            "{name} is disabled: this server runs with --read-only, so no files are changed"
-        ));
-    }
-    match name {
-        "list_roots" => match parse::<NoArgs>(args) {
-            Ok(_) => list_roots(call),
-            Err(answer) => answer,
-        },
-        "file_info" => match parse::<FileInfoArgs>(args) {
-            Ok(args) => file_info(call, args).await,
-            Err(answer) => answer,
-        },
-        "read_file" => match parse::<ReadFileArgs>(args) {
-            Ok(args) => read_file(call, args).await,
-            Err(answer) => answer,
-        },
-        "read_files" => match parse::<ReadFilesArgs>(args) {
-            Ok(args) => read_files(call, args).await,
-            Err(answer) => answer,
-        },
-        _ => Answer::error(format!("unknown tool {name}")),
-    }
-}
-
-/// Decodes arguments, turning serde's complaint into an actionable tool error.
-fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|err| Answer::error(format!("invalid arguments: {err}")))
-}
-
-/// Resolves a path argument and checks (or asks for) access. `Err` is the tool error.
-pub async fn resolve_checked(
-    call: &Call<'_>,
-    arg: &str,
-    access: Access,
-) -> Result<Resolved, Answer> {
-    let resolved = resolve(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
-    ask::authorize(call.session, call.ctx, &resolved, access)
-        .await
-        .map_err(Answer::error)?;
-    Ok(resolved)
-}
-
-/// Runs blocking domain work on the blocking pool; a panic there becomes an error answer.
-pub async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, Answer> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|err| Answer::error(format!("internal error: {err}")))
-}
-
-// ---------------------------------------------------------------------------------------
-// list_roots
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -205,7 +92,7 @@ pub struct AccessOut {
     pub access: String,
 }
 
-fn list_roots(call: &Call<'_>) -> Answer {
+pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
     let roots = &call.roots;
     let grants = call.session.grants.snapshot();
     let out = RootsOut {
@@ -324,7 +211,7 @@ pub struct FileInfoOut {
     pub description: Option<String>,
 }
 
-async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
+pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     let resolved = match resolve_checked(call, &args.path, Access::Read).await {
         Ok(resolved) => resolved,
         Err(answer) => return answer,
@@ -543,7 +430,7 @@ fn render_page(page: &read::TextPage, numbers: bool) -> String {
     text
 }
 
-async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
+pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     let budget = call.session.config.max_output_bytes;
     match read_one(
         call,
@@ -571,7 +458,7 @@ async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     }
 }
 
-async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
+pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     if args.paths.is_empty() {
         return Answer::error("`paths` is empty; give at least one file");
     }
@@ -612,28 +499,4 @@ async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     // Only a complete failure is an error for the call as a whole.
     answer.is_error = failures == args.paths.len();
     answer
-}
-
-/// Deserializers that accept numbers sent as strings ("20"), which some clients do.
-mod lenient {
-    use serde::{Deserialize, Deserializer, de::Error};
-
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum NumberOrText {
-        Number(u64),
-        Text(String),
-    }
-
-    pub fn opt_usize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<usize>, D::Error> {
-        match Option::<NumberOrText>::deserialize(de)? {
-            None => Ok(None),
-            Some(NumberOrText::Number(n)) => usize::try_from(n).map(Some).map_err(D::Error::custom),
-            Some(NumberOrText::Text(text)) => {
-                text.trim().parse::<usize>().map(Some).map_err(|_| {
-                    D::Error::custom(format!("expected a non-negative integer, got {text:?}"))
-                })
-            }
-        }
-    }
 }

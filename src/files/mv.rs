@@ -1,0 +1,236 @@
+//! Moves and renames that never overwrite: the `move_file` tool's domain code.
+//!
+//! API: [`move_no_replace`]`(src, dst) -> io::Result<()>`.
+//!
+//! The no-clobber guarantee comes from the kernel, not from a check: one
+//! `renameat2(RENAME_NOREPLACE)` (Linux) / `renameatx_np(RENAME_EXCL)` (macOS) call through
+//! rustix, which fails with `EEXIST` if anything exists at `dst` at that instant. There is no
+//! "does dst exist?" pre-check that a concurrent writer could race (the reference server's
+//! bug). When the filesystem or platform cannot do a no-replace rename we return an
+//! `Unsupported` error instead of falling back to a racy check-then-rename.
+//!
+//! Behaviour:
+//! - works for files, directories and symlinks (a symlink is moved as a link, not followed;
+//!   a relative link target is not rewritten and may dangle after the move);
+//! - `dst`'s parent must exist (a `NotFound` error naming it; no implicit `mkdir -p`);
+//! - `src` and `dst` must be on the same filesystem (`EXDEV` → `CrossesDevices` error; a
+//!   copy+delete fallback is not atomic and is deliberately not done here);
+//! - after the rename both parent directories are fsynced (best effort).
+//!
+//! Other failures are checked only after the rename failed, to word the error; they never
+//! decide whether to rename.
+
+use std::io;
+use std::path::Path;
+
+use super::write::sync_dir;
+
+/// Rename `src` to `dst`, failing if `dst` exists (file, directory, or dangling symlink).
+pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
+    match rename_noreplace(src, dst) {
+        Ok(()) => {
+            if let Some(p) = src.parent() {
+                sync_dir(p);
+            }
+            if let Some(p) = dst.parent()
+                && Some(p) != src.parent()
+            {
+                sync_dir(p);
+            }
+            Ok(())
+        }
+        Err(e) => Err(explain(e, src, dst)),
+    }
+}
+
+#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
+    use rustix::fs::{CWD, RenameFlags, renameat_with};
+    // Absolute paths make the CWD dirfd irrelevant; relative ones resolve like rename(2).
+    renameat_with(CWD, src, CWD, dst, RenameFlags::NOREPLACE).map_err(io::Error::from)
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+fn rename_noreplace(_src: &Path, _dst: &Path) -> io::Result<()> {
+    Err(io::Error::from(io::ErrorKind::Unsupported))
+}
+
+/// Turn a failed rename into an error the model can act on.
+fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
+    let (s, d) = (src.display(), dst.display());
+    let errno = e.raw_os_error();
+    let is = |code: rustix::io::Errno| errno == Some(code.raw_os_error());
+    use rustix::io::Errno;
+
+    if e.kind() == io::ErrorKind::AlreadyExists || is(Errno::EXIST) || is(Errno::NOTEMPTY) {
+        let what = if src == dst {
+            " (source and destination are the same path)"
+        } else {
+            ""
+        };
+        return io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "cannot move {s} to {d}: the destination already exists{what}; move_file never overwrites"
+            ),
+        );
+    }
+    if e.kind() == io::ErrorKind::NotFound {
+        if std::fs::symlink_metadata(src).is_err() {
+            return io::Error::new(
+                io::ErrorKind::NotFound,
+                format!("cannot move {s}: it does not exist"),
+            );
+        }
+        if let Some(parent) = dst.parent()
+            && !parent.is_dir()
+        {
+            return io::Error::new(
+                io::ErrorKind::NotFound,
+                format!(
+                    "cannot move {s} to {d}: the destination directory {} does not exist \
+                     (create it with create_directory first)",
+                    parent.display()
+                ),
+            );
+        }
+    }
+    if is(Errno::XDEV) {
+        return io::Error::new(
+            io::ErrorKind::CrossesDevices,
+            format!(
+                "cannot move {s} to {d}: they are on different filesystems, and a \
+                 copy-then-delete move is not atomic so it is not attempted"
+            ),
+        );
+    }
+    if is(Errno::INVAL) && dst.starts_with(src) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot move {s} into itself ({d})"),
+        );
+    }
+    if is(Errno::NOTDIR) || is(Errno::ISDIR) {
+        return io::Error::new(
+            e.kind(),
+            format!(
+                "cannot move {s} to {d}: a path component is not a directory, or a directory would replace a file ({e})"
+            ),
+        );
+    }
+    if e.kind() == io::ErrorKind::Unsupported
+        || is(Errno::INVAL)
+        || is(Errno::NOSYS)
+        || is(Errno::OPNOTSUPP)
+    {
+        return io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!(
+                "cannot move {s} to {d}: this filesystem does not support renaming without \
+                 replacing (RENAME_NOREPLACE), and rootgrep will not fall back to a racy \
+                 exists-check ({e})"
+            ),
+        );
+    }
+    io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    #[test]
+    fn moves_a_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, "A").unwrap();
+        move_no_replace(&a, &b).unwrap();
+        assert!(!a.exists());
+        assert_eq!(fs::read(&b).unwrap(), b"A");
+    }
+
+    #[test]
+    fn refuses_to_overwrite_a_file_and_both_stay_intact() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, "A").unwrap();
+        fs::write(&b, "B").unwrap();
+        let err = move_no_replace(&a, &b).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(err.to_string().contains(&b.display().to_string()), "{err}");
+        assert_eq!(fs::read(&a).unwrap(), b"A");
+        assert_eq!(fs::read(&b).unwrap(), b"B");
+    }
+
+    #[test]
+    fn refuses_to_replace_an_empty_directory() {
+        // Plain rename(2) silently replaces an empty directory with a directory.
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::create_dir(&a).unwrap();
+        fs::create_dir(&b).unwrap();
+        let err = move_no_replace(&a, &b).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(a.is_dir() && b.is_dir());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_to_replace_a_dangling_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        fs::write(&a, "A").unwrap();
+        std::os::unix::fs::symlink("nowhere", &b).unwrap();
+        let err = move_no_replace(&a, &b).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(a.exists());
+    }
+
+    #[test]
+    fn moves_a_directory_with_contents() {
+        let dir = tempfile::tempdir().unwrap();
+        let src = dir.path().join("src");
+        fs::create_dir_all(src.join("inner")).unwrap();
+        fs::write(src.join("inner/f.txt"), "F").unwrap();
+        fs::create_dir(dir.path().join("into")).unwrap();
+        let dst = dir.path().join("into/moved");
+        move_no_replace(&src, &dst).unwrap();
+        assert!(!src.exists());
+        assert_eq!(fs::read(dst.join("inner/f.txt")).unwrap(), b"F");
+    }
+
+    #[test]
+    fn missing_destination_parent_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::write(&a, "A").unwrap();
+        let parent = dir.path().join("nope");
+        let err = move_no_replace(&a, &parent.join("b")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains(&parent.display().to_string()),
+            "{err}"
+        );
+        assert!(a.exists());
+    }
+
+    #[test]
+    fn missing_source_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("ghost");
+        let err = move_no_replace(&a, &dir.path().join("b")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains("ghost"), "{err}");
+    }
+
+    #[test]
+    fn directory_into_itself_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = dir.path().join("a");
+        fs::create_dir(&a).unwrap();
+        let err = move_no_replace(&a, &a.join("sub")).unwrap_err();
+        assert!(err.to_string().contains("into itself"), "{err}");
+        assert!(a.is_dir());
+    }
+}

@@ -1,0 +1,525 @@
+//! Bounded, gitignore-aware directory trees (the `directory_tree` tool's domain code): the
+//! walk, the compact rendering, and an honest account of what was left out and where.
+//!
+//! API: [`directory_tree`]`(root, &TreeOptions) -> io::Result<Tree>`; [`Tree::footer`] /
+//! [`Tree::render`] give the "how to see the rest" line.
+//!
+//! Rendering: the first line is the root's absolute path ending in `/`; below it one line per
+//! entry, indented two spaces per level, directories ending in `/`, symlinks as
+//! `name -> target` (never followed). Order is the walk's: by file name (raw bytes) within
+//! each directory, directories and files interleaved (sorting directories first would need a
+//! `stat` per entry inside the walker's comparator).
+//!
+//! Filtering matches the search tools: `ignore::WalkBuilder` with .gitignore (inside git
+//! repos), .ignore, .git/info/exclude and global excludes unless `no_ignore`; hidden entries
+//! only with `hidden`. The `.git` directory itself is never shown: with `hidden` it would
+//! spend the entry budget on object files.
+//!
+//! Cuts, all reported in [`Tree`] and marked in the text:
+//! - depth: a directory at `max_depth` is shown but not expanded; its line says how many
+//!   direct children it holds: `deep/ … 12 entries not shown (max_depth 3)`. The count uses
+//!   the same ignore/hidden rules as the tree (a one-level walk of that directory), is capped
+//!   at [`DEPTH_COUNT_CAP`] per directory (shown as `1000+`), and is skipped once
+//!   [`DEPTH_COUNT_BUDGET`] entries have been counted in one call (the line then just ends in
+//!   `…`). Directories with nothing to show get no mark.
+//! - entries: the walk stops after `limit` entries, or when the text would exceed
+//!   `max_bytes`; the remaining entries are counted by walking at most
+//!   [`MORE_COUNT_BUDGET`] further (exact below that, "at least" above), and the footer names
+//!   the last entry shown, so the caller knows where the tree was cut.
+//!
+//! Cost: the walk is lazy and depth-limited, so work is proportional to what is shown plus
+//! those bounded counts — a 200k-file tree costs about as much as a 500-entry one.
+
+use std::fs;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Most direct children counted for one depth-cut directory.
+pub const DEPTH_COUNT_CAP: usize = 1000;
+/// Most directory entries read, in total, to count depth-cut directories.
+pub const DEPTH_COUNT_BUDGET: usize = 20_000;
+/// Most entries walked after the limit to say how many were not shown.
+pub const MORE_COUNT_BUDGET: usize = 5_000;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TreeOptions {
+    /// Levels below the root to show (1 = the root's children only; 0 = just the root).
+    pub max_depth: usize,
+    /// Most entries shown (the root line not included); 0 = no entry limit.
+    pub limit: usize,
+    /// Most bytes of rendered text (footer not included); 0 = no byte limit. Lets the domain
+    /// honour the output budget exactly instead of the adapter cutting mid-line.
+    pub max_bytes: usize,
+    pub hidden: bool,
+    pub no_ignore: bool,
+}
+
+impl Default for TreeOptions {
+    fn default() -> Self {
+        TreeOptions {
+            max_depth: 3,
+            limit: 500,
+            max_bytes: 64 * 1024,
+            hidden: false,
+            no_ignore: false,
+        }
+    }
+}
+
+/// A count that may have stopped at a bound.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub n: usize,
+    /// False when counting stopped at a cap: the real number is at least `n`.
+    pub exact: bool,
+}
+
+impl std::fmt::Display for Count {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.n, if self.exact { "" } else { "+" })
+    }
+}
+
+/// A directory shown but not expanded because it sits at `max_depth`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DepthCut {
+    pub path: PathBuf,
+    /// Direct children (see module docs); `None` when not counted (budget spent, unreadable).
+    pub entries: Option<Count>,
+}
+
+/// Why the walk stopped before the end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    /// `limit` entries shown.
+    Limit,
+    /// The next line would have exceeded `max_bytes`.
+    Bytes,
+}
+
+/// The cut made by `limit` / `max_bytes`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LimitCut {
+    pub reason: StopReason,
+    /// Entries not shown (within `max_depth`).
+    pub more: Count,
+    /// The last entry shown; the tree continues after it.
+    pub after: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tree {
+    pub root: PathBuf,
+    /// Root line plus one line per shown entry, each ending in `\n`.
+    pub text: String,
+    pub shown: usize,
+    pub dirs_shown: usize,
+    pub max_depth: usize,
+    /// Directories not expanded because of `max_depth`, in display order.
+    pub depth_cuts: Vec<DepthCut>,
+    /// Set when entries were left out because of `limit` / `max_bytes`.
+    pub limit_cut: Option<LimitCut>,
+    /// Directories or entries that could not be read (skipped, never fatal).
+    pub errors: usize,
+}
+
+impl Tree {
+    /// One line saying what was cut and how to see more, or `None` for a complete tree.
+    pub fn footer(&self) -> Option<String> {
+        let mut parts = Vec::new();
+        if let Some(cut) = &self.limit_cut {
+            let why = match cut.reason {
+                StopReason::Limit => format!("entry limit of {} reached", self.shown),
+                StopReason::Bytes => "output size limit reached".to_string(),
+            };
+            let after = cut
+                .after
+                .as_ref()
+                .map(|p| format!(" after {}", p.display()))
+                .unwrap_or_default();
+            parts.push(format!(
+                "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or raise head_limit",
+                cut.more
+            ));
+        }
+        if !self.depth_cuts.is_empty() {
+            let n = self.depth_cuts.len();
+            parts.push(format!(
+                "{n} director{} at max_depth {} not expanded (marked …); raise max_depth or call directory_tree on {}",
+                if n == 1 { "y" } else { "ies" },
+                self.max_depth,
+                if n == 1 { "it" } else { "one of them" }
+            ));
+        }
+        if self.errors > 0 {
+            parts.push(format!("{} unreadable entries skipped", self.errors));
+        }
+        (!parts.is_empty()).then(|| format!("[{}]", parts.join("; ")))
+    }
+
+    /// `text` followed by the footer line, if any.
+    pub fn render(&self) -> String {
+        match self.footer() {
+            Some(f) => format!("{}{f}\n", self.text),
+            None => self.text.clone(),
+        }
+    }
+}
+
+/// Walk `root` (a directory) and render it within the limits of `opts`.
+pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
+    let meta = fs::metadata(root)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot list {}: {e}", root.display())))?;
+    if !meta.is_dir() {
+        return Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!(
+                "cannot list {}: not a directory (use file_info or read_file)",
+                root.display()
+            ),
+        ));
+    }
+
+    let mut builder = walker(root, opts, opts.max_depth);
+    builder.sort_by_file_name(|a, b| a.cmp(b));
+
+    let mut tree = Tree {
+        root: root.to_path_buf(),
+        text: String::new(),
+        shown: 0,
+        dirs_shown: 0,
+        max_depth: opts.max_depth,
+        depth_cuts: Vec::new(),
+        limit_cut: None,
+        errors: 0,
+    };
+    let mut count_budget = DEPTH_COUNT_BUDGET;
+    let mut last_shown: Option<PathBuf> = None;
+    let mut walk = builder.build();
+
+    for item in walk.by_ref() {
+        let entry = match item {
+            Ok(e) => e,
+            Err(_) => {
+                tree.errors += 1;
+                continue;
+            }
+        };
+        let depth = entry.depth();
+        let ft = entry.file_type();
+        let is_dir = ft.is_some_and(|t| t.is_dir());
+        let is_symlink = ft.is_some_and(|t| t.is_symlink());
+
+        let mut line = String::new();
+        if depth == 0 {
+            let shown = root.display().to_string();
+            line.push_str(&shown);
+            if !shown.ends_with('/') {
+                line.push('/');
+            }
+        } else {
+            line.push_str(&"  ".repeat(depth));
+            line.push_str(&entry.file_name().to_string_lossy());
+            if is_dir {
+                line.push('/');
+            } else if is_symlink && let Ok(target) = fs::read_link(entry.path()) {
+                line.push_str(" -> ");
+                line.push_str(&target.to_string_lossy());
+            }
+        }
+        let depth_cut = is_dir && depth == opts.max_depth;
+        let mut count = None;
+        if depth_cut {
+            count = count_children(entry.path(), opts, &mut count_budget);
+            match count {
+                Some(c) if c.n > 0 => line.push_str(&format!(
+                    " … {c} entries not shown (max_depth {})",
+                    opts.max_depth
+                )),
+                Some(_) => {}
+                None => line.push_str(" …"),
+            }
+        }
+        line.push('\n');
+
+        if depth > 0 {
+            let reason = if opts.limit != 0 && tree.shown >= opts.limit {
+                Some(StopReason::Limit)
+            } else if opts.max_bytes != 0 && tree.text.len() + line.len() > opts.max_bytes {
+                Some(StopReason::Bytes)
+            } else {
+                None
+            };
+            if let Some(reason) = reason {
+                let mut more = 1;
+                let mut exact = true;
+                for item in walk.by_ref() {
+                    if more >= MORE_COUNT_BUDGET {
+                        exact = false;
+                        break;
+                    }
+                    if item.is_ok() {
+                        more += 1;
+                    }
+                }
+                tree.limit_cut = Some(LimitCut {
+                    reason,
+                    more: Count { n: more, exact },
+                    after: last_shown,
+                });
+                break;
+            }
+            tree.shown += 1;
+            tree.dirs_shown += usize::from(is_dir);
+            last_shown = Some(entry.path().to_path_buf());
+        }
+        if depth_cut && (count.is_none() || count.is_some_and(|c| c.n > 0)) {
+            tree.depth_cuts.push(DepthCut {
+                path: entry.path().to_path_buf(),
+                entries: count,
+            });
+        }
+        tree.text.push_str(&line);
+    }
+    Ok(tree)
+}
+
+/// The walk configuration shared by the tree and the depth-cut counts, so both apply the
+/// same ignore and hidden rules.
+fn walker(dir: &Path, opts: &TreeOptions, max_depth: usize) -> ignore::WalkBuilder {
+    let mut builder = ignore::WalkBuilder::new(dir);
+    if opts.no_ignore {
+        builder.standard_filters(false);
+    }
+    builder
+        .hidden(!opts.hidden)
+        .follow_links(false)
+        .max_depth(Some(max_depth))
+        .filter_entry(|e| !(e.depth() > 0 && e.file_name() == ".git"));
+    builder
+}
+
+/// Count the direct children of `dir` that the tree would show, at most
+/// [`DEPTH_COUNT_CAP`], spending `budget` (one unit per entry read). Unsorted, so the walker
+/// reads the directory lazily and stops at the cap. `None` when the budget is spent or the
+/// directory cannot be read.
+fn count_children(dir: &Path, opts: &TreeOptions, budget: &mut usize) -> Option<Count> {
+    if *budget == 0 {
+        return None;
+    }
+    let mut n = 0;
+    for item in walker(dir, opts, 1).build() {
+        match item {
+            Ok(e) if e.depth() == 0 => {}
+            Ok(_) => {
+                if *budget == 0 || n == DEPTH_COUNT_CAP {
+                    return Some(Count { n, exact: false });
+                }
+                *budget -= 1;
+                n += 1;
+            }
+            // The directory itself is unreadable: no count rather than a wrong one.
+            Err(_) if n == 0 => return None,
+            Err(_) => {}
+        }
+    }
+    Some(Count { n, exact: true })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn touch(p: &Path) {
+        if let Some(parent) = p.parent() {
+            fs::create_dir_all(parent).unwrap();
+        }
+        fs::write(p, "").unwrap();
+    }
+
+    fn body(t: &Tree) -> String {
+        // Text without the (temp-dir dependent) root line.
+        t.text.split_once('\n').unwrap().1.to_string()
+    }
+
+    fn fixture() -> tempfile::TempDir {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path();
+        fs::create_dir(p.join(".git")).unwrap();
+        fs::write(p.join(".gitignore"), "target/\n*.tmp\n").unwrap();
+        for f in [
+            "Cargo.toml",
+            "src/main.rs",
+            "src/a/b/c/deep1.rs",
+            "src/a/b/c/deep2.rs",
+            "src/a/b/file.rs",
+            "src/a/mod.rs",
+            "target/debug/out",
+            "notes.tmp",
+            ".hidden/x",
+        ] {
+            touch(&p.join(f));
+        }
+        d
+    }
+
+    #[test]
+    fn renders_compact_gitignore_aware_tree_with_depth_cut() {
+        let d = fixture();
+        let t = directory_tree(d.path(), &TreeOptions::default()).unwrap();
+        let root_line = format!("{}/\n", d.path().display());
+        assert!(t.text.starts_with(&root_line), "{}", t.text);
+        assert_eq!(
+            body(&t),
+            "  Cargo.toml\n  src/\n    a/\n      b/ … 2 entries not shown (max_depth 3)\n      mod.rs\n    main.rs\n"
+        );
+        assert_eq!((t.shown, t.dirs_shown), (6, 3));
+        assert_eq!(
+            t.depth_cuts,
+            vec![DepthCut {
+                path: d.path().join("src/a/b"),
+                entries: Some(Count { n: 2, exact: true })
+            }]
+        );
+        assert!(t.limit_cut.is_none());
+        let footer = t.footer().unwrap();
+        assert!(
+            footer.contains("1 directory at max_depth 3 not expanded"),
+            "{footer}"
+        );
+        assert!(t.render().ends_with(&format!("{footer}\n")));
+    }
+
+    #[test]
+    fn hidden_and_no_ignore() {
+        let d = fixture();
+        let opts = TreeOptions {
+            max_depth: 1,
+            hidden: true,
+            no_ignore: true,
+            ..Default::default()
+        };
+        let t = directory_tree(d.path(), &opts).unwrap();
+        // .git never shown; hidden and ignored entries are.
+        assert_eq!(
+            body(&t),
+            "  .gitignore\n  .hidden/ … 1 entries not shown (max_depth 1)\n  Cargo.toml\n  notes.tmp\n  src/ … 2 entries not shown (max_depth 1)\n  target/ … 1 entries not shown (max_depth 1)\n"
+        );
+    }
+
+    #[test]
+    fn entry_limit_cut_is_reported_with_position() {
+        let d = fixture();
+        let t = directory_tree(
+            d.path(),
+            &TreeOptions {
+                limit: 3,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(body(&t), "  Cargo.toml\n  src/\n    a/\n");
+        assert_eq!(t.shown, 3);
+        let cut = t.limit_cut.clone().unwrap();
+        assert_eq!(cut.reason, StopReason::Limit);
+        assert_eq!(cut.more, Count { n: 3, exact: true }); // b/, mod.rs, main.rs
+        assert_eq!(cut.after, Some(d.path().join("src/a")));
+        let footer = t.footer().unwrap();
+        assert!(
+            footer.contains("3 more entries not shown after") && footer.contains("head_limit"),
+            "{footer}"
+        );
+    }
+
+    #[test]
+    fn byte_limit_cuts_on_a_line_boundary() {
+        let d = fixture();
+        let root_len = d.path().display().to_string().len() + 2;
+        let opts = TreeOptions {
+            max_bytes: root_len + "  Cargo.toml\n".len() + 3,
+            ..Default::default()
+        };
+        let t = directory_tree(d.path(), &opts).unwrap();
+        assert_eq!(body(&t), "  Cargo.toml\n");
+        assert_eq!(t.limit_cut.unwrap().reason, StopReason::Bytes);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn symlinks_are_shown_not_followed() {
+        let d = tempfile::tempdir().unwrap();
+        touch(&d.path().join("real/inner.txt"));
+        std::os::unix::fs::symlink("real", d.path().join("link")).unwrap();
+        let t = directory_tree(d.path(), &TreeOptions::default()).unwrap();
+        assert_eq!(body(&t), "  link -> real\n  real/\n    inner.txt\n");
+    }
+
+    #[test]
+    fn max_depth_zero_shows_root_count() {
+        let d = fixture();
+        let t = directory_tree(
+            d.path(),
+            &TreeOptions {
+                max_depth: 0,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            t.text.ends_with("/ … 2 entries not shown (max_depth 0)\n"),
+            "{}",
+            t.text
+        );
+        assert_eq!(t.shown, 0);
+    }
+
+    #[test]
+    fn five_thousand_files_stay_under_the_limit() {
+        let d = tempfile::tempdir().unwrap();
+        for i in 0..50 {
+            let dir = d.path().join(format!("d{i:02}"));
+            fs::create_dir(&dir).unwrap();
+            for j in 0..100 {
+                fs::write(dir.join(format!("f{j:03}.txt")), "").unwrap();
+            }
+        }
+        let t = directory_tree(d.path(), &TreeOptions::default()).unwrap();
+        assert_eq!(t.shown, 500);
+        assert_eq!(t.text.lines().count(), 501);
+        assert!(t.text.len() < 16 * 1024, "{} bytes", t.text.len());
+        let cut = t.limit_cut.unwrap();
+        assert_eq!(
+            cut.more,
+            Count {
+                n: 5050 - 500,
+                exact: true
+            }
+        );
+        assert_eq!(cut.after, Some(d.path().join("d04/f094.txt")));
+
+        // A tighter depth shows every directory and counts the files instead.
+        let t = directory_tree(
+            d.path(),
+            &TreeOptions {
+                max_depth: 1,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        assert_eq!(t.shown, 50);
+        assert_eq!(t.depth_cuts.len(), 50);
+        assert!(t.depth_cuts.iter().all(|c| c.entries
+            == Some(Count {
+                n: 100,
+                exact: true
+            })));
+    }
+
+    #[test]
+    fn not_a_directory() {
+        let d = fixture();
+        let err =
+            directory_tree(&d.path().join("Cargo.toml"), &TreeOptions::default()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+    }
+}

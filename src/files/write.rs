@@ -1,0 +1,455 @@
+//! Atomic file replacement and `mkdir -p`: the only code in `files/` that creates or
+//! replaces regular files and directories (edit.rs writes through [`write_atomic`]).
+//!
+//! API:
+//! - [`write_atomic`]`(path, content, create_dirs) -> io::Result<WriteOutcome>` writes
+//!   `content` to a temp file in the target's directory, fsyncs it, gives it the existing
+//!   file's permission bits (and, best effort, owner/group), renames it over `path` and
+//!   fsyncs the directory. A reader sees the old or the new content, never a mix, and a
+//!   crash leaves one or the other on disk.
+//! - [`create_directory`]`(path) -> io::Result<CreateDirOutcome>` is `mkdir -p`: fine if the
+//!   directory exists, a clear error naming the component when a non-directory is in the way.
+//! - [`TEMP_SUFFIX`]: temp files are named `.<name>.<random>.rootgrep-tmp`; a watcher can
+//!   ignore that suffix (a crash can leave one behind).
+//!
+//! Symlinks: the caller resolves paths, but the final component can still be a symlink (a
+//! lexical path, or a link created since). We refuse to write when the final component is a
+//! symlink instead of writing through it or silently replacing the link with a regular file:
+//! the error names the link's target so the caller can pass the resolved path (and check it
+//! against the roots). The rename replaces the directory entry itself, so even a link swapped
+//! in after our check is replaced, never followed.
+//!
+//! Known limits of replace-by-rename: hard links to the old file keep the old content, and
+//! extended attributes / ACLs of the old file are not copied.
+
+use std::fs::{self, File, Metadata, Permissions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Suffix of the temporary files [`write_atomic`] creates next to the target.
+pub const TEMP_SUFFIX: &str = ".rootgrep-tmp";
+
+/// What [`write_atomic`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WriteOutcome {
+    /// The path written (as passed in).
+    pub path: PathBuf,
+    /// True when no file existed at `path` before (checked just before writing).
+    pub created: bool,
+    /// Bytes written.
+    pub bytes: u64,
+    /// Parent directories created because `create_dirs` was set (outermost first).
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// What [`create_directory`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateDirOutcome {
+    /// False when the directory already existed.
+    pub created: bool,
+    /// Every directory that was created, outermost first (empty when it existed).
+    pub created_dirs: Vec<PathBuf>,
+}
+
+/// Atomically replace (or create) the regular file at `path` with `content`.
+///
+/// Errors (all `io::Error` with a message naming the path):
+/// - the parent is missing and `create_dirs` is false (`NotFound`);
+/// - `path` is a directory (`IsADirectory`), a symlink, or a special file (`InvalidInput`);
+/// - anything the filesystem reports (permissions, space, read-only fs).
+pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Result<WriteOutcome> {
+    let (parent, name) = split_target(path)?;
+
+    let mut created_dirs = Vec::new();
+    match fs::metadata(parent) {
+        Ok(meta) if meta.is_dir() => {}
+        Ok(_) => {
+            return Err(io::Error::new(
+                io::ErrorKind::NotADirectory,
+                format!(
+                    "cannot write {}: {} is not a directory",
+                    path.display(),
+                    parent.display()
+                ),
+            ));
+        }
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !create_dirs {
+                return Err(io::Error::new(
+                    io::ErrorKind::NotFound,
+                    format!(
+                        "cannot write {}: parent directory {} does not exist \
+                         (set create_dirs to create it)",
+                        path.display(),
+                        parent.display()
+                    ),
+                ));
+            }
+            created_dirs = create_directory(parent)?.created_dirs;
+        }
+        Err(e) => return Err(with_context(e, "cannot write", path)),
+    }
+
+    let existing = replaceable_metadata(path)?;
+
+    // Hidden, recognisable temp name in the same directory, so the rename stays on one
+    // filesystem (and therefore atomic). The name part is shortened to stay under NAME_MAX.
+    let short: String = name.to_string_lossy().chars().take(64).collect();
+    let prefix = format!(".{short}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
+    #[cfg(unix)]
+    if existing.is_none() {
+        // A new file gets the usual 0666 & !umask, like `open(O_CREAT)` would give it;
+        // tempfile's default 0600 would surprise users sharing files with a group.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(Permissions::from_mode(0o666));
+    }
+    let mut tmp = builder
+        .tempfile_in(parent)
+        .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
+
+    if let Some(meta) = &existing {
+        keep_owner_and_mode(tmp.as_file(), meta)
+            .map_err(|e| with_context(e, "cannot write", path))?;
+    }
+    tmp.write_all(content)
+        .and_then(|()| tmp.as_file().sync_all())
+        .map_err(|e| with_context(e, "cannot write", path))?;
+
+    // rename(2) replaces the directory entry; it never writes through a symlink that may have
+    // appeared at `path` after the check above. On error the temp file is removed on drop.
+    tmp.persist(path)
+        .map_err(|e| with_context(e.error, "cannot replace", path))?;
+    sync_dir(parent);
+
+    Ok(WriteOutcome {
+        path: path.to_path_buf(),
+        created: existing.is_none(),
+        bytes: content.len() as u64,
+        created_dirs,
+    })
+}
+
+/// `mkdir -p path`. Ok (with `created: false`) when `path` is already a directory, or a
+/// symlink to one; an error naming the offending component when a file is in the way.
+pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
+    if path.is_dir() {
+        return Ok(CreateDirOutcome {
+            created: false,
+            created_dirs: Vec::new(),
+        });
+    }
+    // Collect the missing ancestors ourselves (instead of `create_dir_all`) to report what was
+    // created and to name the component that blocks us.
+    let mut missing = Vec::new();
+    let mut cur = Some(path);
+    while let Some(p) = cur {
+        match fs::metadata(p) {
+            Ok(meta) if meta.is_dir() => break,
+            Ok(_) => return Err(not_a_dir_in_the_way(path, p)),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                // A dangling symlink also reports NotFound; mkdir on it would fail with
+                // EEXIST, so name it here.
+                if fs::symlink_metadata(p).is_ok() {
+                    return Err(not_a_dir_in_the_way(path, p));
+                }
+                missing.push(p.to_path_buf());
+                cur = p.parent();
+            }
+            Err(e) => return Err(with_context(e, "cannot create directory", path)),
+        }
+    }
+    missing.reverse();
+
+    let mut created_dirs = Vec::new();
+    for dir in missing {
+        match fs::create_dir(&dir) {
+            Ok(()) => {
+                if let Some(parent) = dir.parent() {
+                    sync_dir(parent);
+                }
+                created_dirs.push(dir);
+            }
+            // Someone else made it meanwhile: fine if it is a directory.
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                return Err(not_a_dir_in_the_way(path, &dir));
+            }
+            Err(e) => return Err(with_context(e, "cannot create directory", &dir)),
+        }
+    }
+    Ok(CreateDirOutcome {
+        created: !created_dirs.is_empty(),
+        created_dirs,
+    })
+}
+
+/// Check that `path` may be replaced by a regular file: returns the existing file's metadata,
+/// `None` when nothing is there, or an error for symlinks, directories and special files.
+/// Shared with edit.rs so an edit fails before doing any work.
+pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(with_context(e, "cannot write", path)),
+    };
+    let ft = meta.file_type();
+    if ft.is_file() {
+        Ok(Some(meta))
+    } else if ft.is_dir() {
+        Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            format!("cannot write {}: it is a directory", path.display()),
+        ))
+    } else if ft.is_symlink() {
+        let target = fs::read_link(path)
+            .map(|t| t.display().to_string())
+            .unwrap_or_else(|_| "an unreadable target".to_string());
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot write {}: it is a symbolic link (to {target}); rootgrep does not write \
+                 through or replace symlinks, write to the link's resolved target instead",
+                path.display()
+            ),
+        ))
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!(
+                "cannot write {}: it is a special file (fifo, socket or device), not a regular file",
+                path.display()
+            ),
+        ))
+    }
+}
+
+/// Split `path` into its parent directory and final name, refusing `/`, `..` and friends.
+fn split_target(path: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+    match (path.parent(), path.file_name()) {
+        (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => Ok((parent, name)),
+        _ => Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot write {}: not a file path", path.display()),
+        )),
+    }
+}
+
+#[cfg(unix)]
+fn keep_owner_and_mode(file: &File, meta: &Metadata) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    // Owner first: chown may clear setuid/setgid bits, the chmod below puts them back.
+    // Best effort: an unprivileged user can only give the file to a group they belong to, and
+    // failing to keep a foreign owner must not block the write (the user owns the new file,
+    // as with any editor that saves by rename).
+    let now = file.metadata()?;
+    if now.uid() != meta.uid() || now.gid() != meta.gid() {
+        let _ = std::os::unix::fs::fchown(file, Some(meta.uid()), Some(meta.gid()));
+    }
+    file.set_permissions(meta.permissions())
+}
+
+#[cfg(not(unix))]
+fn keep_owner_and_mode(file: &File, meta: &Metadata) -> io::Result<()> {
+    file.set_permissions(meta.permissions())
+}
+
+/// fsync a directory so a rename/create in it survives a crash. Best effort: some
+/// filesystems refuse fsync on directories, and the data itself is already synced.
+pub(crate) fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(d) = File::open(dir) {
+        let _ = d.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::NotADirectory,
+        format!(
+            "cannot create directory {}: {} exists and is not a directory",
+            target.display(),
+            blocker.display()
+        ),
+    )
+}
+
+/// Prefix an OS error with what we were doing and the path, keeping its kind.
+pub(crate) fn with_context(e: io::Error, what: &str, path: &Path) -> io::Error {
+    io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    #[test]
+    fn creates_then_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a.txt");
+        let out = write_atomic(&p, b"one", false).unwrap();
+        assert!(out.created);
+        assert_eq!(out.bytes, 3);
+        let out = write_atomic(&p, b"second", false).unwrap();
+        assert!(!out.created);
+        assert_eq!(fs::read(&p).unwrap(), b"second");
+        // No temp files left behind.
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("a.txt")]);
+    }
+
+    #[test]
+    fn readers_never_see_a_partial_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("flip.txt");
+        let a = vec![b'a'; 64 * 1024];
+        let b = vec![b'b'; 3 * 1024 + 7];
+        write_atomic(&p, &a, false).unwrap();
+
+        let done = Arc::new(AtomicBool::new(false));
+        let reader = {
+            let (p, a, b, done) = (p.clone(), a.clone(), b.clone(), done.clone());
+            std::thread::spawn(move || {
+                let mut reads = 0u32;
+                while !done.load(Ordering::Relaxed) {
+                    let got = fs::read(&p).expect("the file always exists");
+                    assert!(got == a || got == b, "torn read: {} bytes", got.len());
+                    reads += 1;
+                }
+                reads
+            })
+        };
+        for i in 0..500 {
+            write_atomic(&p, if i % 2 == 0 { &b } else { &a }, false).unwrap();
+        }
+        done.store(true, Ordering::Relaxed);
+        assert!(reader.join().unwrap() > 0);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn keeps_permissions() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("secret");
+        fs::write(&p, "x").unwrap();
+        fs::set_permissions(&p, Permissions::from_mode(0o600)).unwrap();
+        write_atomic(&p, b"y", false).unwrap();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o600
+        );
+        fs::set_permissions(&p, Permissions::from_mode(0o755)).unwrap();
+        write_atomic(&p, b"z", false).unwrap();
+        assert_eq!(
+            fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
+            0o755
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn new_file_gets_umask_default_not_0600() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let reference = dir.path().join("ref");
+        fs::write(&reference, "").unwrap();
+        let p = dir.path().join("new");
+        write_atomic(&p, b"", false).unwrap();
+        let mode = |p: &Path| fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&p), mode(&reference));
+    }
+
+    #[test]
+    fn missing_parent_without_create_dirs_fails_and_names_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let parent = dir.path().join("no/such");
+        let err = write_atomic(&parent.join("f.txt"), b"x", false).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            err.to_string().contains(&parent.display().to_string()),
+            "{err}"
+        );
+        assert!(err.to_string().contains("create_dirs"), "{err}");
+        assert!(!dir.path().join("no").exists());
+    }
+
+    #[test]
+    fn create_dirs_creates_parents() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("x/y/f.txt");
+        let out = write_atomic(&p, b"hi", true).unwrap();
+        assert_eq!(
+            out.created_dirs,
+            vec![dir.path().join("x"), dir.path().join("x/y")]
+        );
+        assert_eq!(fs::read(&p).unwrap(), b"hi");
+    }
+
+    #[test]
+    fn refuses_directories() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = write_atomic(dir.path(), b"x", false).unwrap_err();
+        assert!(err.to_string().contains("directory"), "{err}");
+        fs::create_dir(dir.path().join("d")).unwrap();
+        let err = write_atomic(&dir.path().join("d"), b"x", false).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        assert!(dir.path().join("d").is_dir());
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_symlinks_and_leaves_target_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target.txt");
+        fs::write(&target, "keep").unwrap();
+        let link = dir.path().join("link.txt");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let err = write_atomic(&link, b"new", false).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(err.to_string().contains("target.txt"), "{err}");
+        assert_eq!(fs::read(&target).unwrap(), b"keep");
+        assert!(
+            fs::symlink_metadata(&link)
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+    }
+
+    #[test]
+    fn create_directory_is_idempotent() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("a/b/c");
+        let first = create_directory(&p).unwrap();
+        assert!(first.created);
+        assert_eq!(first.created_dirs.len(), 3);
+        let again = create_directory(&p).unwrap();
+        assert!(!again.created);
+        assert!(again.created_dirs.is_empty());
+        assert!(p.is_dir());
+    }
+
+    #[test]
+    fn create_directory_names_the_file_in_the_way() {
+        let dir = tempfile::tempdir().unwrap();
+        fs::write(dir.path().join("f"), "").unwrap();
+        let err = create_directory(&dir.path().join("f/sub")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+        assert!(
+            err.to_string()
+                .contains(&dir.path().join("f").display().to_string()),
+            "{err}"
+        );
+        let err = create_directory(&dir.path().join("f")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+    }
+}

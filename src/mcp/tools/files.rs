@@ -1,0 +1,619 @@
+//! Directory tools (`list_directory`, `directory_tree`) and the write tools (`write_file`,
+//! `edit_file`, `create_directory`, `move_file`). Writes need *write* access: inside the
+//! roots, or a write grant from the user; a read grant is never enough.
+
+use std::path::PathBuf;
+
+use rmcp::model::Tool;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::{
+    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, schema_of,
+    write_annotations,
+};
+use crate::access::Access;
+use crate::files::{edit, list, mv, tree, write};
+use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
+use crate::roots::{Resolved, resolve_entry};
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "list_directory",
+            "List one directory level: directories (marked /), files, symlinks (with their \
+             target) and special files, with entries the ignore rules (.gitignore, .ignore) \
+             skip marked [ignored]. Optional sizes; sort by name (directories first), size or \
+             modified time; paged with head_limit/offset. Default: each workspace root.",
+            schema_of::<ListArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<ListOut>())
+        .with_annotations(read_only_annotations("List directory")),
+        Tool::new(
+            "directory_tree",
+            "A compact indented tree of a directory (directories end in /), gitignore-aware, \
+             max_depth levels deep (default 3) and at most head_limit entries (default 500); \
+             says where it cut depth or entries. Default: each workspace root.",
+            schema_of::<TreeArgs>(),
+        )
+        .with_annotations(read_only_annotations("Directory tree")),
+        Tool::new(
+            "write_file",
+            "Create or replace a file with `content`, atomically (a reader sees the old or \
+             the new content, never a mix); an existing file keeps its permissions. Missing \
+             parent directories are created only with create_dirs: true.",
+            schema_of::<WriteArgs>(),
+        )
+        .with_annotations(write_annotations("Write file", true, true)),
+        Tool::new(
+            "edit_file",
+            "Replace exact text in a file: `old_string` must occur exactly once (or set \
+             replace_all), else nothing changes and the error says how many matches and on \
+             which lines. Or pass `edits` (a list of {old_string, new_string, replace_all}) \
+             applied in order, all or nothing. Keeps CRLF line endings and a BOM. Returns a \
+             unified diff; dry_run shows the diff without writing. Atomic like write_file.",
+            schema_of::<EditArgs>(),
+        )
+        .with_annotations(write_annotations("Edit file", true, false)),
+        Tool::new(
+            "create_directory",
+            "Create a directory and any missing parents (mkdir -p); succeeds if it already \
+             exists.",
+            schema_of::<PathArgs>(),
+        )
+        .with_annotations(write_annotations("Create directory", false, true)),
+        Tool::new(
+            "move_file",
+            "Move or rename a file or directory. Never overwrites: fails if the destination \
+             exists (checked atomically by the filesystem, no race). Both paths must be in \
+             the workspace (or granted for writing).",
+            schema_of::<MoveArgs>(),
+        )
+        .with_annotations(write_annotations("Move file", false, false)),
+    ]
+}
+
+/// The directories a directory tool works on: the named path, or every root.
+async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>, Answer> {
+    match path {
+        Some(path) => {
+            let resolved = resolve_checked(call, path, Access::Read).await?;
+            if !resolved.exists {
+                return Err(Answer::error(format!(
+                    "{}: no such directory",
+                    resolved.path.display()
+                )));
+            }
+            Ok(vec![resolved.path])
+        }
+        None => {
+            let dirs: Vec<PathBuf> = call
+                .roots
+                .roots
+                .iter()
+                .filter(|root| !root.is_file)
+                .filter_map(|root| root.canonical.clone())
+                .collect();
+            if dirs.is_empty() {
+                return Err(Answer::error(format!(
+                    "no workspace root is an existing directory ({}); pass a path",
+                    call.roots.describe()
+                )));
+            }
+            Ok(dirs)
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// list_directory
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {
+    /// The directory (default: each workspace root).
+    #[serde(default, alias = "file_path")]
+    pub path: Option<String>,
+    /// Show file sizes (default false).
+    #[serde(default)]
+    pub sizes: Option<bool>,
+    /// Sort order: "name" (directories first; default), "size" (largest first) or
+    /// "modified" (newest first).
+    #[serde(default)]
+    pub sort: Option<ListSort>,
+    /// Include hidden entries (names starting with '.'; default true).
+    #[serde(default)]
+    pub hidden: Option<bool>,
+    /// Maximum entries to return (default 500; 0 = only the output budget limits).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    pub head_limit: Option<usize>,
+    /// Entries to skip first (for paging; default 0).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    pub offset: Option<usize>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ListSort {
+    Name,
+    Size,
+    Modified,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListOut {
+    pub directories: Vec<ListedDir>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedDir {
+    pub path: String,
+    pub entries: Vec<ListedEntry>,
+    /// All entries (after the hidden filter).
+    pub total: usize,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ListedEntry {
+    pub name: String,
+    pub path: String,
+    /// file, directory, symlink, fifo, socket, block_device, char_device, other.
+    #[serde(rename = "type")]
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub modified: Option<String>,
+    /// Symlink target as written in the link.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target: Option<String>,
+    /// Skipped by the ignore rules (.gitignore, .ignore, …).
+    pub ignored: bool,
+}
+
+fn entry_out(entry: &list::Entry) -> ListedEntry {
+    let (kind, target) = match &entry.kind {
+        list::EntryKind::File => ("file", None),
+        list::EntryKind::Dir => ("directory", None),
+        list::EntryKind::Symlink { target, .. } => ("symlink", Some(target.display().to_string())),
+        list::EntryKind::Other(special) => (
+            match special {
+                list::Special::Fifo => "fifo",
+                list::Special::Socket => "socket",
+                list::Special::BlockDevice => "block_device",
+                list::Special::CharDevice => "char_device",
+                list::Special::Unknown => "other",
+            },
+            None,
+        ),
+    };
+    ListedEntry {
+        name: entry.name.clone(),
+        path: entry.path.display().to_string(),
+        kind: kind.to_string(),
+        size: entry.size,
+        modified: entry.modified.map(rfc3339),
+        target,
+        ignored: entry.ignored,
+    }
+}
+
+fn entry_line(entry: &list::Entry) -> String {
+    let mut line = entry.name.clone();
+    match &entry.kind {
+        list::EntryKind::Dir => line.push('/'),
+        list::EntryKind::Symlink {
+            target,
+            target_kind,
+        } => {
+            if *target_kind == list::TargetKind::Dir {
+                line.push('/');
+            }
+            line.push_str(&format!(" -> {}", target.display()));
+            if *target_kind == list::TargetKind::Missing {
+                line.push_str(" (broken)");
+            }
+        }
+        list::EntryKind::Other(special) => line.push_str(&format!(" [{special:?}]")),
+        list::EntryKind::File => {}
+    }
+    if let Some(size) = entry.size {
+        line.push_str(&format!("  ({})", human_size(size)));
+    }
+    if entry.ignored {
+        line.push_str("  [ignored]");
+    }
+    line
+}
+
+pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
+    let dirs = match target_dirs(call, args.path.as_deref()).await {
+        Ok(dirs) => dirs,
+        Err(answer) => return answer,
+    };
+    let options = list::ListOptions {
+        sizes: args.sizes.unwrap_or(false),
+        sort: match args.sort.unwrap_or(ListSort::Name) {
+            ListSort::Name => list::SortBy::Name,
+            ListSort::Size => list::SortBy::Size,
+            ListSort::Modified => list::SortBy::Modified,
+        },
+        hidden: args.hidden.unwrap_or(true),
+        offset: args.offset.unwrap_or(0),
+        limit: args.head_limit.unwrap_or(500),
+    };
+    let first = options.offset;
+    let listings = match blocking(move || {
+        dirs.iter()
+            .map(|dir| list::list_directory(dir, &options))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .await
+    {
+        Ok(Ok(listings)) => listings,
+        Ok(Err(err)) => return Answer::error(err.to_string()),
+        Err(answer) => return answer,
+    };
+    let budget = call.budget();
+    let mut text = String::new();
+    let mut out = ListOut {
+        directories: Vec::new(),
+    };
+    for listing in &listings {
+        text.push_str(&format!("{}/\n", listing.dir.display()));
+        let mut shown = Vec::new();
+        for entry in &listing.entries {
+            let line = format!("  {}\n", entry_line(entry));
+            if text.len() + line.len() + 200 > budget {
+                break;
+            }
+            text.push_str(&line);
+            shown.push(entry_out(entry));
+        }
+        let cut_by_budget = shown.len() < listing.entries.len();
+        let next = if cut_by_budget {
+            Some(first + shown.len())
+        } else {
+            listing.next_offset
+        };
+        if let Some(next) = next {
+            text.push_str(&format!(
+                "[showing entries {}-{} of {} in {}; call list_directory with offset={next} for more]\n",
+                first + 1,
+                first + shown.len(),
+                listing.total,
+                listing.dir.display()
+            ));
+        } else if listing.total == 0 {
+            text.push_str("  (empty)\n");
+        }
+        out.directories.push(ListedDir {
+            path: listing.dir.display().to_string(),
+            entries: shown,
+            total: listing.total,
+            truncated: next.is_some(),
+            next_offset: next,
+        });
+    }
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+// ---------------------------------------------------------------------------------------
+// directory_tree
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TreeArgs {
+    /// The directory (default: each workspace root).
+    #[serde(default, alias = "file_path")]
+    pub path: Option<String>,
+    /// Levels below the directory to show (default 3).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    pub max_depth: Option<usize>,
+    /// Maximum entries shown (default 500; 0 = only the output budget limits).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    pub head_limit: Option<usize>,
+    /// Include hidden entries (default false).
+    #[serde(default)]
+    pub hidden: Option<bool>,
+    /// Show entries the ignore rules (.gitignore, .ignore) would skip (default false).
+    #[serde(default)]
+    pub no_ignore: Option<bool>,
+}
+
+pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
+    let dirs = match target_dirs(call, args.path.as_deref()).await {
+        Ok(dirs) => dirs,
+        Err(answer) => return answer,
+    };
+    let share = call.budget() / dirs.len().max(1);
+    let options = tree::TreeOptions {
+        max_depth: args.max_depth.unwrap_or(3),
+        limit: args.head_limit.unwrap_or(500),
+        max_bytes: share.saturating_sub(400).max(256),
+        hidden: args.hidden.unwrap_or(false),
+        no_ignore: args.no_ignore.unwrap_or(false),
+    };
+    let trees = blocking(move || {
+        dirs.iter()
+            .map(|dir| tree::directory_tree(dir, &options))
+            .collect::<Vec<_>>()
+    })
+    .await;
+    let trees = match trees {
+        Ok(trees) => trees,
+        Err(answer) => return answer,
+    };
+    let mut text = String::new();
+    let mut failures = 0;
+    for tree in &trees {
+        match tree {
+            Ok(tree) => text.push_str(&tree.render()),
+            Err(err) => {
+                failures += 1;
+                text.push_str(&format!("[error: {err}]\n"));
+            }
+        }
+    }
+    fit_to_budget(
+        &mut text,
+        call.budget(),
+        "[output budget reached; call directory_tree on a subdirectory or lower max_depth]",
+    );
+    Answer {
+        text,
+        is_error: failures == trees.len(),
+        ..Answer::default()
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// write_file / create_directory
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WriteArgs {
+    /// The file to create or replace.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// The complete new content (UTF-8 text).
+    pub content: String,
+    /// Create missing parent directories (default false).
+    #[serde(default)]
+    pub create_dirs: Option<bool>,
+}
+
+pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
+    let resolved = match resolve_checked(call, &args.path, Access::Write).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    let target = resolved.path.clone();
+    let create_dirs = args.create_dirs.unwrap_or(false);
+    let content = args.content;
+    match blocking(move || write::write_atomic(&target, content.as_bytes(), create_dirs)).await {
+        Ok(Ok(outcome)) => {
+            let verb = if outcome.created {
+                "Created"
+            } else {
+                "Replaced"
+            };
+            let mut text = format!(
+                "{verb} {} ({} bytes).",
+                outcome.path.display(),
+                outcome.bytes
+            );
+            if !outcome.created_dirs.is_empty() {
+                text.push_str(&format!(
+                    " Created directories: {}.",
+                    outcome
+                        .created_dirs
+                        .iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            Answer::text(text)
+        }
+        Ok(Err(err)) => Answer::error(err.to_string()),
+        Err(answer) => answer,
+    }
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathArgs {
+    /// The directory to create (with any missing parents).
+    #[serde(alias = "file_path")]
+    pub path: String,
+}
+
+pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
+    let resolved = match resolve_checked(call, &args.path, Access::Write).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    let target = resolved.path.clone();
+    match blocking(move || write::create_directory(&target)).await {
+        Ok(Ok(outcome)) if outcome.created => Answer::text(format!(
+            "Created {}.",
+            outcome
+                .created_dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+        Ok(Ok(_)) => Answer::text(format!(
+            "{} already exists; nothing to do.",
+            resolved.path.display()
+        )),
+        Ok(Err(err)) => Answer::error(err.to_string()),
+        Err(answer) => answer,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// edit_file
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditArgs {
+    /// The file to edit.
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// The exact text to replace (must occur exactly once unless replace_all).
+    #[serde(default, alias = "oldText")]
+    pub old_string: Option<String>,
+    /// The replacement text.
+    #[serde(default, alias = "newText")]
+    pub new_string: Option<String>,
+    /// Replace every occurrence of old_string (default false).
+    #[serde(default, alias = "replaceAll")]
+    pub replace_all: Option<bool>,
+    /// Several edits applied in order, all or nothing (instead of old_string/new_string).
+    #[serde(default)]
+    pub edits: Option<Vec<EditItem>>,
+    /// Return the diff without writing (default false).
+    #[serde(default, alias = "dryRun")]
+    pub dry_run: Option<bool>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct EditItem {
+    /// The exact text to replace.
+    #[serde(alias = "oldText")]
+    pub old_string: String,
+    /// The replacement text.
+    #[serde(alias = "newText")]
+    pub new_string: String,
+    /// Replace every occurrence (default false).
+    #[serde(default, alias = "replaceAll")]
+    pub replace_all: bool,
+}
+
+fn edits_of(args: &EditArgs) -> Result<Vec<edit::Edit>, Answer> {
+    match (&args.edits, &args.old_string, &args.new_string) {
+        (Some(_), Some(_), _) | (Some(_), _, Some(_)) => Err(Answer::error(
+            "pass either old_string/new_string or edits, not both",
+        )),
+        (Some(edits), None, None) => Ok(edits
+            .iter()
+            .map(|e| edit::Edit {
+                old_string: e.old_string.clone(),
+                new_string: e.new_string.clone(),
+                replace_all: e.replace_all,
+            })
+            .collect()),
+        (None, Some(old), Some(new)) => Ok(vec![edit::Edit {
+            old_string: old.clone(),
+            new_string: new.clone(),
+            replace_all: args.replace_all.unwrap_or(false),
+        }]),
+        (None, Some(_), None) => Err(Answer::error("new_string is missing")),
+        (None, None, _) => Err(Answer::error(
+            "old_string is missing (or pass edits: [{old_string, new_string}])",
+        )),
+    }
+}
+
+pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
+    let edits = match edits_of(&args) {
+        Ok(edits) => edits,
+        Err(answer) => return answer,
+    };
+    let resolved = match resolve_checked(call, &args.path, Access::Write).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    let target = resolved.path.clone();
+    let dry_run = args.dry_run.unwrap_or(false);
+    let outcome = match blocking(move || edit::edit_file(&target, &edits, dry_run)).await {
+        Ok(Ok(outcome)) => outcome,
+        Ok(Err(err)) => return Answer::error(err.to_string()),
+        Err(answer) => return answer,
+    };
+    let total: usize = outcome.replacements.iter().sum();
+    let summary = if !outcome.changed {
+        format!(
+            "No change: the edits cancel out; {} was not written.",
+            outcome.path.display()
+        )
+    } else if outcome.dry_run {
+        format!(
+            "Dry run: {total} replacement(s) in {}; nothing was written.",
+            outcome.path.display()
+        )
+    } else {
+        format!("Edited {}: {total} replacement(s).", outcome.path.display())
+    };
+    let mut text = format!("{summary}\n{}", outcome.diff);
+    fit_to_budget(
+        &mut text,
+        call.budget(),
+        "[diff cut at the output budget; read the file to see the rest]",
+    );
+    let structured = serde_json::json!({
+        "path": outcome.path.display().to_string(),
+        "replacements": outcome.replacements,
+        "changed": outcome.changed,
+        "written": outcome.written,
+        "dry_run": outcome.dry_run,
+        "line_ending": match outcome.line_ending { edit::LineEnding::Lf => "lf", edit::LineEnding::Crlf => "crlf" },
+        "bom": outcome.bom,
+    });
+    Answer::text(text).with_structured(structured)
+}
+
+// ---------------------------------------------------------------------------------------
+// move_file
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MoveArgs {
+    /// What to move (a file, directory or symlink — a symlink is moved as a link).
+    #[serde(alias = "from", alias = "src")]
+    pub source: String,
+    /// Where to move it; must not exist.
+    #[serde(alias = "to", alias = "dst", alias = "dest")]
+    pub destination: String,
+}
+
+async fn entry_checked(call: &Call<'_>, arg: &str) -> Result<Resolved, Answer> {
+    let resolved = resolve_entry(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
+    authorize(call, &resolved, Access::Write).await?;
+    Ok(resolved)
+}
+
+pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
+    let source = match entry_checked(call, &args.source).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    if !source.exists {
+        return Answer::error(format!(
+            "{}: no such file or directory",
+            source.path.display()
+        ));
+    }
+    let destination = match entry_checked(call, &args.destination).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    let (from, to) = (source.path.clone(), destination.path.clone());
+    match blocking(move || mv::move_no_replace(&from, &to)).await {
+        Ok(Ok(())) => Answer::text(format!(
+            "Moved {} to {}.",
+            source.path.display(),
+            destination.path.display()
+        )),
+        Ok(Err(err)) => Answer::error(err.to_string()),
+        Err(answer) => answer,
+    }
+}

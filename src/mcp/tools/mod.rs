@@ -1,0 +1,180 @@
+//! The tool table: names, descriptions, annotations and argument structs (serde and
+//! schemars live here, never in the domain), plus the helpers every handler shares:
+//! argument decoding, path resolution with access checks, and running blocking domain work
+//! off the async executor. One submodule per family of tools; each handler is a few lines
+//! that call the domain and render its result.
+
+use std::sync::Arc;
+
+use rmcp::RoleServer;
+use rmcp::model::{JsonObject, Tool, ToolAnnotations};
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::access::Access;
+use crate::mcp::ask;
+use crate::mcp::render::Answer;
+use crate::mcp::session::Session;
+use crate::roots::{Resolved, RootSet, resolve};
+
+mod files;
+mod read;
+
+/// Tools that change files (hidden and refused with `--read-only`).
+pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
+
+/// Everything a tool handler needs.
+pub struct Call<'a> {
+    pub session: &'a Arc<Session>,
+    pub ctx: &'a RequestContext<RoleServer>,
+    pub roots: Arc<RootSet>,
+}
+
+impl Call<'_> {
+    pub fn budget(&self) -> usize {
+        self.session.config.max_output_bytes
+    }
+}
+
+/// The JSON schema of an argument or result struct, inlined (no `$ref`: some clients do
+/// not follow them) and without a title (the tool's description says what it is).
+pub(crate) fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
+    let settings = schemars::generate::SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+    });
+    let schema = schemars::SchemaGenerator::new(settings).into_root_schema_for::<T>();
+    let mut value = serde_json::to_value(schema).unwrap_or_else(|_| json!({"type": "object"}));
+    if let Some(object) = value.as_object_mut() {
+        object.remove("title");
+        object.remove("$schema");
+    }
+    match value {
+        Value::Object(object) => Arc::new(object),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+pub(crate) fn read_only_annotations(title: &str) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(true)
+        .destructive(false)
+        .idempotent(true)
+        .open_world(false)
+}
+
+pub(crate) fn write_annotations(
+    title: &str,
+    destructive: bool,
+    idempotent: bool,
+) -> ToolAnnotations {
+    ToolAnnotations::with_title(title)
+        .read_only(false)
+        .destructive(destructive)
+        .idempotent(idempotent)
+        .open_world(false)
+}
+
+/// The tools this server offers.
+pub fn tool_list(read_only: bool) -> Vec<Tool> {
+    let mut tools = read::tools();
+    tools.extend(files::tools());
+    if read_only {
+        tools.retain(|tool| !WRITE_TOOLS.contains(&tool.name.as_ref()));
+    }
+    tools
+}
+
+/// True when `name` is a tool of this server (write tools included, so that a call in
+/// read-only mode is refused with an explanation rather than "unknown tool").
+pub fn is_known(name: &str) -> bool {
+    tool_list(false).iter().any(|tool| tool.name == name)
+}
+
+/// Runs one tool.
+pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
+    if call.session.config.read_only && WRITE_TOOLS.contains(&name) {
+        return Answer::error(format!(
+            "{name} is disabled: this server runs with --read-only, so no files are changed"
+        ));
+    }
+    macro_rules! run {
+        ($handler:path) => {
+            match parse(args) {
+                Ok(args) => $handler(call, args).await,
+                Err(answer) => answer,
+            }
+        };
+    }
+    match name {
+        "list_roots" => run!(read::list_roots),
+        "file_info" => run!(read::file_info),
+        "read_file" => run!(read::read_file),
+        "read_files" => run!(read::read_files),
+        "list_directory" => run!(files::list_directory),
+        "directory_tree" => run!(files::directory_tree),
+        "write_file" => run!(files::write_file),
+        "edit_file" => run!(files::edit_file),
+        "create_directory" => run!(files::create_directory),
+        "move_file" => run!(files::move_file),
+        _ => Answer::error(format!("unknown tool {name}")),
+    }
+}
+
+/// Decodes arguments, turning serde's complaint into an actionable tool error.
+fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|err| Answer::error(format!("invalid arguments: {err}")))
+}
+
+/// Resolves a path argument and checks (or asks for) access. `Err` is the tool error.
+pub async fn resolve_checked(
+    call: &Call<'_>,
+    arg: &str,
+    access: Access,
+) -> Result<Resolved, Answer> {
+    let resolved = resolve(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
+    authorize(call, &resolved, access).await?;
+    Ok(resolved)
+}
+
+/// Checks (or asks for) access to an already resolved path.
+pub async fn authorize(call: &Call<'_>, resolved: &Resolved, access: Access) -> Result<(), Answer> {
+    ask::authorize(call.session, call.ctx, resolved, access)
+        .await
+        .map_err(Answer::error)
+}
+
+/// Runs blocking domain work on the blocking pool; a panic there becomes an error answer.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Answer> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| Answer::error(format!("internal error: {err}")))
+}
+
+/// Deserializers that accept numbers sent as strings ("20"), which some clients do.
+pub(crate) mod lenient {
+    use serde::{Deserialize, Deserializer, de::Error};
+
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum NumberOrText {
+        Number(u64),
+        Text(String),
+    }
+
+    pub fn opt_usize<'de, D: Deserializer<'de>>(de: D) -> Result<Option<usize>, D::Error> {
+        match Option::<NumberOrText>::deserialize(de)? {
+            None => Ok(None),
+            Some(NumberOrText::Number(n)) => usize::try_from(n).map(Some).map_err(D::Error::custom),
+            Some(NumberOrText::Text(text)) => {
+                text.trim().parse::<usize>().map(Some).map_err(|_| {
+                    D::Error::custom(format!("expected a non-negative integer, got {text:?}"))
+                })
+            }
+        }
+    }
+}

@@ -10,3 +10,4 @@ pub mod config;
 pub mod files;
 pub mod mcp;
 pub mod roots;
+pub mod search;

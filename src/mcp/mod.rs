@@ -7,6 +7,7 @@ pub mod ask;
 pub mod call;
 pub mod handler;
 pub mod logging;
+pub mod progress;
 pub mod render;
 pub mod session;
 pub mod stdio;

@@ -21,6 +21,7 @@ use crate::roots::{Resolved, RootSet, resolve};
 
 mod files;
 mod read;
+mod search;
 
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
@@ -78,7 +79,8 @@ pub(crate) fn write_annotations(
 
 /// The tools this server offers.
 pub fn tool_list(read_only: bool) -> Vec<Tool> {
-    let mut tools = read::tools();
+    let mut tools = search::tools();
+    tools.extend(read::tools());
     tools.extend(files::tools());
     if read_only {
         tools.retain(|tool| !WRITE_TOOLS.contains(&tool.name.as_ref()));
@@ -108,6 +110,8 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         };
     }
     match name {
+        "grep" => run!(search::grep),
+        "glob" => run!(search::glob),
         "list_roots" => run!(read::list_roots),
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),

@@ -1,0 +1,196 @@
+//! [`glob`]: file finding by a glob over the path relative to each searched directory.
+//!
+//! The pattern is compiled once with `globset` (`literal_separator(true)`, so `*` stays
+//! within one path component and `**` crosses them; `{a,b}` alternatives work). A pattern
+//! without `/` matches a file name at any depth, like `rg -g`, by matching as `**/pattern`.
+//! Directory targets are walked with the same ignore, hidden and type rules as `grep`; a
+//! file target is kept when its file name matches. Only regular files are listed (symlinks
+//! are not followed, as in the walk).
+//!
+//! Results are retained and paged exactly like grep's (see [`retain`](super::retain)).
+//! Modification times are read during the walk only when sorting by them; otherwise they
+//! are filled in for the returned page alone, which keeps path-sorted globs stat-free.
+
+use std::cmp::Reverse;
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use globset::{GlobBuilder, GlobMatcher};
+use ignore::DirEntry;
+
+use super::control::Control;
+use super::error::SearchError;
+use super::outcome::{FoundFile, GlobOutcome, Stats};
+use super::query::{GlobQuery, SortBy};
+use super::retain::{Best, Rank, Ranked, page, retention_cap};
+use super::walk::{PerThread, Target, WalkOptions, build_types, classify_targets, walk_dir};
+
+/// Finds the regular files under `targets` whose path relative to the target matches
+/// `query.pattern`, and returns one sorted page of them.
+pub fn glob(
+    query: &GlobQuery,
+    targets: &[PathBuf],
+    control: &Control,
+) -> Result<GlobOutcome, SearchError> {
+    let started = Instant::now();
+    let matcher = compile_glob(&query.pattern)?;
+    let options = WalkOptions {
+        hidden: query.hidden,
+        no_ignore: query.no_ignore,
+        types: build_types(&query.types)?,
+    };
+    let cap = retention_cap(query.offset, query.limit);
+    let mut total = Found::new(cap);
+    for target in classify_targets(targets, control, &mut total.stats) {
+        if control.is_cancelled() {
+            break;
+        }
+        match target {
+            Target::File(path) => {
+                control.file_examined();
+                let mut found = Found::new(cap);
+                let parent = path.parent().unwrap_or(Path::new("/"));
+                found.consider(&path, parent, &matcher, query.sort, || {
+                    std::fs::metadata(&path)
+                });
+                total.merge(found);
+            }
+            Target::Dir(dir) => {
+                let walker = options.walker(&dir, None);
+                let make = || GlobWorker {
+                    dir: &dir,
+                    matcher: &matcher,
+                    query,
+                    found: Found::new(cap),
+                };
+                for worker in walk_dir(&walker, control, &make) {
+                    total.merge(worker.found);
+                }
+            }
+        }
+    }
+    Ok(total.into_outcome(query, started, control.is_cancelled()))
+}
+
+/// Compiles the glob tool's pattern; a pattern without `/` matches at any depth.
+pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, SearchError> {
+    let trimmed = pattern.trim_start_matches("./").trim_start_matches('/');
+    let effective = match trimmed.contains('/') {
+        true => trimmed.to_owned(),
+        false => format!("**/{trimmed}"),
+    };
+    let glob = GlobBuilder::new(&effective)
+        .literal_separator(true)
+        .build()
+        .map_err(|err| SearchError::InvalidGlob {
+            glob: pattern.to_owned(),
+            message: err.kind().to_string(),
+        })?;
+    Ok(glob.compile_matcher())
+}
+
+struct GlobWorker<'a> {
+    dir: &'a Path,
+    matcher: &'a GlobMatcher,
+    query: &'a GlobQuery,
+    found: Found,
+}
+
+impl PerThread for GlobWorker<'_> {
+    fn stats(&mut self) -> &mut Stats {
+        &mut self.found.stats
+    }
+
+    fn file(&mut self, entry: &DirEntry) {
+        let sort = self.query.sort;
+        self.found
+            .consider(entry.path(), self.dir, self.matcher, sort, || {
+                entry.metadata()
+            });
+    }
+}
+
+/// Matching files retained so far (one worker's, or all of them merged).
+struct Found {
+    best: Best<Ranked<FoundFile>>,
+    stats: Stats,
+}
+
+impl Found {
+    fn new(cap: usize) -> Self {
+        Self {
+            best: Best::new(cap),
+            stats: Stats::default(),
+        }
+    }
+
+    /// Keeps `path` if its path relative to `base` matches. `metadata` is only called
+    /// when sorting by modification time.
+    fn consider<M, E>(
+        &mut self,
+        path: &Path,
+        base: &Path,
+        matcher: &GlobMatcher,
+        sort: SortBy,
+        metadata: M,
+    ) where
+        M: FnOnce() -> Result<std::fs::Metadata, E>,
+    {
+        self.stats.files_searched += 1;
+        let relative = path.strip_prefix(base).unwrap_or(path);
+        if !matcher.is_match(relative) {
+            return;
+        }
+        let (rank, modified): (Rank, _) = match sort {
+            SortBy::Path => (None, None),
+            SortBy::Modified => {
+                let modified = metadata().ok().and_then(|m| m.modified().ok());
+                (
+                    Some(Reverse(modified.unwrap_or(SystemTime::UNIX_EPOCH))),
+                    modified,
+                )
+            }
+        };
+        let item = FoundFile {
+            path: path.to_path_buf(),
+            modified,
+        };
+        self.best.push(Ranked { rank, item });
+    }
+
+    fn merge(&mut self, mut other: Found) {
+        other.stats.peak_retained = other.best.peak();
+        self.stats.add(&other.stats);
+        self.best.merge(other.best);
+    }
+
+    fn into_outcome(self, query: &GlobQuery, started: Instant, cancelled: bool) -> GlobOutcome {
+        let mut stats = self.stats;
+        stats.elapsed = started.elapsed();
+        let total = self.best.seen();
+        let page = page(self.best.into_sorted(), total, query.offset, query.limit);
+        let files = page
+            .items
+            .into_iter()
+            .map(|ranked| with_modified(ranked.item))
+            .collect();
+        GlobOutcome {
+            files,
+            total,
+            truncated: page.truncated,
+            next_offset: page.next_offset,
+            stats,
+            cancelled,
+        }
+    }
+}
+
+/// Fills in the modification time when the walk did not need it.
+fn with_modified(mut file: FoundFile) -> FoundFile {
+    if file.modified.is_none() {
+        file.modified = std::fs::metadata(&file.path)
+            .and_then(|m| m.modified())
+            .ok();
+    }
+    file
+}

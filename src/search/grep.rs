@@ -1,0 +1,342 @@
+//! [`grep`]: content search over targets, from query validation to the sorted page.
+//!
+//! Flow: compile the matcher, type filter and glob filters once (every query mistake is
+//! reported before any file is touched); classify the targets; search file targets here
+//! and walk directory targets in parallel, each walker thread with its own `Worker`
+//! (one `Searcher`, one bounded collector); merge the workers; cut the page.
+//!
+//! Policy that follows ripgrep: walked files stop at the first NUL and are dropped as
+//! binary; explicitly named files are searched with NULs replaced. Files over
+//! `max_filesize` are not opened past `fstat`. A file whose search is interrupted by a
+//! cancel contributes nothing, so partial files never show up as complete results.
+
+use std::cmp::{Ordering, Reverse};
+use std::path::{Path, PathBuf};
+use std::time::{Instant, SystemTime};
+
+use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
+use ignore::DirEntry;
+
+use super::control::Control;
+use super::error::{SearchError, regex_message};
+use super::outcome::{FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
+use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
+use super::retain::{Best, Rank, Ranked, page, retention_cap};
+use super::sink::{FileSink, SinkSettings};
+use super::walk::{
+    CancellableReader, PerThread, Target, WalkOptions, build_overrides, build_types,
+    classify_targets, open_regular, walk_dir,
+};
+
+/// Searches `targets` (canonical absolute paths: directories are walked, regular files are
+/// searched as named explicitly) and returns one sorted page of results.
+///
+/// Errors only for a bad query; per-file problems are counted in
+/// [`GrepOutcome::stats`]. Blocks until done or until `control` is cancelled.
+pub fn grep(
+    query: &GrepQuery,
+    targets: &[PathBuf],
+    control: &Control,
+) -> Result<GrepOutcome, SearchError> {
+    let started = Instant::now();
+    let matcher = build_matcher(query)?;
+    let options = WalkOptions {
+        hidden: query.hidden,
+        no_ignore: query.no_ignore,
+        types: build_types(&query.types)?,
+    };
+    // Validate the globs even when no directory target will use them.
+    build_overrides(Path::new("/"), &query.globs)?;
+
+    let job = Job::new(query, &matcher, control);
+    let mut total = Collected::new(query.mode, job.cap);
+    for target in classify_targets(targets, control, &mut total.stats) {
+        if control.is_cancelled() {
+            break;
+        }
+        match target {
+            Target::File(path) => {
+                let mut worker = Worker::new(&job);
+                control.file_examined();
+                worker.search_path(&path, true);
+                total.merge(worker.collected);
+            }
+            Target::Dir(dir) => {
+                let walker = options.walker(&dir, build_overrides(&dir, &query.globs)?);
+                for worker in walk_dir(&walker, control, &|| Worker::new(&job)) {
+                    total.merge(worker.collected);
+                }
+            }
+        }
+    }
+    Ok(total.into_outcome(query, started, control.is_cancelled()))
+}
+
+/// Compiles the pattern with ripgrep's flag semantics. `^`/`$` match at line boundaries;
+/// without `multiline` a match can never contain `\n`, which lets the searcher work line
+/// by line.
+pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
+    let mut builder = RegexMatcherBuilder::new();
+    builder
+        .multi_line(true)
+        .case_insensitive(query.case == CaseMode::Insensitive)
+        .case_smart(query.case == CaseMode::Smart)
+        .fixed_strings(query.fixed_strings)
+        .word(query.word);
+    if query.multiline {
+        builder.dot_matches_new_line(true);
+    } else {
+        builder.line_terminator(Some(b'\n'));
+    }
+    builder
+        .build(&query.pattern)
+        .map_err(|err| SearchError::InvalidRegex {
+            pattern: query.pattern.clone(),
+            message: regex_message(&query.pattern, &err.to_string()),
+        })
+}
+
+/// What every worker of one request shares (read-only).
+struct Job<'a> {
+    query: &'a GrepQuery,
+    settings: SinkSettings<'a>,
+    control: &'a Control,
+    cap: usize,
+}
+
+impl<'a> Job<'a> {
+    fn new(query: &'a GrepQuery, matcher: &'a RegexMatcher, control: &'a Control) -> Self {
+        let settings = SinkSettings {
+            mode: query.mode,
+            matcher,
+            multiline: query.multiline,
+            before: query.before,
+            after: query.after,
+            max_line_chars: query.max_line_chars,
+        };
+        Self {
+            query,
+            settings,
+            control,
+            cap: retention_cap(query.offset, query.limit),
+        }
+    }
+
+    fn searcher(&self) -> Searcher {
+        let content = self.query.mode == OutputMode::Content;
+        SearcherBuilder::new()
+            .line_number(content)
+            .multi_line(self.query.multiline)
+            .before_context(if content { self.query.before } else { 0 })
+            .after_context(if content { self.query.after } else { 0 })
+            .binary_detection(BinaryDetection::quit(b'\0'))
+            .build()
+    }
+
+    fn rank(&self, modified: Option<SystemTime>) -> Rank {
+        match self.query.sort {
+            SortBy::Path => None,
+            SortBy::Modified => Some(Reverse(modified.unwrap_or(SystemTime::UNIX_EPOCH))),
+        }
+    }
+}
+
+/// One thread's searcher and results.
+struct Worker<'a> {
+    job: &'a Job<'a>,
+    searcher: Searcher,
+    collected: Collected,
+}
+
+impl PerThread for Worker<'_> {
+    fn stats(&mut self) -> &mut Stats {
+        &mut self.collected.stats
+    }
+
+    fn file(&mut self, entry: &DirEntry) {
+        self.search_path(entry.path(), false);
+    }
+}
+
+impl<'a> Worker<'a> {
+    fn new(job: &'a Job<'a>) -> Self {
+        Self {
+            job,
+            searcher: job.searcher(),
+            collected: Collected::new(job.query.mode, job.cap),
+        }
+    }
+
+    /// Searches one file and commits its results; `explicit` is true for a file the
+    /// caller named (binary content searched with NULs replaced, never dropped).
+    fn search_path(&mut self, path: &Path, explicit: bool) {
+        let stats = &mut self.collected.stats;
+        let Ok((file, meta)) = open_regular(path) else {
+            stats.skipped_unreadable += 1;
+            return;
+        };
+        if self
+            .job
+            .query
+            .max_filesize
+            .is_some_and(|max| meta.len() > max)
+        {
+            stats.skipped_too_large += 1;
+            return;
+        }
+        let rank = self.job.rank(meta.modified().ok());
+        let keep = self.collected.keep_for(&rank, path, self.job.cap);
+        let detection = match explicit {
+            true => BinaryDetection::convert(b'\0'),
+            false => BinaryDetection::quit(b'\0'),
+        };
+        self.searcher.set_binary_detection(detection);
+        let control = self.job.control;
+        let mut sink = FileSink::new(self.job.settings, control, path, keep, !explicit);
+        let reader = CancellableReader::new(file, control);
+        let result = self
+            .searcher
+            .search_reader(self.job.settings.matcher, reader, &mut sink);
+        if sink.cancelled || control.is_cancelled() {
+            return;
+        }
+        let stats = &mut self.collected.stats;
+        if let Err(err) = result {
+            tracing::debug!(path = %path.display(), %err, "file skipped");
+            stats.skipped_unreadable += 1;
+        } else if sink.binary {
+            stats.skipped_binary += 1;
+        } else {
+            stats.files_searched += 1;
+            stats.bytes_searched += sink.bytes_searched;
+            self.collected.commit(rank, path, sink);
+        }
+    }
+}
+
+/// The entries retained for the query's mode.
+enum Retained {
+    Matches(Best<Ranked<GrepMatch>>),
+    Files(Best<Ranked<PathBuf>>),
+    Counts(Best<Ranked<FileCount>>),
+}
+
+/// Results of one worker, or of all of them once merged.
+struct Collected {
+    retained: Retained,
+    total_matches: u64,
+    /// Most entries built for a single file at once (the sink's staging area).
+    staged_peak: usize,
+    stats: Stats,
+}
+
+impl Collected {
+    fn new(mode: OutputMode, cap: usize) -> Self {
+        let retained = match mode {
+            OutputMode::Content => Retained::Matches(Best::new(cap)),
+            OutputMode::FilesWithMatches => Retained::Files(Best::new(cap)),
+            OutputMode::Count => Retained::Counts(Best::new(cap)),
+        };
+        Self {
+            retained,
+            total_matches: 0,
+            staged_peak: 0,
+            stats: Stats::default(),
+        }
+    }
+
+    /// How many content entries to build for a file: none when every entry of this file
+    /// would sort after the worst one already kept (all its keys share `rank` and `path`).
+    fn keep_for(&self, rank: &Rank, path: &Path, cap: usize) -> usize {
+        let Retained::Matches(best) = &self.retained else {
+            return 0;
+        };
+        let admits = best.admits(|worst| {
+            (rank, path)
+                .cmp(&(&worst.rank, worst.item.path.as_path()))
+                .then(Ordering::Less)
+        });
+        if admits { cap } else { 0 }
+    }
+
+    fn commit(&mut self, rank: Rank, path: &Path, sink: FileSink<'_>) {
+        self.total_matches += sink.match_lines;
+        if sink.match_lines == 0 {
+            return;
+        }
+        match &mut self.retained {
+            Retained::Matches(best) => {
+                self.staged_peak = self.staged_peak.max(sink.matches.len());
+                let built = sink.matches.len();
+                for item in sink.matches {
+                    best.push(Ranked { rank, item });
+                }
+                best.count_only(sink.match_lines as usize - built);
+            }
+            Retained::Files(best) => best.push(Ranked {
+                rank,
+                item: path.to_path_buf(),
+            }),
+            Retained::Counts(best) => {
+                let item = FileCount {
+                    path: path.to_path_buf(),
+                    count: sink.match_lines,
+                };
+                best.push(Ranked { rank, item });
+            }
+        }
+    }
+
+    fn peak(&self) -> usize {
+        let retained = match &self.retained {
+            Retained::Matches(best) => best.peak(),
+            Retained::Files(best) => best.peak(),
+            Retained::Counts(best) => best.peak(),
+        };
+        retained + self.staged_peak
+    }
+
+    fn merge(&mut self, mut other: Collected) {
+        other.stats.peak_retained = other.peak();
+        self.stats.add(&other.stats);
+        self.total_matches += other.total_matches;
+        match (&mut self.retained, other.retained) {
+            (Retained::Matches(a), Retained::Matches(b)) => a.merge(b),
+            (Retained::Files(a), Retained::Files(b)) => a.merge(b),
+            (Retained::Counts(a), Retained::Counts(b)) => a.merge(b),
+            _ => unreachable!("workers of one request share its output mode"),
+        }
+    }
+
+    fn into_outcome(self, query: &GrepQuery, started: Instant, cancelled: bool) -> GrepOutcome {
+        let mut stats = self.stats;
+        stats.elapsed = started.elapsed();
+        let (entries, total, next_offset) = match self.retained {
+            Retained::Matches(best) => cut(best, query, GrepEntries::Matches),
+            Retained::Files(best) => cut(best, query, GrepEntries::Files),
+            Retained::Counts(best) => cut(best, query, GrepEntries::Counts),
+        };
+        GrepOutcome {
+            entries,
+            total,
+            total_matches: self.total_matches,
+            truncated: next_offset.is_some(),
+            next_offset,
+            stats,
+            cancelled,
+        }
+    }
+}
+
+/// Sorts what was retained and cuts the page: (entries, total, next offset).
+fn cut<T: Ord>(
+    best: Best<Ranked<T>>,
+    query: &GrepQuery,
+    wrap: fn(Vec<T>) -> GrepEntries,
+) -> (GrepEntries, usize, Option<usize>) {
+    let total = best.seen();
+    let page = page(best.into_sorted(), total, query.offset, query.limit);
+    let items = page.items.into_iter().map(|ranked| ranked.item).collect();
+    (wrap(items), total, page.next_offset)
+}

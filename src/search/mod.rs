@@ -1,0 +1,45 @@
+//! The search engine behind the `grep` and `glob` tools: plain, synchronous Rust that knows
+//! nothing about MCP, JSON or async runtimes.
+//!
+//! A caller builds a [`GrepQuery`] or [`GlobQuery`], resolves the paths to search into
+//! canonical absolute `targets` (already checked against the workspace roots), creates a
+//! [`Control`] it can poll from another thread, and calls [`grep()`] or [`glob()`]. Both block
+//! until done (run them on a blocking thread), walk directory targets in parallel with
+//! `ignore::WalkParallel`, search file targets directly, and return an outcome whose entries
+//! are already sorted (by path, or newest first), paged (`offset`/`limit`) and bounded in
+//! memory, with counts of what was skipped.
+//!
+//! Two kinds of failure are kept apart: mistakes in the query (bad regex, bad glob, unknown
+//! file type) are a [`SearchError`]; problems with individual files (unreadable, vanished,
+//! binary, too large, special files, symlink loops) are counted in [`Stats`] and never fail
+//! the call.
+//!
+//! Reading order: [`query`] (what to search), [`outcome`] (what comes back), [`control`]
+//! (cancellation and progress), then [`grep`](mod@grep) and [`glob`](mod@glob) (the two
+//! entry points), which rest on [`walk`] (targets, walker, safe file opening), [`sink`]
+//! (turning searcher callbacks into entries), [`lines`] (line text, cutting, columns) and
+//! [`retain`] (the bounded, sorted collector that makes paging cheap and memory flat).
+
+pub mod control;
+pub mod error;
+pub mod glob;
+pub mod grep;
+pub mod lines;
+pub mod outcome;
+pub mod query;
+pub mod retain;
+pub mod sink;
+pub mod walk;
+
+#[cfg(test)]
+mod tests;
+
+pub use control::Control;
+pub use error::SearchError;
+pub use glob::glob;
+pub use grep::grep;
+pub use outcome::{
+    ContextLine, FileCount, FoundFile, GlobOutcome, GrepEntries, GrepMatch, GrepOutcome, Stats,
+};
+pub use query::{CaseMode, GlobQuery, GrepQuery, OutputMode, SortBy};
+pub use retain::MAX_RETAINED;

@@ -1,0 +1,136 @@
+//! What a search returns: sorted, paged entries plus totals and [`Stats`].
+//!
+//! Everything here is plain data. Paths are absolute (the targets joined with what the walk
+//! found); text is lossy UTF-8 with the line terminator stripped, already cut to the query's
+//! `max_line_chars`. Rendering (grouping by file, budgets) is the caller's job.
+
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// One matching line in content mode, with its context. Ordered by path, then line.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct GrepMatch {
+    pub path: PathBuf,
+    /// 1-based number of the line where the match starts.
+    pub line: u64,
+    /// 1-based column, in characters of the full (uncut) line, where the first match starts.
+    pub column: u64,
+    /// Last line of the match; equals `line` except for a multiline match spanning lines.
+    pub end_line: u64,
+    /// The line's text (cut around the match when too long).
+    pub text: String,
+    /// Up to `before` lines preceding `line`, in order. They may include other matching lines.
+    pub before: Vec<ContextLine>,
+    /// The rest of a multiline match (`line+1 ..= end_line`) followed by up to `after` lines.
+    pub after: Vec<ContextLine>,
+}
+
+/// A line shown around a match.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct ContextLine {
+    pub line: u64,
+    pub text: String,
+}
+
+/// Count mode: the number of matching lines in one file.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FileCount {
+    pub path: PathBuf,
+    pub count: u64,
+}
+
+/// The entries of the page, in the shape of the query's [`OutputMode`](super::OutputMode).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum GrepEntries {
+    Matches(Vec<GrepMatch>),
+    Files(Vec<PathBuf>),
+    Counts(Vec<FileCount>),
+}
+
+impl GrepEntries {
+    /// Number of entries on this page.
+    pub fn len(&self) -> usize {
+        match self {
+            GrepEntries::Matches(v) => v.len(),
+            GrepEntries::Files(v) => v.len(),
+            GrepEntries::Counts(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// What happened to the files a search looked at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Files searched to the end (or to their first match in files-with-matches mode).
+    pub files_searched: u64,
+    /// Bytes the searcher read from those files (after transcoding).
+    pub bytes_searched: u64,
+    pub elapsed: Duration,
+    /// Files found by walking that contain a NUL byte; their matches are dropped.
+    pub skipped_binary: u64,
+    /// Files over `max_filesize`.
+    pub skipped_too_large: u64,
+    /// Files or directories that could not be read: permission denied, vanished during the
+    /// search, broken targets, symlink loops, and special files (FIFOs, sockets, devices),
+    /// which are never opened.
+    pub skipped_unreadable: u64,
+    /// Diagnostic: the most entries held in memory at once (per-thread collectors plus the
+    /// file being searched, summed over threads). Stays near `threads * 2 * (offset+limit)`
+    /// however large the full result is.
+    pub peak_retained: usize,
+}
+
+impl Stats {
+    pub(crate) fn add(&mut self, other: &Stats) {
+        self.files_searched += other.files_searched;
+        self.bytes_searched += other.bytes_searched;
+        self.skipped_binary += other.skipped_binary;
+        self.skipped_too_large += other.skipped_too_large;
+        self.skipped_unreadable += other.skipped_unreadable;
+        self.peak_retained += other.peak_retained;
+    }
+}
+
+/// The result of [`grep`](super::grep()).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GrepOutcome {
+    /// The page: entries `offset .. offset+limit` of the sorted full list.
+    pub entries: GrepEntries,
+    /// Number of entries of the query's mode in the full list (matching lines in content
+    /// mode, files in the other two).
+    pub total: usize,
+    /// Matching lines seen. In files-with-matches mode each file stops at its first match,
+    /// so there this equals the number of files.
+    pub total_matches: u64,
+    /// More entries remain after this page.
+    pub truncated: bool,
+    /// The `offset` that fetches the next page, when `truncated`.
+    pub next_offset: Option<usize>,
+    pub stats: Stats,
+    /// The search was cancelled; entries and totals cover only what was seen before.
+    pub cancelled: bool,
+}
+
+/// A file found by [`glob`](super::glob()).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct FoundFile {
+    pub path: PathBuf,
+    /// Modification time, when it could be read.
+    pub modified: Option<SystemTime>,
+}
+
+/// The result of [`glob`](super::glob()).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobOutcome {
+    pub files: Vec<FoundFile>,
+    /// Number of matching files in the full list.
+    pub total: usize,
+    pub truncated: bool,
+    pub next_offset: Option<usize>,
+    pub stats: Stats,
+    pub cancelled: bool,
+}

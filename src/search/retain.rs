@@ -1,0 +1,222 @@
+//! Bounded retention: keep only the entries a page can need, while counting all of them.
+//!
+//! A common word over a large tree can produce millions of matches (tens of megabytes of
+//! text), but an answer shows one page: entries `offset .. offset+limit` of the sorted
+//! list. So each collector keeps only the `cap = offset + limit` smallest entries by sort
+//! key in a max-heap, evicting the greatest when a smaller one arrives. Collectors are
+//! per thread (no lock on the hot path) and are merged at the end; merging two "best cap"
+//! sets and keeping the best `cap` of the union gives the best `cap` overall, so the page
+//! is exactly the one a full sort would give, whatever the thread scheduling.
+//!
+//! The sort key is [`Rank`] (newest-first time, when sorting by modification time) followed
+//! by the entry's own order (path, then line), which makes every key unique and the order
+//! total: deterministic pages, no duplicates or gaps between consecutive pages.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::time::SystemTime;
+
+/// Upper bound on the entries retained past `offset` when the query has no `limit`.
+pub const MAX_RETAINED: usize = 20_000;
+
+/// How many entries to keep for a page: `offset + limit`, or `offset + MAX_RETAINED`.
+pub fn retention_cap(offset: usize, limit: Option<usize>) -> usize {
+    offset.saturating_add(limit.unwrap_or(MAX_RETAINED).min(MAX_RETAINED))
+}
+
+/// The part of the sort key that comes before an entry's own order: `None` when sorting
+/// by path, the modification time reversed (newest first) when sorting by time.
+pub type Rank = Option<Reverse<SystemTime>>;
+
+/// An entry tagged with its [`Rank`]; ordered by rank, then by the entry itself.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Ranked<T> {
+    pub rank: Rank,
+    pub item: T,
+}
+
+/// The `cap` smallest items pushed so far, plus the count of everything pushed.
+#[derive(Debug)]
+pub struct Best<T: Ord> {
+    cap: usize,
+    heap: BinaryHeap<T>,
+    seen: usize,
+    peak: usize,
+}
+
+impl<T: Ord> Best<T> {
+    pub fn new(cap: usize) -> Self {
+        Self {
+            cap,
+            heap: BinaryHeap::new(),
+            seen: 0,
+            peak: 0,
+        }
+    }
+
+    /// Counts an entry that the caller already knows cannot be kept (see [`Best::admits`]),
+    /// so that totals stay exact without building the entry.
+    pub fn count_only(&mut self, n: usize) {
+        self.seen += n;
+    }
+
+    pub fn push(&mut self, item: T) {
+        self.seen += 1;
+        if self.heap.len() < self.cap {
+            self.heap.push(item);
+            self.peak = self.peak.max(self.heap.len());
+        } else if self.heap.peek().is_some_and(|worst| item < *worst) {
+            self.heap.pop();
+            self.heap.push(item);
+        }
+    }
+
+    /// Whether an item comparing as `probe` describes would be kept: the collector has
+    /// room, or `probe` says it sorts before the current worst entry.
+    pub fn admits(&self, probe: impl FnOnce(&T) -> Ordering) -> bool {
+        if self.heap.len() < self.cap {
+            return true;
+        }
+        self.heap
+            .peek()
+            .is_some_and(|worst| probe(worst) == Ordering::Less)
+    }
+
+    /// Folds another collector (with the same cap) into this one.
+    pub fn merge(&mut self, other: Best<T>) {
+        let seen = self.seen + other.seen;
+        for item in other.heap {
+            self.push(item);
+        }
+        self.seen = seen;
+        self.peak = self.peak.max(other.peak);
+    }
+
+    /// Everything pushed or counted, kept or not.
+    pub fn seen(&self) -> usize {
+        self.seen
+    }
+
+    /// Most entries held at once.
+    pub fn peak(&self) -> usize {
+        self.peak
+    }
+
+    pub fn into_sorted(self) -> Vec<T> {
+        self.heap.into_sorted_vec()
+    }
+}
+
+/// The page cut from a sorted, retained list.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Page<T> {
+    pub items: Vec<T>,
+    pub truncated: bool,
+    pub next_offset: Option<usize>,
+}
+
+/// Cuts `offset .. offset+limit` from `sorted` (the retained prefix of a list of `total`
+/// entries) and says whether more remain.
+pub fn page<T>(sorted: Vec<T>, total: usize, offset: usize, limit: Option<usize>) -> Page<T> {
+    let take = limit.unwrap_or(MAX_RETAINED).min(MAX_RETAINED);
+    let items: Vec<T> = sorted.into_iter().skip(offset).take(take).collect();
+    let end = offset.saturating_add(items.len());
+    let truncated = end < total;
+    Page {
+        items,
+        truncated,
+        next_offset: truncated.then_some(end),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_the_smallest_cap_items_and_counts_all() {
+        let mut best = Best::new(3);
+        for n in [9, 2, 7, 4, 1, 8, 3] {
+            best.push(n);
+        }
+        assert_eq!(best.seen(), 7);
+        assert_eq!(best.peak(), 3);
+        assert_eq!(best.into_sorted(), vec![1, 2, 3]);
+    }
+
+    #[test]
+    fn zero_cap_keeps_nothing() {
+        let mut best = Best::new(0);
+        best.push(1);
+        assert!(!best.admits(|_| Ordering::Less));
+        assert_eq!(best.seen(), 1);
+        assert!(best.into_sorted().is_empty());
+    }
+
+    #[test]
+    fn merge_of_partial_bests_equals_best_of_union() {
+        let all: Vec<u32> = (0..1000).map(|n| (n * 7919) % 1000).collect();
+        let mut parts: Vec<Best<u32>> = (0..4).map(|_| Best::new(10)).collect();
+        for (i, n) in all.iter().enumerate() {
+            parts[i % 4].push(*n);
+        }
+        let mut merged = Best::new(10);
+        for part in parts {
+            merged.merge(part);
+        }
+        assert_eq!(merged.seen(), 1000);
+        assert_eq!(merged.into_sorted(), (0..10).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn five_thousand_items_with_limit_ten_hold_ten() {
+        let mut best = Best::new(retention_cap(0, Some(10)));
+        for n in (0..5000).rev() {
+            best.push(n);
+        }
+        assert_eq!(best.peak(), 10);
+        assert_eq!(best.seen(), 5000);
+    }
+
+    #[test]
+    fn admits_compares_against_the_worst_kept() {
+        let mut best = Best::new(2);
+        best.push(5);
+        assert!(best.admits(|_| Ordering::Greater), "room left");
+        best.push(3);
+        assert!(best.admits(|worst| 4.cmp(worst)));
+        assert!(!best.admits(|worst| 6.cmp(worst)));
+    }
+
+    #[test]
+    fn pages_concatenate_to_the_full_list() {
+        let full: Vec<u32> = (0..25).collect();
+        let mut got = Vec::new();
+        let mut offset = 0;
+        loop {
+            let retained = full[..retention_cap(offset, Some(10)).min(25)].to_vec();
+            let page = page(retained, full.len(), offset, Some(10));
+            got.extend(page.items);
+            match page.next_offset {
+                Some(next) => offset = next,
+                None => break,
+            }
+        }
+        assert_eq!(got, full);
+    }
+
+    #[test]
+    fn time_rank_sorts_newest_first() {
+        let old = SystemTime::UNIX_EPOCH;
+        let new = old + std::time::Duration::from_secs(10);
+        let a = Ranked {
+            rank: Some(Reverse(old)),
+            item: "a",
+        };
+        let b = Ranked {
+            rank: Some(Reverse(new)),
+            item: "b",
+        };
+        assert!(b < a);
+    }
+}

@@ -1,0 +1,377 @@
+//! Everything between "a list of target paths" and "an open regular file": classifying
+//! targets, building the ignore-aware parallel walker, running it with per-thread state,
+//! and opening files safely.
+//!
+//! Rules enforced here, so both tools share them:
+//! - Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, global excludes) apply
+//!   inside git repositories, as ripgrep does (`.ignore` everywhere); `no_ignore` turns them all off;
+//!   hidden entries are skipped unless asked for.
+//! - Symlinks inside a walk are never followed (ripgrep's default without `-L`), so a walk
+//!   cannot leave the tree it started in, and symlink loops cannot occur.
+//! - Special files (FIFOs, sockets, devices) are never opened: the entry's file type is
+//!   checked before `open`, and `fstat` on the opened handle is checked again, because a
+//!   path can change between the walk and the open.
+//! - Per-entry failures (permission denied, vanished, special files) are counted in
+//!   [`Stats::skipped_unreadable`] and the walk goes on.
+//! - The walk checks [`Control`] before every entry and quits when it is cancelled.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+
+use ignore::overrides::{Override, OverrideBuilder};
+use ignore::types::{Types, TypesBuilder};
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+
+use super::control::Control;
+use super::error::SearchError;
+use super::outcome::Stats;
+
+/// A target the caller asked to search, once we know what it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Walked with the ignore rules.
+    Dir(PathBuf),
+    /// "Named explicitly": searched even if ignored, hidden, binary or of another type.
+    File(PathBuf),
+}
+
+/// Sorts targets into directories and regular files. Anything else (missing, special
+/// file, unreadable) is counted as unreadable in `stats` and dropped. Targets inside (or
+/// equal to) another directory target are dropped too, so that no file is reported twice
+/// when several roots or paths overlap.
+pub fn classify_targets(targets: &[PathBuf], control: &Control, stats: &mut Stats) -> Vec<Target> {
+    let mut out = Vec::with_capacity(targets.len());
+    for path in without_nested(targets) {
+        match std::fs::metadata(path) {
+            Ok(meta) if meta.is_dir() => out.push(Target::Dir(path.clone())),
+            Ok(meta) if meta.is_file() => out.push(Target::File(path.clone())),
+            Ok(_) | Err(_) => {
+                tracing::debug!(path = %path.display(), "target skipped: missing or not a regular file");
+                control.file_examined();
+                stats.skipped_unreadable += 1;
+            }
+        }
+    }
+    out
+}
+
+/// The targets that are not equal to, or inside, an earlier or enclosing target. A file
+/// target's own path never encloses anything, and `starts_with` is by whole components.
+fn without_nested(targets: &[PathBuf]) -> Vec<&PathBuf> {
+    let mut sorted: Vec<&PathBuf> = targets.iter().collect();
+    sorted.sort();
+    sorted.dedup();
+    let mut kept: Vec<&PathBuf> = Vec::with_capacity(sorted.len());
+    for path in sorted {
+        // Sorted order puts an enclosing directory before everything inside it.
+        if !kept.iter().any(|outer| path.starts_with(outer)) {
+            kept.push(path);
+        }
+    }
+    kept
+}
+
+/// The filters shared by every directory walk of one request.
+#[derive(Clone, Debug)]
+pub struct WalkOptions {
+    pub hidden: bool,
+    pub no_ignore: bool,
+    pub types: Option<Types>,
+}
+
+impl WalkOptions {
+    /// Builds the walker for one directory target. `overrides` are the `--glob` filters,
+    /// which are rooted at this directory.
+    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> WalkBuilder {
+        let mut builder = WalkBuilder::new(dir);
+        builder
+            .standard_filters(!self.no_ignore)
+            .hidden(!self.hidden)
+            .follow_links(false)
+            .threads(thread_count());
+        if let Some(types) = &self.types {
+            builder.types(types.clone());
+        }
+        if let Some(overrides) = overrides {
+            builder.overrides(overrides);
+        }
+        builder
+    }
+}
+
+/// Worker threads for a walk: one per available core.
+pub fn thread_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Compiles ripgrep type names (`!name` negates) into a file type filter.
+pub fn build_types(names: &[String]) -> Result<Option<Types>, SearchError> {
+    if names.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = TypesBuilder::new();
+    builder.add_defaults();
+    let known: Vec<String> = builder
+        .definitions()
+        .iter()
+        .map(|d| d.name().to_owned())
+        .collect();
+    for raw in names {
+        let (negated, name) = match raw.strip_prefix('!') {
+            Some(rest) => (true, rest.trim()),
+            None => (false, raw.trim()),
+        };
+        if !known.iter().any(|k| k == name) {
+            return Err(unknown_type(name, &known));
+        }
+        if negated {
+            builder.negate(name);
+        } else {
+            builder.select(name);
+        }
+    }
+    let types = builder.build().map_err(|e| SearchError::UnknownType {
+        name: names.join(","),
+        suggestions: vec![e.to_string()],
+    })?;
+    Ok(Some(types))
+}
+
+/// The error for an unknown type, suggesting names that share its first letters (then
+/// common ones), so the agent can pick the right one without another round trip.
+fn unknown_type(name: &str, known: &[String]) -> SearchError {
+    let lower = name.to_lowercase();
+    let prefix: String = lower.chars().take(2).collect();
+    let mut suggestions: Vec<String> = known
+        .iter()
+        .filter(|k| !prefix.is_empty() && (k.starts_with(&prefix) || lower.contains(k.as_str())))
+        .take(8)
+        .cloned()
+        .collect();
+    for common in [
+        "rust", "py", "js", "ts", "go", "java", "c", "cpp", "md", "json",
+    ] {
+        if suggestions.len() >= 12 {
+            break;
+        }
+        if known.iter().any(|k| k == common) && !suggestions.iter().any(|s| s == common) {
+            suggestions.push(common.to_owned());
+        }
+    }
+    SearchError::UnknownType {
+        name: name.to_owned(),
+        suggestions,
+    }
+}
+
+/// Compiles `rg --glob` filters rooted at `dir`. Returns `None` when there are none.
+pub fn build_overrides(dir: &Path, globs: &[String]) -> Result<Option<Override>, SearchError> {
+    if globs.is_empty() {
+        return Ok(None);
+    }
+    let mut builder = OverrideBuilder::new(dir);
+    for glob in globs {
+        builder.add(glob).map_err(|e| glob_error(glob, e))?;
+    }
+    let built = builder
+        .build()
+        .map_err(|e| glob_error(&globs.join(" "), e))?;
+    Ok(Some(built))
+}
+
+fn glob_error(glob: &str, err: ignore::Error) -> SearchError {
+    let message = match err {
+        ignore::Error::Glob { err, .. } => err,
+        other => other.to_string(),
+    };
+    SearchError::InvalidGlob {
+        glob: glob.to_owned(),
+        message,
+    }
+}
+
+/// Per-thread state of a walk: what to do with each regular file, and where to count.
+pub trait PerThread: Send {
+    fn stats(&mut self) -> &mut Stats;
+    /// Called for every regular file the walk yields (after the ignore filters).
+    fn file(&mut self, entry: &DirEntry);
+}
+
+/// Walks one directory in parallel, giving each thread its own state from `make`, and
+/// returns every thread's state when the walk ends (or is cancelled).
+pub fn walk_dir<T: PerThread>(
+    walker: &WalkBuilder,
+    control: &Control,
+    make: &(dyn Fn() -> T + Sync),
+) -> Vec<T> {
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let mut builder = VisitorBuilder {
+        control,
+        make,
+        done: Arc::clone(&done),
+    };
+    walker.build_parallel().visit(&mut builder);
+    drop(builder);
+    // Every visitor was dropped when its thread ended, inside `visit`.
+    let mut guard = done.lock().unwrap_or_else(PoisonError::into_inner);
+    std::mem::take(&mut *guard)
+}
+
+struct VisitorBuilder<'a, T> {
+    control: &'a Control,
+    make: &'a (dyn Fn() -> T + Sync),
+    done: Arc<Mutex<Vec<T>>>,
+}
+
+impl<'s, T: PerThread + 's> ParallelVisitorBuilder<'s> for VisitorBuilder<'s, T> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            control: self.control,
+            state: Some((self.make)()),
+            done: Arc::clone(&self.done),
+        })
+    }
+}
+
+/// One walker thread. Its state is handed back through `done` when the thread drops it,
+/// which is how per-thread results reach the caller without a lock per file.
+struct Visitor<'a, T: PerThread> {
+    control: &'a Control,
+    state: Option<T>,
+    done: Arc<Mutex<Vec<T>>>,
+}
+
+impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.control.is_cancelled() {
+            return WalkState::Quit;
+        }
+        let Some(state) = self.state.as_mut() else {
+            return WalkState::Quit;
+        };
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                tracing::debug!(%err, "walk entry skipped");
+                state.stats().skipped_unreadable += 1;
+                return WalkState::Continue;
+            }
+        };
+        let Some(kind) = entry.file_type() else {
+            return WalkState::Continue;
+        };
+        if kind.is_file() {
+            self.control.file_examined();
+            state.file(&entry);
+        } else if !kind.is_dir() && !kind.is_symlink() {
+            // FIFO, socket or device: opening a FIFO would block the thread forever.
+            self.control.file_examined();
+            state.stats().skipped_unreadable += 1;
+        }
+        WalkState::Continue
+    }
+}
+
+impl<T: PerThread> Drop for Visitor<'_, T> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            self.done
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(state);
+        }
+    }
+}
+
+/// Opens a path for reading only if it is a regular file, checked on the open handle.
+pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: a file swapped for a FIFO after the walk saw it cannot block the open;
+    // `fstat` below then refuses it. Reads of regular files ignore the flag.
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
+        .open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(io::Error::other("not a regular file"));
+    }
+    Ok((file, meta))
+}
+
+/// A reader that fails once the search is cancelled, so that even a long file with no
+/// matches (where no sink callback runs) stops within one buffer read.
+pub struct CancellableReader<'a, R> {
+    inner: R,
+    control: &'a Control,
+}
+
+impl<'a, R> CancellableReader<'a, R> {
+    pub fn new(inner: R, control: &'a Control) -> Self {
+        Self { inner, control }
+    }
+}
+
+impl<R: Read> Read for CancellableReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.control.is_cancelled() {
+            return Err(io::Error::other("search cancelled"));
+        }
+        self.inner.read(buf)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nested_and_repeated_targets_are_dropped() {
+        let t = |s: &str| PathBuf::from(s);
+        let targets = [t("/r/a/b"), t("/r/a"), t("/r/ab"), t("/r/a"), t("/s/f.rs")];
+        let kept = without_nested(&targets);
+        assert_eq!(kept, [&t("/r/a"), &t("/r/ab"), &t("/s/f.rs")]);
+    }
+
+    #[test]
+    fn unknown_type_suggests_similar_names() {
+        let err = build_types(&["rusty".to_owned()]).unwrap_err();
+        let SearchError::UnknownType { name, suggestions } = &err else {
+            panic!("wrong error {err:?}");
+        };
+        assert_eq!(name, "rusty");
+        assert!(suggestions.iter().any(|s| s == "rust"), "{suggestions:?}");
+        assert!(err.to_string().contains("valid types include"));
+    }
+
+    #[test]
+    fn negated_and_plain_types_compile() {
+        let types = build_types(&["rust".into(), "!py".into()])
+            .unwrap()
+            .unwrap();
+        assert!(types.matched("a.rs", false).is_whitelist());
+        assert!(types.matched("a.py", false).is_ignore());
+    }
+
+    #[test]
+    fn bad_glob_names_the_glob() {
+        let err = build_overrides(Path::new("/tmp"), &["src/{a".into()]).unwrap_err();
+        let SearchError::InvalidGlob { glob, message } = err else {
+            panic!()
+        };
+        assert_eq!(glob, "src/{a");
+        assert!(message.contains("unclosed"), "{message}");
+    }
+
+    #[test]
+    fn cancelled_reader_fails() {
+        let control = Control::new();
+        let mut reader = CancellableReader::new(&b"abc"[..], &control);
+        let mut buf = [0; 8];
+        assert_eq!(reader.read(&mut buf).unwrap(), 3);
+        control.cancel();
+        assert!(reader.read(&mut buf).is_err());
+    }
+}

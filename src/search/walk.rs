@@ -97,6 +97,13 @@ impl WalkOptions {
         if let Some(overrides) = overrides {
             builder.overrides(overrides);
         }
+        if !self.hidden {
+            // A whitelisting --glob would otherwise let hidden entries through (ripgrep's
+            // behaviour); rootgrep skips hidden entries unless `hidden` is asked for.
+            builder.filter_entry(|entry| {
+                entry.depth() == 0 || !entry.file_name().as_encoded_bytes().starts_with(b".")
+            });
+        }
         builder
     }
 }

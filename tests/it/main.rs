@@ -10,3 +10,4 @@ mod files;
 mod lifecycle;
 mod read;
 mod roots;
+mod search;

@@ -189,3 +189,20 @@ fn several_targets_are_merged_and_overlaps_reported_once() {
     assert_eq!(paths, expected);
     assert_eq!(out.total, 4);
 }
+
+#[test]
+fn a_glob_filter_does_not_let_hidden_files_through() {
+    // ripgrep searches `.hidden.rs` for `-g '*.rs'`; rootgrep keeps hidden files out
+    // unless `hidden` is set, with or without globs.
+    let tree = Tree::new();
+    tree.file(".hidden.rs", "needle\n");
+    tree.file("src/lib.rs", "needle\n");
+    let mut query = GrepQuery::new("needle");
+    query.globs = vec!["*.rs".to_string()];
+    assert_eq!(file_list(&tree, &run(&query, &tree.root())), ["src/lib.rs"]);
+    query.hidden = true;
+    assert_eq!(
+        file_list(&tree, &run(&query, &tree.root())),
+        [".hidden.rs", "src/lib.rs"]
+    );
+}

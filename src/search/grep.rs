@@ -14,6 +14,7 @@ use std::cmp::{Ordering, Reverse};
 use std::path::{Path, PathBuf};
 use std::time::{Instant, SystemTime};
 
+use grep_matcher::LineTerminator;
 use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::DirEntry;
@@ -87,7 +88,9 @@ pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
     if query.multiline {
         builder.dot_matches_new_line(true);
     } else {
-        builder.line_terminator(Some(b'\n'));
+        // `$` also matches before `\r\n`, so anchored patterns work in CRLF files (rg
+        // needs --crlf for this; agents expect it to just work).
+        builder.line_terminator(Some(b'\n')).crlf(true);
     }
     builder
         .build(&query.pattern)
@@ -131,6 +134,12 @@ impl<'a> Job<'a> {
             .before_context(if content { self.query.before } else { 0 })
             .after_context(if content { self.query.after } else { 0 })
             .binary_detection(BinaryDetection::quit(b'\0'))
+            .line_terminator(if self.query.multiline {
+                LineTerminator::byte(b'\n')
+            } else {
+                // Must agree with the matcher's CRLF-aware `$` (see `build_matcher`).
+                LineTerminator::crlf()
+            })
             .build()
     }
 

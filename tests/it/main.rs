@@ -7,6 +7,7 @@ mod access;
 mod cli;
 mod elicitation;
 mod files;
+mod fixtures;
 mod lifecycle;
 mod read;
 mod roots;

@@ -1,0 +1,4 @@
+fn main() {
+    let Needle = rootgrep_fixture::needle();
+    println!("{}", Needle);
+}

@@ -5,6 +5,7 @@
 pub mod edit;
 pub mod info;
 pub mod list;
+pub mod mime;
 pub mod mv;
 pub mod read;
 pub mod tree;

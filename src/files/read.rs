@@ -299,6 +299,51 @@ pub fn read(path: &Path, request: &ReadRequest) -> Result<ReadOutcome, ReadError
     Ok(ReadOutcome::Text(page))
 }
 
+/// A whole file, for serving as a resource.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Whole {
+    /// Decoded text (UTF-16 transcoded, BOM removed, invalid UTF-8 replaced).
+    Text(String),
+    /// Raw bytes of a binary file.
+    Binary(Vec<u8>),
+    /// Larger than the cap: not read.
+    TooLarge(u64),
+}
+
+/// Reads a whole regular file up to `cap` bytes, as text or binary.
+pub fn read_whole(path: &Path, cap: u64) -> Result<Whole, ReadError> {
+    precheck(path)?;
+    let (file, meta) = open_regular(path)?;
+    if meta.len() > cap {
+        return Ok(Whole::TooLarge(meta.len()));
+    }
+    let mut bytes = Vec::with_capacity(meta.len() as usize);
+    file.take(cap + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| ReadError::Io(path.to_path_buf(), err))?;
+    if bytes.len() as u64 > cap {
+        return Ok(Whole::TooLarge(bytes.len() as u64));
+    }
+    let head = &bytes[..bytes.len().min(SNIFF_BYTES)];
+    let encoding = sniff_encoding(head);
+    if image_mime(head).is_some() || looks_binary(head, encoding) {
+        return Ok(Whole::Binary(bytes));
+    }
+    let text = match encoding {
+        Encoding::Utf8 => String::from_utf8_lossy(&bytes).into_owned(),
+        Encoding::Utf8Bom => String::from_utf8_lossy(&bytes[3..]).into_owned(),
+        Encoding::Utf16Le => encoding_rs::UTF_16LE
+            .decode_with_bom_removal(&bytes)
+            .0
+            .into_owned(),
+        Encoding::Utf16Be => encoding_rs::UTF_16BE
+            .decode_with_bom_removal(&bytes)
+            .0
+            .into_owned(),
+    };
+    Ok(Whole::Text(text))
+}
+
 /// Streams lines, keeping at most [`MAX_LINE_CHARS`] (plus a little) of each.
 fn read_lines<R: BufRead>(
     path: &Path,

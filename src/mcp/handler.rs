@@ -11,15 +11,17 @@ use std::sync::atomic::Ordering;
 
 use futures::FutureExt;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities, ServerConfig,
-    SetLevelRequestParams,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
+    ServerConfig, SetLevelRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
 use crate::mcp::session::Session;
-use crate::mcp::{ask, logging, tools};
+use crate::mcp::{ask, completion, logging, prompts, resources, tools};
 
 pub const INSTRUCTIONS: &str = "rootgrep searches, reads and edits the files of the user's \
 workspace quickly (ripgrep-grade grep and glob, paged results). Every path is scoped to the \
@@ -42,6 +44,9 @@ impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()
+            .enable_resources()
+            .enable_prompts()
+            .enable_completions()
             .enable_logging()
             .build();
         ServerConfig::new(capabilities)
@@ -81,6 +86,58 @@ impl ServerHandler for Handler {
             .log_level
             .store(logging::level_number(&request.level), Ordering::Relaxed);
         Ok(())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Ok(resources::templates())
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        resources::list(&self.session, request.and_then(|r| r.cursor)).await
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        resources::read_resource(&self.session, &context, &request.uri)
+            .await
+            .map(ReadResourceResponse::Complete)
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        completion::complete(&self.session, request).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Ok(prompts::list())
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        prompts::get(&self.session, &context, &request.name, &request.arguments)
+            .await
+            .map(GetPromptResponse::Complete)
     }
 
     async fn on_custom_request(

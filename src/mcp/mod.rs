@@ -5,10 +5,13 @@
 
 pub mod ask;
 pub mod call;
+pub mod completion;
 pub mod handler;
 pub mod logging;
 pub mod progress;
+pub mod prompts;
 pub mod render;
+pub mod resources;
 pub mod session;
 pub mod stdio;
 pub mod tools;

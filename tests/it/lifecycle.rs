@@ -26,8 +26,9 @@ fn negotiates_every_legacy_version_and_never_claims_2026() {
         assert_eq!(result["protocolVersion"], expected, "asked {asked}");
         assert!(result["capabilities"]["tools"].is_object());
         assert!(result["capabilities"]["logging"].is_object());
-        // Nothing unimplemented is advertised.
-        assert!(result["capabilities"].get("prompts").is_none());
+        assert!(result["capabilities"]["resources"].is_object());
+        assert!(result["capabilities"]["prompts"].is_object());
+        assert!(result["capabilities"]["completions"].is_object());
         let instructions = result["instructions"].as_str().unwrap();
         assert!(instructions.contains("roots"));
         assert_eq!(result["serverInfo"]["name"], "rootgrep");

@@ -10,5 +10,6 @@ mod files;
 mod fixtures;
 mod lifecycle;
 mod read;
+mod resources;
 mod roots;
 mod search;

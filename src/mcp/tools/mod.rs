@@ -50,6 +50,10 @@ pub(crate) fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
     if let Some(object) = value.as_object_mut() {
         object.remove("title");
         object.remove("$schema");
+        // Unknown parameters are refused by the server with a precise message; leaving
+        // them out of the schema lets the documented aliases (`file_path`, `-i`'s
+        // `case_insensitive`, …) pass clients that validate arguments against it.
+        object.remove("additionalProperties");
     }
     match value {
         Value::Object(object) => Arc::new(object),
@@ -128,8 +132,15 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
 
 /// Decodes arguments, turning serde's complaint into an actionable tool error.
 fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|err| Answer::error(format!("invalid arguments: {err}")))
+    // serde_path_to_error names the offending parameter ("limit: invalid type…").
+    serde_path_to_error::deserialize(Value::Object(args)).map_err(|err| {
+        let path = err.path().to_string();
+        if path == "." {
+            Answer::error(format!("invalid arguments: {}", err.inner()))
+        } else {
+            Answer::error(format!("invalid arguments: {path}: {}", err.inner()))
+        }
+    })
 }
 
 /// Resolves a path argument and checks (or asks for) access. `Err` is the tool error.

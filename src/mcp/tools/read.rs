@@ -474,7 +474,11 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             ));
             break;
         }
-        answer.text.push_str(&format!("==> {path} <==\n"));
+        // Headings carry the absolute path, like every result.
+        let heading = crate::roots::resolve(path, &call.roots)
+            .map(|resolved| resolved.path.display().to_string())
+            .unwrap_or_else(|_| path.clone());
+        answer.text.push_str(&format!("==> {heading} <==\n"));
         match read_one(
             call,
             path,

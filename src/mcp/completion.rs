@@ -1,0 +1,57 @@
+//! `completion/complete`: completes the `path` variable of the `file:///{+path}` template
+//! and the path arguments of the prompts. Values never lead outside the roots (or the
+//! directories the user granted), and the user is never asked anything here.
+
+use rmcp::ErrorData as McpError;
+use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
+use serde_json::json;
+
+use crate::complete::{self, Completion};
+use crate::mcp::session::Session;
+
+/// Completes one argument.
+pub async fn complete(
+    session: &Session,
+    request: CompleteRequestParams,
+) -> Result<CompleteResult, McpError> {
+    let wanted = match &request.r#ref {
+        Reference::Resource(template) => {
+            template.uri == crate::mcp::resources::TEMPLATE && request.argument.name == "path"
+        }
+        Reference::Prompt(prompt) => {
+            matches!(prompt.name.as_str(), "explain_file" | "find_usages")
+                && request.argument.name == "path"
+        }
+        _ => false,
+    };
+    let prompt_form = matches!(request.r#ref, Reference::Prompt(_));
+    let completion = if wanted {
+        let roots = session.roots().existing();
+        let value = request.argument.value.clone();
+        tokio::task::spawn_blocking(move || {
+            // Template values are absolute paths without their leading '/'; prompt values
+            // are typed by people: absolute or not, keep their form.
+            if prompt_form && value.starts_with('/') {
+                let mut completion = complete::complete(&roots, &value[1..]);
+                for value in &mut completion.values {
+                    value.insert(0, '/');
+                }
+                completion
+            } else {
+                complete::complete(&roots, &value)
+            }
+        })
+        .await
+        .map_err(|err| McpError::internal_error(format!("completion failed: {err}"), None))?
+    } else {
+        Completion::default()
+    };
+    serde_json::from_value(json!({
+        "completion": {
+            "values": completion.values,
+            "total": completion.total,
+            "hasMore": completion.has_more,
+        }
+    }))
+    .map_err(|err| McpError::internal_error(format!("completion failed: {err}"), None))
+}

@@ -1,0 +1,149 @@
+//! Files as MCP resources: the `file:///{+path}` template, `resources/read` (text, or base64
+//! `blob` for binary files, with a MIME type), and `resources/list` over the files of the
+//! roots (gitignore-aware, sorted, pages of at most [`PAGE`] with an opaque cursor).
+//! Reads go through the same path policy as the tools, so a read outside the roots asks the
+//! user or is refused.
+
+use base64::Engine;
+use rmcp::ErrorData as McpError;
+use rmcp::RoleServer;
+use rmcp::model::{
+    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, ResourceTemplate,
+};
+use rmcp::service::RequestContext;
+use serde_json::{Value, json};
+
+use crate::access::Access;
+use crate::files::mime::mime_type;
+use crate::files::read::{self, ReadError, Whole};
+use crate::mcp::ask;
+use crate::mcp::session::Session;
+use crate::roots::{file_uri_from_path, path_from_file_uri, resolve};
+use crate::search::{self, Control, GlobQuery, SortBy};
+
+/// The resource template: any file by absolute path.
+pub const TEMPLATE: &str = "file:///{+path}";
+/// Largest page of `resources/list`.
+pub const PAGE: usize = 1000;
+/// Largest file served by `resources/read`.
+pub const MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
+
+pub fn templates() -> ListResourceTemplatesResult {
+    let template: ResourceTemplate = serde_json::from_value(json!({
+        "uriTemplate": TEMPLATE,
+        "name": "file",
+        "title": "Workspace file",
+        "description": "Any file inside the workspace roots, by absolute path \
+                        (e.g. file:///home/me/project/src/main.rs). Text files are returned \
+                        as text, others as base64 blobs.",
+    }))
+    .expect("static template is valid");
+    ListResourceTemplatesResult::with_all_items(vec![template])
+}
+
+/// `resources/list`: the files under the roots, sorted by path, one page per cursor.
+pub async fn list(
+    session: &Session,
+    cursor: Option<String>,
+) -> Result<ListResourcesResult, McpError> {
+    let offset = match cursor.as_deref() {
+        None | Some("") => 0,
+        Some(cursor) => cursor
+            .parse::<usize>()
+            .map_err(|_| McpError::invalid_params(format!("invalid cursor {cursor:?}"), None))?,
+    };
+    let targets = session.roots().existing();
+    let mut query = GlobQuery::new("*");
+    query.sort = SortBy::Path;
+    query.offset = offset;
+    query.limit = Some(PAGE);
+    let outcome =
+        tokio::task::spawn_blocking(move || search::glob(&query, &targets, &Control::new()))
+            .await
+            .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
+            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+    let resources: Vec<Value> = outcome
+        .files
+        .iter()
+        .map(|found| {
+            let name = found
+                .path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            json!({
+                "uri": file_uri_from_path(&found.path),
+                "name": name,
+                "title": found.path.display().to_string(),
+                "mimeType": mime_type(&found.path, true),
+            })
+        })
+        .collect();
+    let mut result = json!({ "resources": resources });
+    if let Some(next) = outcome.next_offset {
+        result["nextCursor"] = Value::String(next.to_string());
+    }
+    serde_json::from_value(result)
+        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))
+}
+
+/// `resources/read` for a `file://` URI.
+pub async fn read_resource(
+    session: &Session,
+    ctx: &RequestContext<RoleServer>,
+    uri: &str,
+) -> Result<ReadResourceResult, McpError> {
+    let path = path_from_file_uri(uri)
+        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
+    let path_text = path.to_string_lossy().into_owned();
+    let roots = session
+        .roots_when_ready(ask::client_has_roots(&ctx.peer))
+        .await;
+    let resolved = resolve(&path_text, &roots)
+        .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+    if !resolved.exists {
+        return Err(not_found(uri));
+    }
+    ask::authorize(session, ctx, &resolved, Access::Read)
+        .await
+        .map_err(|message| McpError::invalid_params(message, Some(json!({ "uri": uri }))))?;
+    let target = resolved.path.clone();
+    let whole = tokio::task::spawn_blocking(move || read::read_whole(&target, MAX_RESOURCE_BYTES))
+        .await
+        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))?;
+    let contents = match whole {
+        Ok(Whole::Text(text)) => json!({
+            "uri": uri,
+            "mimeType": mime_type(&resolved.path, true),
+            "text": text,
+        }),
+        Ok(Whole::Binary(bytes)) => json!({
+            "uri": uri,
+            "mimeType": mime_type(&resolved.path, false),
+            "blob": base64::engine::general_purpose::STANDARD.encode(bytes),
+        }),
+        Ok(Whole::TooLarge(size)) => {
+            return Err(McpError::invalid_params(
+                format!(
+                    "{} is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for resources; \
+                     use the read_file tool with offset/limit",
+                    resolved.path.display()
+                ),
+                Some(json!({ "uri": uri })),
+            ));
+        }
+        Err(ReadError::NotFound(_)) => return Err(not_found(uri)),
+        Err(err) => {
+            return Err(McpError::invalid_params(
+                err.to_string(),
+                Some(json!({ "uri": uri })),
+            ));
+        }
+    };
+    serde_json::from_value(json!({ "contents": [contents] }))
+        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))
+}
+
+fn not_found(uri: &str) -> McpError {
+    McpError::resource_not_found(format!("no such file: {uri}"), Some(json!({ "uri": uri })))
+}

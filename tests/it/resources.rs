@@ -1,0 +1,200 @@
+//! Resources, completion and prompts through the wire.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+fn started(ws: &Workspace, caps: Value) -> Client {
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(caps);
+    client
+}
+
+#[test]
+fn template_read_text_binary_missing_and_outside() {
+    let ws = workspace();
+    std::fs::write(ws.app.join("logo.png"), b"\x89PNG\r\n\x1a\nxxxx").unwrap();
+    let mut client = started(&ws, json!({}));
+    let templates = client.request("resources/templates/list", json!({}));
+    assert_eq!(
+        templates["result"]["resourceTemplates"][0]["uriTemplate"],
+        "file:///{+path}"
+    );
+    let read = client.request(
+        "resources/read",
+        json!({"uri": uri(&ws.app.join("src/main.rs"))}),
+    );
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["mimeType"], "text/x-rust");
+    assert!(contents["text"].as_str().unwrap().contains("println!"));
+    let read = client.request(
+        "resources/read",
+        json!({"uri": uri(&ws.app.join("logo.png"))}),
+    );
+    let contents = &read["result"]["contents"][0];
+    assert_eq!(contents["mimeType"], "image/png");
+    assert_eq!(contents["blob"], "iVBORw0KGgp4eHh4");
+    let missing = uri(&ws.app.join("nope.rs"));
+    let read = client.request("resources/read", json!({"uri": missing}));
+    assert_eq!(read["error"]["code"], -32002);
+    assert_eq!(read["error"]["data"]["uri"], missing);
+    let read = client.request(
+        "resources/read",
+        json!({"uri": uri(&ws.outside.join("secret.txt"))}),
+    );
+    assert!(read["error"].is_object());
+    assert!(!read.to_string().contains("TOP-SECRET"));
+    let read = client.request("resources/read", json!({"uri": "https://example.com/x"}));
+    assert_eq!(read["error"]["code"], -32602);
+}
+
+#[test]
+fn resource_reads_outside_the_roots_ask_the_user() {
+    let ws = workspace();
+    let mut client = started(&ws, json!({"elicitation": {}}));
+    let id = client.start(
+        "resources/read",
+        json!({"uri": uri(&ws.outside.join("secret.txt"))}),
+    );
+    let question = client
+        .server_request("elicitation/create", WAIT)
+        .expect("asked");
+    client.respond(
+        &question["id"],
+        json!({"action":"accept","content":{"allow":true}}),
+    );
+    let read = client.response(id, WAIT).unwrap();
+    assert!(
+        read["result"]["contents"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("TOP-SECRET")
+    );
+}
+
+#[test]
+fn list_pages_cover_every_file_exactly_once() {
+    let ws = workspace();
+    for i in 0..2500 {
+        std::fs::write(ws.app.join(format!("f{i:04}.txt")), "").unwrap();
+    }
+    let mut client = started(&ws, json!({}));
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    let mut pages = 0;
+    loop {
+        let params = match &cursor {
+            Some(cursor) => json!({"cursor": cursor}),
+            None => json!({}),
+        };
+        let page = client.request("resources/list", params);
+        let resources = page["result"]["resources"].as_array().unwrap();
+        assert!(resources.len() <= 1000);
+        seen.extend(
+            resources
+                .iter()
+                .map(|r| r["uri"].as_str().unwrap().to_string()),
+        );
+        pages += 1;
+        match page["result"]["nextCursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => break,
+        }
+    }
+    assert_eq!(pages, 3);
+    assert_eq!(seen.len(), 2501); // + src/main.rs
+    let mut sorted = seen.clone();
+    sorted.sort();
+    sorted.dedup();
+    assert_eq!(sorted.len(), seen.len(), "no duplicates");
+    let bad = client.request("resources/list", json!({"cursor": "not-a-cursor"}));
+    assert_eq!(bad["error"]["code"], -32602);
+}
+
+fn complete(client: &mut Client, reference: Value, value: &str) -> Value {
+    let response = client.request(
+        "completion/complete",
+        json!({"ref": reference, "argument": {"name": "path", "value": value}}),
+    );
+    response["result"]["completion"].clone()
+}
+
+#[test]
+fn completion_of_template_and_prompt_paths() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.app.join("Source")).unwrap();
+    std::fs::write(ws.app.join("setup.cfg"), "").unwrap();
+    for i in 0..130 {
+        std::fs::write(ws.app.join(format!("many{i:03}.txt")), "").unwrap();
+    }
+    let mut client = started(&ws, json!({}));
+    let template = json!({"type": "ref/resource", "uri": "file:///{+path}"});
+    let app = s(&ws.app).trim_start_matches('/').to_string();
+    let roots = complete(&mut client, template.clone(), "");
+    assert_eq!(roots["values"], json!([format!("{app}/")]));
+    let got = complete(&mut client, template.clone(), &format!("{app}/s"));
+    let values: Vec<&str> = got["values"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    assert_eq!(values[0], format!("{app}/setup.cfg"));
+    assert_eq!(values[1], format!("{app}/src/"));
+    assert_eq!(values[2], format!("{app}/Source/"));
+    let many = complete(&mut client, template.clone(), &format!("{app}/many"));
+    assert_eq!(many["values"].as_array().unwrap().len(), 100);
+    assert_eq!(many["total"], 130);
+    assert_eq!(many["hasMore"], true);
+    // Outside the roots: nothing, and no question to the user.
+    let outside = complete(
+        &mut client,
+        template.clone(),
+        &format!("{}/", s(&ws.outside).trim_start_matches('/')),
+    );
+    assert_eq!(outside["values"], json!([]));
+    let prompt = json!({"type": "ref/prompt", "name": "explain_file"});
+    let got = complete(&mut client, prompt, &format!("/{app}/sr"));
+    // `src/` is a prefix match, `Source/` a subsequence match (s…r).
+    assert_eq!(
+        got["values"],
+        json!([format!("/{app}/src/"), format!("/{app}/Source/")])
+    );
+}
+
+#[test]
+fn prompts_embed_what_the_tools_found() {
+    let ws = workspace();
+    let mut client = started(&ws, json!({}));
+    let list = client.request("prompts/list", json!({}));
+    let names: Vec<&str> = list["result"]["prompts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["explain_file", "find_usages"]);
+    let got = client.request(
+        "prompts/get",
+        json!({"name": "explain_file", "arguments": {"path": "src/main.rs"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("     2\t    println!(\"hi\");"), "{text}");
+    let got = client.request(
+        "prompts/get",
+        json!({"name": "find_usages", "arguments": {"symbol": "main"}}),
+    );
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("1:fn main() {"), "{text}");
+    let missing = client.request(
+        "prompts/get",
+        json!({"name": "find_usages", "arguments": {}}),
+    );
+    assert_eq!(missing["error"]["code"], -32602);
+    let unknown = client.request("prompts/get", json!({"name": "nope"}));
+    assert_eq!(unknown["error"]["code"], -32602);
+}

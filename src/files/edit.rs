@@ -32,7 +32,7 @@
 //!   rename; there is no portable compare-and-swap for files).
 
 use std::fmt;
-use std::fs::{self, File, Metadata};
+use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
@@ -422,7 +422,7 @@ pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutco
 /// Read the file and the metadata of the very handle we read from (so the "changed
 /// meanwhile" check compares against the version we actually read).
 fn read_with_metadata(path: &Path) -> io::Result<(Vec<u8>, Metadata)> {
-    let mut file = File::open(path)?;
+    let mut file = super::safe::open_read(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         // Swapped for something else since replaceable_metadata looked.

@@ -8,5 +8,6 @@ pub mod list;
 pub mod mime;
 pub mod mv;
 pub mod read;
+pub mod safe;
 pub mod tree;
 pub mod write;

@@ -45,9 +45,29 @@ pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
 
 #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
 fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
-    use rustix::fs::{CWD, RenameFlags, renameat_with};
-    // Absolute paths make the CWD dirfd irrelevant; relative ones resolve like rename(2).
-    renameat_with(CWD, src, CWD, dst, RenameFlags::NOREPLACE).map_err(io::Error::from)
+    use rustix::fs::{RenameFlags, renameat_with};
+    // Both ends are renamed relative to directory handles opened without following any
+    // symlink, so a directory swapped for a link after the paths were checked cannot move
+    // anything out of (or into) the workspace.
+    let split = |path: &Path| -> io::Result<(std::os::fd::OwnedFd, std::ffi::OsString)> {
+        match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a movable path", path.display()),
+            )),
+        }
+    };
+    let (src_dir, src_name) = split(src)?;
+    let (dst_dir, dst_name) = split(dst)?;
+    renameat_with(
+        &src_dir,
+        &src_name,
+        &dst_dir,
+        &dst_name,
+        RenameFlags::NOREPLACE,
+    )
+    .map_err(io::Error::from)
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]

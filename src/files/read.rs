@@ -8,7 +8,6 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 
 /// Longest line shown by `read_file`; longer lines are cut with a marker.
@@ -134,18 +133,10 @@ pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
 /// Opens a regular file for reading without following a final symlink and without
 /// blocking on special files; anything but a regular file is refused after `fstat`.
 pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata), ReadError> {
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW | libc::O_CLOEXEC)
-        .open(path)
-        .map_err(|err| match err.kind() {
-            io::ErrorKind::NotFound => ReadError::NotFound(path.to_path_buf()),
-            _ if err.raw_os_error() == Some(libc::ELOOP) => ReadError::Io(
-                path.to_path_buf(),
-                io::Error::other("is a symbolic link (changed after it was checked)"),
-            ),
-            _ => ReadError::Io(path.to_path_buf(), err),
-        })?;
+    let file = super::safe::open_read(path).map_err(|err| match err.kind() {
+        io::ErrorKind::NotFound => ReadError::NotFound(path.to_path_buf()),
+        _ => ReadError::Io(path.to_path_buf(), err),
+    })?;
     let meta = file
         .metadata()
         .map_err(|err| ReadError::Io(path.to_path_buf(), err))?;

@@ -22,7 +22,7 @@
 //! Known limits of replace-by-rename: hard links to the old file keep the old content, and
 //! extended attributes / ACLs of the old file are not copied.
 
-use std::fs::{self, File, Metadata, Permissions};
+use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -92,36 +92,33 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
 
     let existing = replaceable_metadata(path)?;
 
+    // Everything below happens relative to a handle on the parent directory that was opened
+    // without following any symlink: a directory swapped for a link after the caller checked
+    // the path cannot redirect the write outside the workspace.
+    let dir = super::safe::open_dir(parent).map_err(|e| with_context(e, "cannot write", path))?;
     // Hidden, recognisable temp name in the same directory, so the rename stays on one
     // filesystem (and therefore atomic). The name part is shortened to stay under NAME_MAX.
     let short: String = name.to_string_lossy().chars().take(64).collect();
-    let prefix = format!(".{short}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(TEMP_SUFFIX);
-    #[cfg(unix)]
-    if existing.is_none() {
-        // A new file gets the usual 0666 & !umask, like `open(O_CREAT)` would give it;
-        // tempfile's default 0600 would surprise users sharing files with a group.
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(Permissions::from_mode(0o666));
-    }
-    let mut tmp = builder
-        .tempfile_in(parent)
+    let mode = if existing.is_none() { 0o666 } else { 0o600 };
+    let (tmp_name, tmp) = create_temp(&dir, &short, mode)
         .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
-
-    if let Some(meta) = &existing {
-        keep_owner_and_mode(tmp.as_file(), meta)
-            .map_err(|e| with_context(e, "cannot write", path))?;
+    let written = (|| -> io::Result<()> {
+        let mut tmp = tmp;
+        if let Some(meta) = &existing {
+            keep_owner_and_mode(&tmp, meta)?;
+        }
+        tmp.write_all(content)?;
+        tmp.sync_all()?;
+        // renameat(2) replaces the directory entry; it never writes through a symlink that
+        // may have appeared at `path` after the check above.
+        rustix::fs::renameat(&dir, &tmp_name, &dir, name)?;
+        Ok(())
+    })();
+    if let Err(e) = written {
+        let _ = rustix::fs::unlinkat(&dir, &tmp_name, rustix::fs::AtFlags::empty());
+        return Err(with_context(e, "cannot write", path));
     }
-    tmp.write_all(content)
-        .and_then(|()| tmp.as_file().sync_all())
-        .map_err(|e| with_context(e, "cannot write", path))?;
-
-    // rename(2) replaces the directory entry; it never writes through a symlink that may have
-    // appeared at `path` after the check above. On error the temp file is removed on drop.
-    tmp.persist(path)
-        .map_err(|e| with_context(e.error, "cannot replace", path))?;
-    sync_dir(parent);
+    let _ = rustix::fs::fsync(&dir);
 
     Ok(WriteOutcome {
         path: path.to_path_buf(),
@@ -129,6 +126,40 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
         bytes: content.len() as u64,
         created_dirs,
     })
+}
+
+/// Creates a new, uniquely named temp file in `dir` (`O_EXCL`, never following a link).
+fn create_temp(dir: &std::os::fd::OwnedFd, short: &str, mode: u32) -> io::Result<(String, File)> {
+    use rustix::fs::{Mode, OFlags};
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    for _ in 0..100 {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.subsec_nanos())
+            .unwrap_or(0);
+        let unique = format!(
+            "{:x}{:x}{:x}",
+            std::process::id(),
+            nanos,
+            COUNTER.fetch_add(1, Ordering::Relaxed)
+        );
+        let tmp_name = format!(".{short}.{unique}{TEMP_SUFFIX}");
+        match rustix::fs::openat(
+            dir,
+            &tmp_name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        ) {
+            Ok(fd) => return Ok((tmp_name, File::from(fd))),
+            Err(rustix::io::Errno::EXIST) => continue,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Err(io::Error::new(
+        io::ErrorKind::AlreadyExists,
+        "no free temporary file name",
+    ))
 }
 
 /// `mkdir -p path`. Ok (with `created: false`) when `path` is already a directory, or a
@@ -164,7 +195,7 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
 
     let mut created_dirs = Vec::new();
     for dir in missing {
-        match fs::create_dir(&dir) {
+        match make_dir(&dir) {
             Ok(()) => {
                 if let Some(parent) = dir.parent() {
                     sync_dir(parent);
@@ -183,6 +214,20 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
         created: !created_dirs.is_empty(),
         created_dirs,
     })
+}
+
+/// `mkdir` relative to a handle on the parent opened without following symlinks, so a
+/// parent swapped for a link cannot make us create a directory outside the workspace.
+fn make_dir(dir: &Path) -> io::Result<()> {
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{} is not a directory path", dir.display()),
+        ));
+    };
+    let handle = super::safe::open_dir(parent)?;
+    rustix::fs::mkdirat(&handle, name, rustix::fs::Mode::from_raw_mode(0o777))
+        .map_err(io::Error::from)
 }
 
 /// Check that `path` may be replaced by a regular file: returns the existing file's metadata,
@@ -289,6 +334,24 @@ mod tests {
     use std::sync::atomic::{AtomicBool, Ordering};
 
     #[test]
+    fn a_symlink_swapped_into_the_parent_path_is_refused() {
+        // The caller checked `base/dir/f`; then `dir` became a link to the outside.
+        let tmp = tempfile::tempdir().unwrap();
+        let base = fs::canonicalize(tmp.path()).unwrap();
+        let outside = base.join("outside");
+        fs::create_dir_all(&outside).unwrap();
+        std::os::unix::fs::symlink(&outside, base.join("dir")).unwrap();
+        let err = write_atomic(&base.join("dir/f"), b"x", false).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(create_directory(&base.join("dir/sub")).is_err());
+        assert_eq!(
+            fs::read_dir(&outside).unwrap().count(),
+            0,
+            "nothing written outside"
+        );
+    }
+
+    #[test]
     fn creates_then_replaces() {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("a.txt");
@@ -341,13 +404,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let p = dir.path().join("secret");
         fs::write(&p, "x").unwrap();
-        fs::set_permissions(&p, Permissions::from_mode(0o600)).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o600)).unwrap();
         write_atomic(&p, b"y", false).unwrap();
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o7777,
             0o600
         );
-        fs::set_permissions(&p, Permissions::from_mode(0o755)).unwrap();
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
         write_atomic(&p, b"z", false).unwrap();
         assert_eq!(
             fs::metadata(&p).unwrap().permissions().mode() & 0o7777,

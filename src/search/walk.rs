@@ -294,13 +294,10 @@ impl<T: PerThread> Drop for Visitor<'_, T> {
 
 /// Opens a path for reading only if it is a regular file, checked on the open handle.
 pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
-    use std::os::unix::fs::OpenOptionsExt;
-    // O_NONBLOCK: a file swapped for a FIFO after the walk saw it cannot block the open;
-    // `fstat` below then refuses it. Reads of regular files ignore the flag.
-    let file = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC)
-        .open(path)?;
+    // No symlink anywhere on the path (a directory swapped for a link after the walk saw
+    // it cannot lead the search outside its root), and O_NONBLOCK so a file swapped for a
+    // FIFO cannot block; `fstat` below then refuses anything but a regular file.
+    let file = crate::files::safe::open_read(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
         return Err(io::Error::other("not a regular file"));

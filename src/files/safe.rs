@@ -1,0 +1,83 @@
+//! Opening paths that were checked against the roots without being fooled by a symlink
+//! swapped in after the check.
+//!
+//! Every path the tools operate on was resolved to its canonical form (no symlinks) before
+//! its containment was decided. Between that check and the use, another process could
+//! replace a directory on the path with a symlink pointing outside the workspace. Opening
+//! with `openat2(RESOLVE_NO_SYMLINKS)` makes the kernel refuse any symlink on the way, so a
+//! swap turns into a clear error instead of a read or write outside the roots. Writes and
+//! renames then work relative to a directory handle opened this way (`*at` calls), so the
+//! name they act on cannot move either. On kernels without `openat2` (before 5.6) the final
+//! component is still opened with `O_NOFOLLOW`.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::path::Path;
+
+use rustix::fs::{Mode, OFlags, ResolveFlags};
+
+/// The error for a symlink met where none may be.
+fn swapped(path: &Path) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::PermissionDenied,
+        format!(
+            "{}: a symbolic link appeared on the path after it was checked; refused",
+            path.display()
+        ),
+    )
+}
+
+fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    let flags = flags | OFlags::CLOEXEC;
+    match rustix::fs::openat2(
+        rustix::fs::CWD,
+        path,
+        flags,
+        Mode::empty(),
+        ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+    ) {
+        Ok(fd) => Ok(fd),
+        Err(rustix::io::Errno::LOOP) => Err(swapped(path)),
+        Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
+            // No openat2 (old kernel, or a seccomp filter): best effort.
+            rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()).map_err(|err| {
+                if err == rustix::io::Errno::LOOP {
+                    swapped(path)
+                } else {
+                    io::Error::from(err)
+                }
+            })
+        }
+        Err(err) => Err(io::Error::from(err)),
+    }
+}
+
+/// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.
+pub fn open_read(path: &Path) -> io::Result<File> {
+    open_no_symlinks(path, OFlags::RDONLY | OFlags::NONBLOCK).map(File::from)
+}
+
+/// Opens a canonical directory as a handle for `*at` calls (create, rename, fsync).
+pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_a_symlink_anywhere_on_the_path() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(base.join("real")).unwrap();
+        std::fs::write(base.join("real/f"), "x").unwrap();
+        std::os::unix::fs::symlink(base.join("real"), base.join("link")).unwrap();
+        assert!(open_read(&base.join("real/f")).is_ok());
+        let err = open_read(&base.join("link/f")).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert!(open_dir(&base.join("link")).is_err());
+        assert!(open_dir(&base.join("real")).is_ok());
+    }
+}

@@ -15,7 +15,7 @@ use rmcp::model::{
     CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams,
+    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
@@ -64,6 +64,7 @@ impl ServerHandler for Handler {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         logging::start_forwarding(self.session.clone(), context.peer.clone());
+        self.session.subscriptions.start(context.peer.clone());
         if ask::client_has_roots(&context.peer) {
             ask::request_roots_refresh(self.session.clone(), context.peer.clone());
         } else {
@@ -112,6 +113,26 @@ impl ServerHandler for Handler {
         resources::read_resource(&self.session, &context, &request.uri)
             .await
             .map(ReadResourceResponse::Complete)
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let path = resources::subscribable(&self.session, &request.uri)?;
+        self.session.subscriptions.subscribe(path, request.uri);
+        Ok(())
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let path = resources::subscribable(&self.session, &request.uri)?;
+        self.session.subscriptions.unsubscribe(&path);
+        Ok(())
     }
 
     async fn complete(

@@ -14,6 +14,7 @@ pub mod render;
 pub mod resources;
 pub mod session;
 pub mod stdio;
+pub mod subscriptions;
 pub mod tools;
 
 use rmcp::ServiceExt;

@@ -144,6 +144,32 @@ pub async fn read_resource(
         .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))
 }
 
+/// The canonical path a subscription is kept under: inside the roots (or a granted
+/// directory). The file need not exist yet (its creation is an update).
+pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, McpError> {
+    path_from_file_uri(uri)
+        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
+    let roots = session.roots();
+    // `resolve` takes the URI itself, so non-UTF-8 names survive.
+    let resolved =
+        resolve(uri, &roots).map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+    match session.grants.verdict(
+        &resolved.path,
+        Access::Read,
+        &roots,
+        &session.config.confine,
+    ) {
+        crate::access::Verdict::Allowed => Ok(resolved.path),
+        _ => Err(McpError::invalid_params(
+            format!(
+                "{uri} is outside the workspace roots ({}); only files inside them can be subscribed to",
+                roots.describe()
+            ),
+            Some(json!({ "uri": uri })),
+        )),
+    }
+}
+
 fn not_found(uri: &str) -> McpError {
     McpError::resource_not_found(format!("no such file: {uri}"), Some(json!({ "uri": uri })))
 }

@@ -25,6 +25,8 @@ pub struct Session {
     pub grants: Grants,
     /// Minimum MCP log level forwarded to the client (see `logging.rs`).
     pub log_level: AtomicU8,
+    /// Resource subscriptions and the change notifications behind them.
+    pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
     roots_notes: Mutex<Vec<String>>,
 }
@@ -49,6 +51,7 @@ impl Session {
             grants: Grants::default(),
             log_level: AtomicU8::new(crate::mcp::logging::DEFAULT_LEVEL),
             roots_notes: Mutex::new(warnings),
+            subscriptions: Arc::default(),
             config,
         })
     }

@@ -47,6 +47,7 @@ pub async fn complete(
         Completion::default()
     };
     serde_json::from_value(json!({
+        "resultType": "complete",
         "completion": {
             "values": completion.values,
             "total": completion.total,

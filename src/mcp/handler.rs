@@ -12,16 +12,19 @@ use std::sync::atomic::Ordering;
 use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities,
-    ServerConfig, SetLevelRequestParams, SubscribeRequestParams, UnsubscribeRequestParams,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, InputRequiredResult,
+    InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
+use crate::mcp::modern::{self, ModernCall};
 use crate::mcp::session::Session;
 use crate::mcp::{ask, completion, logging, prompts, resources, tools};
+use crate::roots::RootSet;
 
 pub const INSTRUCTIONS: &str = "rootgrep searches, reads and edits the files of the user's \
 workspace quickly (ripgrep-grade grep and glob, paged results). Every path is scoped to the \
@@ -58,8 +61,8 @@ impl ServerHandler for Handler {
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        // 2026-07-28 (stateless) is not implemented yet: do not claim it.
-        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+        // Every legacy revision through `initialize`, and 2026-07-28 per request.
+        Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2026_07_28))
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
@@ -110,9 +113,32 @@ impl ServerHandler for Handler {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
-        resources::read_resource(&self.session, &context, &request.uri)
-            .await
-            .map(ReadResourceResponse::Complete)
+        let prepared = prepare(
+            &self.session,
+            &context,
+            "resources/read",
+            &request.uri,
+            &serde_json::Value::Null,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+        )
+        .await?;
+        let (roots, modern) = match prepared {
+            Prepared::Input(input) => return Ok(ReadResourceResponse::InputRequired(input)),
+            Prepared::Ready { roots, modern } => (roots, modern),
+        };
+        let result = resources::read_resource(
+            &self.session,
+            &context,
+            &request.uri,
+            &roots,
+            modern.as_deref(),
+        )
+        .await;
+        if let Some(input) = modern.as_deref().and_then(|m| m.take_pending(&self.session)) {
+            return Ok(ReadResourceResponse::InputRequired(input));
+        }
+        result.map(ReadResourceResponse::Complete)
     }
 
     async fn subscribe(
@@ -156,9 +182,38 @@ impl ServerHandler for Handler {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        prompts::get(&self.session, &context, &request.name, &request.arguments)
-            .await
-            .map(GetPromptResponse::Complete)
+        let arguments = request
+            .arguments
+            .clone()
+            .map(serde_json::Value::Object)
+            .unwrap_or_default();
+        let prepared = prepare(
+            &self.session,
+            &context,
+            "prompts/get",
+            &request.name,
+            &arguments,
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+        )
+        .await?;
+        let (roots, modern) = match prepared {
+            Prepared::Input(input) => return Ok(GetPromptResponse::InputRequired(input)),
+            Prepared::Ready { roots, modern } => (roots, modern),
+        };
+        let result = prompts::get(
+            &self.session,
+            &context,
+            &request.name,
+            &request.arguments,
+            roots,
+            modern.as_deref(),
+        )
+        .await;
+        if let Some(input) = modern.as_deref().and_then(|m| m.take_pending(&self.session)) {
+            return Ok(GetPromptResponse::InputRequired(input));
+        }
+        result.map(GetPromptResponse::Complete)
     }
 
     async fn on_custom_request(
@@ -209,21 +264,37 @@ impl ServerHandler for Handler {
             ));
         }
         let args = request.arguments.unwrap_or_default();
+        let prepared = prepare(
+            &self.session,
+            &context,
+            "tools/call",
+            &name,
+            &serde_json::Value::Object(args.clone()),
+            request.input_responses.as_ref(),
+            request.request_state.as_deref(),
+        )
+        .await?;
+        let (roots, modern) = match prepared {
+            Prepared::Input(input) => return Ok(CallToolResponse::InputRequired(input)),
+            Prepared::Ready { roots, modern } => (roots, modern),
+        };
         let session = self.session.clone();
         let run = async move {
-            let roots = session
-                .roots_when_ready(ask::client_has_roots(&context.peer))
-                .await;
             let call = tools::Call {
                 session: &session,
                 ctx: &context,
                 roots,
+                modern: modern.as_deref(),
             };
-            tools::call(&call, &name, args).await
+            let answer = tools::call(&call, &name, args).await;
+            match modern.as_deref().and_then(|m| m.take_pending(&session)) {
+                Some(input) => CallToolResponse::InputRequired(input),
+                None => answer.into_result().into(),
+            }
         };
         // A bug in one tool answers that call with an internal error; the server lives on.
         match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(answer) => Ok(answer.into_result().into()),
+            Ok(response) => Ok(response),
             Err(panic) => {
                 let what = panic
                     .downcast_ref::<&str>()
@@ -237,5 +308,52 @@ impl ServerHandler for Handler {
                 ))
             }
         }
+    }
+}
+
+/// Roots and the 2026-07-28 context of one request, or the question to ask first.
+enum Prepared {
+    Ready {
+        roots: Arc<RootSet>,
+        modern: Option<Box<ModernCall>>,
+    },
+    Input(InputRequiredResult),
+}
+
+/// Legacy requests wait (bounded) for the session's roots; modern requests bring their own
+/// context and get their roots through `input_required` when the client declared `roots`.
+async fn prepare(
+    session: &Arc<Session>,
+    context: &RequestContext<RoleServer>,
+    method: &str,
+    name: &str,
+    arguments: &serde_json::Value,
+    responses: Option<&InputResponses>,
+    request_state: Option<&str>,
+) -> Result<Prepared, McpError> {
+    if !modern::is_modern(context) {
+        let roots = session
+            .roots_when_ready(ask::client_has_roots(&context.peer))
+            .await;
+        return Ok(Prepared::Ready {
+            roots,
+            modern: None,
+        });
+    }
+    let call = ModernCall::new(
+        session,
+        context,
+        method,
+        name,
+        arguments,
+        responses,
+        request_state,
+    )?;
+    match call.roots(session) {
+        Ok(roots) => Ok(Prepared::Ready {
+            roots: Arc::new(roots),
+            modern: Some(Box::new(call)),
+        }),
+        Err(input) => Ok(Prepared::Input(input)),
     }
 }

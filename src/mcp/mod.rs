@@ -8,6 +8,7 @@ pub mod call;
 pub mod completion;
 pub mod handler;
 pub mod logging;
+pub mod modern;
 pub mod progress;
 pub mod prompts;
 pub mod render;

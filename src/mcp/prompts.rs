@@ -8,8 +8,10 @@ use rmcp::model::{GetPromptResult, JsonObject, ListPromptsResult, Prompt};
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
+use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
 use crate::mcp::tools::{self, Call};
+use crate::roots::RootSet;
 
 pub fn list() -> ListPromptsResult {
     let prompts: Vec<Prompt> = serde_json::from_value(json!([
@@ -59,16 +61,16 @@ fn required<'a>(arguments: &'a Option<JsonObject>, name: &str) -> Result<&'a str
 async fn tool_text(
     session: &std::sync::Arc<Session>,
     ctx: &RequestContext<RoleServer>,
+    roots: &std::sync::Arc<RootSet>,
+    modern: Option<&ModernCall>,
     name: &str,
     args: Value,
 ) -> String {
-    let roots = session
-        .roots_when_ready(crate::mcp::ask::client_has_roots(&ctx.peer))
-        .await;
     let call = Call {
         session,
         ctx,
-        roots,
+        roots: roots.clone(),
+        modern,
     };
     let Value::Object(args) = args else {
         return String::new();
@@ -81,11 +83,21 @@ pub async fn get(
     ctx: &RequestContext<RoleServer>,
     name: &str,
     arguments: &Option<JsonObject>,
+    roots: std::sync::Arc<RootSet>,
+    modern: Option<&ModernCall>,
 ) -> Result<GetPromptResult, McpError> {
     let (description, text) = match name {
         "explain_file" => {
             let path = required(arguments, "path")?;
-            let content = tool_text(session, ctx, "read_file", json!({ "path": path })).await;
+            let content = tool_text(
+                session,
+                ctx,
+                &roots,
+                modern,
+                "read_file",
+                json!({ "path": path }),
+            )
+            .await;
             (
                 format!("Explain {path}"),
                 format!(
@@ -110,7 +122,7 @@ pub async fn get(
             if let Some(path) = argument(arguments, "path") {
                 args["path"] = Value::String(path.to_string());
             }
-            let results = tool_text(session, ctx, "grep", args).await;
+            let results = tool_text(session, ctx, &roots, modern, "grep", args).await;
             (
                 format!("Usages of {symbol}"),
                 format!(
@@ -129,7 +141,9 @@ pub async fn get(
             ));
         }
     };
+    // `resultType` is required in 2026-07-28; rmcp strips it for legacy peers.
     serde_json::from_value(json!({
+        "resultType": "complete",
         "description": description,
         "messages": [{"role": "user", "content": {"type": "text", "text": text}}],
     }))

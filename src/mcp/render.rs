@@ -51,11 +51,17 @@ impl Answer {
         if self.is_error {
             result["isError"] = Value::Bool(true);
         }
-        serde_json::from_value(result).unwrap_or_else(|err| {
-            CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-                "internal error rendering the result: {err}"
-            ))])
-        })
+        serde_json::from_value(result)
+            .map(|mut result: CallToolResult| {
+                // 2026-07-28 results need `resultType`; rmcp strips it for legacy peers.
+                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+                result
+            })
+            .unwrap_or_else(|err| {
+                CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
+                    "internal error rendering the result: {err}"
+                ))])
+            })
     }
 }
 

@@ -17,8 +17,9 @@ use crate::access::Access;
 use crate::files::mime::mime_type;
 use crate::files::read::{self, ReadError, Whole};
 use crate::mcp::ask;
+use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
-use crate::roots::{file_uri_from_path, path_from_file_uri, resolve};
+use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
 use crate::search::{self, Control, GlobQuery, SortBy};
 
 /// The resource template: any file by absolute path.
@@ -79,7 +80,7 @@ pub async fn list(
             })
         })
         .collect();
-    let mut result = json!({ "resources": resources });
+    let mut result = json!({ "resultType": "complete", "resources": resources });
     if let Some(next) = outcome.next_offset {
         result["nextCursor"] = Value::String(next.to_string());
     }
@@ -92,21 +93,22 @@ pub async fn read_resource(
     session: &Session,
     ctx: &RequestContext<RoleServer>,
     uri: &str,
+    roots: &RootSet,
+    modern: Option<&ModernCall>,
 ) -> Result<ReadResourceResult, McpError> {
-    let path = path_from_file_uri(uri)
+    path_from_file_uri(uri)
         .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
-    let path_text = path.to_string_lossy().into_owned();
-    let roots = session
-        .roots_when_ready(ask::client_has_roots(&ctx.peer))
-        .await;
-    let resolved = resolve(&path_text, &roots)
-        .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+    // `resolve` takes the URI itself, so non-UTF-8 names survive.
+    let resolved =
+        resolve(uri, roots).map_err(|err| McpError::invalid_params(err.to_string(), None))?;
     if !resolved.exists {
         return Err(not_found(uri));
     }
-    ask::authorize(session, ctx, &resolved, Access::Read)
-        .await
-        .map_err(|message| McpError::invalid_params(message, Some(json!({ "uri": uri }))))?;
+    let allowed = match modern {
+        Some(modern) => modern.authorize(session, roots, &resolved, Access::Read),
+        None => ask::authorize(session, ctx, &resolved, Access::Read).await,
+    };
+    allowed.map_err(|message| McpError::invalid_params(message, Some(json!({ "uri": uri }))))?;
     let target = resolved.path.clone();
     let whole = tokio::task::spawn_blocking(move || read::read_whole(&target, MAX_RESOURCE_BYTES))
         .await
@@ -140,7 +142,7 @@ pub async fn read_resource(
             ));
         }
     };
-    serde_json::from_value(json!({ "contents": [contents] }))
+    serde_json::from_value(json!({ "resultType": "complete", "contents": [contents] }))
         .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))
 }
 

@@ -27,6 +27,8 @@ pub struct Session {
     pub log_level: AtomicU8,
     /// Resource subscriptions and the change notifications behind them.
     pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
+    /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key).
+    pub state_codec: rmcp::model::RequestStateCodec,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
     roots_notes: Mutex<Vec<String>>,
 }
@@ -52,6 +54,7 @@ impl Session {
             log_level: AtomicU8::new(crate::mcp::logging::DEFAULT_LEVEL),
             roots_notes: Mutex::new(warnings),
             subscriptions: Arc::default(),
+            state_codec: crate::mcp::modern::new_codec(),
             config,
         })
     }

@@ -89,7 +89,7 @@ async def connect(
     elicitation: bool = True,
     args: Sequence[str] = (),
     cwd: Path | None = None,
-    mode: str = "auto",
+    mode: str = "legacy",
 ) -> AsyncIterator[Client]:
     """Launch rootgrep over stdio and connect the SDK client, as a host would."""
     host = host or Host()
@@ -202,10 +202,14 @@ async def test_initialize_handshake(rootgrep_bin, ws, mode):
             connect_seconds = anyio.current_time() - started
             assert connect_seconds < 3.0, f"connect took {connect_seconds:.1f}s"
 
-            assert client.protocol_version == "2025-11-25"
-            init = client.session.initialize_result
-            assert init is not None, "expected the initialize handshake (no 2026 era claimed)"
-            assert init.protocol_version == "2025-11-25"
+            if mode == "auto":
+                # The discover probe finds 2026-07-28: the SDK goes stateless, no handshake.
+                assert client.protocol_version == "2026-07-28"
+            else:
+                assert client.protocol_version == "2025-11-25"
+                init = client.session.initialize_result
+                assert init is not None, "expected the initialize handshake"
+                assert init.protocol_version == "2025-11-25"
             assert client.server_info is not None and client.server_info.name == "rootgrep"
             assert client.server_info.version
             caps = client.server_capabilities
@@ -213,7 +217,8 @@ async def test_initialize_handshake(rootgrep_bin, ws, mode):
             assert caps.logging is not None
             assert isinstance(client.instructions, str) and client.instructions.strip()
 
-            await bounded(client.send_ping())
+            if mode != "auto":  # 2026-07-28 has no ping
+                await bounded(client.send_ping())
 
 
 # --------------------------------------------------------------------------------------
@@ -857,3 +862,46 @@ async def test_unknown_tool_is_a_protocol_error(rootgrep_bin, ws):
             assert caught.value.code == types.INVALID_PARAMS
             assert "no_such_tool" in caught.value.message
             ok(await call(client, "list_roots"))
+
+
+# --------------------------------------------------------------------------------------
+# 9. The stateless era (2026-07-28): the SDK's default "auto" mode discovers it
+# --------------------------------------------------------------------------------------
+
+
+async def test_modern_roots_arrive_through_input_required(rootgrep_bin, ws):
+    host = Host([ws.root])
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, host, mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            roots = await list_roots(client)
+            assert roots["source"] == "client"
+            assert [r["path"] for r in roots["roots"]] == [str(ws.root)]
+            assert host.roots_requests >= 1
+            # Each request asks again: nothing is remembered between stateless requests.
+            before = host.roots_requests
+            ok(await call(client, "read_file", {"path": "src/main.rs"}))
+            assert host.roots_requests > before
+
+
+async def test_modern_permission_accept_and_decline(rootgrep_bin, ws):
+    secret = ws.outside / "secret.txt"
+    host = Host([ws.root], answers=[{"allow": True}, "decline"])
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, host, mode="auto") as client:
+            assert client.protocol_version == "2026-07-28"
+            body = ok(await call(client, "read_file", {"path": str(secret)}))
+            assert "top secret" in body
+            assert str(secret) in host.questions[0].message
+            refused = err(await call(client, "read_file", {"path": str(secret)}))
+            assert "top secret" not in refused
+            assert len(host.questions) == 2
+
+
+async def test_modern_search_and_resources(rootgrep_bin, ws):
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, Host([ws.root]), mode="auto") as client:
+            result = await call(client, "grep", {"pattern": "fn main", "output_mode": "content"})
+            assert "fn main" in ok(result)
+            read = await bounded(client.read_resource((ws.root / "src" / "main.rs").as_uri()))
+            assert "fn main" in read.contents[0].text

@@ -7,7 +7,7 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 #[test]
-fn negotiates_every_legacy_version_and_never_claims_2026() {
+fn negotiates_every_legacy_version_and_never_answers_initialize_with_2026() {
     let ws = workspace();
     for (asked, expected) in [
         ("2024-11-05", "2024-11-05"),
@@ -49,13 +49,10 @@ fn discover_probe_gets_a_prompt_answer_and_initialize_still_works() {
         .response(id, Duration::from_secs(2))
         .expect("discover answered");
     assert!(started.elapsed() < Duration::from_secs(2));
-    // Either an error or a result that does not claim 2026-07-28.
-    if let Some(result) = answer.get("result") {
-        let versions = result["supportedVersions"].as_array().unwrap();
-        assert!(!versions.contains(&json!("2026-07-28")));
-    } else {
-        assert!(answer["error"]["code"].is_i64());
-    }
+    // The answer lists every version, the stateless one included.
+    let versions = answer["result"]["supportedVersions"].as_array().unwrap();
+    assert!(versions.contains(&json!("2026-07-28")));
+    assert!(versions.contains(&json!("2025-11-25")));
     let result = client.handshake(json!({}));
     assert_eq!(result["protocolVersion"], "2025-11-25");
     let tools = client.request("tools/list", json!({}));

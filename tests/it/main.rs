@@ -4,11 +4,15 @@
 mod support;
 
 mod access;
+mod adversarial;
 mod cli;
+mod crash;
 mod elicitation;
 mod files;
 mod fixtures;
 mod lifecycle;
+mod load;
+mod modern;
 mod read;
 mod resources;
 mod roots;

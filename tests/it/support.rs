@@ -66,6 +66,49 @@ impl Client {
         stdin.flush().unwrap();
     }
 
+    /// Writes raw bytes followed by a newline (for lines that are not valid UTF-8).
+    pub fn send_bytes(&mut self, line: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Writes raw bytes as they are (no newline, no flush): for pipelining many lines.
+    pub fn write_unflushed(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).unwrap();
+    }
+
+    pub fn flush(&mut self) {
+        self.stdin.as_mut().expect("stdin open").flush().unwrap();
+    }
+
+    /// A second handle on the server's stdin, for writing from another thread while this
+    /// one reads the answers.
+    pub fn stdin_clone(&self) -> std::fs::File {
+        use std::os::fd::AsFd;
+        let fd = self.stdin.as_ref().expect("stdin open").as_fd();
+        std::fs::File::from(fd.try_clone_to_owned().expect("dup stdin"))
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Calls a tool and returns the whole response (result or error), or `None` when no
+    /// answer came within `timeout`.
+    pub fn call_within(
+        &mut self,
+        name: &str,
+        arguments: Value,
+        timeout: Duration,
+    ) -> Option<Value> {
+        let id = self.start("tools/call", json!({"name":name,"arguments":arguments}));
+        self.response(id, timeout)
+    }
+
     pub fn close_stdin(&mut self) {
         self.stdin = None;
     }

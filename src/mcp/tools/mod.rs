@@ -31,6 +31,8 @@ pub struct Call<'a> {
     pub session: &'a Arc<Session>,
     pub ctx: &'a RequestContext<RoleServer>,
     pub roots: Arc<RootSet>,
+    /// Set for 2026-07-28 requests: permission questions become `input_required`.
+    pub modern: Option<&'a crate::mcp::modern::ModernCall>,
 }
 
 impl Call<'_> {
@@ -156,9 +158,14 @@ pub async fn resolve_checked(
 
 /// Checks (or asks for) access to an already resolved path.
 pub async fn authorize(call: &Call<'_>, resolved: &Resolved, access: Access) -> Result<(), Answer> {
-    ask::authorize(call.session, call.ctx, resolved, access)
-        .await
-        .map_err(Answer::error)
+    match call.modern {
+        Some(modern) => modern
+            .authorize(call.session, &call.roots, resolved, access)
+            .map_err(Answer::error),
+        None => ask::authorize(call.session, call.ctx, resolved, access)
+            .await
+            .map_err(Answer::error),
+    }
 }
 
 /// Runs blocking domain work on the blocking pool; a panic there becomes an error answer.

@@ -1,0 +1,351 @@
+//! MCP 2026-07-28 ("modern", stateless) requests: roots and the user's permission travel as
+//! Multi Round-Trip Requests instead of server→client requests.
+//!
+//! A modern `tools/call`, `resources/read` or `prompts/get` carries everything in its own
+//! `_meta` (version, client capabilities). When the call needs the client's roots (the
+//! client declared `roots` on *this* request) or the user's permission for a path outside the
+//! roots (the client declared form elicitation on this request), the server answers
+//! `input_required` with the questions and a sealed `requestState`; the client retries the
+//! same request with `inputResponses` and the state echoed back.
+//!
+//! The state is authenticated with HMAC (rmcp's `RequestStateCodec`, a random per-process
+//! key), bound to the method, the tool or resource name and a SHA-256 digest of the
+//! arguments, and expires after [`STATE_TTL`]. It carries the roots received so far, the
+//! paths the user approved, and the question in flight, so a client cannot forge an approval,
+//! replay it for other arguments, or reuse it later. Nothing is remembered between requests:
+//! each request stands alone, as the revision requires (no "remember" grants, no refusals
+//! kept, roots fetched per request).
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use rmcp::ErrorData as McpError;
+use rmcp::RoleServer;
+use rmcp::model::{
+    ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
+    ProtocolVersion, RequestStateCodec, SealOptions,
+};
+use rmcp::service::RequestContext;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use sha2::Digest;
+
+use crate::access::{Access, Verdict};
+use crate::mcp::session::Session;
+use crate::roots::{Resolved, Root, RootSet, choose_roots, path_from_file_uri};
+
+/// How long a sealed request state stays valid.
+pub const STATE_TTL: Duration = Duration::from_secs(600);
+const ROOTS_KEY: &str = "roots";
+const CONFIRM_KEY: &str = "confirm";
+
+/// True when this request speaks 2026-07-28 (inline `_meta`, no handshake).
+pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
+    ctx.meta
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// The per-process sealing key.
+pub fn new_codec() -> RequestStateCodec {
+    let mut key = [0u8; 32];
+    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
+        use std::io::Read;
+        let _ = random.read_exact(&mut key);
+    }
+    if key == [0u8; 32] {
+        // No /dev/urandom: fall back to hashing what differs between processes.
+        let seed = format!(
+            "{:?}{}{:?}",
+            std::time::SystemTime::now(),
+            std::process::id(),
+            std::thread::current().id()
+        );
+        key.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes()));
+    }
+    RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key meets the minimum length")
+}
+
+/// What the sealed `requestState` carries between rounds.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct State {
+    /// The client's roots, once received (URIs and names as sent).
+    roots: Option<Vec<(String, Option<String>)>>,
+    /// Paths (bytes) the user approved; `true` = for writing (which includes reading).
+    approved: Vec<(Vec<u8>, bool)>,
+    /// The question in flight: the path and access `inputResponses.confirm` answers.
+    asked: Option<(Vec<u8>, bool)>,
+}
+
+fn is_write(access: Access) -> bool {
+    access == Access::Write
+}
+
+fn access_of(write: bool) -> Access {
+    if write { Access::Write } else { Access::Read }
+}
+
+/// The modern context of one request.
+pub struct ModernCall {
+    capabilities: ClientCapabilities,
+    binding: Vec<u8>,
+    state: State,
+    /// A question to ask (set by `authorize`, turned into `input_required` by the handler).
+    pending: Mutex<Option<InputRequests>>,
+    /// The path and access that question is about (sealed into the next state).
+    asked: Mutex<Option<(Vec<u8>, bool)>>,
+    /// The path the user just refused in this round, with the message for the model.
+    declined: Option<(Vec<u8>, String)>,
+}
+
+fn path_bytes(path: &std::path::Path) -> Vec<u8> {
+    use std::os::unix::ffi::OsStrExt;
+    path.as_os_str().as_bytes().to_vec()
+}
+
+impl ModernCall {
+    /// Opens the request's state (if any) and folds in its input responses. A tampered,
+    /// expired or foreign state is refused (`-32602`).
+    pub fn new(
+        session: &Session,
+        ctx: &RequestContext<RoleServer>,
+        method: &str,
+        name: &str,
+        arguments: &Value,
+        responses: Option<&InputResponses>,
+        request_state: Option<&str>,
+    ) -> Result<ModernCall, McpError> {
+        let capabilities = ctx.meta.client_capabilities().unwrap_or_default();
+        let digest = sha2::Sha256::digest(arguments.to_string().as_bytes());
+        let mut binding = format!("rootgrep/{method}/{name}/").into_bytes();
+        binding.extend_from_slice(&digest);
+        let mut declined = None;
+        let mut state = match request_state {
+            None => State::default(),
+            Some(sealed) => session
+                .state_codec
+                .open_json_with::<State>(sealed, &binding)
+                .map_err(|err| {
+                    McpError::invalid_params(
+                        format!("requestState refused ({err}); start the request again without it"),
+                        None,
+                    )
+                })?,
+        };
+        if let Some(responses) = responses {
+            if state.roots.is_none()
+                && let Some(answer) = responses.get(ROOTS_KEY)
+            {
+                let roots = answer
+                    .get("roots")
+                    .and_then(Value::as_array)
+                    .ok_or_else(|| {
+                        McpError::invalid_params(
+                            "inputResponses.roots must hold {roots: [...]}",
+                            None,
+                        )
+                    })?;
+                state.roots = Some(
+                    roots
+                        .iter()
+                        .filter_map(|root| {
+                            let uri = root.get("uri")?.as_str()?.to_string();
+                            let name = root.get("name").and_then(Value::as_str).map(str::to_string);
+                            Some((uri, name))
+                        })
+                        .collect(),
+                );
+            }
+            if let (Some((path, write)), Some(answer)) =
+                (state.asked.take(), responses.get(CONFIRM_KEY))
+            {
+                let access = access_of(write);
+                let action = answer.get("action").and_then(Value::as_str).unwrap_or("");
+                let allow = answer
+                    .get("content")
+                    .and_then(|c| c.get("allow"))
+                    .and_then(Value::as_bool)
+                    .unwrap_or(false);
+                match (action, allow) {
+                    ("accept", true) => state.approved.push((path, write)),
+                    // A refusal is the tool's answer (the model must see it), not a
+                    // protocol error.
+                    _ => {
+                        let verb = if action == "cancel" {
+                            "dismissed the question about"
+                        } else {
+                            "did not allow"
+                        };
+                        declined = Some((
+                            path.clone(),
+                            format!(
+                                "the user {verb} this server's request to {} {}; nothing was done",
+                                access.verb(),
+                                String::from_utf8_lossy(&path)
+                            ),
+                        ));
+                    }
+                }
+            }
+        }
+        Ok(ModernCall {
+            capabilities,
+            binding,
+            state,
+            pending: Mutex::new(None),
+            asked: Mutex::new(None),
+            declined,
+        })
+    }
+
+    /// The roots for this request, or an `input_required` asking for them.
+    pub fn roots(&self, session: &Session) -> Result<RootSet, InputRequiredResult> {
+        let client: Option<Vec<Root>> = match &self.state.roots {
+            Some(roots) => Some(
+                roots
+                    .iter()
+                    .filter_map(|(uri, name)| {
+                        path_from_file_uri(uri)
+                            .ok()
+                            .map(|path| Root::new(path, name.clone()))
+                    })
+                    .collect(),
+            ),
+            None if self.capabilities.roots.is_some() => {
+                let mut requests = InputRequests::new();
+                let request: InputRequest = serde_json::from_value(json!({"method": "roots/list"}))
+                    .expect("static request");
+                requests.insert(ROOTS_KEY.to_string(), request);
+                return Err(self.input_required(session, requests, None));
+            }
+            None => None,
+        };
+        let config = &session.config;
+        Ok(choose_roots(client, &config.dirs, &config.cwd, &config.confine).0)
+    }
+
+    /// Decides access to a path outside (or inside) the roots for this request. When the
+    /// user must be asked, records the question and returns `Err` (the handler then answers
+    /// `input_required`).
+    pub fn authorize(
+        &self,
+        session: &Session,
+        roots: &RootSet,
+        resolved: &Resolved,
+        access: Access,
+    ) -> Result<(), String> {
+        let bytes = path_bytes(&resolved.path);
+        if let Some((path, message)) = &self.declined
+            && *path == bytes
+        {
+            return Err(message.clone());
+        }
+        let approved = self
+            .state
+            .approved
+            .iter()
+            .any(|(path, write)| *path == bytes && (*write || !is_write(access)));
+        if approved && session.config.confine.allows(&resolved.path) {
+            return Ok(());
+        }
+        // Session grants are legacy-only: a fresh Grants checks roots and --confine alone.
+        match crate::access::Grants::default().verdict(
+            &resolved.path,
+            access,
+            roots,
+            &session.config.confine,
+        ) {
+            Verdict::Allowed => Ok(()),
+            Verdict::Refused(why) => Err(why),
+            Verdict::Ask => {
+                let form = self
+                    .capabilities
+                    .elicitation
+                    .as_ref()
+                    .is_some_and(|e| e.form.is_some() || e.url.is_none());
+                if !form {
+                    return Err(format!(
+                        "{} is outside the workspace roots ({}), and this request did not declare \
+                         the elicitation capability, so the user cannot be asked. Add its \
+                         directory as a root, or start rootgrep with it as a DIR argument.",
+                        resolved.path.display(),
+                        roots.describe()
+                    ));
+                }
+                let message = format!(
+                    "rootgrep wants to {} {}, which is outside the workspace roots ({}). Allow it?",
+                    access.verb(),
+                    resolved.path.display(),
+                    roots.describe()
+                );
+                let request: InputRequest = serde_json::from_value(json!({
+                    "method": "elicitation/create",
+                    "params": {
+                        "mode": "form",
+                        "message": message,
+                        "requestedSchema": {
+                            "type": "object",
+                            "properties": {
+                                "allow": {
+                                    "type": "boolean",
+                                    "title": "Allow",
+                                    "description": format!("Allow this {} of {}", access.verb(), resolved.path.display()),
+                                }
+                            },
+                            "required": ["allow"],
+                        }
+                    }
+                }))
+                .map_err(|err| format!("internal error building the question: {err}"))?;
+                let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+                // One question per round: the first path that needs one is asked first.
+                if pending.is_none() {
+                    let mut requests = InputRequests::new();
+                    requests.insert(CONFIRM_KEY.to_string(), request);
+                    *pending = Some(requests);
+                    self.set_asked(bytes, access);
+                }
+                Err(format!(
+                    "waiting for the user's permission to {} {}",
+                    access.verb(),
+                    resolved.path.display()
+                ))
+            }
+        }
+    }
+
+    fn set_asked(&self, path: Vec<u8>, access: Access) {
+        *self.asked.lock().unwrap_or_else(|e| e.into_inner()) = Some((path, is_write(access)));
+    }
+
+    /// The `input_required` result for a recorded question, if any.
+    pub fn take_pending(&self, session: &Session) -> Option<InputRequiredResult> {
+        let requests = self
+            .pending
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()?;
+        let asked = self.asked.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        Some(self.input_required(session, requests, asked))
+    }
+
+    fn input_required(
+        &self,
+        session: &Session,
+        requests: InputRequests,
+        asked: Option<(Vec<u8>, bool)>,
+    ) -> InputRequiredResult {
+        let mut next = self.state.clone();
+        next.asked = asked;
+        let sealed = session
+            .state_codec
+            .seal_json_with(
+                &next,
+                &SealOptions::new()
+                    .associated_data(&self.binding)
+                    .ttl(STATE_TTL),
+            )
+            .ok();
+        InputRequiredResult::new(Some(requests), sealed)
+    }
+}

@@ -130,7 +130,19 @@ pub struct Listing {
 /// List the entries of `dir` (one level). Fails only if `dir` itself cannot be read (missing,
 /// not a directory, permission denied), with a message naming it.
 pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
-    let read = fs::read_dir(dir).map_err(|e| match e.kind() {
+    // Read through a handle opened without following symlinks, so a directory swapped for
+    // a link after the caller checked it cannot show another directory's entries.
+    let handle = super::safe::DirHandle::open(dir).map_err(|e| match e.kind() {
+        io::ErrorKind::NotADirectory => io::Error::new(
+            e.kind(),
+            format!(
+                "cannot list {}: not a directory (use file_info or read_file)",
+                dir.display()
+            ),
+        ),
+        _ => io::Error::new(e.kind(), format!("cannot list {}: {e}", dir.display())),
+    })?;
+    let read = fs::read_dir(handle.path()).map_err(|e| match e.kind() {
         io::ErrorKind::NotADirectory => io::Error::new(
             e.kind(),
             format!(
@@ -154,11 +166,12 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         if !opts.hidden && is_hidden(&name) {
             continue;
         }
-        let path = dent.path();
-        let Ok(meta) = fs::symlink_metadata(&path) else {
+        let through_handle = dent.path();
+        let Ok(meta) = fs::symlink_metadata(&through_handle) else {
             continue;
         };
-        let kind = kind_of(&path, meta.file_type());
+        let kind = kind_of(&through_handle, meta.file_type());
+        let path = dir.join(&name);
         let size = matches!(kind, EntryKind::File).then(|| meta.len());
         raws.push(Raw {
             entry: Entry {

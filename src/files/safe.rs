@@ -63,6 +63,60 @@ pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
     open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
 }
 
+/// A directory held open (checked free of symlinks when opened) and reachable through
+/// `/proc/self/fd`: reading entries and their metadata through [`DirHandle::path`] stays in
+/// that very directory even if its path is swapped for a symlink meanwhile.
+pub struct DirHandle {
+    _fd: OwnedFd,
+    path: std::path::PathBuf,
+}
+
+impl DirHandle {
+    pub fn open(dir: &Path) -> io::Result<DirHandle> {
+        use std::os::fd::AsRawFd;
+        let fd = open_dir(dir)?;
+        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        if !path.is_dir() {
+            // No /proc: fall back to the checked path itself.
+            return Ok(DirHandle {
+                _fd: fd,
+                path: dir.to_path_buf(),
+            });
+        }
+        Ok(DirHandle { _fd: fd, path })
+    }
+
+    /// The path to read the directory through.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+/// Keeps only the paths whose entry really exists in its (symlink-free) parent directory
+/// now: walks that read directories by path can be misled by a directory swapped for a
+/// symlink mid-walk, and this drops whatever they found through it.
+pub fn still_inside<'a>(
+    paths: impl IntoIterator<Item = &'a Path>,
+) -> std::collections::HashSet<std::path::PathBuf> {
+    let mut parents: std::collections::HashMap<std::path::PathBuf, Option<OwnedFd>> =
+        std::collections::HashMap::new();
+    let mut good = std::collections::HashSet::new();
+    for path in paths {
+        let (Some(parent), Some(name)) = (path.parent(), path.file_name()) else {
+            continue;
+        };
+        let fd = parents
+            .entry(parent.to_path_buf())
+            .or_insert_with(|| open_dir(parent).ok());
+        if let Some(fd) = fd
+            && rustix::fs::statat(&*fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+        {
+            good.insert(path.to_path_buf());
+        }
+    }
+    good
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

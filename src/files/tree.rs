@@ -295,7 +295,13 @@ fn walker(dir: &Path, opts: &TreeOptions, max_depth: usize) -> ignore::WalkBuild
         .hidden(!opts.hidden)
         .follow_links(false)
         .max_depth(Some(max_depth))
-        .filter_entry(|e| !(e.depth() > 0 && e.file_name() == ".git"));
+        .filter_entry(|e| {
+            // The walk reads directories by path; an entry must also exist in its real,
+            // symlink-free parent, so a directory swapped for a symlink mid-walk cannot
+            // show another directory's entries.
+            !(e.depth() > 0 && e.file_name() == ".git")
+                && (e.depth() == 0 || !super::safe::still_inside([e.path()]).is_empty())
+        });
     builder
 }
 

@@ -135,7 +135,10 @@ impl ServerHandler for Handler {
             modern.as_deref(),
         )
         .await;
-        if let Some(input) = modern.as_deref().and_then(|m| m.take_pending(&self.session)) {
+        if let Some(input) = modern
+            .as_deref()
+            .and_then(|m| m.take_pending(&self.session))
+        {
             return Ok(ReadResourceResponse::InputRequired(input));
         }
         result.map(ReadResourceResponse::Complete)
@@ -210,7 +213,10 @@ impl ServerHandler for Handler {
             modern.as_deref(),
         )
         .await;
-        if let Some(input) = modern.as_deref().and_then(|m| m.take_pending(&self.session)) {
+        if let Some(input) = modern
+            .as_deref()
+            .and_then(|m| m.take_pending(&self.session))
+        {
             return Ok(GetPromptResponse::InputRequired(input));
         }
         result.map(GetPromptResponse::Complete)
@@ -227,6 +233,16 @@ impl ServerHandler for Handler {
             return Err(McpError::invalid_params(
                 "invalid log level; expected one of debug, info, notice, warning, error, \
                  critical, alert, emergency",
+                None,
+            ));
+        }
+        if KNOWN_METHODS.contains(&request.method.as_str()) {
+            return Err(McpError::invalid_params(
+                format!(
+                    "invalid params for {}: {}",
+                    request.method,
+                    expected_params(&request.method)
+                ),
                 None,
             ));
         }
@@ -355,5 +371,39 @@ async fn prepare(
             modern: Some(Box::new(call)),
         }),
         Err(input) => Ok(Prepared::Input(input)),
+    }
+}
+
+/// Methods rmcp knows: reaching `on_custom_request` with one of them means its params did
+/// not parse.
+const KNOWN_METHODS: &[&str] = &[
+    "initialize",
+    "ping",
+    "tools/list",
+    "tools/call",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "prompts/list",
+    "prompts/get",
+    "completion/complete",
+    "server/discover",
+];
+
+fn expected_params(method: &str) -> &'static str {
+    match method {
+        "tools/call" => "expected {name: string, arguments?: object}",
+        "resources/read" | "resources/subscribe" | "resources/unsubscribe" => {
+            "expected {uri: string}"
+        }
+        "prompts/get" => "expected {name: string, arguments?: object of strings}",
+        "completion/complete" => {
+            "expected {ref: {type: \"ref/resource\", uri} or {type: \"ref/prompt\", name}, \
+             argument: {name, value}}"
+        }
+        "initialize" => "expected {protocolVersion, capabilities, clientInfo}",
+        _ => "see the MCP specification for this method",
     }
 }

@@ -87,6 +87,12 @@ async fn read_input<R: AsyncRead + Unpin>(
                 continue;
             }
         };
+        if let Some(reply) = reject_shape(&value) {
+            if replies.send(reply).await.is_err() {
+                break;
+            }
+            continue;
+        }
         if !seen_initialize {
             match classify(&value) {
                 Kind::Initialize => seen_initialize = true,
@@ -105,6 +111,31 @@ async fn read_input<R: AsyncRead + Unpin>(
     }
     // Dropping `to_rmcp` signals end of input to rmcp, which then shuts the session down.
     let _ = to_rmcp.shutdown().await;
+}
+
+/// Answers messages whose shape rmcp would reject without echoing their id: a request
+/// whose `params` is not an object (the client would never get its answer), and a batch
+/// array (batches were dropped from MCP in 2025-06-18).
+fn reject_shape(value: &Value) -> Option<Vec<u8>> {
+    match value {
+        Value::Array(_) => Some(error_line(
+            -32600,
+            "batch requests are not supported; send one JSON-RPC message per line",
+        )),
+        Value::Object(object) => {
+            let id = object.get("id")?;
+            let method = object.get("method")?.as_str()?;
+            match object.get("params") {
+                None | Some(Value::Object(_)) => None,
+                Some(_) => Some(error_line_with_id(
+                    id,
+                    -32602,
+                    &format!("invalid params for {method}: params must be an object"),
+                )),
+            }
+        }
+        _ => None,
+    }
 }
 
 enum Kind {
@@ -198,9 +229,14 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(
 
 /// A JSON-RPC error line with `"id": null` (the id could not be read).
 fn error_line(code: i64, message: &str) -> Vec<u8> {
+    error_line_with_id(&Value::Null, code, message)
+}
+
+/// A JSON-RPC error line answering the request `id`.
+fn error_line_with_id(id: &Value, code: i64, message: &str) -> Vec<u8> {
     let value = serde_json::json!({
         "jsonrpc": "2.0",
-        "id": null,
+        "id": id,
         "error": { "code": code, "message": message },
     });
     let mut line = serde_json::to_vec(&value).unwrap_or_default();

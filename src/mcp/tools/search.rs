@@ -745,6 +745,12 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
         Ok(None) => return Answer::error("cancelled"),
         Err(answer) => return answer,
     };
+    // The walk reads directories by path: drop anything it may have found through a
+    // directory swapped for a symlink mid-walk (every listed file must exist in its real,
+    // symlink-free parent now).
+    let mut outcome = outcome;
+    let inside = crate::files::safe::still_inside(outcome.files.iter().map(|f| f.path.as_path()));
+    outcome.files.retain(|found| inside.contains(&found.path));
     render_glob(&outcome, offset, call.budget())
 }
 

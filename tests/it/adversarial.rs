@@ -23,9 +23,15 @@ const DEADLINE: Duration = Duration::from_secs(15);
 
 /// Calls a tool; panics when it hangs past [`DEADLINE`] or answers with a protocol error.
 fn tool(client: &mut Client, name: &str, args: Value) -> Value {
+    tool_within(client, name, args, DEADLINE)
+}
+
+/// Like [`tool`], with an explicit deadline (for the few calls that must scan 100 MB in a
+/// debug build on a loaded machine).
+fn tool_within(client: &mut Client, name: &str, args: Value, deadline: Duration) -> Value {
     let response = client
-        .call_within(name, args.clone(), DEADLINE)
-        .unwrap_or_else(|| panic!("{name} {args} got no answer within {DEADLINE:?}"));
+        .call_within(name, args.clone(), deadline)
+        .unwrap_or_else(|| panic!("{name} {args} got no answer within {deadline:?}"));
     assert!(
         response.get("error").is_none(),
         "{name} {args}: protocol error instead of a tool result: {response}"
@@ -756,11 +762,21 @@ fn toctou(label: &str, mut op: impl FnMut(&mut Client, &Workspace, usize) -> Vec
                 !body.contains("OUTSIDE-TOCTOU") && !body.contains("only-outside"),
                 "{label}: outside content through the swapped directory after {calls} calls: {body}"
             );
-            inside_seen += usize::from(body.contains("INSIDE-TOCTOU") || body.contains("MARK"));
+            // A successful answer about the real directory (content, diff, or its path).
+            let ok = !answer["isError"].as_bool().unwrap_or(false) && answer.get("error").is_none();
+            inside_seen += usize::from(
+                ok && (body.contains("INSIDE-TOCTOU")
+                    || body.contains("MARK")
+                    || body.contains("/dir/file")),
+            );
         }
     }
     let flips = flipper.stop();
     eprintln!("{label}: {calls} calls, {flips} flips, {inside_seen} answers showed inside content");
+    assert!(
+        inside_seen > 0,
+        "{label}: no call ever succeeded on the real directory: the test exercised nothing"
+    );
     assert!(
         flips > 1000,
         "only {flips} flips: the race was not exercised"
@@ -1293,17 +1309,20 @@ fn hundred_megabyte_line_is_cut_within_the_budget() {
     );
 
     let started = Instant::now();
-    let grep = tool(
+    // The match is at the start of the line: the rest of the 100 MB line is cut. (A match
+    // at its far end would make a debug-build regex scan 100 MB: too slow for this suite.)
+    let grep = tool_within(
         &mut client,
         "grep",
-        json!({"pattern": "needle-end", "output_mode": "content"}),
+        json!({"pattern": "^needle-start", "output_mode": "content"}),
+        Duration::from_secs(60),
     );
     eprintln!("grep over a 100 MB line: {:?}", started.elapsed());
     let body = text(&grep);
     assert!(!is_error(&grep), "{}", &body[..body.len().min(500)]);
     assert!(body.len() <= 65536, "grep answer of {} bytes", body.len());
     assert!(
-        body.contains("needle-end"),
+        body.contains("1:needle-start xxx"),
         "{}",
         &body[..body.len().min(500)]
     );

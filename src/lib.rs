@@ -11,3 +11,4 @@ pub mod files;
 pub mod mcp;
 pub mod roots;
 pub mod search;
+pub mod watch;

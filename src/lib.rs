@@ -8,6 +8,7 @@ pub mod access;
 pub mod cli;
 pub mod config;
 pub mod files;
+pub mod index;
 pub mod mcp;
 pub mod roots;
 pub mod search;

@@ -1149,3 +1149,229 @@ fn from_nanos(nanos: i64) -> SystemTime {
         false => SystemTime::UNIX_EPOCH - magnitude,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const DEADLINE: Duration = Duration::from_secs(5);
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::Builder::new()
+                .prefix("rootgrep-index")
+                .tempdir()
+                .unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let f = Fixture { _dir: dir, root };
+            f.write(".git/HEAD", "x");
+            f.write(".gitignore", "build/\n*.log\n");
+            f.write("a.b", "");
+            f.write("a/b", "");
+            f.write("a/c/d.rs", "12345");
+            f.write("build/out.rs", "");
+            f.write("app.log", "");
+            f.write(".env", "");
+            fs::create_dir_all(f.root.join("empty")).unwrap();
+            std::os::unix::fs::symlink("a.b", f.root.join("link")).unwrap();
+            f
+        }
+
+        fn write(&self, rel: &str, text: &str) -> PathBuf {
+            let path = self.root.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, text).unwrap();
+            path
+        }
+
+        fn live(&self) -> FileIndex {
+            let index = FileIndex::new();
+            index.set_roots(std::slice::from_ref(&self.root));
+            index.apply(&WatchEvent::Status(self.root.clone(), RootStatus::Watching));
+            assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
+            index
+        }
+    }
+
+    fn rels(index: &RootIndex) -> Vec<String> {
+        index
+            .files()
+            .map(|f| f.rel.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn build_holds_what_the_walk_yields_in_path_order() {
+        let f = Fixture::new();
+        let index = build(&f.root, &Control::new()).unwrap();
+        // Component order: `a/b` sorts before `a.b`, as `Path` compares them.
+        assert_eq!(
+            rels(&index),
+            ["a/b", "a/c/d.rs", "a.b"],
+            "hidden and ignored left out"
+        );
+        assert_eq!(index.info().files, 3);
+        assert_eq!(index.find_file(Path::new("a/c/d.rs")), Some(1));
+        assert_eq!(index.file(1).size, 5);
+        assert!(index.file(1).modified.is_some());
+        assert_eq!(index.files_under(Path::new("a")), 0..2);
+        assert_eq!(index.files_under(Path::new("a/c")), 1..2);
+        assert!(
+            index.find_dir(Path::new("empty")).is_some(),
+            "empty dirs are kept"
+        );
+        assert!(
+            index.find_dir(Path::new("build")).is_none(),
+            "ignored dirs are not"
+        );
+        let names = |dir: &str| -> Vec<(String, bool)> {
+            let d = index.find_dir(Path::new(dir)).unwrap();
+            index
+                .children(d)
+                .iter()
+                .map(|c| (c.name.to_string_lossy().into_owned(), c.is_dir))
+                .collect()
+        };
+        assert_eq!(
+            names(""),
+            [
+                ("a".to_string(), true),
+                ("empty".to_string(), true),
+                ("a.b".to_string(), false)
+            ]
+        );
+        assert_eq!(
+            names("a"),
+            [("c".to_string(), true), ("b".to_string(), false)]
+        );
+        let ignored: Vec<(String, bool)> = index
+            .ignored_in(index.dirs_below(0))
+            .map(|(rel, _, is_dir)| (rel.to_string_lossy().into_owned(), is_dir))
+            .collect();
+        assert_eq!(
+            ignored,
+            [("app.log".to_string(), false), ("build".to_string(), true)]
+        );
+    }
+
+    #[test]
+    fn path_order_matches_path_ord() {
+        let mut paths = vec![
+            "a", "a/b", "a.b", "a-b/c", "a/b/c", "ab", "a/bc", "a b", "Z", "é",
+        ];
+        let mut by_path = paths.clone();
+        by_path.sort_by(|x, y| Path::new(x).cmp(Path::new(y)));
+        paths.sort_by(|x, y| cmp_paths(x.as_bytes(), y.as_bytes()));
+        assert_eq!(paths, by_path);
+    }
+
+    #[test]
+    fn content_changes_are_applied_in_place() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.snapshot(&f.root).unwrap();
+        let path = f.write("a/c/d.rs", "longer content now");
+        index.apply(&WatchEvent::Pending(path.clone()));
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served while settling"
+        );
+        index.apply(&WatchEvent::Changed(path));
+        let after = index
+            .snapshot(&f.root)
+            .expect("a content change keeps it fresh");
+        assert!(Arc::ptr_eq(&before, &after), "same build, updated in place");
+        assert_eq!(after.file(1).size, 18);
+    }
+
+    #[test]
+    fn events_that_cannot_matter_keep_it_fresh() {
+        let f = Fixture::new();
+        let index = f.live();
+        for rel in [
+            "build/new.rs",
+            ".git/objects/ab",
+            ".hidden",
+            "x.log.swp/../app.log",
+        ] {
+            let path = f.root.join(rel);
+            index.apply(&WatchEvent::Pending(path.clone()));
+            index.apply(&WatchEvent::Created(path.clone()));
+            index.apply(&WatchEvent::Removed(path));
+        }
+        // `app.log` is an ignored file that still exists: its re-creation changes nothing.
+        f.write("app.log", "again");
+        let log = f.root.join("app.log");
+        index.apply(&WatchEvent::Created(log.clone()));
+        index.apply(&WatchEvent::Changed(log));
+        assert!(index.snapshot(&f.root).is_some(), "{:?}", index.status());
+        assert_eq!(index.status()[0].state, IndexState::Fresh);
+    }
+
+    #[test]
+    fn structural_changes_rebuild_and_failures_disable() {
+        let f = Fixture::new();
+        let index = f.live();
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Created(new));
+        assert!(index.snapshot(&f.root).is_none());
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(rebuilt.find_file(Path::new("a/new.rs")).is_some());
+
+        f.write(".gitignore", "build/\n");
+        index.apply(&WatchEvent::Changed(f.root.join(".gitignore")));
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(
+            rebuilt.find_file(Path::new("app.log")).is_some(),
+            "ignore rules re-read"
+        );
+
+        index.apply(&WatchEvent::Overflow);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "overflow: anything may have changed"
+        );
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+
+        index.apply(&WatchEvent::Status(
+            f.root.clone(),
+            RootStatus::Failed("limit".into()),
+        ));
+        assert!(index.snapshot(&f.root).is_none());
+        assert_eq!(
+            index.status()[0].state,
+            IndexState::Unavailable("limit".into())
+        );
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn roots_are_only_built_once_watched() {
+        let f = Fixture::new();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+        assert_eq!(index.status()[0].state, IndexState::Waiting);
+        // The watcher may report before the root is set; the status is remembered.
+        let other = FileIndex::new();
+        other.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        other.set_roots(std::slice::from_ref(&f.root));
+        assert!(other.wait_fresh(&f.root, DEADLINE).is_some());
+        other.set_roots(&[]);
+        assert!(other.status().is_empty());
+    }
+}

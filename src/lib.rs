@@ -6,6 +6,7 @@
 
 pub mod access;
 pub mod cli;
+pub mod complete;
 pub mod config;
 pub mod files;
 pub mod index;

@@ -39,6 +39,13 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
 pub const QUIET: Duration = Duration::from_millis(100);
 /// A path that keeps changing is still reported at least this often.
 pub const MAX_DELAY: Duration = Duration::from_secs(1);
+/// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
+/// been quiet this long (at most [`SETUP_MAX`]): adding a recursive inotify watch opens
+/// every directory on notify's thread, which cannot drain the kernel queue meanwhile, so a
+/// large tree overflows it during setup. Consumers rebuild everything when a root becomes
+/// `Watching`, so an overflow before that carries no information and is not reported.
+pub const SETUP_QUIET: Duration = Duration::from_millis(250);
+pub const SETUP_MAX: Duration = Duration::from_secs(3);
 /// Suffix of the temporary files written by our atomic writes; never reported.
 pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
 
@@ -108,6 +115,7 @@ impl Watcher {
             watched: Vec::new(),
             bursts: HashMap::new(),
             announced: false,
+            setting_up: Vec::new(),
         };
         let actor = std::thread::Builder::new()
             .name("rootgrep-watch".into())
@@ -187,6 +195,8 @@ struct Actor {
     bursts: HashMap<PathBuf, Burst>,
     /// A `Pending` went out since the last `Quiet`.
     announced: bool,
+    /// Roots whose watch was just added: (root, quiet until, give up waiting at).
+    setting_up: Vec<(PathBuf, Instant, Instant)>,
 }
 
 /// The raw event kinds, reduced to what matters here.
@@ -219,6 +229,7 @@ impl Actor {
                 Some(Msg::Stop) => break,
                 None => {}
             }
+            self.finish_setup();
             self.flush_due();
         }
         // Dropping the notify watcher stops its thread; events still queued are dropped.
@@ -275,6 +286,7 @@ impl Actor {
                 let _ = notify.unwatch(root);
             }
             self.watched.retain(|known| known != root);
+            self.setting_up.retain(|(known, _, _)| known != root);
         }
         self.bursts
             .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
@@ -295,7 +307,9 @@ impl Actor {
             match outcome {
                 Ok(()) => {
                     self.watched.push(root.clone());
-                    self.set_status(root, RootStatus::Watching);
+                    let now = Instant::now();
+                    self.setting_up
+                        .push((root.clone(), now + SETUP_QUIET, now + SETUP_MAX));
                 }
                 Err(reason) => {
                     // A recursive watch that failed half-way leaves some directories
@@ -328,13 +342,41 @@ impl Actor {
         }
     }
 
+    /// Roots whose setup has gone quiet become `Watching` (with the roots nested in them).
+    fn finish_setup(&mut self) {
+        let now = Instant::now();
+        let done: Vec<PathBuf> = self
+            .setting_up
+            .extract_if(.., |(_, quiet, max)| *quiet <= now || *max <= now)
+            .map(|(root, _, _)| root)
+            .collect();
+        for root in done {
+            let nested: Vec<PathBuf> = lock(&self.status)
+                .iter()
+                .map(|(r, _)| r.clone())
+                .filter(|r| r.starts_with(&root) && r.exists())
+                .collect();
+            for r in nested {
+                self.set_status(&r, RootStatus::Watching);
+            }
+        }
+    }
+
     fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
+        let now = Instant::now();
+        for (_, quiet, max) in &mut self.setting_up {
+            *quiet = (now + SETUP_QUIET).min(*max);
+        }
         let event = match raw {
             Ok(event) => event,
             Err(err) => return self.on_error(err),
         };
         if event.need_rescan() {
-            return self.emit(WatchEvent::Overflow);
+            // Lost events matter only to roots already reported as watched.
+            if self.setting_up.len() < self.watched.len() {
+                self.emit(WatchEvent::Overflow);
+            }
+            return;
         }
         let kind = match event.kind {
             EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
@@ -350,7 +392,6 @@ impl Actor {
             EventKind::Modify(_) | EventKind::Access(_) | EventKind::Any => Raw::Modify,
             EventKind::Other => return,
         };
-        let now = Instant::now();
         for path in event.paths {
             if is_temporary(&path) {
                 continue;
@@ -404,7 +445,8 @@ impl Actor {
     }
 
     fn next_due(&self) -> Option<Instant> {
-        self.bursts.values().map(due).min()
+        let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
+        self.bursts.values().map(due).chain(setup).min()
     }
 
     fn flush_due(&mut self) {

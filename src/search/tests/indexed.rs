@@ -310,7 +310,8 @@ fn index_stays_exact_under_a_running_watcher() {
         index.status()
     );
 
-    let steps: Vec<(&str, Box<dyn Fn()>)> = vec![
+    type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step> = vec![
         (
             "create",
             Box::new(|| {

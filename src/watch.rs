@@ -9,9 +9,10 @@
 //!   goes out at once, so that the index stops serving answers *before* the settled event
 //!   arrives; when every burst has settled, [`WatchEvent::Quiet`] follows.
 //! - **Meaning.** A settled burst becomes `Changed`, `Created` or `Removed` by looking at the
-//!   path once more (`lstat`): a file deleted and re-created is `Created`; a file created and
-//!   deleted within one burst produced nothing visible and is dropped. A rename is the old
-//!   path `Removed` plus the new path `Created`.
+//!   path once more (`lstat`): a file deleted and re-created is `Created`; a path gone at
+//!   the end of the burst is `Removed` (even if it existed only within the burst, so that
+//!   every `Pending` is followed by exactly one settled event). A rename is the old path
+//!   `Removed` plus the new path `Created`.
 //! - **Failures are events, never silence.** A kernel queue overflow is
 //!   [`WatchEvent::Overflow`] (anything may have changed); a watch that cannot be added
 //!   (`max_user_watches`, permissions) is [`WatchEvent::Error`] plus a
@@ -61,7 +62,7 @@ pub enum WatchEvent {
     /// The path now exists and did not before (or was replaced: deleted and re-created,
     /// or renamed over).
     Created(PathBuf),
-    /// The path existed and is gone (deleted or renamed away).
+    /// The path is gone (deleted or renamed away; possibly it existed only briefly).
     Removed(PathBuf),
     /// No burst is pending any more: every `Pending` so far has been settled.
     Quiet,
@@ -177,8 +178,6 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 struct Burst {
     started: Instant,
     last: Instant,
-    /// The first raw event said the path came into being (it did not exist before).
-    began_with_create: bool,
     /// A create, delete or rename was seen (not only content changes).
     structural: bool,
 }
@@ -400,7 +399,6 @@ impl Actor {
             let burst = self.bursts.entry(path.clone()).or_insert(Burst {
                 started: now,
                 last: now,
-                began_with_create: matches!(kind, Raw::Create),
                 structural: false,
             });
             burst.last = now;
@@ -459,7 +457,7 @@ impl Actor {
         ready.sort_by(|a, b| a.0.cmp(&b.0));
         let mut settled: Vec<WatchEvent> = ready
             .into_iter()
-            .filter_map(|(path, burst)| settle(path, &burst))
+            .map(|(path, burst)| settle(path, &burst))
             .collect();
         settled.sort_by_key(|event| !matches!(event, WatchEvent::Removed(_)));
         for event in settled {
@@ -477,14 +475,14 @@ fn due(burst: &Burst) -> Instant {
 }
 
 /// Turns a burst into its settled event by looking at the path now.
-fn settle(path: PathBuf, burst: &Burst) -> Option<WatchEvent> {
+fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
     let exists = std::fs::symlink_metadata(&path).is_ok();
     match (exists, burst.structural) {
-        (true, false) => Some(WatchEvent::Changed(path)),
-        (true, true) => Some(WatchEvent::Created(path)),
-        // Came into being and went away within one burst: nothing to report.
-        (false, _) if burst.began_with_create => None,
-        (false, _) => Some(WatchEvent::Removed(path)),
+        (true, false) => WatchEvent::Changed(path),
+        (true, true) => WatchEvent::Created(path),
+        // Gone, whether it existed before the burst or only briefly within it: every
+        // `Pending` gets exactly one settled event, so consumers can track each burst.
+        (false, _) => WatchEvent::Removed(path),
     }
 }
 
@@ -654,6 +652,25 @@ mod tests {
                 WatchEvent::Quiet
             ],
             "one burst, no trace of the temporary file"
+        );
+    }
+
+    #[test]
+    fn a_path_that_lived_only_within_a_burst_still_settles() {
+        let (_dir, root) = root();
+        let (_watcher, rx) = started(&root);
+        let brief = root.join("brief.txt");
+        fs::write(&brief, "x").unwrap();
+        fs::remove_file(&brief).unwrap();
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Quiet)));
+        assert_eq!(
+            seen,
+            [
+                WatchEvent::Pending(brief.clone()),
+                WatchEvent::Removed(brief),
+                WatchEvent::Quiet
+            ]
         );
     }
 

@@ -9,6 +9,8 @@ pub mod cli;
 pub mod complete;
 pub mod config;
 pub mod files;
+pub mod index;
 pub mod mcp;
 pub mod roots;
 pub mod search;
+pub mod watch;

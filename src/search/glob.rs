@@ -12,14 +12,21 @@
 //! are filled in for the returned page alone, which keeps path-sorted globs stat-free.
 
 use std::cmp::Reverse;
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::{Instant, SystemTime};
 
 use globset::{GlobBuilder, GlobMatcher};
 use ignore::DirEntry;
+use ignore::types::Types;
+
+use crate::index::{FileIndex, RootIndex};
 
 use super::control::Control;
 use super::error::SearchError;
+use super::indexed::{chunks_parallel, index_compatible};
 use super::outcome::{FoundFile, GlobOutcome, Stats};
 use super::query::{GlobQuery, SortBy};
 use super::retain::{Best, Rank, Ranked, page, retention_cap};
@@ -31,6 +38,106 @@ pub fn glob(
     query: &GlobQuery,
     targets: &[PathBuf],
     control: &Control,
+) -> Result<GlobOutcome, SearchError> {
+    run(query, targets, control, None)
+}
+
+/// [`glob()`], answering each directory target from `index` (pure in-memory filtering of
+/// the stored relative paths: no walk, no `stat`) when it has a fresh snapshot covering it
+/// and the query is index-compatible; other targets are walked. Results are identical.
+pub fn glob_indexed(
+    query: &GlobQuery,
+    targets: &[PathBuf],
+    index: &FileIndex,
+    control: &Control,
+) -> Result<GlobOutcome, SearchError> {
+    run(query, targets, control, Some(index))
+}
+
+/// Globs one directory target over an index snapshot. `None` when `dir` is not a
+/// directory the default walk enters (then walk); the query must be [`index_compatible`].
+pub fn glob_files(
+    query: &GlobQuery,
+    dir: &Path,
+    snapshot: &RootIndex,
+    control: &Control,
+) -> Result<Option<GlobOutcome>, SearchError> {
+    let started = Instant::now();
+    let matcher = compile_glob(&query.pattern)?;
+    let types = build_types(&query.types)?;
+    let cap = retention_cap(query.offset, query.limit);
+    let found = from_index(
+        snapshot,
+        dir,
+        &matcher,
+        types.as_ref(),
+        query.sort,
+        cap,
+        control,
+    );
+    Ok(found.map(|found| found.into_outcome(query, started, control.is_cancelled())))
+}
+
+/// The matching files below `dir` from the index, or `None` when `dir` is not indexed.
+fn from_index(
+    index: &RootIndex,
+    dir: &Path,
+    matcher: &GlobMatcher,
+    types: Option<&Types>,
+    sort: SortBy,
+    cap: usize,
+    control: &Control,
+) -> Option<Found> {
+    let rel_dir = dir.strip_prefix(index.root()).ok()?;
+    index.find_dir(rel_dir)?;
+    // Bytes to cut from a root-relative path to make it relative to `dir`.
+    let cut = match rel_dir.as_os_str().len() {
+        0 => 0,
+        n => n + 1,
+    };
+    let visit = |found: &mut Found, ids: std::ops::Range<usize>| {
+        let count = ids.len() as u64;
+        for id in ids {
+            if id % 4096 == 0 && control.is_cancelled() {
+                return;
+            }
+            let file = index.file(id);
+            if types.is_some_and(|types| types.matched(file.rel, false).is_ignore()) {
+                continue;
+            }
+            found.stats.files_searched += 1;
+            let below = Path::new(OsStr::from_bytes(&file.rel.as_os_str().as_bytes()[cut..]));
+            if !matcher.is_match(below) {
+                continue;
+            }
+            let rank: Rank = match sort {
+                SortBy::Path => None,
+                SortBy::Modified => Some(Reverse(file.modified.unwrap_or(SystemTime::UNIX_EPOCH))),
+            };
+            let item = FoundFile {
+                path: index.path_of(id),
+                modified: file.modified,
+            };
+            found.best.push(Ranked { rank, item });
+        }
+        control
+            .files_examined
+            .fetch_add(count, AtomicOrdering::Relaxed);
+    };
+    let parts = chunks_parallel(index.files_under(rel_dir), &|| Found::new(cap), &visit);
+    let mut total = Found::new(cap);
+    for part in parts {
+        total.merge(part);
+    }
+    total.stats.indexed_targets += 1;
+    Some(total)
+}
+
+fn run(
+    query: &GlobQuery,
+    targets: &[PathBuf],
+    control: &Control,
+    index: Option<&FileIndex>,
 ) -> Result<GlobOutcome, SearchError> {
     let started = Instant::now();
     let matcher = compile_glob(&query.pattern)?;
@@ -56,6 +163,17 @@ pub fn glob(
                 total.merge(found);
             }
             Target::Dir(dir) => {
+                let snapshot = index
+                    .filter(|_| index_compatible(query.hidden, query.no_ignore))
+                    .and_then(|index| index.snapshot_for(&dir));
+                let types = options.types.as_ref();
+                let sort = query.sort;
+                if let Some(found) = snapshot.as_deref().and_then(|snapshot| {
+                    from_index(snapshot, &dir, &matcher, types, sort, cap, control)
+                }) {
+                    total.merge(found);
+                    continue;
+                }
                 let walker = options.walker(&dir, None);
                 let make = || GlobWorker {
                     dir: &dir,

@@ -19,8 +19,11 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder};
 use ignore::DirEntry;
 
+use crate::index::{FileIndex, RootIndex};
+
 use super::control::Control;
 use super::error::{SearchError, regex_message};
+use super::indexed::{Candidates, for_each_parallel, index_compatible};
 use super::outcome::{FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
 use super::retain::{Best, Rank, Ranked, page, retention_cap};
@@ -39,6 +42,68 @@ pub fn grep(
     query: &GrepQuery,
     targets: &[PathBuf],
     control: &Control,
+) -> Result<GrepOutcome, SearchError> {
+    run(query, targets, control, None)
+}
+
+/// [`grep()`], taking the candidate files of each directory target from `index` when it
+/// has a fresh snapshot covering that directory and the query is index-compatible (see
+/// [`indexed`](super::indexed)); other targets are walked. Results are identical either
+/// way; [`Stats::indexed_targets`] says how many targets the index answered.
+pub fn grep_indexed(
+    query: &GrepQuery,
+    targets: &[PathBuf],
+    index: &FileIndex,
+    control: &Control,
+) -> Result<GrepOutcome, SearchError> {
+    run(query, targets, control, Some(index))
+}
+
+/// Searches the files of one directory target taken from an index snapshot instead of
+/// walking. `None` when the snapshot cannot answer this query for `dir` exactly (then
+/// walk); the query must be [`index_compatible`].
+pub fn grep_files(
+    query: &GrepQuery,
+    dir: &Path,
+    snapshot: &RootIndex,
+    control: &Control,
+) -> Result<Option<GrepOutcome>, SearchError> {
+    let started = Instant::now();
+    let matcher = build_matcher(query)?;
+    let types = build_types(&query.types)?;
+    let overrides = build_overrides(dir, &query.globs)?;
+    let job = Job::new(query, &matcher, control);
+    let mut total = Collected::new(query.mode, job.cap);
+    let Some(candidates) = Candidates::select(snapshot, dir, overrides.as_ref(), types.as_ref())
+    else {
+        return Ok(None);
+    };
+    search_candidates(&job, &candidates, &mut total);
+    Ok(Some(total.into_outcome(
+        query,
+        started,
+        control.is_cancelled(),
+    )))
+}
+
+fn search_candidates(job: &Job<'_>, candidates: &Candidates<'_>, total: &mut Collected) {
+    let control = job.control;
+    let visit = |worker: &mut Worker<'_>, i: usize| {
+        control.file_examined();
+        worker.search_path(&candidates.path(i), false);
+    };
+    let make = || Worker::new(job);
+    for worker in for_each_parallel(candidates.len(), control, &make, &visit) {
+        total.merge(worker.collected);
+    }
+    total.stats.indexed_targets += 1;
+}
+
+fn run(
+    query: &GrepQuery,
+    targets: &[PathBuf],
+    control: &Control,
+    index: Option<&FileIndex>,
 ) -> Result<GrepOutcome, SearchError> {
     let started = Instant::now();
     let matcher = build_matcher(query)?;
@@ -64,7 +129,18 @@ pub fn grep(
                 total.merge(worker.collected);
             }
             Target::Dir(dir) => {
-                let walker = options.walker(&dir, build_overrides(&dir, &query.globs)?);
+                let overrides = build_overrides(&dir, &query.globs)?;
+                let snapshot = index
+                    .filter(|_| index_compatible(query.hidden, query.no_ignore))
+                    .and_then(|index| index.snapshot_for(&dir));
+                let candidates = snapshot.as_deref().and_then(|snapshot| {
+                    Candidates::select(snapshot, &dir, overrides.as_ref(), options.types.as_ref())
+                });
+                if let Some(candidates) = candidates {
+                    search_candidates(&job, &candidates, &mut total);
+                    continue;
+                }
+                let walker = options.walker(&dir, overrides);
                 for worker in walk_dir(&walker, control, &|| Worker::new(&job)) {
                     total.merge(worker.collected);
                 }

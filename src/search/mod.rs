@@ -24,6 +24,7 @@ pub mod control;
 pub mod error;
 pub mod glob;
 pub mod grep;
+pub mod indexed;
 pub mod lines;
 pub mod outcome;
 pub mod query;
@@ -36,8 +37,9 @@ mod tests;
 
 pub use control::Control;
 pub use error::SearchError;
-pub use glob::glob;
-pub use grep::grep;
+pub use glob::{glob, glob_files, glob_indexed};
+pub use grep::{grep, grep_files, grep_indexed};
+pub use indexed::index_compatible;
 pub use outcome::{
     ContextLine, FileCount, FoundFile, GlobOutcome, GrepEntries, GrepMatch, GrepOutcome, Stats,
 };

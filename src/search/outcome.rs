@@ -82,6 +82,8 @@ pub struct Stats {
     /// file being searched, summed over threads). Stays near `threads * 2 * (offset+limit)`
     /// however large the full result is.
     pub peak_retained: usize,
+    /// Directory targets whose files came from the file index instead of a walk.
+    pub indexed_targets: u64,
 }
 
 impl Stats {
@@ -92,6 +94,7 @@ impl Stats {
         self.skipped_too_large += other.skipped_too_large;
         self.skipped_unreadable += other.skipped_unreadable;
         self.peak_retained += other.peak_retained;
+        self.indexed_targets += other.indexed_targets;
     }
 }
 

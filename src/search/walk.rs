@@ -204,6 +204,10 @@ pub trait PerThread: Send {
     fn stats(&mut self) -> &mut Stats;
     /// Called for every regular file the walk yields (after the ignore filters).
     fn file(&mut self, entry: &DirEntry);
+    /// Called for every other entry the walk yields: directories (the start directory
+    /// too, at depth 0), symlinks, special files. Searches ignore them; the file index
+    /// records directories.
+    fn other(&mut self, _entry: &DirEntry) {}
 }
 
 /// Walks one directory in parallel, giving each thread its own state from `make`, and
@@ -272,11 +276,14 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
         if kind.is_file() {
             self.control.file_examined();
             state.file(&entry);
-        } else if !kind.is_dir() && !kind.is_symlink() {
+            return WalkState::Continue;
+        }
+        if !kind.is_dir() && !kind.is_symlink() {
             // FIFO, socket or device: opening a FIFO would block the thread forever.
             self.control.file_examined();
             state.stats().skipped_unreadable += 1;
         }
+        state.other(&entry);
         WalkState::Continue
     }
 }

@@ -8,6 +8,7 @@ mod errors;
 mod files;
 mod filters;
 mod glob_tool;
+mod indexed;
 mod modes;
 mod paging;
 mod robustness;

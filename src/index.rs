@@ -1,0 +1,1377 @@
+//! The live file index: per root, the files a default search walk yields (gitignore-aware,
+//! hidden skipped, symlinks not followed, regular files only) with their size and
+//! modification time, built in the background and kept fresh by [`WatchEvent`]s, so that
+//! `glob`, completion, `resources/list` and grep's candidate list need not walk the disk.
+//!
+//! What it owns:
+//! - [`RootIndex`]: one immutable build of one root, compact (all relative paths in one
+//!   byte arena; per file a span and two atomics), with the visited directories (for
+//!   completion and for telling whether an event can matter) and the *ignored* entries seen
+//!   directly inside visited directories (a whitelisting grep `--glob` brings those back,
+//!   as in ripgrep, so the index must know them to answer exactly as the walk would).
+//! - [`FileIndex`]: the live set of roots, a builder thread, and the freshness rules.
+//!   [`FileIndex::snapshot`] answers `None` whenever the answer could be out of date —
+//!   while building, after a create/remove/rename/ignore-file change until the rebuild is
+//!   done, while a burst of events is still settling (from [`WatchEvent::Pending`] to its
+//!   settled event), and for a root that is not (or no longer) watched. Callers then walk.
+//!   A content change only refreshes that file's size and mtime in place.
+//!
+//! Ordering: paths are sorted component-wise (as `Path`'s `Ord` does), which is byte order
+//! with `/` sorting before every other byte; so all entries below a directory are
+//! contiguous, and a listing comes out in the order a path-sorted search would give.
+//!
+//! Not covered (the walk decides, the index cannot know): ignore files *above* a root and
+//! the global git excludes file change without an event; a client relying on those changes
+//! sees them after the next rebuild (any structural event, or re-setting the roots).
+
+use std::cmp::Ordering;
+use std::ffi::OsStr;
+use std::ops::Range;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant, SystemTime};
+
+use ignore::DirEntry;
+
+use crate::search::Control;
+use crate::search::outcome::Stats;
+use crate::search::walk::{PerThread, WalkOptions, walk_dir};
+use crate::watch::{RootStatus, WatchEvent};
+
+/// After a structural change, wait this long for more before rebuilding (coalescing).
+pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+/// Stored modification time meaning "could not be read".
+const NO_MTIME: i64 = i64::MIN;
+
+/// A byte range of the arena: one relative path.
+#[derive(Clone, Copy, Debug)]
+struct Span {
+    start: u32,
+    len: u32,
+}
+
+impl Span {
+    fn range(self) -> Range<usize> {
+        self.start as usize..(self.start + self.len) as usize
+    }
+}
+
+/// One indexed file. Size and mtime are atomics so a content change can be applied in
+/// place to a snapshot that searches are reading.
+#[derive(Debug)]
+struct FileRec {
+    path: Span,
+    size: AtomicU64,
+    /// Nanoseconds since the epoch ([`NO_MTIME`] when unknown).
+    mtime: AtomicI64,
+}
+
+/// One visited (not ignored, not hidden) directory; `dirs[0]` is the root itself.
+#[derive(Debug)]
+struct DirRec {
+    path: Span,
+    parent: u32,
+    /// One past the last directory below this one (directories are in pre-order).
+    subtree_end: u32,
+    /// This directory's own files: a range of `dir_files`.
+    files: Range<u32>,
+}
+
+/// An entry directly inside a visited directory that the ignore rules skip.
+#[derive(Debug)]
+struct IgnoredRec {
+    path: Span,
+    parent: u32,
+    is_dir: bool,
+}
+
+/// Figures about one build.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BuildInfo {
+    pub files: usize,
+    pub dirs: usize,
+    pub ignored: usize,
+    pub elapsed: Duration,
+    /// Heap bytes held by the index (arena and records).
+    pub heap_bytes: usize,
+    /// Entries the walk could not read (permission denied, vanished, special files).
+    pub unreadable: u64,
+}
+
+/// One build of one root: immutable except for per-file size and mtime.
+#[derive(Debug)]
+pub struct RootIndex {
+    root: PathBuf,
+    arena: Box<[u8]>,
+    files: Box<[FileRec]>,
+    dirs: Box<[DirRec]>,
+    /// File indices grouped by directory (see [`DirRec::files`]), by name within each.
+    dir_files: Box<[u32]>,
+    ignored: Box<[IgnoredRec]>,
+    info: BuildInfo,
+}
+
+/// A file of the index, as callers see it.
+#[derive(Clone, Copy, Debug)]
+pub struct IndexedFile<'a> {
+    /// Position in [`RootIndex`]'s path order.
+    pub id: usize,
+    /// Path relative to the root (no leading `/`).
+    pub rel: &'a Path,
+    pub size: u64,
+    pub modified: Option<SystemTime>,
+}
+
+/// A child of a directory, for completion.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Child<'a> {
+    pub name: &'a OsStr,
+    pub is_dir: bool,
+}
+
+impl RootIndex {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    pub fn info(&self) -> &BuildInfo {
+        &self.info
+    }
+
+    /// Number of indexed files.
+    pub fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.files.is_empty()
+    }
+
+    fn bytes(&self, span: Span) -> &[u8] {
+        &self.arena[span.range()]
+    }
+
+    fn rel_of(&self, span: Span) -> &Path {
+        Path::new(OsStr::from_bytes(self.bytes(span)))
+    }
+
+    /// The file with position `id`.
+    pub fn file(&self, id: usize) -> IndexedFile<'_> {
+        let rec = &self.files[id];
+        let mtime = rec.mtime.load(AtomicOrdering::Relaxed);
+        IndexedFile {
+            id,
+            rel: self.rel_of(rec.path),
+            size: rec.size.load(AtomicOrdering::Relaxed),
+            modified: (mtime != NO_MTIME).then(|| from_nanos(mtime)),
+        }
+    }
+
+    /// Every file, in path order.
+    pub fn files(&self) -> impl Iterator<Item = IndexedFile<'_>> + '_ {
+        (0..self.files.len()).map(|id| self.file(id))
+    }
+
+    /// The absolute path of file `id`.
+    pub fn path_of(&self, id: usize) -> PathBuf {
+        self.root.join(self.rel_of(self.files[id].path))
+    }
+
+    /// Position of a file given its path relative to the root.
+    pub fn find_file(&self, rel: &Path) -> Option<usize> {
+        let key = rel.as_os_str().as_bytes();
+        self.files
+            .binary_search_by(|rec| cmp_paths(self.bytes(rec.path), key))
+            .ok()
+    }
+
+    /// Position of a visited directory (`""` is the root).
+    pub fn find_dir(&self, rel: &Path) -> Option<usize> {
+        let key = rel.as_os_str().as_bytes();
+        self.dirs
+            .binary_search_by(|rec| cmp_paths(self.bytes(rec.path), key))
+            .ok()
+    }
+
+    fn find_ignored(&self, rel: &[u8]) -> Option<usize> {
+        self.ignored
+            .binary_search_by(|rec| cmp_paths(self.bytes(rec.path), rel))
+            .ok()
+    }
+
+    /// Files below the visited directory `rel` (all of them for `""`), as a range of ids.
+    pub fn files_under(&self, rel: &Path) -> Range<usize> {
+        let dir = rel.as_os_str().as_bytes();
+        if dir.is_empty() {
+            return 0..self.files.len();
+        }
+        // Everything below `dir/` sorts right after `dir` and before its next sibling.
+        let below = |path: &[u8]| {
+            path.len() > dir.len() && path.starts_with(dir) && path[dir.len()] == b'/'
+        };
+        let start = self
+            .files
+            .partition_point(|rec| cmp_paths(self.bytes(rec.path), dir) != Ordering::Greater);
+        let len = self.files[start..].partition_point(|rec| below(self.bytes(rec.path)));
+        start..start + len
+    }
+
+    /// The children of visited directory `dir` (a position from [`RootIndex::find_dir`]):
+    /// sub-directories that the walk enters, then files, each group by name.
+    pub fn children(&self, dir: usize) -> Vec<Child<'_>> {
+        let rec = &self.dirs[dir];
+        let mut out = Vec::new();
+        let mut next = dir + 1;
+        while next < rec.subtree_end as usize {
+            out.push(Child {
+                name: name_of(self.bytes(self.dirs[next].path)),
+                is_dir: true,
+            });
+            next = self.dirs[next].subtree_end as usize;
+        }
+        for &id in &self.dir_files[rec.files.start as usize..rec.files.end as usize] {
+            out.push(Child {
+                name: name_of(self.bytes(self.files[id as usize].path)),
+                is_dir: false,
+            });
+        }
+        out
+    }
+
+    /// The visited directories below (and including) `dir`, in pre-order, each with its
+    /// relative path, its parent's position and its own files.
+    pub(crate) fn dirs_below(&self, dir: usize) -> Range<usize> {
+        dir..self.dirs[dir].subtree_end as usize
+    }
+
+    pub(crate) fn dir_rel(&self, dir: usize) -> &Path {
+        self.rel_of(self.dirs[dir].path)
+    }
+
+    pub(crate) fn dir_parent(&self, dir: usize) -> usize {
+        self.dirs[dir].parent as usize
+    }
+
+    pub(crate) fn dir_file_ids(&self, dir: usize) -> impl Iterator<Item = usize> + '_ {
+        let files = &self.dirs[dir].files;
+        self.dir_files[files.start as usize..files.end as usize]
+            .iter()
+            .map(|&id| id as usize)
+    }
+
+    /// Ignored entries directly inside the visited directories `dirs` (a range from
+    /// [`RootIndex::dirs_below`]): (relative path, parent directory, is a directory).
+    pub(crate) fn ignored_in(
+        &self,
+        dirs: Range<usize>,
+    ) -> impl Iterator<Item = (&Path, usize, bool)> + '_ {
+        self.ignored
+            .iter()
+            .filter(move |rec| dirs.contains(&(rec.parent as usize)))
+            .map(|rec| (self.rel_of(rec.path), rec.parent as usize, rec.is_dir))
+    }
+
+    /// Whether an event at `rel` can change what this index holds (see [`FileIndex`]).
+    fn touches(&self, rel: &[u8]) -> bool {
+        self.find_file(as_path(rel)).is_some()
+            || self.find_dir(as_path(rel)).is_some()
+            || self.find_ignored(rel).is_some()
+            || self.ignore_rules_at(rel)
+            || (!is_hidden(rel) && self.parent_visited(rel))
+    }
+
+    fn parent_visited(&self, rel: &[u8]) -> bool {
+        self.find_dir(as_path(parent_of(rel))).is_some()
+    }
+
+    /// `rel` is (or is inside) something that decides what the walk skips, in a directory
+    /// the walk enters: `.gitignore`, `.ignore`, `.git` (whose presence turns `.gitignore`
+    /// on), `.git/info/exclude`.
+    fn ignore_rules_at(&self, rel: &[u8]) -> bool {
+        let name = name_of(rel).as_bytes();
+        if matches!(name, b".gitignore" | b".ignore" | b".git") {
+            return self.parent_visited(rel);
+        }
+        // `<dir>/.git/info/...`
+        let mut start = 0;
+        while let Some(at) = find(&rel[start..], b".git/info") {
+            let at = start + at;
+            let owner = match at {
+                0 => Some(&b""[..]),
+                _ if rel[at - 1] == b'/' => Some(&rel[..at - 1]),
+                _ => None,
+            };
+            if let Some(owner) = owner
+                && self.find_dir(as_path(owner)).is_some()
+            {
+                return true;
+            }
+            start = at + 1;
+        }
+        false
+    }
+
+    /// Reads file `id`'s size and mtime again. False when it is no longer a regular file.
+    fn restat(&self, id: usize) -> bool {
+        let rec = &self.files[id];
+        match std::fs::symlink_metadata(self.root.join(self.rel_of(rec.path))) {
+            Ok(meta) if meta.is_file() => {
+                rec.size.store(meta.len(), AtomicOrdering::Relaxed);
+                rec.mtime
+                    .store(to_nanos(meta.modified().ok()), AtomicOrdering::Relaxed);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Building
+
+/// Walks `root` exactly as a default search does and builds its index. `None` when
+/// `control` was cancelled meanwhile.
+pub fn build(root: &Path, control: &Control) -> Option<RootIndex> {
+    let started = Instant::now();
+    let options = WalkOptions {
+        hidden: false,
+        no_ignore: false,
+        types: None,
+    };
+    let walker = options.walker(root, None);
+    let make = || Collector {
+        root,
+        part: Part::default(),
+        stats: Stats::default(),
+    };
+    let parts = walk_dir(&walker, control, &make);
+    if control.is_cancelled() {
+        return None;
+    }
+    let mut unreadable = 0;
+    let mut all = Part::default();
+    for collector in parts {
+        unreadable += collector.stats.skipped_unreadable;
+        all.absorb(collector.part);
+    }
+    Some(pack(root.to_path_buf(), all, unreadable, started))
+}
+
+#[derive(Default)]
+struct Part {
+    arena: Vec<u8>,
+    /// (path, size, mtime nanos)
+    files: Vec<(Span, u64, i64)>,
+    dirs: Vec<Span>,
+    /// Symlinks and special files the walk yielded (neither files nor directories).
+    others: Vec<Span>,
+    /// Every non-hidden file or directory found by listing the visited directories.
+    listed: Vec<(Span, bool)>,
+}
+
+impl Part {
+    fn push(&mut self, bytes: &[u8]) -> Span {
+        let start = self.arena.len() as u32;
+        self.arena.extend_from_slice(bytes);
+        Span {
+            start,
+            len: bytes.len() as u32,
+        }
+    }
+
+    fn absorb(&mut self, other: Part) {
+        let shift = self.arena.len() as u32;
+        let moved = |s: Span| Span {
+            start: s.start + shift,
+            len: s.len,
+        };
+        self.arena.extend_from_slice(&other.arena);
+        self.files
+            .extend(other.files.into_iter().map(|(s, z, m)| (moved(s), z, m)));
+        self.dirs.extend(other.dirs.into_iter().map(moved));
+        self.others.extend(other.others.into_iter().map(moved));
+        self.listed
+            .extend(other.listed.into_iter().map(|(s, d)| (moved(s), d)));
+    }
+}
+
+/// One walker thread's share of the build.
+struct Collector<'a> {
+    root: &'a Path,
+    part: Part,
+    stats: Stats,
+}
+
+impl Collector<'_> {
+    fn rel<'p>(&self, path: &'p Path) -> &'p [u8] {
+        path.strip_prefix(self.root)
+            .unwrap_or(path)
+            .as_os_str()
+            .as_bytes()
+    }
+}
+
+impl PerThread for Collector<'_> {
+    fn stats(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+
+    fn file(&mut self, entry: &DirEntry) {
+        // A file that vanished between the listing and the stat is left out; its removal
+        // event makes the build stale anyway.
+        let Ok(meta) = entry.metadata() else {
+            return;
+        };
+        let span = self.part.push(self.rel(entry.path()));
+        let mtime = to_nanos(meta.modified().ok());
+        self.part.files.push((span, meta.len(), mtime));
+    }
+
+    fn other(&mut self, entry: &DirEntry) {
+        let rel = self.rel(entry.path()).to_vec();
+        let span = self.part.push(&rel);
+        if !entry.file_type().is_some_and(|t| t.is_dir()) {
+            self.part.others.push(span);
+            return;
+        }
+        self.part.dirs.push(span);
+        // List the directory once more to learn what the ignore rules skip in it: the
+        // entries the walk does not yield. Hidden entries are never searched, so skip them.
+        let Ok(listing) = std::fs::read_dir(entry.path()) else {
+            return;
+        };
+        let mut buf = rel;
+        let base = buf.len();
+        for child in listing.flatten() {
+            let name = child.file_name();
+            if name.as_bytes().starts_with(b".") {
+                continue;
+            }
+            let Ok(kind) = child.file_type() else {
+                continue;
+            };
+            if !kind.is_file() && !kind.is_dir() {
+                continue;
+            }
+            buf.truncate(base);
+            if base > 0 {
+                buf.push(b'/');
+            }
+            buf.extend_from_slice(name.as_bytes());
+            let span = self.part.push(&buf);
+            self.part.listed.push((span, kind.is_dir()));
+        }
+    }
+}
+
+/// Sorts and packs what the walk collected into the compact index.
+fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootIndex {
+    let Part {
+        arena: raw,
+        mut files,
+        mut dirs,
+        others,
+        mut listed,
+    } = part;
+    let text = |s: Span| &raw[s.range()];
+    files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    dirs.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
+    dirs.dedup_by(|a, b| text(*a) == text(*b));
+
+    // Ignored = listed but not yielded.
+    let mut yielded: Vec<Span> = Vec::with_capacity(files.len() + dirs.len() + others.len());
+    yielded.extend(files.iter().map(|f| f.0));
+    yielded.extend(dirs.iter().copied());
+    yielded.extend(others);
+    yielded.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
+    listed.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    let mut ignored_raw: Vec<(Span, bool)> = Vec::new();
+    let mut y = 0;
+    for (span, is_dir) in listed {
+        while y < yielded.len() && cmp_paths(text(yielded[y]), text(span)) == Ordering::Less {
+            y += 1;
+        }
+        let seen = y < yielded.len() && text(yielded[y]) == text(span);
+        if !seen {
+            ignored_raw.push((span, is_dir));
+        }
+    }
+    drop(yielded);
+
+    // One arena, in the final order: files, directories, ignored entries.
+    let total: usize = files.iter().map(|f| f.0.len as usize).sum::<usize>()
+        + dirs.iter().map(|d| d.len as usize).sum::<usize>()
+        + ignored_raw.iter().map(|i| i.0.len as usize).sum::<usize>();
+    let mut arena = Vec::with_capacity(total);
+    let mut copy = |s: Span| {
+        let start = arena.len() as u32;
+        arena.extend_from_slice(text(s));
+        Span { start, len: s.len }
+    };
+    let file_spans: Vec<(Span, u64, i64)> =
+        files.iter().map(|&(s, z, m)| (copy(s), z, m)).collect();
+    let dir_spans: Vec<Span> = dirs.iter().map(|&s| copy(s)).collect();
+    let ignored_spans: Vec<(Span, bool)> = ignored_raw.iter().map(|&(s, d)| (copy(s), d)).collect();
+    drop(files);
+    drop(dirs);
+    drop(ignored_raw);
+    drop(raw);
+    let arena = arena.into_boxed_slice();
+    let at = |s: Span| &arena[s.range()];
+    let dir_of = |path: &[u8]| -> u32 {
+        let parent = parent_of(path);
+        dir_spans
+            .binary_search_by(|d| cmp_paths(at(*d), parent))
+            .map_or(0, |i| i as u32)
+    };
+
+    // Directory tree: parents and pre-order subtree ends.
+    let mut dir_recs: Vec<DirRec> = Vec::with_capacity(dir_spans.len());
+    let mut open: Vec<usize> = Vec::new();
+    for (i, &span) in dir_spans.iter().enumerate() {
+        let path = at(span);
+        while let Some(&top) = open.last() {
+            let top_path = at(dir_spans[top]);
+            let inside = top_path.is_empty()
+                || (path.len() > top_path.len()
+                    && path.starts_with(top_path)
+                    && path[top_path.len()] == b'/');
+            if inside {
+                break;
+            }
+            dir_recs[top].subtree_end = i as u32;
+            open.pop();
+        }
+        let parent = open.last().map_or(0, |&p| p as u32);
+        dir_recs.push(DirRec {
+            path: span,
+            parent,
+            subtree_end: dir_spans.len() as u32,
+            files: 0..0,
+        });
+        open.push(i);
+    }
+    for top in open {
+        dir_recs[top].subtree_end = dir_spans.len() as u32;
+    }
+
+    // Files grouped by directory (a stable counting sort keeps them by name).
+    let parents: Vec<u32> = file_spans.iter().map(|f| dir_of(at(f.0))).collect();
+    let mut counts = vec![0u32; dir_recs.len() + 1];
+    for &p in &parents {
+        counts[p as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    for (d, rec) in dir_recs.iter_mut().enumerate() {
+        rec.files = counts[d]..counts[d + 1];
+    }
+    let mut fill = counts;
+    let mut dir_files = vec![0u32; file_spans.len()];
+    for (id, &p) in parents.iter().enumerate() {
+        dir_files[fill[p as usize] as usize] = id as u32;
+        fill[p as usize] += 1;
+    }
+    drop(parents);
+
+    let ignored: Box<[IgnoredRec]> = ignored_spans
+        .iter()
+        .map(|&(span, is_dir)| IgnoredRec {
+            path: span,
+            parent: dir_of(at(span)),
+            is_dir,
+        })
+        .collect();
+    let files: Box<[FileRec]> = file_spans
+        .into_iter()
+        .map(|(path, size, mtime)| FileRec {
+            path,
+            size: AtomicU64::new(size),
+            mtime: AtomicI64::new(mtime),
+        })
+        .collect();
+    let dirs = dir_recs.into_boxed_slice();
+    let dir_files = dir_files.into_boxed_slice();
+    let heap_bytes = arena.len()
+        + std::mem::size_of_val(&*files)
+        + std::mem::size_of_val(&*dirs)
+        + std::mem::size_of_val(&*dir_files)
+        + std::mem::size_of_val(&*ignored);
+    let info = BuildInfo {
+        files: files.len(),
+        dirs: dirs.len(),
+        ignored: ignored.len(),
+        elapsed: started.elapsed(),
+        heap_bytes,
+        unreadable,
+    };
+    RootIndex {
+        root,
+        arena,
+        files,
+        dirs,
+        dir_files,
+        ignored,
+        info,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The live index
+
+/// How one root's index stands, for `list_roots` and logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// Waiting for the root to be watched (no index without a watch).
+    Waiting,
+    /// Being built (first build, or rebuild after a change).
+    Building,
+    /// Served.
+    Fresh,
+    /// Out of date; a rebuild is scheduled, or events are settling.
+    Stale,
+    /// Not indexed: the root is not watched (the reason says why).
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct RootIndexStatus {
+    pub root: PathBuf,
+    pub state: IndexState,
+    /// The last completed build.
+    pub last_build: Option<BuildInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Watch {
+    Unknown,
+    Watching,
+    Failed(String),
+}
+
+struct Slot {
+    root: PathBuf,
+    current: Option<Arc<RootIndex>>,
+    /// `current` no longer matches the disk; a rebuild is due at `due`.
+    stale: bool,
+    due: Option<Instant>,
+    /// Bumped by every structural change; a build that saw another value is discarded.
+    generation: u64,
+    building: Option<Arc<Control>>,
+    /// Paths with an event burst under way (from `Pending` to its settled event).
+    settling: Vec<PathBuf>,
+    /// Content changes seen while building, applied to the new build when it lands.
+    restat: Vec<PathBuf>,
+    last_build: Option<BuildInfo>,
+}
+
+impl Slot {
+    fn new(root: PathBuf) -> Slot {
+        Slot {
+            root,
+            current: None,
+            stale: false,
+            due: None,
+            generation: 0,
+            building: None,
+            settling: Vec::new(),
+            restat: Vec::new(),
+            last_build: None,
+        }
+    }
+
+    fn schedule(&mut self, now: Instant) {
+        self.stale = true;
+        self.generation += 1;
+        // The first change of a burst fixes the time; later ones ride along (a change
+        // after the build starts bumps the generation and schedules another).
+        self.due.get_or_insert(now + REBUILD_DELAY);
+    }
+
+    fn fresh(&self) -> Option<&Arc<RootIndex>> {
+        match (&self.current, self.stale, self.settling.is_empty()) {
+            (Some(index), false, true) => Some(index),
+            _ => None,
+        }
+    }
+}
+
+struct State {
+    slots: Vec<Slot>,
+    /// Watch state per root as last reported (kept even for roots not set yet, since the
+    /// watcher may report before the index learns of the root).
+    watch: Vec<(PathBuf, Watch)>,
+    stop: bool,
+}
+
+impl State {
+    fn watch_of(&self, root: &Path) -> Watch {
+        self.watch
+            .iter()
+            .find(|(r, _)| r == root)
+            .map_or(Watch::Unknown, |(_, w)| w.clone())
+    }
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
+    wake: Condvar,
+}
+
+/// The live index over the current roots. Feed it every [`WatchEvent`] with
+/// [`FileIndex::apply`]; ask it with [`FileIndex::snapshot`].
+pub struct FileIndex {
+    shared: Arc<Shared>,
+    builder: Option<JoinHandle<()>>,
+}
+
+impl Default for FileIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FileIndex {
+    /// An empty index with its builder thread (idle until roots are set and watched).
+    pub fn new() -> FileIndex {
+        let shared = Arc::new(Shared {
+            state: Mutex::new(State {
+                slots: Vec::new(),
+                watch: Vec::new(),
+                stop: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let for_builder = Arc::clone(&shared);
+        let builder = std::thread::Builder::new()
+            .name("rootgrep-index".into())
+            .spawn(move || builder_loop(&for_builder))
+            .expect("spawning the index thread");
+        FileIndex {
+            shared,
+            builder: Some(builder),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets the roots to index (canonical directories; files and missing paths are
+    /// skipped). Roots kept keep their index; a root is built once it is watched.
+    pub fn set_roots(&self, roots: &[PathBuf]) {
+        let mut state = self.lock();
+        state.slots.retain(|slot| {
+            let keep = roots.contains(&slot.root);
+            if !keep && let Some(control) = &slot.building {
+                control.cancel();
+            }
+            keep
+        });
+        let now = Instant::now();
+        for root in roots {
+            if !root.is_dir() || state.slots.iter().any(|s| &s.root == root) {
+                continue;
+            }
+            let mut slot = Slot::new(root.clone());
+            if state.watch_of(root) == Watch::Watching {
+                slot.due = Some(now);
+            }
+            state.slots.push(slot);
+        }
+        state.watch.retain(|(root, _)| roots.contains(root));
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    /// The fresh index of `root` (exactly as set), or `None` when it could be out of date.
+    pub fn snapshot(&self, root: &Path) -> Option<Arc<RootIndex>> {
+        let state = self.lock();
+        let slot = state.slots.iter().find(|s| s.root == root)?;
+        slot.fresh().cloned()
+    }
+
+    /// The fresh index of a root containing `dir`, if there is one.
+    pub fn snapshot_for(&self, dir: &Path) -> Option<Arc<RootIndex>> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| dir.starts_with(&s.root))
+            .find_map(|s| s.fresh().cloned())
+    }
+
+    /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
+    /// that would rather wait briefly than walk).
+    pub fn wait_fresh(&self, root: &Path, timeout: Duration) -> Option<Arc<RootIndex>> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        loop {
+            if let Some(index) = state
+                .slots
+                .iter()
+                .find(|s| s.root == root)
+                .and_then(|s| s.fresh().cloned())
+            {
+                return Some(index);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            state = self
+                .shared
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// Every root's state, in the order set.
+    pub fn status(&self) -> Vec<RootIndexStatus> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .map(|slot| {
+                let index_state = match state.watch_of(&slot.root) {
+                    Watch::Failed(reason) => IndexState::Unavailable(reason),
+                    Watch::Unknown => IndexState::Waiting,
+                    Watch::Watching if slot.fresh().is_some() => IndexState::Fresh,
+                    Watch::Watching if slot.building.is_some() || slot.current.is_none() => {
+                        IndexState::Building
+                    }
+                    Watch::Watching => IndexState::Stale,
+                };
+                RootIndexStatus {
+                    root: slot.root.clone(),
+                    state: index_state,
+                    last_build: slot.last_build.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Applies one watcher event (call it from the watcher's handler; it is quick: at most
+    /// a binary search and an `lstat`).
+    pub fn apply(&self, event: &WatchEvent) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        match event {
+            WatchEvent::Status(root, status) => {
+                let watch = match status {
+                    RootStatus::Watching => Watch::Watching,
+                    RootStatus::Starting => Watch::Unknown,
+                    RootStatus::Failed(reason) => Watch::Failed(reason.clone()),
+                };
+                match state.watch.iter_mut().find(|(r, _)| r == root) {
+                    Some(known) => known.1 = watch.clone(),
+                    None => state.watch.push((root.clone(), watch.clone())),
+                }
+                if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
+                    if watch == Watch::Watching {
+                        // (Re)build: events may have been missed while not watched.
+                        slot.current = None;
+                        slot.schedule(now);
+                        slot.due = Some(now);
+                    } else {
+                        slot.current = None;
+                        slot.due = None;
+                        if let Some(control) = slot.building.take() {
+                            control.cancel();
+                        }
+                    }
+                }
+            }
+            WatchEvent::Overflow | WatchEvent::Error(_) => {
+                for slot in &mut state.slots {
+                    slot.schedule(now);
+                }
+            }
+            WatchEvent::Quiet => {
+                for slot in &mut state.slots {
+                    slot.settling.clear();
+                }
+            }
+            WatchEvent::Pending(path) => {
+                for slot in state.slots.iter_mut() {
+                    let Ok(rel) = path.strip_prefix(&slot.root) else {
+                        continue;
+                    };
+                    let rel = rel.as_os_str().as_bytes();
+                    let matters = match (&slot.current, &slot.building) {
+                        (Some(index), None) if !slot.stale => index.touches(rel),
+                        // Building or stale: nothing is served now; just make sure the
+                        // build that lands next is not served before this settles.
+                        _ => !is_hidden(rel) || is_ignore_name(rel),
+                    };
+                    if matters && !slot.settling.contains(path) {
+                        slot.settling.push(path.clone());
+                    }
+                }
+            }
+            WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) => {
+                for slot in state.slots.iter_mut() {
+                    let Ok(rel) = path.strip_prefix(&slot.root) else {
+                        continue;
+                    };
+                    slot.settling.retain(|p| p != path);
+                    settle(slot, event, rel.as_os_str().as_bytes(), now);
+                }
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+}
+
+/// Applies a settled event to one root's slot.
+fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
+    let maybe_structural = !is_hidden(rel) || is_ignore_name(rel);
+    if slot.building.is_some() || slot.current.is_none() || slot.stale {
+        match event {
+            WatchEvent::Changed(path) => slot.restat.push(path.clone()),
+            _ if maybe_structural => slot.schedule(now),
+            _ => {}
+        }
+        return;
+    }
+    let Some(index) = slot.current.clone() else {
+        return;
+    };
+    let file = index.find_file(as_path(rel));
+    let rebuild = match event {
+        WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
+            // Same file set; refresh size and mtime (a replacement keeps the entry).
+            !index.restat(file.expect("checked"))
+        }
+        WatchEvent::Changed(_) => {
+            index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel)
+        }
+        WatchEvent::Created(_) => {
+            let still_ignored = index.find_ignored(rel).is_some_and(|i| {
+                let was_dir = index.ignored[i].is_dir;
+                std::fs::symlink_metadata(index.root.join(as_path(rel)))
+                    .is_ok_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
+            });
+            !still_ignored
+                && (index.ignore_rules_at(rel) || (!is_hidden(rel) && index.parent_visited(rel)))
+        }
+        WatchEvent::Removed(_) => {
+            file.is_some()
+                || index.find_dir(as_path(rel)).is_some()
+                || index.find_ignored(rel).is_some()
+                || index.ignore_rules_at(rel)
+        }
+        _ => false,
+    };
+    if rebuild {
+        slot.schedule(now);
+    }
+}
+
+impl Drop for FileIndex {
+    fn drop(&mut self) {
+        {
+            let mut state = self.lock();
+            state.stop = true;
+            for slot in &state.slots {
+                if let Some(control) = &slot.building {
+                    control.cancel();
+                }
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(builder) = self.builder.take() {
+            let _ = builder.join();
+        }
+    }
+}
+
+/// The builder thread: builds one due root at a time, outside the lock.
+fn builder_loop(shared: &Shared) {
+    let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = lock();
+    loop {
+        if state.stop {
+            return;
+        }
+        let now = Instant::now();
+        let mut next_due: Option<Instant> = None;
+        let mut job = None;
+        for i in 0..state.slots.len() {
+            let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
+            let slot = &state.slots[i];
+            if !watching || slot.building.is_some() {
+                continue;
+            }
+            match slot.due {
+                Some(due) if due <= now => {
+                    job = Some(i);
+                    break;
+                }
+                Some(due) => next_due = Some(next_due.map_or(due, |d: Instant| d.min(due))),
+                None => {}
+            }
+        }
+        let Some(i) = job else {
+            state = match next_due {
+                Some(due) => {
+                    let wait = due.saturating_duration_since(now);
+                    shared
+                        .wake
+                        .wait_timeout(state, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+            continue;
+        };
+        let control = Arc::new(Control::new());
+        let slot = &mut state.slots[i];
+        slot.building = Some(Arc::clone(&control));
+        slot.due = None;
+        slot.restat.clear();
+        let generation = slot.generation;
+        let root = slot.root.clone();
+        drop(state);
+
+        let built = build(&root, &control);
+        tracing::debug!(root = %root.display(), files = built.as_ref().map(|b| b.len()), "index built");
+
+        state = lock();
+        let Some(slot) = state.slots.iter_mut().find(|s| {
+            s.root == root
+                && s.building
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(c, &control))
+        }) else {
+            continue; // root removed or re-targeted meanwhile
+        };
+        slot.building = None;
+        let Some(built) = built else {
+            continue;
+        };
+        slot.last_build = Some(built.info.clone());
+        if slot.generation != generation {
+            // Something structural changed during the walk: build again (already due).
+            slot.current = None;
+            slot.due.get_or_insert(Instant::now());
+            continue;
+        }
+        for path in std::mem::take(&mut slot.restat) {
+            if let Ok(rel) = path.strip_prefix(&root)
+                && let Some(id) = built.find_file(rel)
+                && !built.restat(id)
+            {
+                slot.generation += 1;
+                slot.due.get_or_insert(Instant::now());
+            }
+        }
+        slot.stale = slot.generation != generation;
+        slot.current = Some(Arc::new(built));
+        shared.wake.notify_all();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Paths as bytes
+
+/// Component-wise path order on relative paths: byte order with `/` first.
+pub fn cmp_paths(a: &[u8], b: &[u8]) -> Ordering {
+    let key = |b: u8| if b == b'/' { 0 } else { b };
+    match a.iter().zip(b).position(|(x, y)| x != y) {
+        Some(i) => key(a[i]).cmp(&key(b[i])),
+        None => a.len().cmp(&b.len()),
+    }
+}
+
+fn as_path(bytes: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(bytes))
+}
+
+fn parent_of(rel: &[u8]) -> &[u8] {
+    match rel.iter().rposition(|&b| b == b'/') {
+        Some(at) => &rel[..at],
+        None => b"",
+    }
+}
+
+fn name_of(rel: &[u8]) -> &OsStr {
+    let start = rel.iter().rposition(|&b| b == b'/').map_or(0, |at| at + 1);
+    OsStr::from_bytes(&rel[start..])
+}
+
+/// The last component starts with `.`.
+fn is_hidden(rel: &[u8]) -> bool {
+    name_of(rel).as_bytes().starts_with(b".")
+}
+
+fn is_ignore_name(rel: &[u8]) -> bool {
+    matches!(
+        name_of(rel).as_bytes(),
+        b".gitignore" | b".ignore" | b".git"
+    ) || find(rel, b".git/").is_some()
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack.windows(needle.len()).position(|w| w == needle)
+}
+
+fn to_nanos(time: Option<SystemTime>) -> i64 {
+    let Some(time) = time else {
+        return NO_MTIME;
+    };
+    match time.duration_since(SystemTime::UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_nanos()).unwrap_or(i64::MAX),
+        Err(before) => i64::try_from(before.duration().as_nanos()).map_or(NO_MTIME + 1, |n| -n),
+    }
+}
+
+fn from_nanos(nanos: i64) -> SystemTime {
+    let magnitude = Duration::from_nanos(nanos.unsigned_abs());
+    match nanos >= 0 {
+        true => SystemTime::UNIX_EPOCH + magnitude,
+        false => SystemTime::UNIX_EPOCH - magnitude,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    const DEADLINE: Duration = Duration::from_secs(5);
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        root: PathBuf,
+    }
+
+    impl Fixture {
+        fn new() -> Fixture {
+            let dir = tempfile::Builder::new()
+                .prefix("rootgrep-index")
+                .tempdir()
+                .unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let f = Fixture { _dir: dir, root };
+            f.write(".git/HEAD", "x");
+            f.write(".gitignore", "build/\n*.log\n");
+            f.write("a.b", "");
+            f.write("a/b", "");
+            f.write("a/c/d.rs", "12345");
+            f.write("build/out.rs", "");
+            f.write("app.log", "");
+            f.write(".env", "");
+            fs::create_dir_all(f.root.join("empty")).unwrap();
+            std::os::unix::fs::symlink("a.b", f.root.join("link")).unwrap();
+            f
+        }
+
+        fn write(&self, rel: &str, text: &str) -> PathBuf {
+            let path = self.root.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, text).unwrap();
+            path
+        }
+
+        fn live(&self) -> FileIndex {
+            let index = FileIndex::new();
+            index.set_roots(std::slice::from_ref(&self.root));
+            index.apply(&WatchEvent::Status(self.root.clone(), RootStatus::Watching));
+            assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
+            index
+        }
+    }
+
+    fn rels(index: &RootIndex) -> Vec<String> {
+        index
+            .files()
+            .map(|f| f.rel.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    #[test]
+    fn build_holds_what_the_walk_yields_in_path_order() {
+        let f = Fixture::new();
+        let index = build(&f.root, &Control::new()).unwrap();
+        // Component order: `a/b` sorts before `a.b`, as `Path` compares them.
+        assert_eq!(
+            rels(&index),
+            ["a/b", "a/c/d.rs", "a.b"],
+            "hidden and ignored left out"
+        );
+        assert_eq!(index.info().files, 3);
+        assert_eq!(index.find_file(Path::new("a/c/d.rs")), Some(1));
+        assert_eq!(index.file(1).size, 5);
+        assert!(index.file(1).modified.is_some());
+        assert_eq!(index.files_under(Path::new("a")), 0..2);
+        assert_eq!(index.files_under(Path::new("a/c")), 1..2);
+        assert!(
+            index.find_dir(Path::new("empty")).is_some(),
+            "empty dirs are kept"
+        );
+        assert!(
+            index.find_dir(Path::new("build")).is_none(),
+            "ignored dirs are not"
+        );
+        let names = |dir: &str| -> Vec<(String, bool)> {
+            let d = index.find_dir(Path::new(dir)).unwrap();
+            index
+                .children(d)
+                .iter()
+                .map(|c| (c.name.to_string_lossy().into_owned(), c.is_dir))
+                .collect()
+        };
+        assert_eq!(
+            names(""),
+            [
+                ("a".to_string(), true),
+                ("empty".to_string(), true),
+                ("a.b".to_string(), false)
+            ]
+        );
+        assert_eq!(
+            names("a"),
+            [("c".to_string(), true), ("b".to_string(), false)]
+        );
+        let ignored: Vec<(String, bool)> = index
+            .ignored_in(index.dirs_below(0))
+            .map(|(rel, _, is_dir)| (rel.to_string_lossy().into_owned(), is_dir))
+            .collect();
+        assert_eq!(
+            ignored,
+            [("app.log".to_string(), false), ("build".to_string(), true)]
+        );
+    }
+
+    #[test]
+    fn path_order_matches_path_ord() {
+        let mut paths = vec![
+            "a", "a/b", "a.b", "a-b/c", "a/b/c", "ab", "a/bc", "a b", "Z", "é",
+        ];
+        let mut by_path = paths.clone();
+        by_path.sort_by(|x, y| Path::new(x).cmp(Path::new(y)));
+        paths.sort_by(|x, y| cmp_paths(x.as_bytes(), y.as_bytes()));
+        assert_eq!(paths, by_path);
+    }
+
+    #[test]
+    fn content_changes_are_applied_in_place() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.snapshot(&f.root).unwrap();
+        let path = f.write("a/c/d.rs", "longer content now");
+        index.apply(&WatchEvent::Pending(path.clone()));
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served while settling"
+        );
+        index.apply(&WatchEvent::Changed(path));
+        let after = index
+            .snapshot(&f.root)
+            .expect("a content change keeps it fresh");
+        assert!(Arc::ptr_eq(&before, &after), "same build, updated in place");
+        assert_eq!(after.file(1).size, 18);
+    }
+
+    #[test]
+    fn events_that_cannot_matter_keep_it_fresh() {
+        let f = Fixture::new();
+        let index = f.live();
+        for rel in [
+            "build/new.rs",
+            ".git/objects/ab",
+            ".hidden",
+            "x.log.swp/../app.log",
+        ] {
+            let path = f.root.join(rel);
+            index.apply(&WatchEvent::Pending(path.clone()));
+            index.apply(&WatchEvent::Created(path.clone()));
+            index.apply(&WatchEvent::Removed(path));
+        }
+        // `app.log` is an ignored file that still exists: its re-creation changes nothing.
+        f.write("app.log", "again");
+        let log = f.root.join("app.log");
+        index.apply(&WatchEvent::Created(log.clone()));
+        index.apply(&WatchEvent::Changed(log));
+        assert!(index.snapshot(&f.root).is_some(), "{:?}", index.status());
+        assert_eq!(index.status()[0].state, IndexState::Fresh);
+    }
+
+    #[test]
+    fn structural_changes_rebuild_and_failures_disable() {
+        let f = Fixture::new();
+        let index = f.live();
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Created(new));
+        assert!(index.snapshot(&f.root).is_none());
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(rebuilt.find_file(Path::new("a/new.rs")).is_some());
+
+        f.write(".gitignore", "build/\n");
+        index.apply(&WatchEvent::Changed(f.root.join(".gitignore")));
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(
+            rebuilt.find_file(Path::new("app.log")).is_some(),
+            "ignore rules re-read"
+        );
+
+        index.apply(&WatchEvent::Overflow);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "overflow: anything may have changed"
+        );
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+
+        index.apply(&WatchEvent::Status(
+            f.root.clone(),
+            RootStatus::Failed("limit".into()),
+        ));
+        assert!(index.snapshot(&f.root).is_none());
+        assert_eq!(
+            index.status()[0].state,
+            IndexState::Unavailable("limit".into())
+        );
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn roots_are_only_built_once_watched() {
+        let f = Fixture::new();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+        assert_eq!(index.status()[0].state, IndexState::Waiting);
+        // The watcher may report before the root is set; the status is remembered.
+        let other = FileIndex::new();
+        other.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        other.set_roots(std::slice::from_ref(&f.root));
+        assert!(other.wait_fresh(&f.root, DEADLINE).is_some());
+        other.set_roots(&[]);
+        assert!(other.status().is_empty());
+    }
+}

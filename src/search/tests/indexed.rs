@@ -1,0 +1,382 @@
+//! The index-backed entry points give exactly what walking gives: a table of queries run
+//! both ways over one fixture (ignore files of every kind, hidden entries, an ignored
+//! directory, globs that whitelist ignored files, types, modes, sorts, paging), and again
+//! after files are created, renamed and deleted under a running watcher.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::*;
+use crate::index::FileIndex;
+use crate::search::{SortBy, glob_indexed, grep_indexed};
+use crate::watch::{RootStatus, WatchEvent, Watcher};
+
+const DEADLINE: Duration = Duration::from_secs(5);
+
+fn fixture() -> Tree {
+    let tree = Tree::new();
+    tree.file(".git/HEAD", "ref: refs/heads/main\n");
+    tree.file(".git/info/exclude", "excluded.txt\n");
+    tree.file(".gitignore", "build/\n*.log\ntarget\n");
+    tree.file(".ignore", "secret.txt\n");
+    tree.file("src/main.rs", "fn main() { needle(); }\n");
+    tree.file(
+        "src/lib.rs",
+        "// Needle\npub fn needle() {}\nneedle again\n",
+    );
+    tree.file("src/deep/mod.rs", "needle deep\n");
+    tree.file("src/deep/notes.md", "needle in markdown\n");
+    tree.file("src/.gitignore", "generated.rs\n");
+    tree.file("src/generated.rs", "needle generated\n");
+    tree.file("docs/readme.md", "docs needle\nline two\nneedle three\n");
+    tree.file("docs/a.b", "needle a.b\n");
+    tree.file("docs/a/b.txt", "needle a/b\n");
+    tree.file("vendor/lib/v.rs", "needle vendored\n");
+    tree.file("vendor/keep.txt", "needle vendor keep\n");
+    tree.file("build/out.rs", "needle built\n");
+    tree.file("target/debug/x.rs", "needle target\n");
+    tree.file("app.log", "needle log\n");
+    tree.file("logs/deep.log", "needle deep log\n");
+    tree.file("secret.txt", "needle secret\n");
+    tree.file("excluded.txt", "needle excluded\n");
+    tree.file(".env", "needle hidden\n");
+    tree.file(".hidden/h.rs", "needle hidden dir\n");
+    tree.file("script.py", "needle = 1\n");
+    tree.file("data/blob.bin", b"needle\0binary\n");
+    tree.file("big.txt", format!("needle\n{}", "x".repeat(4000)));
+    std::fs::create_dir_all(tree.path("empty/dir")).unwrap();
+    std::os::unix::fs::symlink(tree.path("src/lib.rs"), tree.path("link.rs")).unwrap();
+    for (i, rel) in [
+        "src/main.rs",
+        "src/lib.rs",
+        "docs/readme.md",
+        "script.py",
+        "app.log",
+    ]
+    .iter()
+    .enumerate()
+    {
+        tree.touch(rel, 1_000_000 + i as u64 * 1000);
+    }
+    tree
+}
+
+/// A live index over the tree's root, with the watch simulated as established.
+fn fresh_index(tree: &Tree) -> FileIndex {
+    let index = FileIndex::new();
+    let root = tree.root.clone();
+    index.set_roots(std::slice::from_ref(&root));
+    index.apply(&WatchEvent::Status(root.clone(), RootStatus::Watching));
+    assert!(
+        index.wait_fresh(&root, DEADLINE).is_some(),
+        "index never built"
+    );
+    index
+}
+
+fn normalized(mut stats: crate::search::Stats) -> crate::search::Stats {
+    stats.elapsed = Duration::ZERO;
+    stats.peak_retained = 0;
+    stats.indexed_targets = 0;
+    stats
+}
+
+fn grep_queries() -> Vec<(&'static str, GrepQuery)> {
+    let q = |f: &dyn Fn(&mut GrepQuery)| {
+        let mut query = GrepQuery::new("needle");
+        f(&mut query);
+        query
+    };
+    let globs = |g: &[&str]| g.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    vec![
+        ("default", q(&|_| {})),
+        ("glob rs", q(&|x| x.globs = globs(&["*.rs"]))),
+        ("glob negated md", q(&|x| x.globs = globs(&["!*.md"]))),
+        ("negated dir glob", q(&|x| x.globs = globs(&["!vendor/**"]))),
+        ("negated dir name", q(&|x| x.globs = globs(&["!vendor"]))),
+        ("anchored dir", q(&|x| x.globs = globs(&["src/**"]))),
+        (
+            "alternatives and negation",
+            q(&|x| x.globs = globs(&["*.{rs,md}", "!docs/**"])),
+        ),
+        (
+            "whitelists ignored files",
+            q(&|x| x.globs = globs(&["*.log"])),
+        ),
+        (
+            "whitelists ignored by .ignore",
+            q(&|x| x.globs = globs(&["secret.txt", "*.rs"])),
+        ),
+        (
+            "whitelists ignored dir",
+            q(&|x| x.globs = globs(&["build", "*.rs"])),
+        ),
+        (
+            "whitelists inside ignored dir",
+            q(&|x| x.globs = globs(&["build/**"])),
+        ),
+        (
+            "glob beats type",
+            q(&|x| {
+                x.globs = globs(&["*.py"]);
+                x.types = vec!["rust".into()];
+            }),
+        ),
+        ("type rust", q(&|x| x.types = vec!["rust".into()])),
+        (
+            "type negated",
+            q(&|x| x.types = vec!["!py".into(), "!rust".into()]),
+        ),
+        (
+            "content with context",
+            q(&|x| {
+                x.mode = OutputMode::Content;
+                x.before = 1;
+                x.after = 1;
+            }),
+        ),
+        ("count", q(&|x| x.mode = OutputMode::Count)),
+        (
+            "sorted by mtime, paged",
+            q(&|x| {
+                x.mode = OutputMode::Content;
+                x.sort = SortBy::Modified;
+                x.offset = 2;
+                x.limit = Some(3);
+            }),
+        ),
+        (
+            "paged files",
+            q(&|x| {
+                x.offset = 1;
+                x.limit = Some(2);
+            }),
+        ),
+        (
+            "case insensitive",
+            q(&|x| {
+                x.pattern = "NEEDLE".into();
+                x.case = crate::search::CaseMode::Insensitive;
+            }),
+        ),
+        ("max filesize", q(&|x| x.max_filesize = Some(100))),
+        ("hidden is walked", q(&|x| x.hidden = true)),
+        ("no_ignore is walked", q(&|x| x.no_ignore = true)),
+    ]
+}
+
+fn glob_queries() -> Vec<(&'static str, GlobQuery)> {
+    let q = |pattern: &str, f: &dyn Fn(&mut GlobQuery)| {
+        let mut query = GlobQuery::new(pattern);
+        f(&mut query);
+        query
+    };
+    vec![
+        ("all rs", q("**/*.rs", &|_| {})),
+        ("name at any depth", q("*.md", &|_| {})),
+        (
+            "everything by mtime",
+            q("*", &|x| x.sort = SortBy::Modified),
+        ),
+        ("anchored", q("src/**", &|_| {})),
+        ("alternatives", q("{docs,src}/*.{md,rs}", &|_| {})),
+        ("with type", q("*", &|x| x.types = vec!["rust".into()])),
+        (
+            "paged",
+            q("*", &|x| {
+                x.offset = 3;
+                x.limit = Some(4);
+            }),
+        ),
+        ("ignored file name", q("*.log", &|_| {})),
+        ("hidden is walked", q("*", &|x| x.hidden = true)),
+    ]
+}
+
+/// Runs every query both ways over `targets`; returns how many were answered from the
+/// index (so a test can check the index was actually used).
+fn assert_same(tree: &Tree, index: &FileIndex, targets: &[PathBuf]) -> usize {
+    let mut from_index = 0;
+    for (name, query) in grep_queries() {
+        let walked = grep(&query, targets, &Control::new()).unwrap();
+        let indexed = grep_indexed(&query, targets, index, &Control::new()).unwrap();
+        if indexed.stats.indexed_targets > 0 {
+            from_index += 1;
+        }
+        assert_eq!(walked.entries, indexed.entries, "grep {name}: entries");
+        assert_eq!(
+            (
+                walked.total,
+                walked.total_matches,
+                walked.truncated,
+                walked.next_offset
+            ),
+            (
+                indexed.total,
+                indexed.total_matches,
+                indexed.truncated,
+                indexed.next_offset
+            ),
+            "grep {name}: totals"
+        );
+        assert_eq!(
+            normalized(walked.stats),
+            normalized(indexed.stats),
+            "grep {name}: stats"
+        );
+    }
+    for (name, query) in glob_queries() {
+        let walked = glob(&query, targets, &Control::new()).unwrap();
+        let indexed = glob_indexed(&query, targets, index, &Control::new()).unwrap();
+        if indexed.stats.indexed_targets > 0 {
+            from_index += 1;
+        }
+        assert_eq!(
+            glob_list(tree, &walked),
+            glob_list(tree, &indexed),
+            "glob {name}: files"
+        );
+        assert_eq!(walked.files, indexed.files, "glob {name}: mtimes");
+        assert_eq!(
+            (walked.total, walked.truncated, walked.next_offset),
+            (indexed.total, indexed.truncated, indexed.next_offset),
+            "glob {name}"
+        );
+        assert_eq!(
+            normalized(walked.stats),
+            normalized(indexed.stats),
+            "glob {name}: stats"
+        );
+    }
+    from_index
+}
+
+#[test]
+fn index_and_walk_agree_on_every_query() {
+    let tree = fixture();
+    let index = fresh_index(&tree);
+    let answered = assert_same(&tree, &index, &tree.root());
+    // Everything but hidden/no_ignore (3 queries) and the whitelisted ignored directory
+    // (1 query: the index cannot know what is inside it) comes from the index.
+    let all = grep_queries().len() + glob_queries().len();
+    assert_eq!(answered, all - 4, "the index answered too few queries");
+}
+
+#[test]
+fn index_and_walk_agree_on_sub_directories_and_mixed_targets() {
+    let tree = fixture();
+    let index = fresh_index(&tree);
+    assert!(assert_same(&tree, &index, &[tree.path("src")]) > 0);
+    assert!(assert_same(&tree, &index, &[tree.path("docs"), tree.path("app.log")]) > 0);
+    // An ignored directory named explicitly is walked (it is not in the index).
+    assert_eq!(assert_same(&tree, &index, &[tree.path("build")]), 0);
+}
+
+#[test]
+fn index_is_not_used_while_stale() {
+    let tree = fixture();
+    let index = fresh_index(&tree);
+    let root = tree.root.clone();
+    let new = tree.file("src/new.rs", "needle new\n");
+    index.apply(&WatchEvent::Pending(new.clone()));
+    assert!(index.snapshot(&root).is_none(), "pending burst: not served");
+    let query = GrepQuery::new("needle");
+    let out = grep_indexed(&query, &tree.root(), &index, &Control::new()).unwrap();
+    assert_eq!(out.stats.indexed_targets, 0);
+    assert!(file_list(&tree, &out).contains(&"src/new.rs".to_string()));
+    index.apply(&WatchEvent::Created(new));
+    assert!(
+        index.snapshot(&root).is_none(),
+        "rebuild pending: not served"
+    );
+    let rebuilt = index.wait_fresh(&root, DEADLINE).expect("rebuilt");
+    assert!(rebuilt.find_file(Path::new("src/new.rs")).is_some());
+    assert!(assert_same(&tree, &index, &tree.root()) > 0);
+}
+
+/// The real thing: a watcher feeding the index while files change.
+#[test]
+fn index_stays_exact_under_a_running_watcher() {
+    let tree = fixture();
+    let root = tree.root.clone();
+    let index = Arc::new(FileIndex::new());
+    index.set_roots(std::slice::from_ref(&root));
+    let feed = Arc::clone(&index);
+    let watcher = Watcher::new(move |event| feed.apply(&event));
+    watcher.set_roots(std::slice::from_ref(&root));
+    assert!(
+        index.wait_fresh(&root, DEADLINE).is_some(),
+        "{:?}",
+        index.status()
+    );
+
+    type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step> = vec![
+        (
+            "create",
+            Box::new(|| {
+                tree.file("src/created.rs", "needle created\n");
+            }),
+        ),
+        (
+            "create ignored",
+            Box::new(|| {
+                tree.file("other.log", "needle other log\n");
+            }),
+        ),
+        (
+            "rename",
+            Box::new(|| {
+                std::fs::rename(tree.path("src/main.rs"), tree.path("src/renamed.rs")).unwrap()
+            }),
+        ),
+        (
+            "delete",
+            Box::new(|| std::fs::remove_file(tree.path("docs/readme.md")).unwrap()),
+        ),
+        (
+            "content change",
+            Box::new(|| {
+                std::fs::write(tree.path("src/lib.rs"), "needle changed and longer\n").unwrap()
+            }),
+        ),
+        (
+            "new directory",
+            Box::new(|| {
+                tree.file("fresh/dir/f.rs", "needle fresh\n");
+            }),
+        ),
+        (
+            "ignore file changes",
+            Box::new(|| std::fs::write(tree.path(".gitignore"), "*.md\n").unwrap()),
+        ),
+    ];
+    for (name, step) in steps {
+        step();
+        // Wait until the index has caught up (fresh again and showing the change is the
+        // watcher's job; the assertion below is what must hold once it is fresh).
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let query = GlobQuery {
+                sort: SortBy::Modified,
+                ..GlobQuery::new("**")
+            };
+            let walked = glob(&query, &tree.root(), &Control::new()).unwrap();
+            let indexed = glob_indexed(&query, &tree.root(), &index, &Control::new()).unwrap();
+            if indexed.stats.indexed_targets > 0 && indexed.files == walked.files {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: index never caught up: {:?}",
+                index.status()
+            );
+        }
+        assert!(
+            assert_same(&tree, &index, &tree.root()) > 0,
+            "{name}: index unused"
+        );
+    }
+    drop(watcher);
+}

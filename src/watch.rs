@@ -1,0 +1,764 @@
+//! Watching the workspace roots: one `notify` watcher (inotify on Linux, recursive) behind a
+//! small actor thread that turns the kernel's raw, bursty event stream into a few debounced,
+//! per-path [`WatchEvent`]s for the file index and for resource subscriptions.
+//!
+//! What it owns:
+//! - **Debouncing.** Raw events are grouped per path into bursts; a burst is settled when
+//!   the path has been quiet for [`QUIET`] (or has been busy for [`MAX_DELAY`], so a file
+//!   written continuously still reports). At the start of a burst a [`WatchEvent::Pending`]
+//!   goes out at once, so that the index stops serving answers *before* the settled event
+//!   arrives; when every burst has settled, [`WatchEvent::Quiet`] follows.
+//! - **Meaning.** A settled burst becomes `Changed`, `Created` or `Removed` by looking at the
+//!   path once more (`lstat`): a file deleted and re-created is `Created`; a path gone at
+//!   the end of the burst is `Removed` (even if it existed only within the burst, so that
+//!   every `Pending` is followed by exactly one settled event). A rename is the old path
+//!   `Removed` plus the new path `Created`.
+//! - **Failures are events, never silence.** A kernel queue overflow is
+//!   [`WatchEvent::Overflow`] (anything may have changed); a watch that cannot be added
+//!   (`max_user_watches`, permissions) is [`WatchEvent::Error`] plus a
+//!   [`WatchEvent::Status`] marking that root failed. [`Watcher::status`] reports every root.
+//! - **Noise that is not a change** is dropped before it reaches the actor: opens and
+//!   read-only closes (our own searches cause them by the thousand), and the
+//!   `*.rootgrep-tmp` files of our atomic writes (their final rename is what counts).
+//!
+//! Roots are watched on the actor thread (adding a recursive inotify watch walks the tree,
+//! which can take a while), so [`Watcher::set_roots`] returns at once; the outcome for
+//! each root arrives as a `Status` event and in [`Watcher::status`]. Dropping the
+//! [`Watcher`] stops the actor and the notify thread and waits for them.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+
+/// A path is settled once it has had no event for this long.
+pub const QUIET: Duration = Duration::from_millis(100);
+/// A path that keeps changing is still reported at least this often.
+pub const MAX_DELAY: Duration = Duration::from_secs(1);
+/// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
+/// been quiet this long (at most [`SETUP_MAX`]): adding a recursive inotify watch opens
+/// every directory on notify's thread, which cannot drain the kernel queue meanwhile, so a
+/// large tree overflows it during setup. Consumers rebuild everything when a root becomes
+/// `Watching`, so an overflow before that carries no information and is not reported.
+pub const SETUP_QUIET: Duration = Duration::from_millis(250);
+pub const SETUP_MAX: Duration = Duration::from_secs(3);
+/// Suffix of the temporary files written by our atomic writes; never reported.
+pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
+
+/// What the watcher reports. Paths are absolute and lie under one of the watched roots
+/// (which are expected to be canonical, so event paths are canonical too).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum WatchEvent {
+    /// Something started happening at this path; a settled event (or nothing, if the net
+    /// effect is nil) follows within about [`QUIET`]. Lets caches stop serving at once.
+    Pending(PathBuf),
+    /// The file's content or metadata changed; it still exists.
+    Changed(PathBuf),
+    /// The path now exists and did not before (or was replaced: deleted and re-created,
+    /// or renamed over).
+    Created(PathBuf),
+    /// The path is gone (deleted or renamed away; possibly it existed only briefly).
+    Removed(PathBuf),
+    /// No burst is pending any more: every `Pending` so far has been settled.
+    Quiet,
+    /// The kernel dropped events (inotify queue overflow): anything may have changed.
+    Overflow,
+    /// Watching went wrong (e.g. a watch could not be added); events may be missing.
+    Error(String),
+    /// A root's watch state changed (see [`Watcher::status`]).
+    Status(PathBuf, RootStatus),
+}
+
+/// How one root is watched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RootStatus {
+    /// The watch is being set up.
+    Starting,
+    /// Every directory under the root is watched.
+    Watching,
+    /// The root is not (or no longer fully) watched; the reason says why.
+    Failed(String),
+}
+
+/// The receiving end of a watcher's events.
+pub type Handler = Box<dyn FnMut(WatchEvent) + Send + 'static>;
+
+/// A running watcher over a set of roots. Dropping it stops everything.
+pub struct Watcher {
+    commands: Sender<Msg>,
+    status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
+    actor: Option<JoinHandle<()>>,
+}
+
+enum Msg {
+    Raw(notify::Result<notify::Event>),
+    SetRoots(Vec<PathBuf>),
+    Stop,
+}
+
+impl Watcher {
+    /// Starts the actor with no roots; `handler` receives every event, on the actor thread,
+    /// so it must not block for long (hand work off to another thread).
+    pub fn new(handler: impl FnMut(WatchEvent) + Send + 'static) -> Watcher {
+        let (commands, inbox) = mpsc::channel();
+        let status = Arc::new(Mutex::new(Vec::new()));
+        let actor = Actor {
+            inbox,
+            raw_sender: commands.clone(),
+            handler: Box::new(handler),
+            status: Arc::clone(&status),
+            notify: None,
+            watched: Vec::new(),
+            bursts: HashMap::new(),
+            announced: false,
+            setting_up: Vec::new(),
+        };
+        let actor = std::thread::Builder::new()
+            .name("rootgrep-watch".into())
+            .spawn(move || actor.run())
+            .expect("spawning the watcher thread");
+        Watcher {
+            commands,
+            status,
+            actor: Some(actor),
+        }
+    }
+
+    /// A watcher whose events arrive on a channel.
+    pub fn channel() -> (Watcher, Receiver<WatchEvent>) {
+        let (tx, rx) = mpsc::channel();
+        let watcher = Watcher::new(move |event| {
+            let _ = tx.send(event);
+        });
+        (watcher, rx)
+    }
+
+    /// Re-targets the watcher: roots no longer listed are unwatched, new ones are watched
+    /// (on the actor thread; each outcome arrives as a [`WatchEvent::Status`]).
+    pub fn set_roots(&self, roots: &[PathBuf]) {
+        {
+            // Mark new roots as starting now, so `status` never omits a root just set.
+            let mut status = lock(&self.status);
+            status.retain(|(root, _)| roots.contains(root));
+            for root in roots {
+                if !status.iter().any(|(known, _)| known == root) {
+                    status.push((root.clone(), RootStatus::Starting));
+                }
+            }
+        }
+        let _ = self.commands.send(Msg::SetRoots(roots.to_vec()));
+    }
+
+    /// Every root set last, with how it is watched.
+    pub fn status(&self) -> Vec<(PathBuf, RootStatus)> {
+        lock(&self.status).clone()
+    }
+}
+
+impl Drop for Watcher {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Msg::Stop);
+        if let Some(actor) = self.actor.take() {
+            let _ = actor.join();
+        }
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// What a burst of raw events at one path amounted to, before looking at the disk.
+#[derive(Debug)]
+struct Burst {
+    started: Instant,
+    last: Instant,
+    /// A create, delete or rename was seen (not only content changes).
+    structural: bool,
+}
+
+struct Actor {
+    inbox: Receiver<Msg>,
+    /// Handed to notify's callback; raw events come back through `inbox`.
+    raw_sender: Sender<Msg>,
+    handler: Handler,
+    status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
+    notify: Option<RecommendedWatcher>,
+    /// Roots with an inotify watch of their own (roots nested in another are covered by it).
+    watched: Vec<PathBuf>,
+    bursts: HashMap<PathBuf, Burst>,
+    /// A `Pending` went out since the last `Quiet`.
+    announced: bool,
+    /// Roots whose watch was just added: (root, quiet until, give up waiting at).
+    setting_up: Vec<(PathBuf, Instant, Instant)>,
+}
+
+/// The raw event kinds, reduced to what matters here.
+enum Raw {
+    Create,
+    Remove,
+    Modify,
+}
+
+impl Actor {
+    fn run(mut self) {
+        loop {
+            let timeout = self
+                .next_due()
+                .map(|due| due.saturating_duration_since(Instant::now()));
+            let message = match timeout {
+                Some(timeout) => match self.inbox.recv_timeout(timeout) {
+                    Ok(message) => Some(message),
+                    Err(RecvTimeoutError::Timeout) => None,
+                    Err(RecvTimeoutError::Disconnected) => break,
+                },
+                None => match self.inbox.recv() {
+                    Ok(message) => Some(message),
+                    Err(_) => break,
+                },
+            };
+            match message {
+                Some(Msg::Raw(raw)) => self.on_raw(raw),
+                Some(Msg::SetRoots(roots)) => self.set_roots(roots),
+                Some(Msg::Stop) => break,
+                None => {}
+            }
+            self.finish_setup();
+            self.flush_due();
+        }
+        // Dropping the notify watcher stops its thread; events still queued are dropped.
+        self.notify = None;
+    }
+
+    fn emit(&mut self, event: WatchEvent) {
+        (self.handler)(event);
+    }
+
+    fn set_status(&mut self, root: &Path, status: RootStatus) {
+        {
+            let mut all = lock(&self.status);
+            match all.iter_mut().find(|(known, _)| known == root) {
+                Some(slot) => slot.1 = status.clone(),
+                None => all.push((root.to_path_buf(), status.clone())),
+            }
+        }
+        self.emit(WatchEvent::Status(root.to_path_buf(), status));
+    }
+
+    fn ensure_notify(&mut self) -> Result<(), String> {
+        if self.notify.is_some() {
+            return Ok(());
+        }
+        let sender = self.raw_sender.clone();
+        let callback = move |event: notify::Result<notify::Event>| {
+            // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
+            if let Ok(event) = &event
+                && is_noise(event)
+            {
+                return;
+            }
+            let _ = sender.send(Msg::Raw(event));
+        };
+        // Never follow symlinks: a link inside a root may point anywhere on the machine.
+        let config = notify::Config::default().with_follow_symlinks(false);
+        let watcher = RecommendedWatcher::new(callback, config)
+            .map_err(|err| format!("cannot start the file watcher: {err}"))?;
+        self.notify = Some(watcher);
+        Ok(())
+    }
+
+    fn set_roots(&mut self, roots: Vec<PathBuf>) {
+        let wanted = outermost(&roots);
+        let gone: Vec<PathBuf> = self
+            .watched
+            .iter()
+            .filter(|root| !wanted.contains(root))
+            .cloned()
+            .collect();
+        for root in &gone {
+            if let Some(notify) = self.notify.as_mut() {
+                let _ = notify.unwatch(root);
+            }
+            self.watched.retain(|known| known != root);
+            self.setting_up.retain(|(known, _, _)| known != root);
+        }
+        self.bursts
+            .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
+        lock(&self.status).retain(|(root, _)| roots.contains(root));
+
+        for root in &wanted {
+            if self.watched.contains(root) {
+                continue;
+            }
+            let outcome = self.ensure_notify().and_then(|()| {
+                let mode = match root.is_dir() {
+                    true => RecursiveMode::Recursive,
+                    false => RecursiveMode::NonRecursive,
+                };
+                let notify = self.notify.as_mut().expect("created above");
+                notify.watch(root, mode).map_err(|err| describe(&err))
+            });
+            match outcome {
+                Ok(()) => {
+                    self.watched.push(root.clone());
+                    let now = Instant::now();
+                    self.setting_up
+                        .push((root.clone(), now + SETUP_QUIET, now + SETUP_MAX));
+                }
+                Err(reason) => {
+                    // A recursive watch that failed half-way leaves some directories
+                    // watched; remove them so that the root is cleanly unwatched.
+                    if let Some(notify) = self.notify.as_mut() {
+                        let _ = notify.unwatch(root);
+                    }
+                    self.emit(WatchEvent::Error(format!(
+                        "cannot watch {}: {reason}",
+                        root.display()
+                    )));
+                    self.set_status(root, RootStatus::Failed(reason));
+                }
+            }
+        }
+        // Roots nested in another root share its watch, and so its status.
+        for root in &roots {
+            if wanted.contains(root) {
+                continue;
+            }
+            if !root.exists() {
+                self.set_status(root, RootStatus::Failed("the path does not exist".into()));
+                continue;
+            }
+            let outer = wanted.iter().find(|outer| root.starts_with(outer));
+            let status = outer
+                .and_then(|outer| lock(&self.status).iter().find(|(r, _)| r == outer).cloned())
+                .map_or(RootStatus::Starting, |(_, status)| status);
+            self.set_status(root, status);
+        }
+    }
+
+    /// Roots whose setup has gone quiet become `Watching` (with the roots nested in them).
+    fn finish_setup(&mut self) {
+        let now = Instant::now();
+        let done: Vec<PathBuf> = self
+            .setting_up
+            .extract_if(.., |(_, quiet, max)| *quiet <= now || *max <= now)
+            .map(|(root, _, _)| root)
+            .collect();
+        for root in done {
+            let nested: Vec<PathBuf> = lock(&self.status)
+                .iter()
+                .map(|(r, _)| r.clone())
+                .filter(|r| r.starts_with(&root) && r.exists())
+                .collect();
+            for r in nested {
+                self.set_status(&r, RootStatus::Watching);
+            }
+        }
+    }
+
+    fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
+        let now = Instant::now();
+        for (_, quiet, max) in &mut self.setting_up {
+            *quiet = (now + SETUP_QUIET).min(*max);
+        }
+        let event = match raw {
+            Ok(event) => event,
+            Err(err) => return self.on_error(err),
+        };
+        if event.need_rescan() {
+            // Lost events matter only to roots already reported as watched.
+            if self.setting_up.len() < self.watched.len() {
+                self.emit(WatchEvent::Overflow);
+            }
+            return;
+        }
+        let kind = match event.kind {
+            EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
+                Raw::Create
+            }
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
+                Raw::Remove
+            }
+            // `Both` repeats the `From` and `To` events notify has already sent.
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => return,
+            // Other rename shapes (other backends): the path may or may not exist now.
+            EventKind::Modify(ModifyKind::Name(_)) => Raw::Remove,
+            EventKind::Modify(_) | EventKind::Access(_) | EventKind::Any => Raw::Modify,
+            EventKind::Other => return,
+        };
+        for path in event.paths {
+            if is_temporary(&path) {
+                continue;
+            }
+            let fresh = !self.bursts.contains_key(&path);
+            let burst = self.bursts.entry(path.clone()).or_insert(Burst {
+                started: now,
+                last: now,
+                structural: false,
+            });
+            burst.last = now;
+            burst.structural |= !matches!(kind, Raw::Modify);
+            if fresh {
+                self.announced = true;
+                self.emit(WatchEvent::Pending(path));
+            }
+        }
+    }
+
+    fn on_error(&mut self, err: notify::Error) {
+        let message = describe(&err);
+        // A watch that could not be added under a root means that root is no longer
+        // fully watched: say so in its status, not only in the logs.
+        let failed_root = err.paths.iter().find_map(|path| {
+            self.watched
+                .iter()
+                .find(|root| path.starts_with(root))
+                .cloned()
+        });
+        let text = match err.paths.first() {
+            Some(path) => format!("{message} ({})", path.display()),
+            None => message.clone(),
+        };
+        self.emit(WatchEvent::Error(text));
+        if matches!(err.kind, notify::ErrorKind::MaxFilesWatch) {
+            let roots = match failed_root {
+                Some(root) => vec![root],
+                // Unknown place: the limit is per user, so every root is affected.
+                None => self.watched.clone(),
+            };
+            let affected: Vec<PathBuf> = lock(&self.status)
+                .iter()
+                .map(|(root, _)| root.clone())
+                .filter(|root| roots.iter().any(|outer| root.starts_with(outer)))
+                .collect();
+            for root in affected {
+                self.set_status(&root, RootStatus::Failed(message.clone()));
+            }
+        }
+    }
+
+    fn next_due(&self) -> Option<Instant> {
+        let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
+        self.bursts.values().map(due).chain(setup).min()
+    }
+
+    fn flush_due(&mut self) {
+        let now = Instant::now();
+        let mut ready: Vec<(PathBuf, Burst)> = self
+            .bursts
+            .extract_if(|_, burst| due(burst) <= now)
+            .collect();
+        // Deterministic order within one flush: removals first, then by path.
+        ready.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut settled: Vec<WatchEvent> = ready
+            .into_iter()
+            .map(|(path, burst)| settle(path, &burst))
+            .collect();
+        settled.sort_by_key(|event| !matches!(event, WatchEvent::Removed(_)));
+        for event in settled {
+            self.emit(event);
+        }
+        if self.bursts.is_empty() && self.announced {
+            self.announced = false;
+            self.emit(WatchEvent::Quiet);
+        }
+    }
+}
+
+fn due(burst: &Burst) -> Instant {
+    (burst.last + QUIET).min(burst.started + MAX_DELAY)
+}
+
+/// Turns a burst into its settled event by looking at the path now.
+fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
+    let exists = std::fs::symlink_metadata(&path).is_ok();
+    match (exists, burst.structural) {
+        (true, false) => WatchEvent::Changed(path),
+        (true, true) => WatchEvent::Created(path),
+        // Gone, whether it existed before the burst or only briefly within it: every
+        // `Pending` gets exactly one settled event, so consumers can track each burst.
+        (false, _) => WatchEvent::Removed(path),
+    }
+}
+
+/// Raw events that never mean a change: opens and read-only closes.
+fn is_noise(event: &notify::Event) -> bool {
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
+        EventKind::Access(_) => true,
+        _ => event.paths.iter().all(|path| is_temporary(path)) && !event.paths.is_empty(),
+    }
+}
+
+fn is_temporary(path: &Path) -> bool {
+    path.as_os_str()
+        .as_encoded_bytes()
+        .ends_with(TMP_SUFFIX.as_bytes())
+}
+
+/// The roots that are not inside another root (each watched once).
+fn outermost(roots: &[PathBuf]) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    for root in roots {
+        let nested = roots
+            .iter()
+            .any(|other| other != root && root.starts_with(other));
+        if !nested && !out.contains(root) {
+            out.push(root.clone());
+        }
+    }
+    out
+}
+
+/// A watch error in words a person (and an agent) can act on.
+fn describe(err: &notify::Error) -> String {
+    match &err.kind {
+        notify::ErrorKind::MaxFilesWatch => "the inotify watch limit was reached \
+             (raise fs.inotify.max_user_watches); falling back to walking"
+            .to_owned(),
+        notify::ErrorKind::PathNotFound => "the path does not exist".to_owned(),
+        notify::ErrorKind::Io(io) => io.to_string(),
+        notify::ErrorKind::Generic(text) => text.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+
+    /// Long enough for a loaded 2-core machine, and only ever a ceiling: every wait ends as
+    /// soon as its condition holds.
+    const DEADLINE: Duration = Duration::from_secs(5);
+
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let dir = tempfile::Builder::new()
+            .prefix("rootgrep-watch")
+            .tempdir()
+            .unwrap();
+        let path = dir.path().canonicalize().unwrap();
+        (dir, path)
+    }
+
+    /// Collects events until `done` says the collected ones are enough, or the deadline.
+    fn wait_for(
+        rx: &Receiver<WatchEvent>,
+        seen: &mut Vec<WatchEvent>,
+        done: impl Fn(&[WatchEvent]) -> bool,
+    ) -> bool {
+        let deadline = Instant::now() + DEADLINE;
+        while !done(seen) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match rx.recv_timeout(left) {
+                Ok(event) => seen.push(event),
+                Err(_) => return false,
+            }
+        }
+        true
+    }
+
+    fn started(root: &Path) -> (Watcher, Receiver<WatchEvent>) {
+        let (watcher, rx) = Watcher::channel();
+        watcher.set_roots(&[root.to_path_buf()]);
+        let mut seen = Vec::new();
+        let ok = wait_for(&rx, &mut seen, |s| {
+            s.iter()
+                .any(|e| matches!(e, WatchEvent::Status(_, RootStatus::Watching)))
+        });
+        assert!(ok, "root never watched: {seen:?}");
+        assert_eq!(
+            watcher.status(),
+            [(root.to_path_buf(), RootStatus::Watching)]
+        );
+        (watcher, rx)
+    }
+
+    fn has(seen: &[WatchEvent], event: &WatchEvent) -> bool {
+        seen.contains(event)
+    }
+
+    #[test]
+    fn create_change_remove_and_rename_are_reported() {
+        let (_dir, root) = root();
+        let (_watcher, rx) = started(&root);
+        let mut seen = Vec::new();
+
+        let a = root.join("a.txt");
+        fs::write(&a, "one").unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Created(a.clone()))),
+            "{seen:?}"
+        );
+        assert!(
+            has(&seen, &WatchEvent::Pending(a.clone())),
+            "leading edge first"
+        );
+
+        seen.clear();
+        fs::write(&a, "two").unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Changed(a.clone()))),
+            "{seen:?}"
+        );
+
+        seen.clear();
+        let b = root.join("sub/b.txt");
+        fs::create_dir(root.join("sub")).unwrap();
+        // The watch on `sub` is added when its creation is seen; wait for that first.
+        assert!(wait_for(&rx, &mut seen, |s| has(
+            s,
+            &WatchEvent::Created(root.join("sub"))
+        )));
+        fs::rename(&a, &b).unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Removed(a.clone()))
+                && has(s, &WatchEvent::Created(b.clone()))),
+            "{seen:?}"
+        );
+
+        seen.clear();
+        fs::remove_file(&b).unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Removed(b.clone()))
+                && has(s, &WatchEvent::Quiet)),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn a_burst_of_writes_is_one_event_and_temp_files_are_silent() {
+        let (_dir, root) = root();
+        let (_watcher, rx) = started(&root);
+        let a = root.join("a.txt");
+        let tmp = root.join("a.txt.123.rootgrep-tmp");
+        fs::write(&tmp, "tmp").unwrap();
+        fs::rename(&tmp, &a).unwrap();
+        for n in 0..20 {
+            fs::write(&a, format!("{n}")).unwrap();
+        }
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Quiet)));
+        assert_eq!(
+            seen,
+            [
+                WatchEvent::Pending(a.clone()),
+                WatchEvent::Created(a.clone()),
+                WatchEvent::Quiet
+            ],
+            "one burst, no trace of the temporary file"
+        );
+    }
+
+    #[test]
+    fn a_path_that_lived_only_within_a_burst_still_settles() {
+        let (_dir, root) = root();
+        let (_watcher, rx) = started(&root);
+        let brief = root.join("brief.txt");
+        fs::write(&brief, "x").unwrap();
+        fs::remove_file(&brief).unwrap();
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Quiet)));
+        assert_eq!(
+            seen,
+            [
+                WatchEvent::Pending(brief.clone()),
+                WatchEvent::Removed(brief),
+                WatchEvent::Quiet
+            ]
+        );
+    }
+
+    #[test]
+    fn reading_files_produces_no_events() {
+        let (_dir, root) = root();
+        let a = root.join("a.txt");
+        fs::write(&a, "x").unwrap();
+        let (_watcher, rx) = started(&root);
+        for _ in 0..50 {
+            fs::read(&a).unwrap();
+            fs::read_dir(&root).unwrap().for_each(drop);
+        }
+        // Then a real change: it must be the first thing seen.
+        let b = root.join("b.txt");
+        fs::write(&b, "y").unwrap();
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Quiet)));
+        assert_eq!(seen[0], WatchEvent::Pending(b.clone()), "{seen:?}");
+        assert!(
+            !seen
+                .iter()
+                .any(|e| matches!(e, WatchEvent::Pending(p) | WatchEvent::Changed(p) if p == &a))
+        );
+    }
+
+    #[test]
+    fn missing_root_is_reported_failed_and_retargeting_moves_the_watch() {
+        let (_dir, root) = root();
+        let (other_dir, other) = self::root();
+        let missing = other.join("gone");
+        let (watcher, rx) = Watcher::channel();
+        watcher.set_roots(&[missing.clone(), root.clone()]);
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| s.iter().any(
+            |e| matches!(e, WatchEvent::Status(p, RootStatus::Failed(_)) if p == &missing)
+        ) && s.iter().any(
+            |e| matches!(e, WatchEvent::Status(p, RootStatus::Watching) if p == &root)
+        )));
+        assert!(
+            seen.iter().any(|e| matches!(e, WatchEvent::Error(_))),
+            "errors are reported"
+        );
+
+        watcher.set_roots(std::slice::from_ref(&other));
+        seen.clear();
+        assert!(wait_for(&rx, &mut seen, |s| s.iter().any(
+            |e| matches!(e, WatchEvent::Status(p, RootStatus::Watching) if p == &other)
+        )));
+        assert_eq!(watcher.status(), [(other.clone(), RootStatus::Watching)]);
+        // The old root is no longer watched; the new one is.
+        fs::write(root.join("old.txt"), "x").unwrap();
+        fs::write(other.join("new.txt"), "x").unwrap();
+        seen.clear();
+        assert!(wait_for(&rx, &mut seen, |s| has(
+            s,
+            &WatchEvent::Created(other.join("new.txt"))
+        )));
+        assert!(!seen.iter().any(|e| matches!(e, WatchEvent::Pending(p) if p.starts_with(&root) && !p.starts_with(&other))), "{seen:?}");
+        drop(watcher);
+        drop(other_dir);
+    }
+
+    #[test]
+    fn nested_roots_share_one_watch() {
+        assert_eq!(
+            outermost(&[
+                PathBuf::from("/a/b"),
+                PathBuf::from("/a"),
+                PathBuf::from("/ab")
+            ]),
+            [PathBuf::from("/a"), PathBuf::from("/ab")]
+        );
+    }
+
+    #[test]
+    fn dropping_the_watcher_stops_its_thread() {
+        let (_dir, root) = root();
+        let (watcher, rx) = started(&root);
+        drop(watcher);
+        // The actor owned the handler, which owned the sender: the channel is closed.
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+                Ok(_) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+                Err(RecvTimeoutError::Timeout) => panic!("actor still running"),
+            }
+        }
+    }
+}

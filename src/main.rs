@@ -15,6 +15,11 @@ fn main() -> ExitCode {
     };
     mcp::logging::init_tracing(options.log_level.as_deref());
     let config = match cli::config(options, dirs) {
+        // One call needs no watcher or index: it would only add start-up work.
+        Ok(config) if args.command.is_some() => rootgrep::config::Config {
+            watch: false,
+            ..config
+        },
         Ok(config) => config,
         Err(err) => {
             eprintln!("rootgrep: {err}");

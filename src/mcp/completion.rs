@@ -28,17 +28,19 @@ pub async fn complete(
     let completion = if wanted {
         let roots = session.roots().existing();
         let value = request.argument.value.clone();
+        let index = session.live.as_ref().map(|live| live.index.clone());
         tokio::task::spawn_blocking(move || {
+            let index = index.as_deref();
             // Template values are absolute paths without their leading '/'; prompt values
             // are typed by people: absolute or not, keep their form.
             if prompt_form && value.starts_with('/') {
-                let mut completion = complete::complete(&roots, &value[1..]);
+                let mut completion = complete::complete_with(&roots, &value[1..], index);
                 for value in &mut completion.values {
                     value.insert(0, '/');
                 }
                 completion
             } else {
-                complete::complete(&roots, &value)
+                complete::complete_with(&roots, &value, index)
             }
         })
         .await

@@ -45,13 +45,20 @@ impl Handler {
 
 impl ServerHandler for Handler {
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
+        let mut capabilities = ServerCapabilities::builder()
             .enable_tools()
             .enable_resources()
             .enable_prompts()
             .enable_completions()
             .enable_logging()
             .build();
+        if self.session.live.is_some() {
+            // Subscriptions and list changes are fed by the watcher: only with watching on.
+            if let Some(resources) = capabilities.resources.as_mut() {
+                resources.subscribe = Some(true);
+                resources.list_changed = Some(true);
+            }
+        }
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("rootgrep", env!("CARGO_PKG_VERSION"))

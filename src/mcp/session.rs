@@ -29,6 +29,8 @@ pub struct Session {
     pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
     /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key).
     pub state_codec: rmcp::model::RequestStateCodec,
+    /// The watcher and the file index over the roots (absent with `--no-watch`).
+    pub live: Option<Live>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
     roots_notes: Mutex<Vec<String>>,
 }
@@ -46,6 +48,11 @@ impl Session {
             tracing::warn!("{warning}");
         }
         let (roots_ready, _) = watch::channel(false);
+        let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
+        let live = config.watch.then(|| Live::start(subscriptions.clone()));
+        if let Some(live) = &live {
+            live.set_roots(&set);
+        }
         Arc::new(Session {
             roots: RwLock::new(Arc::new(set)),
             roots_ready,
@@ -53,7 +60,8 @@ impl Session {
             grants: Grants::default(),
             log_level: AtomicU8::new(crate::mcp::logging::DEFAULT_LEVEL),
             roots_notes: Mutex::new(warnings),
-            subscriptions: Arc::default(),
+            subscriptions,
+            live,
             state_codec: crate::mcp::modern::new_codec(),
             config,
         })
@@ -91,6 +99,9 @@ impl Session {
             }
         }
         tracing::info!(roots = %set.describe(), source = set.source.label(), "roots in force");
+        if let Some(live) = &self.live {
+            live.set_roots(&set);
+        }
         *self.roots.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(set);
         *self.roots_notes.lock().unwrap_or_else(|e| e.into_inner()) = notes;
     }
@@ -126,5 +137,45 @@ impl Session {
 
     pub fn roots_timeout(&self) -> Duration {
         self.config.roots_timeout
+    }
+}
+
+/// The live layer: a watcher over the roots feeding the file index and the subscriptions.
+pub struct Live {
+    pub index: Arc<crate::index::FileIndex>,
+    pub watcher: crate::watch::Watcher,
+}
+
+impl Live {
+    fn start(subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>) -> Live {
+        use crate::mcp::subscriptions::Change;
+        use crate::watch::WatchEvent;
+        let index = Arc::new(crate::index::FileIndex::new());
+        let fed = index.clone();
+        let watcher = crate::watch::Watcher::new(move |event: WatchEvent| {
+            fed.apply(&event);
+            match event {
+                WatchEvent::Changed(path) => subscriptions.file_event(Change::Modified, path),
+                WatchEvent::Created(path) => subscriptions.file_event(Change::Created, path),
+                WatchEvent::Removed(path) => subscriptions.file_event(Change::Removed, path),
+                WatchEvent::Overflow => tracing::warn!(
+                    "file watching overflowed (events were lost); the index is rebuilt and \
+                     searches walk the disk meanwhile"
+                ),
+                WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
+                WatchEvent::Status(root, crate::watch::RootStatus::Failed(why)) => tracing::warn!(
+                    "{} is not watched ({why}); searches there walk the disk",
+                    root.display()
+                ),
+                _ => {}
+            }
+        });
+        Live { index, watcher }
+    }
+
+    fn set_roots(&self, set: &RootSet) {
+        let roots = set.existing();
+        self.index.set_roots(&roots);
+        self.watcher.set_roots(&roots);
     }
 }

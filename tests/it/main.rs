@@ -11,6 +11,7 @@ mod elicitation;
 mod files;
 mod fixtures;
 mod lifecycle;
+mod live;
 mod load;
 mod modern;
 mod read;

@@ -83,6 +83,11 @@ pub struct RootOut {
     pub kind: String,
     /// Whether changes under this root are watched (live index and notifications).
     pub watched: bool,
+    /// Watch state: watching, starting, failed (with the reason), or off (--no-watch).
+    pub watch: String,
+    /// File index state: fresh (with file count), building, stale, waiting, unavailable, or
+    /// off. Until it is fresh, searches walk the disk (same results, slower).
+    pub index: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -95,6 +100,39 @@ pub struct AccessOut {
 pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
     let roots = &call.roots;
     let grants = call.session.grants.snapshot();
+    let (watch_status, index_status) = match &call.session.live {
+        Some(live) => (live.watcher.status(), live.index.status()),
+        None => (Vec::new(), Vec::new()),
+    };
+    let live_on = call.session.live.is_some();
+    let watch_of = |path: &std::path::Path| -> String {
+        if !live_on {
+            return "off".to_string();
+        }
+        match watch_status.iter().find(|(root, _)| root == path) {
+            Some((_, crate::watch::RootStatus::Watching)) => "watching".to_string(),
+            Some((_, crate::watch::RootStatus::Starting)) | None => "starting".to_string(),
+            Some((_, crate::watch::RootStatus::Failed(why))) => format!("failed: {why}"),
+        }
+    };
+    let index_of = |path: &std::path::Path| -> String {
+        if !live_on {
+            return "off".to_string();
+        }
+        match index_status.iter().find(|status| status.root == path) {
+            Some(status) => match &status.state {
+                crate::index::IndexState::Fresh => format!(
+                    "fresh ({} files)",
+                    status.last_build.as_ref().map_or(0, |b| b.files)
+                ),
+                crate::index::IndexState::Building => "building".to_string(),
+                crate::index::IndexState::Stale => "stale (rebuilding)".to_string(),
+                crate::index::IndexState::Waiting => "waiting for the watch".to_string(),
+                crate::index::IndexState::Unavailable(why) => format!("unavailable: {why}"),
+            },
+            None => "waiting for the watch".to_string(),
+        }
+    };
     let out = RootsOut {
         source: roots.source.label().to_string(),
         roots: roots
@@ -106,7 +144,9 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
                 name: root.name.clone(),
                 exists: root.canonical.is_some(),
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
-                watched: false,
+                watched: watch_of(root.effective()) == "watching",
+                watch: watch_of(root.effective()),
+                index: index_of(root.effective()),
             })
             .collect(),
         confine: call
@@ -141,14 +181,8 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
         if !root.exists {
             flags.push("MISSING".into());
         }
-        flags.push(
-            if root.watched {
-                "watched"
-            } else {
-                "not watched"
-            }
-            .into(),
-        );
+        flags.push(format!("watch: {}", root.watch));
+        flags.push(format!("index: {}", root.index));
         let name = root
             .name
             .as_deref()

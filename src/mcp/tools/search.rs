@@ -424,8 +424,11 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let query = grep_query(&args);
     let numbers = args.line_numbers.unwrap_or(true);
     let offset = query.offset;
-    let outcome = match run(call, "matches", move |control| {
-        search::grep(&query, &targets, control)
+    let index = call.session.live.as_ref().map(|live| live.index.clone());
+    let outcome = match run(call, "matches", move |control| match &index {
+        // The index answers only what it can answer exactly; the rest walks the disk.
+        Some(index) => search::grep_indexed(&query, &targets, index, control),
+        None => search::grep(&query, &targets, control),
     })
     .await
     {
@@ -735,8 +738,10 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
         n => Some(n),
     };
     let offset = query.offset;
-    let outcome = match run(call, "found", move |control| {
-        search::glob(&query, &targets, control)
+    let index = call.session.live.as_ref().map(|live| live.index.clone());
+    let outcome = match run(call, "found", move |control| match &index {
+        Some(index) => search::glob_indexed(&query, &targets, index, control),
+        None => search::glob(&query, &targets, control),
     })
     .await
     {

@@ -1,0 +1,160 @@
+//! The live workspace through the wire: watching, subscriptions, list changes, and the file
+//! index giving exactly the answers a walk gives, also while files change.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const NOTICE: Duration = Duration::from_secs(5);
+
+fn wait_watched(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let root = &roots["structuredContent"]["roots"][0];
+        if root["watch"] == "watching" && root["index"].as_str().unwrap_or("").starts_with("fresh")
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "root never became watched and indexed: {root}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn updated_for(client: &mut Client, uri: &str, within: Duration) -> bool {
+    client
+        .wait_for(within, |m| {
+            m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri
+        })
+        .is_some()
+}
+
+#[test]
+fn subscriptions_follow_modify_delete_recreate_and_stop_on_unsubscribe() {
+    let ws = workspace();
+    let file = ws.app.join("src/main.rs");
+    let uri = uri(&file);
+    let mut client = Client::spawn(&[], &ws.app);
+    let init = client.handshake(json!({}));
+    assert_eq!(init["capabilities"]["resources"]["subscribe"], true);
+    assert_eq!(init["capabilities"]["resources"]["listChanged"], true);
+    wait_watched(&mut client);
+    let ok = client.request("resources/subscribe", json!({"uri": uri}));
+    assert_eq!(ok["result"], json!({}));
+    std::fs::write(&file, "fn main() { changed(); }\n").unwrap();
+    assert!(
+        updated_for(&mut client, &uri, NOTICE),
+        "no update after a change"
+    );
+    std::fs::remove_file(&file).unwrap();
+    assert!(
+        updated_for(&mut client, &uri, NOTICE),
+        "no update after a delete"
+    );
+    std::fs::write(&file, "fn main() {}\n").unwrap();
+    assert!(
+        updated_for(&mut client, &uri, NOTICE),
+        "no update after re-creation"
+    );
+    // Creating and removing files changes the list.
+    std::fs::write(ws.app.join("new.txt"), "x").unwrap();
+    let changed = client.wait_for(NOTICE, |m| {
+        m["method"] == "notifications/resources/list_changed"
+    });
+    assert!(changed.is_some(), "no list_changed after a create");
+    let ok = client.request("resources/unsubscribe", json!({"uri": uri}));
+    assert_eq!(ok["result"], json!({}));
+    let _ = client.collect(Duration::from_millis(300), |_| true);
+    std::fs::write(&file, "fn main() { again(); }\n").unwrap();
+    assert!(
+        !updated_for(&mut client, &uri, Duration::from_millis(1500)),
+        "update after unsubscribe"
+    );
+    // Outside the roots: refused.
+    let outside = client.request("resources/subscribe", json!({"uri": uri_of_outside(&ws)}));
+    assert_eq!(outside["error"]["code"], -32602);
+}
+
+fn uri_of_outside(ws: &Workspace) -> String {
+    uri(&ws.outside.join("secret.txt"))
+}
+
+#[test]
+fn no_watch_turns_subscriptions_off_and_says_so() {
+    let ws = workspace();
+    let mut client = Client::spawn(&["--no-watch"], &ws.app);
+    let init = client.handshake(json!({}));
+    assert!(init["capabilities"]["resources"].get("subscribe").is_none());
+    let roots = client.call("list_roots", json!({}));
+    assert_eq!(roots["structuredContent"]["roots"][0]["watch"], "off");
+    assert_eq!(roots["structuredContent"]["roots"][0]["watched"], false);
+}
+
+fn answers(client: &mut Client) -> Vec<Value> {
+    let queries = [
+        ("grep", json!({"pattern": "needle", "head_limit": 0})),
+        (
+            "grep",
+            json!({"pattern": "needle", "output_mode": "content", "head_limit": 0, "glob": ["*.rs", "!gen/**"]}),
+        ),
+        (
+            "grep",
+            json!({"pattern": "needle", "output_mode": "count", "type": "rust"}),
+        ),
+        (
+            "glob",
+            json!({"pattern": "**/*.rs", "sort": "path", "head_limit": 0}),
+        ),
+        (
+            "glob",
+            json!({"pattern": "*", "sort": "path", "head_limit": 0}),
+        ),
+    ];
+    queries
+        .iter()
+        .map(|(tool, args)| {
+            let mut result = client.call(tool, args.clone())["structuredContent"].clone();
+            result["stats"] = Value::Null; // timings and counters differ by design
+            result
+        })
+        .collect()
+}
+
+#[test]
+fn the_index_answers_exactly_what_a_walk_answers_while_files_change() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.app.join(".git")).unwrap();
+    std::fs::write(ws.app.join(".gitignore"), "gen/\n*.log\n").unwrap();
+    for i in 0..60 {
+        let dir = ws.app.join(format!("m{}", i % 6));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("f{i}.rs")),
+            format!("fn needle_{i}() {{}}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::create_dir_all(ws.app.join("gen")).unwrap();
+    std::fs::write(ws.app.join("gen/out.rs"), "needle\n").unwrap();
+    std::fs::write(ws.app.join("app.log"), "needle\n").unwrap();
+    let mut indexed = Client::spawn(&[], &ws.app);
+    indexed.handshake(json!({}));
+    wait_watched(&mut indexed);
+    let mut walking = Client::spawn(&["--no-watch"], &ws.app);
+    walking.handshake(json!({}));
+    assert_eq!(answers(&mut indexed), answers(&mut walking));
+    // Change the tree: create, rename, delete, and an ignore-rule edit.
+    std::fs::write(ws.app.join("m1/added.rs"), "fn needle_added() {}\n").unwrap();
+    std::fs::rename(ws.app.join("m2/f2.rs"), ws.app.join("m3/renamed.rs")).unwrap();
+    std::fs::remove_file(ws.app.join("m4/f4.rs")).unwrap();
+    std::fs::write(ws.app.join(".gitignore"), "gen/\n").unwrap();
+    // Right away (the index must not answer stale) and after it settled.
+    assert_eq!(answers(&mut indexed), answers(&mut walking));
+    wait_watched(&mut indexed);
+    assert_eq!(answers(&mut indexed), answers(&mut walking));
+}

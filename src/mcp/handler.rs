@@ -16,8 +16,9 @@ use rmcp::model::{
     InputResponses, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
     ReadResourceResponse, ServerCapabilities, ServerConfig, SetLevelRequestParams,
-    SubscribeRequestParams, UnsubscribeRequestParams,
+    SubscribeRequestParams, SubscriptionFilter, UnsubscribeRequestParams,
 };
+use rmcp::service::SubscriptionContext;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 
@@ -168,6 +169,43 @@ impl ServerHandler for Handler {
     ) -> Result<(), McpError> {
         let path = resources::subscribable(&self.session, &request.uri)?;
         self.session.subscriptions.unsubscribe(&path);
+        Ok(())
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        // Streams are fed by the watcher: none without it.
+        self.session.live.as_ref()?;
+        let mut accepted = SubscriptionFilter::default();
+        accepted.resources_list_changed = requested.resources_list_changed;
+        accepted.resource_subscriptions = requested.resource_subscriptions.as_ref().map(|uris| {
+            uris.iter()
+                .filter(|uri| resources::subscribable(&self.session, uri).is_ok())
+                .cloned()
+                .collect()
+        });
+        Some(accepted)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), McpError> {
+        let accepted = context.accepted().clone();
+        let uris = accepted
+            .resource_subscriptions
+            .unwrap_or_default()
+            .into_iter()
+            .filter_map(|uri| {
+                resources::subscribable(&self.session, &uri)
+                    .ok()
+                    .map(|path| (path, uri))
+            })
+            .collect();
+        let list_changed = accepted.resources_list_changed.unwrap_or(false);
+        self.session
+            .subscriptions
+            .listen(uris, list_changed, context)
+            .await;
         Ok(())
     }
 

@@ -6,8 +6,9 @@
 //!   rmcp would silently drop it, leaving the client waiting;
 //! - a line longer than [`MAX_LINE_BYTES`] is discarded without being buffered whole and
 //!   answered with `-32600`;
-//! - before the first `initialize` request, notifications and stray responses are dropped:
-//!   rmcp ends the session on them, which would kill the server for a harmless mistake.
+//! - before the first `initialize` request (or first 2026-07-28 request), notifications and
+//!   stray responses are dropped: rmcp ends the session on them, which would kill the server
+//!   for a harmless mistake.
 //!
 //! Everything written to stdout goes through one writer task, a whole line at a time, so
 //! rmcp's messages and ours can never interleave. Nothing else in the process writes to
@@ -152,6 +153,19 @@ fn classify(value: &Value) -> Kind {
     };
     match (object.get("method"), object.contains_key("id")) {
         (Some(Value::String(method)), true) if method == "initialize" => Kind::Initialize,
+        // A stateless (2026-07-28) request starts a session without `initialize`; its
+        // notifications (cancellations) must then reach rmcp.
+        (Some(Value::String(method)), true)
+            if method != "server/discover"
+                && object
+                    .get("params")
+                    .and_then(|p| p.get("_meta"))
+                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
+                    .and_then(Value::as_str)
+                    == Some("2026-07-28") =>
+        {
+            Kind::Initialize
+        }
         (Some(_), true) => Kind::Request,
         (Some(_), false) => Kind::Notification,
         (None, true) if object.contains_key("result") || object.contains_key("error") => {

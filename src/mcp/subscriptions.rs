@@ -32,6 +32,8 @@ pub struct Subscriptions {
     /// Canonical path → the URI the client subscribed with (echoed back verbatim).
     table: Mutex<HashMap<PathBuf, String>>,
     events: Mutex<Option<mpsc::UnboundedSender<(Change, PathBuf)>>>,
+    /// 2026-07-28 `subscriptions/listen` streams, each with its own queue.
+    listeners: Mutex<Vec<(u64, mpsc::UnboundedSender<(Change, PathBuf)>)>>,
 }
 
 /// Minimum spacing of `notifications/resources/list_changed`.
@@ -42,6 +44,7 @@ impl Default for Subscriptions {
         Subscriptions {
             table: Mutex::new(HashMap::new()),
             events: Mutex::new(None),
+            listeners: Mutex::new(Vec::new()),
         }
     }
 }
@@ -65,10 +68,66 @@ impl Subscriptions {
 
     /// Called by the watcher (any thread) for every debounced change under the roots.
     pub fn file_event(&self, change: Change, path: PathBuf) {
+        let listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
+        for (_, listener) in listeners.iter() {
+            let _ = listener.send((change, path.clone()));
+        }
+        drop(listeners);
         let sender = self.events.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(sender) = sender.as_ref() {
             let _ = sender.send((change, path));
         }
+    }
+
+    /// Serves one `subscriptions/listen` stream until the client cancels it: updates for
+    /// the accepted URIs (canonical path → URI as sent) and, when accepted, list changes
+    /// (at most one a second).
+    pub async fn listen(
+        &self,
+        uris: HashMap<PathBuf, String>,
+        list_changed: bool,
+        context: rmcp::service::SubscriptionContext,
+    ) {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = NEXT.fetch_add(1, Ordering::Relaxed);
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        self.listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push((id, tx));
+        let mut last_list_changed: Option<Instant> = None;
+        loop {
+            let event = tokio::select! {
+                _ = context.cancelled() => break,
+                event = rx.recv() => match event {
+                    Some(event) => event,
+                    None => break,
+                },
+            };
+            let (change, path) = event;
+            let sent = if let Some(uri) = uris.get(&path) {
+                context.sink().notify_resource_updated(uri.clone()).await
+            } else {
+                Ok(())
+            };
+            if sent.is_err() {
+                break;
+            }
+            if list_changed
+                && matches!(change, Change::Created | Change::Removed)
+                && last_list_changed.is_none_or(|last| last.elapsed() >= LIST_CHANGED_INTERVAL)
+            {
+                last_list_changed = Some(Instant::now());
+                if context.sink().notify_resource_list_changed().await.is_err() {
+                    break;
+                }
+            }
+        }
+        self.listeners
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .retain(|(listener, _)| *listener != id);
     }
 
     /// Starts delivering notifications to `peer` (once per session).

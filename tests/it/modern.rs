@@ -197,3 +197,115 @@ fn legacy_and_modern_clients_on_one_build() {
     let ping = modern.request("ping", json!({"_meta": meta(json!({}))}));
     assert_eq!(ping["error"]["code"], -32601);
 }
+
+#[test]
+fn listen_streams_updates_and_list_changes_until_cancelled() {
+    let ws = workspace();
+    let file = ws.app.join("src/main.rs");
+    let file_uri = uri(&file);
+    let mut client = Client::spawn(&[], &ws.app);
+    // Wait until the root is watched and indexed.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let roots = call(&mut client, json!({}), "list_roots", json!({}), json!({}));
+        if roots["result"]["structuredContent"]["roots"][0]["watch"] == "watching" {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never watched");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let id = client.start(
+        "subscriptions/listen",
+        json!({"_meta": meta(json!({})), "notifications": {
+            "resourcesListChanged": true,
+            "resourceSubscriptions": [file_uri, uri(&ws.outside.join("secret.txt"))],
+        }}),
+    );
+    let ack = client
+        .wait_for(WAIT, |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+        })
+        .expect("acknowledged");
+    assert_eq!(
+        ack["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        id
+    );
+    // Only the file inside the roots was accepted.
+    assert_eq!(
+        ack["params"]["notifications"]["resourceSubscriptions"],
+        json!([file_uri])
+    );
+    std::fs::write(&file, "fn main() { changed(); }\n").unwrap();
+    let updated = client
+        .wait_for(std::time::Duration::from_secs(5), |m| {
+            m["method"] == "notifications/resources/updated"
+        })
+        .expect("update on the stream");
+    assert_eq!(updated["params"]["uri"], file_uri);
+    assert_eq!(
+        updated["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        id
+    );
+    std::fs::write(ws.app.join("created.txt"), "x").unwrap();
+    assert!(
+        client
+            .wait_for(std::time::Duration::from_secs(5), |m| m["method"]
+                == "notifications/resources/list_changed")
+            .is_some()
+    );
+    client.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "_meta": meta(json!({}))}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let _ = client.collect(std::time::Duration::from_millis(100), |_| true);
+    std::fs::write(&file, "fn main() { again(); }\n").unwrap();
+    let late = client.collect(std::time::Duration::from_millis(1500), |m| {
+        m["method"] == "notifications/resources/updated"
+    });
+    assert!(
+        late.is_empty(),
+        "updates after the stream was cancelled: {late:?}"
+    );
+}
+
+#[test]
+fn progress_and_cancellation_work_for_stateless_requests() {
+    let ws = workspace();
+    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
+    let body = line.repeat(300);
+    for d in 0..40 {
+        let sub = ws.app.join(format!("d{d}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f}.txt")), &body).unwrap();
+        }
+    }
+    let mut client = Client::spawn(&["--no-watch"], &ws.app);
+    let mut meta = meta(json!({}));
+    meta["progressToken"] = json!("m-1");
+    let pattern = r"\b\w{40,}\b|(\w+\s+){12}\d";
+    let id = client.start(
+        "tools/call",
+        json!({"_meta": meta, "name": "grep", "arguments": {"pattern": pattern}}),
+    );
+    let first = client
+        .wait_for(std::time::Duration::from_secs(60), |m| {
+            m["method"] == "notifications/progress" || m.get("id") == Some(&json!(id))
+        })
+        .expect("progress or answer");
+    if first.get("id").is_some() {
+        return; // finished before any progress: nothing to cancel on this machine
+    }
+    assert_eq!(first["params"]["progressToken"], "m-1");
+    client.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "_meta": super::modern::meta(json!({}))}),
+    );
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let _ = client.collect(std::time::Duration::from_millis(50), |_| true);
+    let late = client.collect(std::time::Duration::from_millis(1500), |m| {
+        m.get("id") == Some(&json!(id)) || m["method"] == "notifications/progress"
+    });
+    assert!(late.is_empty(), "messages after cancel: {late:?}");
+}

@@ -37,8 +37,11 @@ where
     let (rmcp_in, pump_in) = tokio::io::duplex(1 << 20);
     let (pump_out, rmcp_out) = tokio::io::duplex(1 << 20);
     let (lines_tx, lines_rx) = mpsc::channel::<Vec<u8>>(1024);
-    tokio::spawn(read_input(input, pump_in, lines_tx.clone()));
-    tokio::spawn(forward_output(pump_out, lines_tx));
+    let (incoming_tx, incoming_rx) = mpsc::channel::<Incoming>(1024);
+    let (done_tx, done_rx) = mpsc::unbounded_channel::<String>();
+    tokio::spawn(read_input(input, incoming_tx, lines_tx.clone()));
+    tokio::spawn(admit(incoming_rx, done_rx, pump_in));
+    tokio::spawn(forward_output(pump_out, lines_tx, done_tx));
     let writer = tokio::spawn(write_output(output, lines_rx));
     ((rmcp_in, rmcp_out), writer)
 }
@@ -46,7 +49,7 @@ where
 /// Reads client lines, answers the malformed ones, and forwards the rest to rmcp.
 async fn read_input<R: AsyncRead + Unpin>(
     input: R,
-    mut to_rmcp: tokio::io::DuplexStream,
+    to_admit: mpsc::Sender<Incoming>,
     replies: mpsc::Sender<Vec<u8>>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
@@ -106,8 +109,109 @@ async fn read_input<R: AsyncRead + Unpin>(
         }
         let mut framed = text.to_vec();
         framed.push(b'\n');
-        if to_rmcp.write_all(&framed).await.is_err() {
+        let incoming = match incoming_kind(&value) {
+            Some(IncomingKind::Request(id)) => Incoming::Request(id, framed),
+            Some(IncomingKind::Cancel(id)) => Incoming::Cancel(id, framed),
+            None => Incoming::Other(framed),
+        };
+        if to_admit.send(incoming).await.is_err() {
             break;
+        }
+    }
+    // Dropping the sender tells `admit` the input ended.
+}
+
+/// Most requests rmcp works on at once. More pipelined requests wait here as raw lines
+/// (a few hundred bytes each) instead of as running tasks (several KiB each), so a burst
+/// of thousands of requests keeps memory flat; responses and notifications are never held.
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// A client line on its way to rmcp.
+enum Incoming {
+    /// A request, with its id as JSON text.
+    Request(String, Vec<u8>),
+    /// `notifications/cancelled` for the request with this id.
+    Cancel(String, Vec<u8>),
+    Other(Vec<u8>),
+}
+
+enum IncomingKind {
+    Request(String),
+    Cancel(String),
+}
+
+fn incoming_kind(value: &Value) -> Option<IncomingKind> {
+    let object = value.as_object()?;
+    let method = object.get("method")?.as_str()?;
+    match object.get("id") {
+        Some(id) => Some(IncomingKind::Request(id.to_string())),
+        None if method == "notifications/cancelled" => {
+            let id = object.get("params")?.get("requestId")?;
+            Some(IncomingKind::Cancel(id.to_string()))
+        }
+        None => None,
+    }
+}
+
+/// Admits requests to rmcp at most [`MAX_IN_FLIGHT`] at a time; the rest wait in order.
+/// A request cancelled while still waiting is dropped here (rmcp never sees it, so no
+/// response is sent, as for any cancelled request).
+async fn admit(
+    mut incoming: mpsc::Receiver<Incoming>,
+    mut done: mpsc::UnboundedReceiver<String>,
+    mut to_rmcp: tokio::io::DuplexStream,
+) {
+    use std::collections::{HashSet, VecDeque};
+    let mut in_flight: HashSet<String> = HashSet::new();
+    let mut waiting: VecDeque<(String, Vec<u8>)> = VecDeque::new();
+    let mut input_open = true;
+    loop {
+        if !input_open && waiting.is_empty() {
+            break;
+        }
+        tokio::select! {
+            line = incoming.recv(), if input_open => {
+                let forward = match line {
+                    None => {
+                        input_open = false;
+                        continue;
+                    }
+                    Some(Incoming::Request(id, bytes)) => {
+                        if in_flight.len() < MAX_IN_FLIGHT && waiting.is_empty() {
+                            in_flight.insert(id);
+                            bytes
+                        } else {
+                            waiting.push_back((id, bytes));
+                            continue;
+                        }
+                    }
+                    Some(Incoming::Cancel(id, bytes)) => {
+                        let before = waiting.len();
+                        waiting.retain(|(waiting_id, _)| *waiting_id != id);
+                        if waiting.len() != before {
+                            continue; // never started: nothing to tell rmcp
+                        }
+                        bytes
+                    }
+                    Some(Incoming::Other(bytes)) => bytes,
+                };
+                if to_rmcp.write_all(&forward).await.is_err() {
+                    break;
+                }
+            }
+            answered = done.recv() => {
+                match answered {
+                    Some(id) => { in_flight.remove(&id); }
+                    None => break,
+                }
+                while in_flight.len() < MAX_IN_FLIGHT {
+                    let Some((id, bytes)) = waiting.pop_front() else { break };
+                    in_flight.insert(id);
+                    if to_rmcp.write_all(&bytes).await.is_err() {
+                        return;
+                    }
+                }
+            }
         }
     }
     // Dropping `to_rmcp` signals end of input to rmcp, which then shuts the session down.
@@ -125,6 +229,24 @@ fn reject_shape(value: &Value) -> Option<Vec<u8>> {
         )),
         Value::Object(object) => {
             let id = object.get("id")?;
+            if object.get("method").is_some() {
+                // JSON-RPC ids are strings or integers; anything else cannot be answered
+                // by id (and would be answered by rmcp without one).
+                let valid = id.is_string() || id.is_i64() || id.is_u64();
+                if !valid {
+                    return Some(error_line(
+                        -32600,
+                        "invalid request id: use a string or an integer",
+                    ));
+                }
+                if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+                    return Some(error_line_with_id(
+                        id,
+                        -32600,
+                        "invalid request: \"jsonrpc\" must be \"2.0\"",
+                    ));
+                }
+            }
             let method = object.get("method")?.as_str()?;
             match object.get("params") {
                 None | Some(Value::Object(_)) => None,
@@ -259,7 +381,11 @@ fn error_line_with_id(id: &Value, code: i64, message: &str) -> Vec<u8> {
 }
 
 /// Copies rmcp's output, line by line, into the writer queue.
-async fn forward_output(from_rmcp: tokio::io::DuplexStream, lines: mpsc::Sender<Vec<u8>>) {
+async fn forward_output(
+    from_rmcp: tokio::io::DuplexStream,
+    lines: mpsc::Sender<Vec<u8>>,
+    done: mpsc::UnboundedSender<String>,
+) {
     let mut reader = BufReader::new(from_rmcp);
     loop {
         let mut line = Vec::new();
@@ -269,11 +395,29 @@ async fn forward_output(from_rmcp: tokio::io::DuplexStream, lines: mpsc::Sender<
                 if line.last() != Some(&b'\n') {
                     line.push(b'\n');
                 }
+                if let Some(id) = response_id(&line) {
+                    let _ = done.send(id);
+                }
                 if lines.send(line).await.is_err() {
                     break;
                 }
             }
         }
+    }
+}
+
+/// The id (as JSON text) of a response line from rmcp; `None` for requests and
+/// notifications.
+fn response_id(line: &[u8]) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Probe {
+        id: Option<Value>,
+        method: Option<serde::de::IgnoredAny>,
+    }
+    let probe: Probe = serde_json::from_slice(line).ok()?;
+    match (probe.id, probe.method) {
+        (Some(id), None) => Some(id.to_string()),
+        _ => None,
     }
 }
 

@@ -31,10 +31,13 @@ pub enum Change {
 pub struct Subscriptions {
     /// Canonical path → the URI the client subscribed with (echoed back verbatim).
     table: Mutex<HashMap<PathBuf, String>>,
-    events: Mutex<Option<mpsc::UnboundedSender<(Change, PathBuf)>>>,
+    events: Mutex<Option<EventSender>>,
     /// 2026-07-28 `subscriptions/listen` streams, each with its own queue.
-    listeners: Mutex<Vec<(u64, mpsc::UnboundedSender<(Change, PathBuf)>)>>,
+    listeners: Mutex<Vec<(u64, EventSender)>>,
 }
+
+/// The queue of changes towards one consumer.
+type EventSender = mpsc::UnboundedSender<(Change, PathBuf)>;
 
 /// Minimum spacing of `notifications/resources/list_changed`.
 pub const LIST_CHANGED_INTERVAL: Duration = Duration::from_secs(1);

@@ -368,7 +368,7 @@ fn stats_out(stats: &Stats) -> StatsOut {
     }
 }
 
-fn grep_query(args: &GrepArgs) -> GrepQuery {
+fn grep_query(args: &GrepArgs, budget: usize) -> GrepQuery {
     let mut query = GrepQuery::new(args.pattern.clone());
     query.case = if args.case_insensitive.unwrap_or(false) {
         CaseMode::Insensitive
@@ -406,11 +406,18 @@ fn grep_query(args: &GrepArgs) -> GrepQuery {
         Sort::Modified => SortBy::Modified,
     };
     query.offset = args.offset.unwrap_or(0);
-    query.limit = match args.head_limit.unwrap_or(GREP_DEFAULT_LIMIT) {
-        0 => None,
-        n => Some(n),
-    };
+    query.limit = Some(match args.head_limit.unwrap_or(GREP_DEFAULT_LIMIT) {
+        0 => budget_entries(budget),
+        n => n,
+    });
     query
+}
+
+/// `head_limit: 0` means "as many as the output budget shows". No entry renders in fewer
+/// than 16 bytes, so keeping more than `budget / 16` entries would only cost time (the
+/// engine keeps the best `offset + limit` by sort order); the rest is paged as usual.
+fn budget_entries(budget: usize) -> usize {
+    (budget / 16).max(1)
 }
 
 pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
@@ -421,7 +428,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
-    let query = grep_query(&args);
+    let query = grep_query(&args, call.budget());
     let numbers = args.line_numbers.unwrap_or(true);
     let offset = query.offset;
     let index = call.session.live.as_ref().map(|live| live.index.clone());
@@ -733,10 +740,10 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
         Sort::Modified => SortBy::Modified,
     };
     query.offset = args.offset.unwrap_or(0);
-    query.limit = match args.head_limit.unwrap_or(GLOB_DEFAULT_LIMIT) {
-        0 => None,
-        n => Some(n),
-    };
+    query.limit = Some(match args.head_limit.unwrap_or(GLOB_DEFAULT_LIMIT) {
+        0 => budget_entries(call.budget()),
+        n => n,
+    });
     let offset = query.offset;
     let index = call.session.live.as_ref().map(|live| live.index.clone());
     let outcome = match run(call, "found", move |control| match &index {
@@ -750,12 +757,6 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
         Ok(None) => return Answer::error("cancelled"),
         Err(answer) => return answer,
     };
-    // The walk reads directories by path: drop anything it may have found through a
-    // directory swapped for a symlink mid-walk (every listed file must exist in its real,
-    // symlink-free parent now).
-    let mut outcome = outcome;
-    let inside = crate::files::safe::still_inside(outcome.files.iter().map(|f| f.path.as_path()));
-    outcome.files.retain(|found| inside.contains(&found.path));
     render_glob(&outcome, offset, call.budget())
 }
 
@@ -763,9 +764,29 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
     let room = budget.saturating_sub(300);
     let mut text = String::new();
     let mut files = Vec::new();
+    // Only what fits is shown, and only that is checked: the walk reads directories by
+    // path, so a file it found through a directory swapped for a symlink mid-walk must not
+    // be listed (every shown file must exist in its real, symlink-free parent now).
+    let mut shown = 0;
+    let mut fitting = 0;
     for found in &outcome.files {
+        fitting += found.path.as_os_str().len() + 1;
+        if fitting > room {
+            break;
+        }
+        shown += 1;
+    }
+    let inside =
+        crate::files::safe::still_inside(outcome.files[..shown].iter().map(|f| f.path.as_path()));
+    let mut consumed = 0;
+    for found in &outcome.files[..shown] {
+        consumed += 1;
+        if !inside.contains(&found.path) {
+            continue;
+        }
         let line = format!("{}\n", found.path.display());
         if text.len() + line.len() > room {
+            consumed -= 1;
             break;
         }
         text.push_str(&line);
@@ -774,8 +795,8 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
             modified: found.modified.map(rfc3339),
         });
     }
-    let next_offset = if files.len() < outcome.files.len() {
-        Some(offset + files.len())
+    let next_offset = if consumed < outcome.files.len() {
+        Some(offset + consumed)
     } else {
         outcome.next_offset
     };

@@ -274,10 +274,11 @@ async fn targets(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>, An
 async fn run<T: Send + 'static>(
     call: &Call<'_>,
     noun: &'static str,
+    total: Option<u64>,
     work: impl FnOnce(&Control) -> T + Send + 'static,
 ) -> Result<Option<T>, Answer> {
     let control = Arc::new(Control::new());
-    let reporter = Reporter::start(call.ctx, control.clone(), None, noun);
+    let reporter = Reporter::start(call.ctx, control.clone(), total, noun);
     let worker = control.clone();
     let mut handle = tokio::task::spawn_blocking(move || work(&worker));
     let outcome = tokio::select! {
@@ -295,6 +296,23 @@ async fn run<T: Send + 'static>(
             "internal error in the search: {err}"
         ))),
     }
+}
+
+/// The number of files a search will examine, when the fresh index knows it: every target
+/// a directory with a fresh snapshot, and a query the index can answer. Progress then
+/// carries a `total`.
+fn known_total(call: &Call<'_>, targets: &[PathBuf], walks_more: bool) -> Option<u64> {
+    let live = call.session.live.as_ref()?;
+    if walks_more {
+        return None;
+    }
+    let mut total = 0u64;
+    for target in targets {
+        let snapshot = live.index.snapshot_for(target)?;
+        let rel = target.strip_prefix(snapshot.root()).ok()?;
+        total += snapshot.files_under(rel).len() as u64;
+    }
+    Some(total)
 }
 
 // ---------------------------------------------------------------------------------------
@@ -432,7 +450,14 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let numbers = args.line_numbers.unwrap_or(true);
     let offset = query.offset;
     let index = call.session.live.as_ref().map(|live| live.index.clone());
-    let outcome = match run(call, "matches", move |control| match &index {
+    // A total only when every indexed file is a candidate (no hidden/ignored extras, no
+    // glob or type filter), so progress ends at it.
+    let total = known_total(
+        call,
+        &targets,
+        query.hidden || query.no_ignore || !query.globs.is_empty() || !query.types.is_empty(),
+    );
+    let outcome = match run(call, "matches", total, move |control| match &index {
         // The index answers only what it can answer exactly; the rest walks the disk.
         Some(index) => search::grep_indexed(&query, &targets, index, control),
         None => search::grep(&query, &targets, control),
@@ -746,7 +771,12 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
     });
     let offset = query.offset;
     let index = call.session.live.as_ref().map(|live| live.index.clone());
-    let outcome = match run(call, "found", move |control| match &index {
+    let total = known_total(
+        call,
+        &targets,
+        query.hidden || query.no_ignore || !query.types.is_empty(),
+    );
+    let outcome = match run(call, "found", total, move |control| match &index {
         Some(index) => search::glob_indexed(&query, &targets, index, control),
         None => search::glob(&query, &targets, control),
     })

@@ -158,3 +158,36 @@ fn the_index_answers_exactly_what_a_walk_answers_while_files_change() {
     wait_watched(&mut indexed);
     assert_eq!(answers(&mut indexed), answers(&mut walking));
 }
+
+#[test]
+fn progress_reports_the_index_total() {
+    let ws = workspace();
+    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
+    let body = line.repeat(300);
+    for d in 0..20 {
+        let sub = ws.app.join(format!("d{d}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        for f in 0..100 {
+            std::fs::write(sub.join(format!("f{f}.txt")), &body).unwrap();
+        }
+    }
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_watched(&mut client);
+    let id = client.start(
+        "tools/call",
+        json!({"name": "grep", "arguments": {"pattern": r"\b\w{40,}\b|(\w+\s+){12}\d"},
+               "_meta": {"progressToken": "t"}}),
+    );
+    client
+        .response(id, Duration::from_secs(120))
+        .expect("answered");
+    let progress = client.collect(Duration::from_millis(200), |m| {
+        m["method"] == "notifications/progress"
+    });
+    for p in &progress {
+        // 2,000 generated files plus src/main.rs.
+        assert_eq!(p["params"]["total"].as_f64(), Some(2001.0), "{p}");
+        assert!(p["params"]["progress"].as_f64().unwrap() <= 2001.0);
+    }
+}

@@ -21,6 +21,7 @@ use rmcp::model::{
 use rmcp::service::SubscriptionContext;
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use tracing::Instrument;
 
 use crate::mcp::modern::{self, ModernCall};
 use crate::mcp::session::Session;
@@ -340,6 +341,14 @@ impl ServerHandler for Handler {
             Prepared::Ready { roots, modern } => (roots, modern),
         };
         let session = self.session.clone();
+        // 2026-07-28: logs reach the client only for a request that asked (`_meta.logLevel`).
+        let request_log = modern
+            .as_ref()
+            .and(context.meta.log_level())
+            .map(|level| logging::RequestLog::new(&level));
+        let span = request_log
+            .as_ref()
+            .map_or_else(tracing::Span::none, logging::RequestLog::span);
         let run = async move {
             let call = tools::Call {
                 session: &session,
@@ -347,7 +356,22 @@ impl ServerHandler for Handler {
                 roots,
                 modern: modern.as_deref(),
             };
-            let answer = tools::call(&call, &name, args).await;
+            let started = std::time::Instant::now();
+            span.in_scope(|| tracing::debug!(tool = %name, "tool call started"));
+            let answer = tools::call(&call, &name, args)
+                .instrument(span.clone())
+                .await;
+            span.in_scope(|| {
+                tracing::debug!(
+                    tool = %name,
+                    elapsed_ms = started.elapsed().as_millis() as u64,
+                    error = answer.is_error,
+                    "tool call answered"
+                )
+            });
+            if let Some(log) = request_log {
+                log.flush(&context.peer).await;
+            }
             match modern.as_deref().and_then(|m| m.take_pending(&session)) {
                 Some(input) => CallToolResponse::InputRequired(input),
                 None => answer.into_result().into(),

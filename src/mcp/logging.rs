@@ -61,15 +61,28 @@ static CLIENT_LOG: OnceLock<mpsc::Sender<Record>> = OnceLock::new();
 /// A tracing layer that queues this crate's events for the client.
 struct ClientLayer;
 
-impl<S: Subscriber> tracing_subscriber::Layer<S> for ClientLayer {
-    fn on_event(&self, event: &Event<'_>, _ctx: Context<'_, S>) {
+impl<S> tracing_subscriber::Layer<S> for ClientLayer
+where
+    S: Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_new_span(
+        &self,
+        attrs: &tracing::span::Attributes<'_>,
+        id: &tracing::span::Id,
+        ctx: Context<'_, S>,
+    ) {
+        let mut token = TokenVisitor(None);
+        attrs.record(&mut token);
+        if let (Some(token), Some(span)) = (token.0, ctx.span(id)) {
+            span.extensions_mut().insert(SinkToken(token));
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let meta = event.metadata();
         if !meta.target().starts_with("rootgrep") {
             return;
         }
-        let Some(sender) = CLIENT_LOG.get() else {
-            return;
-        };
         let level = match *meta.level() {
             tracing::Level::ERROR => 4,
             tracing::Level::WARN => 3,
@@ -78,8 +91,114 @@ impl<S: Subscriber> tracing_subscriber::Layer<S> for ClientLayer {
         };
         let mut text = String::new();
         event.record(&mut MessageVisitor(&mut text));
+        // A 2026-07-28 request that opted in gets the events of its own work.
+        if let Some(scope) = ctx.event_scope(event) {
+            for span in scope {
+                if let Some(SinkToken(token)) = span.extensions().get::<SinkToken>() {
+                    let sinks = REQUEST_SINKS.lock().unwrap_or_else(|e| e.into_inner());
+                    if let Some((min, sender)) = sinks.as_ref().and_then(|m| m.get(token))
+                        && level >= *min
+                    {
+                        let _ = sender.send(Record {
+                            level,
+                            text: text.clone(),
+                        });
+                    }
+                    break;
+                }
+            }
+        }
+        let Some(sender) = CLIENT_LOG.get() else {
+            return;
+        };
         // A full queue means the client is far behind: dropping is the rate limit's job.
         let _ = sender.try_send(Record { level, text });
+    }
+}
+
+/// Marks a span as a request's log scope (see [`RequestLog`]).
+struct SinkToken(u64);
+
+struct TokenVisitor(Option<u64>);
+
+impl tracing::field::Visit for TokenVisitor {
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        if field.name() == "log_sink" {
+            self.0 = Some(value);
+        }
+    }
+    fn record_debug(&mut self, _field: &tracing::field::Field, _value: &dyn std::fmt::Debug) {}
+}
+
+type SinkMap = std::collections::HashMap<u64, (u8, mpsc::UnboundedSender<Record>)>;
+static REQUEST_SINKS: std::sync::Mutex<Option<SinkMap>> = std::sync::Mutex::new(None);
+
+/// The log of one 2026-07-28 request that asked for `_meta.logLevel`: events emitted while
+/// its work runs inside [`RequestLog::span`] are sent to the client as
+/// `notifications/message` on that request, before its response ([`RequestLog::flush`]).
+/// Requests without the opt-in get none (the revision forbids it).
+pub struct RequestLog {
+    token: u64,
+    span: tracing::Span,
+    rx: mpsc::UnboundedReceiver<Record>,
+}
+
+impl RequestLog {
+    pub fn new(level: &LoggingLevel) -> RequestLog {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let token = NEXT.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        REQUEST_SINKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get_or_insert_with(Default::default)
+            .insert(token, (level_number(level), tx));
+        let span = tracing::info_span!(target: "rootgrep::request", "request", log_sink = token);
+        RequestLog { token, span, rx }
+    }
+
+    pub fn span(&self) -> tracing::Span {
+        self.span.clone()
+    }
+
+    /// Sends what was logged (at most [`BURST`] messages, then a count of the rest).
+    pub async fn flush(mut self, peer: &Peer<RoleServer>) {
+        let mut sent = 0usize;
+        let mut dropped = 0usize;
+        while let Ok(record) = self.rx.try_recv() {
+            if sent >= BURST as usize {
+                dropped += 1;
+                continue;
+            }
+            sent += 1;
+            let mut param = LoggingMessageNotificationParam::new(
+                mcp_level(record.level),
+                serde_json::Value::String(record.text),
+            );
+            param.logger = Some("rootgrep".to_string());
+            let _ = peer.notify_logging_message(param).await;
+        }
+        if dropped > 0 {
+            let mut param = LoggingMessageNotificationParam::new(
+                LoggingLevel::Notice,
+                serde_json::Value::String(format!("{dropped} more log messages dropped")),
+            );
+            param.logger = Some("rootgrep".to_string());
+            let _ = peer.notify_logging_message(param).await;
+        }
+    }
+}
+
+impl Drop for RequestLog {
+    fn drop(&mut self) {
+        if let Some(sinks) = REQUEST_SINKS
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            sinks.remove(&self.token);
+        }
     }
 }
 

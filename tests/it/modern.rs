@@ -309,3 +309,48 @@ fn progress_and_cancellation_work_for_stateless_requests() {
     });
     assert!(late.is_empty(), "messages after cancel: {late:?}");
 }
+
+#[test]
+fn per_request_log_level_opts_in_to_log_messages() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    let mut with_level = meta(json!({}));
+    with_level["io.modelcontextprotocol/logLevel"] = json!("debug");
+    let id = client.start(
+        "tools/call",
+        json!({"_meta": with_level, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
+    );
+    client.response(id, WAIT).expect("answered");
+    let logs = client.collect(std::time::Duration::from_millis(200), |m| {
+        m["method"] == "notifications/message"
+    });
+    assert!(
+        logs.iter().any(|m| m["params"]["data"]
+            .as_str()
+            .unwrap_or("")
+            .contains("tool call answered")),
+        "{logs:?}"
+    );
+    // Without the opt-in: nothing.
+    let id = client.start(
+        "tools/call",
+        json!({"_meta": meta(json!({})), "name": "read_file", "arguments": {"path": "src/main.rs"}}),
+    );
+    client.response(id, WAIT).expect("answered");
+    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
+        m["method"] == "notifications/message"
+    });
+    assert!(logs.is_empty(), "{logs:?}");
+    // At warning, debug events are filtered out.
+    let mut warning = meta(json!({}));
+    warning["io.modelcontextprotocol/logLevel"] = json!("warning");
+    let id = client.start(
+        "tools/call",
+        json!({"_meta": warning, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
+    );
+    client.response(id, WAIT).expect("answered");
+    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
+        m["method"] == "notifications/message"
+    });
+    assert!(logs.is_empty(), "{logs:?}");
+}

@@ -5,6 +5,7 @@
 //!
 //! One stdio process serves one client, so "session" and "process" coincide.
 
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -144,6 +145,54 @@ impl Session {
 pub struct Live {
     pub index: Arc<crate::index::FileIndex>,
     pub watcher: crate::watch::Watcher,
+    listed: Arc<RwLock<Listed>>,
+}
+
+/// Which created/removed paths change the resource list: not hidden, not ignored by the
+/// root's own `.ignore` (and `.gitignore` in a git repository). Build outputs and `.git`
+/// churn then do not send `list_changed`; subscribed files are notified regardless.
+#[derive(Default)]
+struct Listed {
+    roots: Vec<(PathBuf, Option<ignore::gitignore::Gitignore>)>,
+}
+
+impl Listed {
+    fn new(roots: &[PathBuf]) -> Listed {
+        let roots = roots
+            .iter()
+            .map(|root| {
+                let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+                if root.join(".git").exists() {
+                    builder.add(root.join(".gitignore"));
+                }
+                builder.add(root.join(".ignore"));
+                (root.clone(), builder.build().ok())
+            })
+            .collect();
+        Listed { roots }
+    }
+
+    fn lists(&self, path: &std::path::Path) -> bool {
+        let Some((root, matcher)) = self.roots.iter().find(|(root, _)| path.starts_with(root))
+        else {
+            return false;
+        };
+        let Ok(rel) = path.strip_prefix(root) else {
+            return false;
+        };
+        if rel
+            .components()
+            .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+        {
+            return false;
+        }
+        match matcher {
+            Some(matcher) => !matcher
+                .matched_path_or_any_parents(rel, path.is_dir())
+                .is_ignore(),
+            None => true,
+        }
+    }
 }
 
 impl Live {
@@ -152,12 +201,43 @@ impl Live {
         use crate::watch::WatchEvent;
         let index = Arc::new(crate::index::FileIndex::new());
         let fed = index.clone();
+        let listed: Arc<RwLock<Listed>> = Arc::default();
+        let lists = listed.clone();
         let watcher = crate::watch::Watcher::new(move |event: WatchEvent| {
             fed.apply(&event);
+            // A path the resource list does not show changes no list: report it as a mere
+            // update (subscribers still hear about it).
+            let structural = |change: Change, path: &std::path::Path| {
+                let listed = lists.read().unwrap_or_else(|e| e.into_inner());
+                if listed.lists(path) {
+                    change
+                } else {
+                    Change::Modified
+                }
+            };
+            if let WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) =
+                &event
+                && path
+                    .file_name()
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore")
+            {
+                let roots: Vec<PathBuf> = lists
+                    .read()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .roots
+                    .iter()
+                    .map(|(root, _)| root.clone())
+                    .collect();
+                *lists.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
+            }
             match event {
                 WatchEvent::Changed(path) => subscriptions.file_event(Change::Modified, path),
-                WatchEvent::Created(path) => subscriptions.file_event(Change::Created, path),
-                WatchEvent::Removed(path) => subscriptions.file_event(Change::Removed, path),
+                WatchEvent::Created(path) => {
+                    subscriptions.file_event(structural(Change::Created, &path), path)
+                }
+                WatchEvent::Removed(path) => {
+                    subscriptions.file_event(structural(Change::Removed, &path), path)
+                }
                 WatchEvent::Overflow => tracing::warn!(
                     "file watching overflowed (events were lost); the index is rebuilt and \
                      searches walk the disk meanwhile"
@@ -170,11 +250,16 @@ impl Live {
                 _ => {}
             }
         });
-        Live { index, watcher }
+        Live {
+            index,
+            watcher,
+            listed,
+        }
     }
 
     fn set_roots(&self, set: &RootSet) {
         let roots = set.existing();
+        *self.listed.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
         self.index.set_roots(&roots);
         self.watcher.set_roots(&roots);
     }

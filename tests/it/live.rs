@@ -191,3 +191,34 @@ fn progress_reports_the_index_total() {
         assert!(p["params"]["progress"].as_f64().unwrap() <= 2001.0);
     }
 }
+
+#[test]
+fn ignored_and_hidden_churn_does_not_change_the_list() {
+    let ws = workspace();
+    std::fs::write(ws.app.join(".ignore"), "build/\n").unwrap();
+    std::fs::create_dir_all(ws.app.join("build")).unwrap();
+    std::fs::create_dir_all(ws.app.join(".cache")).unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_watched(&mut client);
+    let _ = client.collect(Duration::from_millis(1200), |_| true);
+    for i in 0..20 {
+        std::fs::write(ws.app.join(format!("build/out{i}.o")), "x").unwrap();
+        std::fs::write(ws.app.join(format!(".cache/c{i}")), "x").unwrap();
+    }
+    let noise = client.collect(Duration::from_millis(1500), |m| {
+        m["method"] == "notifications/resources/list_changed"
+    });
+    assert!(
+        noise.is_empty(),
+        "list_changed for ignored/hidden files: {noise:?}"
+    );
+    std::fs::write(ws.app.join("src/new.rs"), "x").unwrap();
+    assert!(
+        client
+            .wait_for(NOTICE, |m| m["method"]
+                == "notifications/resources/list_changed")
+            .is_some(),
+        "no list_changed for a listed file"
+    );
+}

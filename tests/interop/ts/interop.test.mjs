@@ -1,0 +1,354 @@
+// Interop: the official MCP TypeScript SDK client (@modelcontextprotocol/sdk) drives the
+// rootgrep binary over stdio, as a Node-based host would.
+//
+//   node --test interop.test.mjs          (or ./run.sh, which installs the pinned SDK first)
+//
+// The server under test is $ROOTGREP_BIN, or ../../../target/debug/rootgrep relative to this
+// file. Each test starts its own server in a fresh temp workspace: a root directory with a few
+// files, and a sibling `outside/` directory (never a root) holding `secret.txt`. Every request
+// has a timeout (the SDK cancels it on the wire when it fires), and so do connect and close,
+// so a server that stops answering fails the test instead of hanging the run.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const ROOTGREP_BIN = resolve(HERE, process.env.ROOTGREP_BIN || "../../../target/debug/rootgrep");
+
+const STEP_MS = 10_000; // any single request, connect or close
+const TEST_MS = 30_000; // a whole test, server start and shutdown included
+const POLL_MS = 5_000; // waiting for an asynchronous effect (the server fetching roots)
+
+// What rootgrep's README promises through `initialize`.
+const SERVER_PROTOCOL_VERSIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+const TEMPLATE = "file:///{+path}";
+
+// --------------------------------------------------------------------------------------
+// Workspace and server harness
+// --------------------------------------------------------------------------------------
+
+function binaryOrFail() {
+    try {
+        accessSync(ROOTGREP_BIN, constants.X_OK);
+    } catch {
+        assert.fail(`rootgrep binary not found at ${ROOTGREP_BIN}: run \`cargo build\` or set ROOTGREP_BIN`);
+    }
+    return ROOTGREP_BIN;
+}
+
+/** A temp dir holding `workspace/` (the root the client declares) and `outside/`. */
+function makeWorkspace(t) {
+    const base = realpathSync(mkdtempSync(join(tmpdir(), "rootgrep-ts-interop-")));
+    t.after(() => rmSync(base, { recursive: true, force: true }));
+    const root = join(base, "workspace");
+    const outside = join(base, "outside");
+    mkdirSync(join(root, "src"), { recursive: true });
+    mkdirSync(join(root, "docs"));
+    mkdirSync(outside);
+    writeFileSync(join(root, "README.md"), "# Demo\n\nA tiny project.\n");
+    writeFileSync(join(root, "src", "main.rs"), 'fn main() {\n    println!("hello");\n}\n');
+    writeFileSync(join(root, "src", "lib.rs"), "pub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n");
+    writeFileSync(join(root, "docs", "guide.md"), "Guide\n");
+    writeFileSync(join(outside, "secret.txt"), "top secret\n");
+    return { base, root, outside, secret: join(outside, "secret.txt") };
+}
+
+/** Rejects after `ms` with a message naming the step. */
+async function bounded(promise, what, ms = STEP_MS) {
+    let timer;
+    const timeout = new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+    });
+    try {
+        return await Promise.race([promise, timeout]);
+    } finally {
+        clearTimeout(timer);
+    }
+}
+
+const opts = { timeout: STEP_MS }; // per-request SDK timeout (sends notifications/cancelled)
+
+/**
+ * Launch rootgrep and connect an SDK client, as a host would.
+ *
+ * host.roots: the paths answered to `roots/list` (undefined: no roots capability).
+ * host.elicit: answers `elicitation/create` (undefined: no elicitation capability).
+ * Records what the server asked in host.rootsRequests and host.questions.
+ */
+async function connect(t, host = {}) {
+    const capabilities = {};
+    if (host.roots) capabilities.roots = { listChanged: true };
+    if (host.elicit) capabilities.elicitation = {};
+    host.rootsRequests = 0;
+    host.questions = [];
+
+    const client = new Client({ name: "rootgrep-ts-interop", version: "0.0.0" }, { capabilities });
+    if (host.roots) {
+        client.setRequestHandler(ListRootsRequestSchema, async () => {
+            host.rootsRequests += 1;
+            return { roots: host.roots.map((p) => ({ uri: pathToFileURL(p).href, name: p.split("/").pop() })) };
+        });
+    }
+    if (host.elicit) {
+        client.setRequestHandler(ElicitRequestSchema, async (request) => {
+            host.questions.push(request.params);
+            return host.elicit(request.params);
+        });
+    }
+
+    const transport = new StdioClientTransport({ command: binaryOrFail(), args: [], stderr: "pipe" });
+    let stderr = "";
+    transport.stderr?.on("data", (chunk) => {
+        stderr = (stderr + chunk).slice(-4000);
+    });
+    // Client.connect() hands the negotiated version to transports that take it (HTTP ones do);
+    // stdio does not, so this hook is how the test learns what was negotiated.
+    let negotiated;
+    transport.setProtocolVersion = (version) => {
+        negotiated = version;
+    };
+    const faults = [];
+    client.onerror = (error) => faults.push(error);
+
+    t.after(async () => {
+        await bounded(client.close(), "client.close()").catch(() => {});
+    });
+    // On failure, show what the server logged (the test runner prints diagnostics).
+    t.after(() => {
+        if (stderr.trim()) t.diagnostic(`rootgrep stderr (tail):\n${stderr}`);
+    });
+
+    await bounded(client.connect(transport, opts), "initialize handshake");
+    return { client, host, faults, negotiated: () => negotiated };
+}
+
+async function call(client, name, args = {}) {
+    return client.callTool({ name, arguments: args }, undefined, opts);
+}
+
+function textOf(result) {
+    return result.content
+        .filter((block) => block.type === "text")
+        .map((block) => block.text)
+        .join("");
+}
+
+function ok(result) {
+    assert.ok(!result.isError, `tool error: ${textOf(result)}`);
+    return textOf(result);
+}
+
+/** `cat -n` style rows, as read_file renders them. */
+function numbered(lines, first = 1) {
+    return lines.map((line, i) => `${String(first + i).padStart(6)}\t${line}`);
+}
+
+/** Poll list_roots until the server shows the client's roots (it fetches them asynchronously). */
+async function waitForClientRoots(client, expected) {
+    const deadline = Date.now() + POLL_MS;
+    let listing;
+    for (;;) {
+        const result = await call(client, "list_roots");
+        ok(result);
+        listing = result.structuredContent;
+        const paths = (listing?.roots ?? []).map((r) => r.path);
+        if (listing?.source === "client" && JSON.stringify(paths) === JSON.stringify(expected)) return listing;
+        if (Date.now() > deadline) {
+            assert.fail(`list_roots still shows ${JSON.stringify(listing)} after ${POLL_MS} ms; expected client roots ${expected}`);
+        }
+        await new Promise((r) => setTimeout(r, 50));
+    }
+}
+
+// --------------------------------------------------------------------------------------
+// Tests
+// --------------------------------------------------------------------------------------
+
+test("initialize: server info and negotiated protocol version", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const { client, faults, negotiated } = await connect(t, { roots: [ws.root] });
+
+    const info = client.getServerVersion();
+    assert.equal(info?.name, "rootgrep");
+    assert.equal(typeof info?.version, "string");
+
+    // The SDK offers its latest version (2025-11-25 for 1.32.x); rootgrep supports it, so that
+    // is what it answers. Either way it must be one both sides support.
+    const version = negotiated();
+    assert.ok(SERVER_PROTOCOL_VERSIONS.includes(version), `negotiated ${version}`);
+    assert.equal(version, "2025-11-25");
+
+    const caps = client.getServerCapabilities();
+    assert.ok(caps?.tools, "server declares tools");
+    assert.ok(caps?.resources, "server declares resources");
+    assert.ok(caps?.completions, "server declares completions");
+
+    await bounded(client.ping(opts), "ping");
+    assert.deepEqual(faults, []);
+});
+
+test("tools/list: the search and read tools, each with an object inputSchema", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const { client } = await connect(t, { roots: [ws.root] });
+
+    const { tools } = await client.listTools(undefined, opts);
+    const names = tools.map((tool) => tool.name);
+    for (const name of ["grep", "glob", "read_file", "list_directory", "list_roots"]) {
+        assert.ok(names.includes(name), `${name} missing from ${names}`);
+    }
+    assert.equal(new Set(names).size, names.length, "tool names are unique");
+    for (const tool of tools) {
+        assert.equal(tool.inputSchema?.type, "object", `${tool.name}: inputSchema.type`);
+        assert.equal(typeof tool.description, "string", `${tool.name}: description`);
+    }
+    const grep = tools.find((tool) => tool.name === "grep");
+    assert.ok(grep.inputSchema.properties?.pattern, "grep takes a pattern");
+    assert.ok(grep.inputSchema.required?.includes("pattern"), "grep requires a pattern");
+});
+
+test("tools/call: grep, glob and read_file", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const mainRs = join(ws.root, "src", "main.rs");
+    const libRs = join(ws.root, "src", "lib.rs");
+    const { client } = await connect(t, { roots: [ws.root] });
+    await waitForClientRoots(client, [ws.root]);
+
+    // grep, default mode: the matching files, sorted.
+    let text = ok(await call(client, "grep", { pattern: "fn \\w+\\(" }));
+    assert.deepEqual(text.split("\n").filter(Boolean), [libRs, mainRs]);
+
+    // grep, content mode: grouped by file, `N:text` rows.
+    const content = await call(client, "grep", { pattern: "println", output_mode: "content" });
+    text = ok(content);
+    const lines = text.split("\n");
+    assert.deepEqual(lines.slice(0, 2), [mainRs, '2:    println!("hello");']);
+    assert.ok(
+        lines.filter((line) => /^\d+:/.test(line)).length >= 1,
+        `content mode shows N:text rows:\n${text}`,
+    );
+
+    // glob: the pattern matches paths relative to the root.
+    text = ok(await call(client, "glob", { pattern: "**/*.rs", sort: "path" }));
+    assert.deepEqual(text.split("\n").slice(0, 2), [libRs, mainRs]);
+    text = ok(await call(client, "glob", { pattern: "src/m*.rs" }));
+    assert.deepEqual(text.split("\n").filter((line) => line.startsWith("/")), [mainRs]);
+
+    // read_file: numbered lines, relative paths resolved against the root.
+    text = ok(await call(client, "read_file", { path: "src/main.rs" }));
+    assert.deepEqual(text.split("\n").slice(0, 3), numbered(["fn main() {", '    println!("hello");', "}"]));
+    text = ok(await call(client, "read_file", { path: mainRs, offset: 2, limit: 1 }));
+    assert.equal(text.split("\n")[0], numbered(['    println!("hello");'], 2)[0]);
+
+    // A mistake the model can fix is a tool result with isError, not a protocol error.
+    const missing = await call(client, "read_file", { path: "src/nope.rs" });
+    assert.equal(missing.isError, true);
+});
+
+test("roots: the client's roots/list answer is the boundary (list_roots source: client)", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const host = { roots: [ws.root] };
+    const { client } = await connect(t, host);
+
+    const listing = await waitForClientRoots(client, [ws.root]);
+    assert.equal(listing.source, "client");
+    assert.ok(host.rootsRequests >= 1, "the server asked roots/list");
+
+    // A relative path resolves against the client's root, not the server's cwd.
+    const text = ok(await call(client, "read_file", { path: "docs/guide.md" }));
+    assert.deepEqual(text.split("\n").slice(0, 1), numbered(["Guide"]));
+});
+
+test("elicitation: accept {allow: true} grants an out-of-root read", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const host = { roots: [ws.root], elicit: async () => ({ action: "accept", content: { allow: true } }) };
+    const { client } = await connect(t, host);
+    await waitForClientRoots(client, [ws.root]);
+
+    const text = ok(await call(client, "read_file", { path: ws.secret }));
+    assert.deepEqual(text.split("\n").slice(0, 1), numbered(["top secret"]));
+
+    assert.equal(host.questions.length, 1, "asked exactly once");
+    const [question] = host.questions;
+    assert.equal(question.mode ?? "form", "form");
+    assert.ok(question.message.includes(ws.secret), `the question names the path: ${question.message}`);
+    const schema = question.requestedSchema;
+    assert.equal(schema.type, "object");
+    assert.equal(schema.properties.allow.type, "boolean");
+    assert.equal(schema.properties.remember.type, "boolean");
+    assert.ok(schema.required?.includes("allow"));
+});
+
+test("elicitation: decline refuses the out-of-root read with isError", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const host = { roots: [ws.root], elicit: async () => ({ action: "decline" }) };
+    const { client } = await connect(t, host);
+    await waitForClientRoots(client, [ws.root]);
+
+    const result = await call(client, "read_file", { path: ws.secret });
+    assert.equal(result.isError, true, `expected a tool error, got: ${textOf(result)}`);
+    assert.ok(!textOf(result).includes("top secret"), "the secret is not shown");
+    assert.ok(textOf(result).includes(ws.secret), "the refusal names the path");
+    assert.equal(host.questions.length, 1);
+});
+
+test("resources/read: a file URI returns its text", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const { client } = await connect(t, { roots: [ws.root] });
+    await waitForClientRoots(client, [ws.root]);
+
+    const { resourceTemplates } = await client.listResourceTemplates(undefined, opts);
+    assert.ok(
+        resourceTemplates.some((tpl) => tpl.uriTemplate === TEMPLATE),
+        `templates: ${JSON.stringify(resourceTemplates)}`,
+    );
+
+    const uri = pathToFileURL(join(ws.root, "src", "main.rs")).href;
+    const { contents } = await client.readResource({ uri }, opts);
+    assert.equal(contents.length, 1);
+    assert.equal(contents[0].uri, uri);
+    assert.equal(contents[0].text, 'fn main() {\n    println!("hello");\n}\n');
+});
+
+test("completion/complete: the file:///{+path} template's path completes", { timeout: TEST_MS }, async (t) => {
+    const ws = makeWorkspace(t);
+    const { client } = await connect(t, { roots: [ws.root] });
+    await waitForClientRoots(client, [ws.root]);
+
+    const complete = (value) =>
+        client.complete({ ref: { type: "ref/resource", uri: TEMPLATE }, argument: { name: "path", value } }, opts);
+
+    // An empty value offers the roots.
+    let { completion } = await complete("");
+    assert.ok(Array.isArray(completion.values) && completion.values.length > 0, JSON.stringify(completion));
+    assert.ok(
+        completion.values.some((v) => ws.root.endsWith(v.replace(/\/$/, "")) || v.replace(/\/$/, "").endsWith(ws.root.slice(1))),
+        `the root is offered: ${JSON.stringify(completion.values)}`,
+    );
+
+    // Inside the root: its children, by prefix.
+    const rootValue = completion.values.find((v) => v.replace(/\/$/, "").endsWith(ws.root.slice(1)));
+    const prefix = `${rootValue.replace(/\/$/, "")}/sr`;
+    ({ completion } = await complete(prefix));
+    assert.ok(
+        completion.values.some((v) => v.replace(/\/$/, "").endsWith("workspace/src")),
+        `completing ${prefix}: ${JSON.stringify(completion.values)}`,
+    );
+    assert.ok(completion.values.length <= 100, "at most 100 values (spec)");
+});
+
+// Keep the runner honest about the binary it tested.
+test("the server binary runs", { timeout: TEST_MS }, () => {
+    const run = spawnSync(binaryOrFail(), ["--version"], { encoding: "utf8", timeout: STEP_MS });
+    assert.equal(run.status, 0, run.stderr);
+    assert.match(run.stdout, /rootgrep/);
+});

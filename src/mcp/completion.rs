@@ -40,7 +40,9 @@ pub async fn complete(
                 }
                 completion
             } else {
-                complete::complete_with(&roots, &value, index)
+                // A template value is an absolute path without its leading '/'; tolerate
+                // one typed with it (the values returned are in the template's form).
+                complete::complete_with(&roots, value.trim_start_matches('/'), index)
             }
         })
         .await

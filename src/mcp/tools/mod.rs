@@ -57,9 +57,47 @@ pub(crate) fn schema_of<T: JsonSchema>() -> Arc<JsonObject> {
         // `case_insensitive`, …) pass clients that validate arguments against it.
         object.remove("additionalProperties");
     }
+    // schemars marks integers with formats such as "uint" that JSON Schema does not define;
+    // validators in Node hosts warn about each one. `minimum: 0` says what matters.
+    strip_numeric_formats(&mut value);
     match value {
         Value::Object(object) => Arc::new(object),
         _ => Arc::new(JsonObject::new()),
+    }
+}
+
+fn strip_numeric_formats(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            let numeric = object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| {
+                    matches!(
+                        f,
+                        "uint"
+                            | "uint8"
+                            | "uint16"
+                            | "uint32"
+                            | "uint64"
+                            | "int"
+                            | "int8"
+                            | "int16"
+                            | "int32"
+                            | "int64"
+                            | "float"
+                            | "double"
+                    )
+                });
+            if numeric {
+                object.remove("format");
+            }
+            for child in object.values_mut() {
+                strip_numeric_formats(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_numeric_formats),
+        _ => {}
     }
 }
 

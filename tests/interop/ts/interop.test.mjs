@@ -19,7 +19,12 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { ElicitRequestSchema, ListRootsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import {
+    ElicitRequestSchema,
+    LATEST_PROTOCOL_VERSION,
+    ListRootsRequestSchema,
+    SUPPORTED_PROTOCOL_VERSIONS,
+} from "@modelcontextprotocol/sdk/types.js";
 
 const HERE = dirname(fileURLToPath(import.meta.url));
 const ROOTGREP_BIN = resolve(HERE, process.env.ROOTGREP_BIN || "../../../target/debug/rootgrep");
@@ -46,10 +51,31 @@ function binaryOrFail() {
     return ROOTGREP_BIN;
 }
 
+/**
+ * A test with a budget, a fresh workspace and LIFO cleanups (the server is closed before its
+ * workspace is removed). A failure carries the tail of the server's stderr.
+ */
+function itest(name, options, fn) {
+    if (typeof options === "function") [fn, options] = [options, {}];
+    test(name, { timeout: TEST_MS, ...options }, async (t) => {
+        const ctx = { t, cleanups: [], stderr: () => "" };
+        ctx.ws = makeWorkspace(ctx);
+        try {
+            await fn(ctx);
+        } catch (error) {
+            const tail = ctx.stderr().trim();
+            if (tail && error instanceof Error) error.message += `\n--- rootgrep stderr (tail) ---\n${tail}`;
+            throw error;
+        } finally {
+            for (const cleanup of ctx.cleanups.reverse()) await cleanup();
+        }
+    });
+}
+
 /** A temp dir holding `workspace/` (the root the client declares) and `outside/`. */
-function makeWorkspace(t) {
+function makeWorkspace(ctx) {
     const base = realpathSync(mkdtempSync(join(tmpdir(), "rootgrep-ts-interop-")));
-    t.after(() => rmSync(base, { recursive: true, force: true }));
+    ctx.cleanups.push(() => rmSync(base, { recursive: true, force: true }));
     const root = join(base, "workspace");
     const outside = join(base, "outside");
     mkdirSync(join(root, "src"), { recursive: true });
@@ -85,7 +111,7 @@ const opts = { timeout: STEP_MS }; // per-request SDK timeout (sends notificatio
  * host.elicit: answers `elicitation/create` (undefined: no elicitation capability).
  * Records what the server asked in host.rootsRequests and host.questions.
  */
-async function connect(t, host = {}) {
+async function connect(ctx, host = {}) {
     const capabilities = {};
     if (host.roots) capabilities.roots = { listChanged: true };
     if (host.elicit) capabilities.elicitation = {};
@@ -120,13 +146,8 @@ async function connect(t, host = {}) {
     const faults = [];
     client.onerror = (error) => faults.push(error);
 
-    t.after(async () => {
-        await bounded(client.close(), "client.close()").catch(() => {});
-    });
-    // On failure, show what the server logged (the test runner prints diagnostics).
-    t.after(() => {
-        if (stderr.trim()) t.diagnostic(`rootgrep stderr (tail):\n${stderr}`);
-    });
+    ctx.stderr = () => stderr;
+    ctx.cleanups.push(() => bounded(client.close(), "client.close()").catch(() => {}));
 
     await bounded(client.connect(transport, opts), "initialize handshake");
     return { client, host, faults, negotiated: () => negotiated };
@@ -146,6 +167,28 @@ function textOf(result) {
 function ok(result) {
     assert.ok(!result.isError, `tool error: ${textOf(result)}`);
     return textOf(result);
+}
+
+/**
+ * Run `fn` with the SDK's Ajv warnings about unknown JSON Schema formats gathered into one
+ * diagnostic line. rootgrep's outputSchemas carry schemars' `"format": "uint"`/`"uint64"`;
+ * JSON Schema treats unknown formats as annotations, and Ajv (which the SDK compiles every
+ * outputSchema with on tools/list) warns about each of them on the console.
+ */
+async function quietSchemaWarnings(ctx, fn) {
+    const formats = new Set();
+    const warn = console.warn;
+    console.warn = (...args) => {
+        const match = /^unknown format "([^"]+)" ignored in schema/.exec(String(args[0]));
+        if (match) formats.add(match[1]);
+        else warn(...args);
+    };
+    try {
+        return await fn();
+    } finally {
+        console.warn = warn;
+        if (formats.size) ctx.t.diagnostic(`outputSchemas use formats Ajv does not know: ${[...formats].join(", ")}`);
+    }
 }
 
 /** `cat -n` style rows, as read_file renders them. */
@@ -174,34 +217,34 @@ async function waitForClientRoots(client, expected) {
 // Tests
 // --------------------------------------------------------------------------------------
 
-test("initialize: server info and negotiated protocol version", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
-    const { client, faults, negotiated } = await connect(t, { roots: [ws.root] });
+itest("initialize: server info and negotiated protocol version", async (ctx) => {
+    const { ws } = ctx;
+    const { client, faults, negotiated } = await connect(ctx, { roots: [ws.root] });
 
     const info = client.getServerVersion();
     assert.equal(info?.name, "rootgrep");
     assert.equal(typeof info?.version, "string");
 
-    // The SDK offers its latest version (2025-11-25 for 1.32.x); rootgrep supports it, so that
-    // is what it answers. Either way it must be one both sides support.
+    // The SDK offers its latest version (2025-11-25 for 1.32.x) and accepts any of its
+    // SUPPORTED_PROTOCOL_VERSIONS back; whatever comes back must be one rootgrep supports.
     const version = negotiated();
+    assert.ok(SUPPORTED_PROTOCOL_VERSIONS.includes(version), `SDK accepted ${version}`);
     assert.ok(SERVER_PROTOCOL_VERSIONS.includes(version), `negotiated ${version}`);
-    assert.equal(version, "2025-11-25");
+    if (LATEST_PROTOCOL_VERSION === "2025-11-25") assert.equal(version, "2025-11-25");
 
     const caps = client.getServerCapabilities();
     assert.ok(caps?.tools, "server declares tools");
     assert.ok(caps?.resources, "server declares resources");
     assert.ok(caps?.completions, "server declares completions");
 
-    await bounded(client.ping(opts), "ping");
-    assert.deepEqual(faults, []);
+    await client.ping(opts);
+    assert.deepEqual(faults, [], "no transport or protocol faults");
 });
 
-test("tools/list: the search and read tools, each with an object inputSchema", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
-    const { client } = await connect(t, { roots: [ws.root] });
+itest("tools/list: grep, glob, read_file; every tool has an object inputSchema", async (ctx) => {
+    const { client } = await connect(ctx, { roots: [ctx.ws.root] });
 
-    const { tools } = await client.listTools(undefined, opts);
+    const { tools } = await quietSchemaWarnings(ctx, () => client.listTools(undefined, opts));
     const names = tools.map((tool) => tool.name);
     for (const name of ["grep", "glob", "read_file", "list_directory", "list_roots"]) {
         assert.ok(names.includes(name), `${name} missing from ${names}`);
@@ -209,58 +252,59 @@ test("tools/list: the search and read tools, each with an object inputSchema", {
     assert.equal(new Set(names).size, names.length, "tool names are unique");
     for (const tool of tools) {
         assert.equal(tool.inputSchema?.type, "object", `${tool.name}: inputSchema.type`);
-        assert.equal(typeof tool.description, "string", `${tool.name}: description`);
+        if (tool.outputSchema) assert.equal(tool.outputSchema.type, "object", `${tool.name}: outputSchema.type`);
     }
     const grep = tools.find((tool) => tool.name === "grep");
     assert.ok(grep.inputSchema.properties?.pattern, "grep takes a pattern");
     assert.ok(grep.inputSchema.required?.includes("pattern"), "grep requires a pattern");
 });
 
-test("tools/call: grep, glob and read_file", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
+itest("tools/call: grep, glob and read_file (structuredContent checked against outputSchema)", async (ctx) => {
+    const { ws } = ctx;
     const mainRs = join(ws.root, "src", "main.rs");
     const libRs = join(ws.root, "src", "lib.rs");
-    const { client } = await connect(t, { roots: [ws.root] });
+    const { client } = await connect(ctx, { roots: [ws.root] });
     await waitForClientRoots(client, [ws.root]);
+    // After tools/list the SDK validates every structuredContent against the tool's outputSchema
+    // (and fails the call when a tool with an outputSchema returns none).
+    await quietSchemaWarnings(ctx, () => client.listTools(undefined, opts));
 
     // grep, default mode: the matching files, sorted.
-    let text = ok(await call(client, "grep", { pattern: "fn \\w+\\(" }));
-    assert.deepEqual(text.split("\n").filter(Boolean), [libRs, mainRs]);
+    let result = await call(client, "grep", { pattern: "fn \\w+\\(" });
+    assert.deepEqual(ok(result).split("\n").filter(Boolean), [libRs, mainRs]);
+    assert.deepEqual(result.structuredContent?.files, [libRs, mainRs]);
 
     // grep, content mode: grouped by file, `N:text` rows.
-    const content = await call(client, "grep", { pattern: "println", output_mode: "content" });
-    text = ok(content);
-    const lines = text.split("\n");
+    result = await call(client, "grep", { pattern: "println", output_mode: "content" });
+    const lines = ok(result).split("\n");
     assert.deepEqual(lines.slice(0, 2), [mainRs, '2:    println!("hello");']);
-    assert.ok(
-        lines.filter((line) => /^\d+:/.test(line)).length >= 1,
-        `content mode shows N:text rows:\n${text}`,
-    );
+    assert.match(lines[1], /^\d+:/);
 
     // glob: the pattern matches paths relative to the root.
-    text = ok(await call(client, "glob", { pattern: "**/*.rs", sort: "path" }));
-    assert.deepEqual(text.split("\n").slice(0, 2), [libRs, mainRs]);
-    text = ok(await call(client, "glob", { pattern: "src/m*.rs" }));
-    assert.deepEqual(text.split("\n").filter((line) => line.startsWith("/")), [mainRs]);
+    result = await call(client, "glob", { pattern: "**/*.rs", sort: "path" });
+    assert.deepEqual(ok(result).split("\n").slice(0, 2), [libRs, mainRs]);
+    result = await call(client, "glob", { pattern: "src/m*.rs" });
+    assert.deepEqual(ok(result).split("\n").filter((line) => line.startsWith("/")), [mainRs]);
 
-    // read_file: numbered lines, relative paths resolved against the root.
-    text = ok(await call(client, "read_file", { path: "src/main.rs" }));
-    assert.deepEqual(text.split("\n").slice(0, 3), numbered(["fn main() {", '    println!("hello");', "}"]));
-    text = ok(await call(client, "read_file", { path: mainRs, offset: 2, limit: 1 }));
-    assert.equal(text.split("\n")[0], numbered(['    println!("hello");'], 2)[0]);
+    // read_file: numbered lines; relative paths resolve against the root.
+    result = await call(client, "read_file", { path: "src/main.rs" });
+    assert.deepEqual(ok(result).split("\n").slice(0, 3), numbered(["fn main() {", '    println!("hello");', "}"]));
+    result = await call(client, "read_file", { path: mainRs, offset: 2, limit: 1 });
+    assert.equal(ok(result).split("\n")[0], numbered(['    println!("hello");'], 2)[0]);
 
     // A mistake the model can fix is a tool result with isError, not a protocol error.
-    const missing = await call(client, "read_file", { path: "src/nope.rs" });
-    assert.equal(missing.isError, true);
+    result = await call(client, "read_file", { path: "src/nope.rs" });
+    assert.equal(result.isError, true);
 });
 
-test("roots: the client's roots/list answer is the boundary (list_roots source: client)", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
+itest("roots: the client's roots/list answer is the boundary (list_roots source: client)", async (ctx) => {
+    const { ws } = ctx;
     const host = { roots: [ws.root] };
-    const { client } = await connect(t, host);
+    const { client } = await connect(ctx, host);
 
     const listing = await waitForClientRoots(client, [ws.root]);
     assert.equal(listing.source, "client");
+    assert.equal(listing.roots[0].uri, pathToFileURL(ws.root).href);
     assert.ok(host.rootsRequests >= 1, "the server asked roots/list");
 
     // A relative path resolves against the client's root, not the server's cwd.
@@ -268,10 +312,10 @@ test("roots: the client's roots/list answer is the boundary (list_roots source: 
     assert.deepEqual(text.split("\n").slice(0, 1), numbered(["Guide"]));
 });
 
-test("elicitation: accept {allow: true} grants an out-of-root read", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
+itest("elicitation: accept {allow: true} grants an out-of-root read", async (ctx) => {
+    const { ws } = ctx;
     const host = { roots: [ws.root], elicit: async () => ({ action: "accept", content: { allow: true } }) };
-    const { client } = await connect(t, host);
+    const { client } = await connect(ctx, host);
     await waitForClientRoots(client, [ws.root]);
 
     const text = ok(await call(client, "read_file", { path: ws.secret }));
@@ -286,12 +330,13 @@ test("elicitation: accept {allow: true} grants an out-of-root read", { timeout: 
     assert.equal(schema.properties.allow.type, "boolean");
     assert.equal(schema.properties.remember.type, "boolean");
     assert.ok(schema.required?.includes("allow"));
+    assert.ok(!schema.required?.includes("remember"));
 });
 
-test("elicitation: decline refuses the out-of-root read with isError", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
+itest("elicitation: decline refuses the out-of-root read with isError", async (ctx) => {
+    const { ws } = ctx;
     const host = { roots: [ws.root], elicit: async () => ({ action: "decline" }) };
-    const { client } = await connect(t, host);
+    const { client } = await connect(ctx, host);
     await waitForClientRoots(client, [ws.root]);
 
     const result = await call(client, "read_file", { path: ws.secret });
@@ -301,9 +346,9 @@ test("elicitation: decline refuses the out-of-root read with isError", { timeout
     assert.equal(host.questions.length, 1);
 });
 
-test("resources/read: a file URI returns its text", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
-    const { client } = await connect(t, { roots: [ws.root] });
+itest("resources: the file:///{+path} template, and resources/read of a file URI", async (ctx) => {
+    const { ws } = ctx;
+    const { client } = await connect(ctx, { roots: [ws.root] });
     await waitForClientRoots(client, [ws.root]);
 
     const { resourceTemplates } = await client.listResourceTemplates(undefined, opts);
@@ -319,36 +364,39 @@ test("resources/read: a file URI returns its text", { timeout: TEST_MS }, async 
     assert.equal(contents[0].text, 'fn main() {\n    println!("hello");\n}\n');
 });
 
-test("completion/complete: the file:///{+path} template's path completes", { timeout: TEST_MS }, async (t) => {
-    const ws = makeWorkspace(t);
-    const { client } = await connect(t, { roots: [ws.root] });
+itest("completion/complete: the template's path completes, and the expanded URI reads", async (ctx) => {
+    const { ws } = ctx;
+    const { client } = await connect(ctx, { roots: [ws.root] });
     await waitForClientRoots(client, [ws.root]);
 
-    const complete = (value) =>
-        client.complete({ ref: { type: "ref/resource", uri: TEMPLATE }, argument: { name: "path", value } }, opts);
+    const complete = async (value) => {
+        const { completion } = await client.complete(
+            { ref: { type: "ref/resource", uri: TEMPLATE }, argument: { name: "path", value } },
+            opts,
+        );
+        assert.ok(Array.isArray(completion.values), JSON.stringify(completion));
+        assert.ok(completion.values.length <= 100, "at most 100 values (spec)");
+        return completion.values;
+    };
+    // {+path} is the part after file:/// — an absolute path without its leading slash.
+    const rootValue = ws.root.slice(1);
 
     // An empty value offers the roots.
-    let { completion } = await complete("");
-    assert.ok(Array.isArray(completion.values) && completion.values.length > 0, JSON.stringify(completion));
-    assert.ok(
-        completion.values.some((v) => ws.root.endsWith(v.replace(/\/$/, "")) || v.replace(/\/$/, "").endsWith(ws.root.slice(1))),
-        `the root is offered: ${JSON.stringify(completion.values)}`,
-    );
+    assert.deepEqual(await complete(""), [`${rootValue}/`]);
+    // Then a directory's children: prefix matches first (then looser ones, e.g. docs/ for "s").
+    assert.equal((await complete(`${rootValue}/s`))[0], `${rootValue}/src/`);
+    const values = await complete(`${rootValue}/src/ma`);
+    assert.equal(values[0], `${rootValue}/src/main.rs`);
+    // Never anything outside the roots.
+    assert.deepEqual(await complete(`${ws.outside.slice(1)}/`), []);
 
-    // Inside the root: its children, by prefix.
-    const rootValue = completion.values.find((v) => v.replace(/\/$/, "").endsWith(ws.root.slice(1)));
-    const prefix = `${rootValue.replace(/\/$/, "")}/sr`;
-    ({ completion } = await complete(prefix));
-    assert.ok(
-        completion.values.some((v) => v.replace(/\/$/, "").endsWith("workspace/src")),
-        `completing ${prefix}: ${JSON.stringify(completion.values)}`,
-    );
-    assert.ok(completion.values.length <= 100, "at most 100 values (spec)");
+    // The template expanded with a completed value is a readable resource.
+    const { contents } = await client.readResource({ uri: `file:///${values[0]}` }, opts);
+    assert.match(contents[0].text, /fn main/);
 });
 
-// Keep the runner honest about the binary it tested.
-test("the server binary runs", { timeout: TEST_MS }, () => {
+itest("the server binary under test runs", () => {
     const run = spawnSync(binaryOrFail(), ["--version"], { encoding: "utf8", timeout: STEP_MS });
     assert.equal(run.status, 0, run.stderr);
-    assert.match(run.stdout, /rootgrep/);
+    assert.match(run.stdout, /^rootgrep /);
 });

@@ -12,6 +12,7 @@ use crate::mcp::session::Session;
 /// Completes one argument.
 pub async fn complete(
     session: &Session,
+    roots: &crate::roots::RootSet,
     request: CompleteRequestParams,
 ) -> Result<CompleteResult, McpError> {
     let wanted = match &request.r#ref {
@@ -26,7 +27,7 @@ pub async fn complete(
     };
     let prompt_form = matches!(request.r#ref, Reference::Prompt(_));
     let completion = if wanted {
-        let roots = session.roots().existing();
+        let roots = roots.existing();
         let value = request.argument.value.clone();
         let index = session.live.as_ref().map(|live| live.index.clone());
         tokio::task::spawn_blocking(move || {

@@ -112,9 +112,14 @@ impl ServerHandler for Handler {
     async fn list_resources(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        resources::list(&self.session, request.and_then(|r| r.cursor)).await
+        // Like tool calls, listing waits (bounded) for the client's first roots answer.
+        let roots = self
+            .session
+            .roots_when_ready(ask::client_has_roots(&context.peer))
+            .await;
+        resources::list(&self.session, &roots, request.and_then(|r| r.cursor)).await
     }
 
     async fn read_resource(
@@ -213,9 +218,13 @@ impl ServerHandler for Handler {
     async fn complete(
         &self,
         request: CompleteRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        completion::complete(&self.session, request).await
+        let roots = self
+            .session
+            .roots_when_ready(ask::client_has_roots(&context.peer))
+            .await;
+        completion::complete(&self.session, &roots, request).await
     }
 
     async fn list_prompts(

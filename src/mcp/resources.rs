@@ -45,6 +45,7 @@ pub fn templates() -> ListResourceTemplatesResult {
 /// `resources/list`: the files under the roots, sorted by path, one page per cursor.
 pub async fn list(
     session: &Session,
+    roots: &RootSet,
     cursor: Option<String>,
 ) -> Result<ListResourcesResult, McpError> {
     let offset = match cursor.as_deref() {
@@ -53,16 +54,21 @@ pub async fn list(
             .parse::<usize>()
             .map_err(|_| McpError::invalid_params(format!("invalid cursor {cursor:?}"), None))?,
     };
-    let targets = session.roots().existing();
+    let targets = roots.existing();
     let mut query = GlobQuery::new("*");
     query.sort = SortBy::Path;
     query.offset = offset;
     query.limit = Some(PAGE);
-    let outcome =
-        tokio::task::spawn_blocking(move || search::glob(&query, &targets, &Control::new()))
-            .await
-            .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
-            .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+    // The fresh index answers without a walk; otherwise (or for what it cannot answer
+    // exactly) the disk is walked.
+    let index = session.live.as_ref().map(|live| live.index.clone());
+    let outcome = tokio::task::spawn_blocking(move || match &index {
+        Some(index) => search::glob_indexed(&query, &targets, index, &Control::new()),
+        None => search::glob(&query, &targets, &Control::new()),
+    })
+    .await
+    .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
+    .map_err(|err| McpError::internal_error(err.to_string(), None))?;
     let resources: Vec<Value> = outcome
         .files
         .iter()

@@ -198,3 +198,36 @@ fn prompts_embed_what_the_tools_found() {
     let unknown = client.request("prompts/get", json!({"name": "nope"}));
     assert_eq!(unknown["error"]["code"], -32602);
 }
+
+#[test]
+fn listing_and_completion_wait_for_the_clients_roots() {
+    let ws = workspace();
+    std::fs::write(ws.base.join("cwd-only.txt"), "x").unwrap();
+    let mut client = Client::spawn(&[], &ws.base);
+    client.handshake(json!({"roots": {}}));
+    // Ask before answering roots/list: the answer must use the client's roots.
+    let list = client.start("resources/list", json!({}));
+    let complete = client.start(
+        "completion/complete",
+        json!({"ref": {"type": "ref/resource", "uri": "file:///{+path}"}, "argument": {"name": "path", "value": ""}}),
+    );
+    let request = client
+        .server_request("roots/list", WAIT)
+        .expect("roots/list");
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    client.respond(&request["id"], roots_result(&[&ws.app]));
+    let list = client.response(list, WAIT).expect("listed");
+    let uris: Vec<&str> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, vec![uri(&ws.app.join("src/main.rs"))]);
+    let complete = client.response(complete, WAIT).expect("completed");
+    let app = s(&ws.app).trim_start_matches('/').to_string();
+    assert_eq!(
+        complete["result"]["completion"]["values"],
+        json!([format!("{app}/")])
+    );
+}

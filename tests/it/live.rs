@@ -85,6 +85,39 @@ fn uri_of_outside(ws: &Workspace) -> String {
 }
 
 #[test]
+fn a_missing_root_is_reported_unwatched() {
+    let ws = workspace();
+    let missing = ws.base.join("not-there");
+    let mut client = Client::spawn(&[s(&missing), s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    let roots = client.call("list_roots", json!({}));
+    let first = &roots["structuredContent"]["roots"][0];
+    assert_eq!(first["exists"], false);
+    assert_eq!(first["watched"], false);
+    assert!(
+        first["watch"].as_str().unwrap().contains("does not exist"),
+        "{first}"
+    );
+    wait_watched_root(&mut client, 1);
+}
+
+fn wait_watched_root(client: &mut Client, index: usize) {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let root = &roots["structuredContent"]["roots"][index];
+        if root["watch"] == "watching" {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "root never became watched: {root}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
 fn no_watch_turns_subscriptions_off_and_says_so() {
     let ws = workspace();
     let mut client = Client::spawn(&["--no-watch"], &ws.app);

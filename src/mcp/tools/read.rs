@@ -144,9 +144,17 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
                 name: root.name.clone(),
                 exists: root.canonical.is_some(),
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
-                watched: watch_of(root.effective()) == "watching",
-                watch: watch_of(root.effective()),
-                index: index_of(root.effective()),
+                watched: root.canonical.is_some() && watch_of(root.effective()) == "watching",
+                watch: if root.canonical.is_none() && live_on {
+                    "off: the root does not exist".to_string()
+                } else {
+                    watch_of(root.effective())
+                },
+                index: if root.canonical.is_none() && live_on {
+                    "off: the root does not exist".to_string()
+                } else {
+                    index_of(root.effective())
+                },
             })
             .collect(),
         confine: call

@@ -15,7 +15,7 @@ use std::io;
 use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use rustix::fs::{Mode, OFlags, ResolveFlags};
+use rustix::fs::{Mode, OFlags};
 
 /// The error for a symlink met where none may be.
 fn swapped(path: &Path) -> io::Error {
@@ -28,7 +28,9 @@ fn swapped(path: &Path) -> io::Error {
     )
 }
 
+#[cfg(any(target_os = "linux", target_os = "android"))]
 fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    use rustix::fs::ResolveFlags;
     let flags = flags | OFlags::CLOEXEC;
     match rustix::fs::openat2(
         rustix::fs::CWD,
@@ -51,6 +53,21 @@ fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
         }
         Err(err) => Err(io::Error::from(err)),
     }
+}
+
+/// Without `openat2` (not Linux): the final component is never followed; symlinks swapped
+/// into earlier components are caught by the containment checks around the call only.
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+    rustix::fs::open(path, flags | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::empty()).map_err(
+        |err| {
+            if err == rustix::io::Errno::LOOP {
+                swapped(path)
+            } else {
+                io::Error::from(err)
+            }
+        },
+    )
 }
 
 /// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.

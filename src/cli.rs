@@ -64,6 +64,11 @@ pub struct Options {
     #[arg(long)]
     pub no_watch: bool,
 
+    /// Most files the in-memory index holds per root (about 100 bytes each); a bigger root
+    /// is searched by walking the disk.
+    #[arg(long, value_name = "N", default_value_t = crate::index::DEFAULT_MAX_FILES)]
+    pub index_max_files: usize,
+
     /// Budget for the text of one tool answer, in bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_OUTPUT_BYTES,
           value_parser = clap::value_parser!(usize))]
@@ -127,6 +132,7 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         confine,
         read_only: options.read_only,
         watch: !options.no_watch,
+        index_max_files: options.index_max_files,
         max_output_bytes: options.max_output_bytes,
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,

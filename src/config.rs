@@ -23,6 +23,8 @@ pub struct Config {
     pub read_only: bool,
     /// Watch the roots (and keep the file index).
     pub watch: bool,
+    /// Most files one root's index may hold; bigger roots are searched by walking.
+    pub index_max_files: usize,
     /// Budget for one tool answer's text.
     pub max_output_bytes: usize,
     /// How long to wait for the client's `roots/list` answer.
@@ -40,6 +42,7 @@ impl Config {
             confine: Confine::default(),
             read_only: false,
             watch: false,
+            index_max_files: crate::index::DEFAULT_MAX_FILES,
             max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
             roots_timeout: Duration::from_secs(5),
             elicitation_timeout: Duration::from_secs(120),

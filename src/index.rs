@@ -336,7 +336,24 @@ impl RootIndex {
 /// Walks `root` exactly as a default search does and builds its index. `None` when
 /// `control` was cancelled meanwhile.
 pub fn build(root: &Path, control: &Control) -> Option<RootIndex> {
+    build_limited(root, control, usize::MAX).ok().flatten()
+}
+
+/// Most files one root's index holds by default (about 100 bytes of memory each at rest):
+/// a bigger tree is searched by walking instead, so a root such as a home directory cannot
+/// make the server hold hundreds of MiB.
+pub const DEFAULT_MAX_FILES: usize = 1_000_000;
+
+/// Like [`build`], but gives up once the tree holds more than `max_files` files:
+/// `Err(max_files)` then, `Ok(None)` when cancelled.
+pub fn build_limited(
+    root: &Path,
+    control: &Control,
+    max_files: usize,
+) -> Result<Option<RootIndex>, usize> {
     let started = Instant::now();
+    let counted = std::sync::atomic::AtomicUsize::new(0);
+    let too_many = std::sync::atomic::AtomicBool::new(false);
     let options = WalkOptions {
         hidden: false,
         no_ignore: false,
@@ -347,10 +364,19 @@ pub fn build(root: &Path, control: &Control) -> Option<RootIndex> {
         root,
         part: Part::default(),
         stats: Stats::default(),
+        limit: Limit {
+            counted: &counted,
+            max_files,
+            too_many: &too_many,
+            control,
+        },
     };
     let parts = walk_dir(&walker, control, &make);
+    if too_many.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(max_files);
+    }
     if control.is_cancelled() {
-        return None;
+        return Ok(None);
     }
     let mut unreadable = 0;
     let mut all = Part::default();
@@ -358,7 +384,26 @@ pub fn build(root: &Path, control: &Control) -> Option<RootIndex> {
         unreadable += collector.stats.skipped_unreadable;
         all.absorb(collector.part);
     }
-    Some(pack(root.to_path_buf(), all, unreadable, started))
+    Ok(Some(pack(root.to_path_buf(), all, unreadable, started)))
+}
+
+/// The shared file budget of one build.
+struct Limit<'a> {
+    counted: &'a std::sync::atomic::AtomicUsize,
+    max_files: usize,
+    too_many: &'a std::sync::atomic::AtomicBool,
+    control: &'a Control,
+}
+
+impl Limit<'_> {
+    /// Counts one file; past the budget, stops the whole build.
+    fn count(&self) {
+        use std::sync::atomic::Ordering;
+        if self.counted.fetch_add(1, Ordering::Relaxed) >= self.max_files {
+            self.too_many.store(true, Ordering::Relaxed);
+            self.control.cancel();
+        }
+    }
 }
 
 #[derive(Default)]
@@ -404,6 +449,7 @@ struct Collector<'a> {
     root: &'a Path,
     part: Part,
     stats: Stats,
+    limit: Limit<'a>,
 }
 
 impl Collector<'_> {
@@ -426,6 +472,7 @@ impl PerThread for Collector<'_> {
         let Ok(meta) = entry.metadata() else {
             return;
         };
+        self.limit.count();
         let span = self.part.push(self.rel(entry.path()));
         let mtime = to_nanos(meta.modified().ok());
         self.part.files.push((span, meta.len(), mtime));
@@ -668,6 +715,9 @@ struct Slot {
     /// Content changes seen while building, applied to the new build when it lands.
     restat: Vec<PathBuf>,
     last_build: Option<BuildInfo>,
+    /// The tree holds more files than the index may (the limit): never indexed; searches
+    /// walk the disk.
+    too_many: Option<usize>,
 }
 
 impl Slot {
@@ -682,6 +732,7 @@ impl Slot {
             settling: Vec::new(),
             restat: Vec::new(),
             last_build: None,
+            too_many: None,
         }
     }
 
@@ -720,6 +771,8 @@ impl State {
 
 struct Shared {
     state: Mutex<State>,
+    /// Most files one root's index may hold.
+    max_files: usize,
     /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
     wake: Condvar,
 }
@@ -740,7 +793,14 @@ impl Default for FileIndex {
 impl FileIndex {
     /// An empty index with its builder thread (idle until roots are set and watched).
     pub fn new() -> FileIndex {
+        FileIndex::with_max_files(DEFAULT_MAX_FILES)
+    }
+
+    /// An index whose roots hold at most `max_files` files each; a bigger root is reported
+    /// `Unavailable` and searched by walking.
+    pub fn with_max_files(max_files: usize) -> FileIndex {
         let shared = Arc::new(Shared {
+            max_files,
             state: Mutex::new(State {
                 slots: Vec::new(),
                 watch: Vec::new(),
@@ -845,6 +905,10 @@ impl FileIndex {
             .iter()
             .map(|slot| {
                 let index_state = match state.watch_of(&slot.root) {
+                    _ if slot.too_many.is_some() => IndexState::Unavailable(format!(
+                        "more than {} files; searches walk the disk",
+                        slot.too_many.unwrap_or_default()
+                    )),
                     Watch::Failed(reason) => IndexState::Unavailable(reason),
                     Watch::Unknown => IndexState::Waiting,
                     Watch::Watching if slot.fresh().is_some() => IndexState::Fresh,
@@ -1012,7 +1076,7 @@ fn builder_loop(shared: &Shared) {
         for i in 0..state.slots.len() {
             let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
             let slot = &state.slots[i];
-            if !watching || slot.building.is_some() {
+            if !watching || slot.building.is_some() || slot.too_many.is_some() {
                 continue;
             }
             match slot.due {
@@ -1050,8 +1114,9 @@ fn builder_loop(shared: &Shared) {
         let root = slot.root.clone();
         drop(state);
 
-        let built = build(&root, &control);
-        tracing::debug!(root = %root.display(), files = built.as_ref().map(|b| b.len()), "index built");
+        let max_files = shared.max_files;
+        let built = build_limited(&root, &control, max_files);
+        tracing::debug!(root = %root.display(), "index build ended");
 
         state = lock();
         let Some(slot) = state.slots.iter_mut().find(|s| {
@@ -1063,6 +1128,19 @@ fn builder_loop(shared: &Shared) {
             continue; // root removed or re-targeted meanwhile
         };
         slot.building = None;
+        let built = match built {
+            Ok(built) => built,
+            Err(limit) => {
+                tracing::warn!(
+                    root = %root.display(),
+                    "more than {limit} files: not indexed, searches there walk the disk"
+                );
+                slot.too_many = Some(limit);
+                slot.current = None;
+                slot.due = None;
+                continue;
+            }
+        };
         let Some(built) = built else {
             continue;
         };
@@ -1152,6 +1230,24 @@ fn from_nanos(nanos: i64) -> SystemTime {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_build_past_the_file_limit_gives_up() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for i in 0..10 {
+            std::fs::write(root.join(format!("f{i}")), "").unwrap();
+        }
+        assert_eq!(
+            super::build_limited(&root, &Control::new(), 5).err(),
+            Some(5)
+        );
+        let built = super::build_limited(&root, &Control::new(), 100)
+            .unwrap()
+            .unwrap();
+        assert_eq!(built.len(), 10);
+    }
+
     use super::*;
     use std::fs;
 

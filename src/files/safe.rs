@@ -59,15 +59,18 @@ fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
 /// into earlier components are caught by the containment checks around the call only.
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-    rustix::fs::open(path, flags | OFlags::CLOEXEC | OFlags::NOFOLLOW, Mode::empty()).map_err(
-        |err| {
-            if err == rustix::io::Errno::LOOP {
-                swapped(path)
-            } else {
-                io::Error::from(err)
-            }
-        },
+    rustix::fs::open(
+        path,
+        flags | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+        Mode::empty(),
     )
+    .map_err(|err| {
+        if err == rustix::io::Errno::LOOP {
+            swapped(path)
+        } else {
+            io::Error::from(err)
+        }
+    })
 }
 
 /// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.

@@ -50,7 +50,9 @@ impl Session {
         }
         let (roots_ready, _) = watch::channel(false);
         let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
-        let live = config.watch.then(|| Live::start(subscriptions.clone()));
+        let live = config
+            .watch
+            .then(|| Live::start(subscriptions.clone(), config.index_max_files));
         if let Some(live) = &live {
             live.set_roots(&set);
         }
@@ -196,10 +198,13 @@ impl Listed {
 }
 
 impl Live {
-    fn start(subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>) -> Live {
+    fn start(
+        subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
+        max_files: usize,
+    ) -> Live {
         use crate::mcp::subscriptions::Change;
         use crate::watch::WatchEvent;
-        let index = Arc::new(crate::index::FileIndex::new());
+        let index = Arc::new(crate::index::FileIndex::with_max_files(max_files));
         let fed = index.clone();
         let listed: Arc<RwLock<Listed>> = Arc::default();
         let lists = listed.clone();

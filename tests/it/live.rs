@@ -255,3 +255,31 @@ fn ignored_and_hidden_churn_does_not_change_the_list() {
         "no list_changed for a listed file"
     );
 }
+
+#[test]
+fn a_root_over_the_index_limit_is_searched_by_walking() {
+    let ws = workspace();
+    for i in 0..10 {
+        std::fs::write(ws.app.join(format!("f{i}.txt")), "needle\n").unwrap();
+    }
+    let mut client = Client::spawn(&["--index-max-files", "5"], &ws.app);
+    client.handshake(json!({}));
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let index = roots["structuredContent"]["roots"][0]["index"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        if index.contains("more than 5 files") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "never reported over the limit: {index}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let result = client.call("grep", json!({"pattern": "needle", "head_limit": 0}));
+    assert_eq!(result["structuredContent"]["total"], 10);
+}

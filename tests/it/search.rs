@@ -342,3 +342,21 @@ fn cancellation_stops_the_search_and_sends_nothing_more() {
     );
     assert_eq!(result["structuredContent"]["counts"][0]["count"], 300);
 }
+
+#[test]
+fn an_absolute_glob_pattern_searches_its_directory() {
+    let ws = workspace();
+    project(&ws);
+    let mut client = started(&ws);
+    let pattern = format!("{}/src/*.rs", s(&ws.app));
+    let result = client.call("glob", json!({"pattern": pattern, "sort": "path"}));
+    assert_eq!(
+        files(&result),
+        vec![rel(&ws, "src/lib.rs"), rel(&ws, "src/main.rs")]
+    );
+    // Outside the roots it is refused like any path.
+    let outside = format!("{}/*.txt", s(&ws.outside));
+    let result = client.call("glob", json!({"pattern": outside}));
+    assert!(is_error(&result));
+    assert!(!text(&result).contains("secret.txt"));
+}

@@ -744,9 +744,17 @@ pub struct FoundOut {
     pub modified: Option<String>,
 }
 
-pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
+pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     if args.pattern.trim().is_empty() {
         return Answer::error("`pattern` is empty; give a glob such as \"**/*.rs\"");
+    }
+    // An absolute pattern ("/home/me/app/src/**/*.rs") is split into the directory to
+    // search and the pattern relative to it, as an agent means it.
+    if args.path.is_none()
+        && let Some((dir, rest)) = split_absolute_pattern(&args.pattern)
+    {
+        args.path = Some(dir);
+        args.pattern = rest;
     }
     let targets = match targets(call, args.path.as_deref()).await {
         Ok(targets) => targets,
@@ -788,6 +796,29 @@ pub async fn glob(call: &Call<'_>, args: GlobArgs) -> Answer {
         Err(answer) => return answer,
     };
     render_glob(&outcome, offset, call.budget())
+}
+
+/// Splits an absolute glob into its literal directory prefix and the rest:
+/// `/a/b/**/*.rs` → (`/a/b`, `**/*.rs`); a literal `/a/b/c.rs` → (`/a/b`, `c.rs`). `None`
+/// for relative patterns, or when nothing is left to match.
+fn split_absolute_pattern(pattern: &str) -> Option<(String, String)> {
+    if !pattern.starts_with('/') {
+        return None;
+    }
+    let components: Vec<&str> = pattern.split('/').collect();
+    let literal = |c: &str| !c.contains(['*', '?', '[', ']', '{', '}']);
+    // A fully literal path names one file: search its directory for its name.
+    let split = components
+        .iter()
+        .position(|c| !literal(c))
+        .unwrap_or(components.len() - 1)
+        .max(1);
+    let dir = components[..split].join("/");
+    let rest = components[split..].join("/");
+    if rest.is_empty() {
+        return None;
+    }
+    Some((if dir.is_empty() { "/".to_string() } else { dir }, rest))
 }
 
 pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answer {
@@ -852,6 +883,25 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn absolute_patterns_split_into_directory_and_pattern() {
+        assert_eq!(
+            split_absolute_pattern("/a/b/**/*.rs"),
+            Some(("/a/b".to_string(), "**/*.rs".to_string()))
+        );
+        assert_eq!(
+            split_absolute_pattern("/a/b/src/*.{ts,tsx}"),
+            Some(("/a/b/src".to_string(), "*.{ts,tsx}".to_string()))
+        );
+        assert_eq!(split_absolute_pattern("src/**/*.rs"), None);
+        // A fully literal path: its directory, searched for its name.
+        assert_eq!(
+            split_absolute_pattern("/a/b/c.rs"),
+            Some(("/a/b".to_string(), "c.rs".to_string()))
+        );
+        assert_eq!(split_absolute_pattern("/"), None);
+    }
 
     #[test]
     fn sizes_parse() {

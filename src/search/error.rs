@@ -67,16 +67,29 @@ pub(crate) fn regex_message(pattern: &str, message: &str) -> String {
     let mut out: Vec<String> = lines[..at].iter().map(|l| l.to_string()).collect();
     out.push(format!("    {pattern}"));
     let inner = 7..7 + pattern.len();
+    let rest = &lines[at + 2..];
+    let repetition = rest.iter().any(|l| l.contains("repetition"));
     if inner.contains(&column) {
         out.push(format!(
             "    {}{}",
             " ".repeat(column - 7),
             caret.trim_start()
         ));
+    } else if repetition && pattern.contains('{') {
+        // The engine blames the end of the pattern for an unclosed `{`.
+        out.push("    (a `{` starts a repetition such as `a{2,3}` but is not one here)".to_owned());
     } else {
         out.push("    (an opening or closing parenthesis has no partner)".to_owned());
     }
-    out.extend(lines[at + 2..].iter().map(|l| l.to_string()));
+    out.extend(rest.iter().map(|l| l.to_string()));
+    // Most agents' regex mistakes are literal text: say how to search for it as is.
+    if pattern.contains(['{', '}', '(', ')', '[', ']']) {
+        out.push(
+            "hint: to search for this text literally, set fixed_strings: true (or escape \
+             the special characters with a backslash, e.g. \\{ or \\()"
+                .to_owned(),
+        );
+    }
     out.join("\n")
 }
 
@@ -89,7 +102,7 @@ mod tests {
         let engine = "regex parse error:\n    (?:a{2,1})\n       ^^^^^\nerror: invalid repetition count range, the start must be <= the end";
         assert_eq!(
             regex_message("a{2,1}", engine),
-            "regex parse error:\n    a{2,1}\n    ^^^^^\nerror: invalid repetition count range, the start must be <= the end"
+            "regex parse error:\n    a{2,1}\n    ^^^^^\nerror: invalid repetition count range, the start must be <= the end\nhint: to search for this text literally, set fixed_strings: true (or escape the special characters with a backslash, e.g. \\{ or \\()"
         );
     }
 
@@ -98,7 +111,7 @@ mod tests {
         let engine = "regex parse error:\n    (?:foo(bar)\n    ^\nerror: unclosed group";
         assert_eq!(
             regex_message("foo(bar", engine),
-            "regex parse error:\n    foo(bar\n    (an opening or closing parenthesis has no partner)\nerror: unclosed group"
+            "regex parse error:\n    foo(bar\n    (an opening or closing parenthesis has no partner)\nerror: unclosed group\nhint: to search for this text literally, set fixed_strings: true (or escape the special characters with a backslash, e.g. \\{ or \\()"
         );
     }
 

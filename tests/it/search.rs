@@ -360,3 +360,35 @@ fn an_absolute_glob_pattern_searches_its_directory() {
     assert!(is_error(&result));
     assert!(!text(&result).contains("secret.txt"));
 }
+
+#[test]
+fn grep_and_glob_take_several_paths() {
+    let ws = workspace();
+    project(&ws);
+    std::fs::create_dir_all(ws.app.join("other")).unwrap();
+    std::fs::write(ws.app.join("other/x.rs"), "fn needle() {}\n").unwrap();
+    let mut client = started(&ws);
+    let result = client.call(
+        "grep",
+        json!({"pattern": "needle", "paths": ["src", "other"]}),
+    );
+    assert_eq!(
+        files(&result),
+        vec![
+            rel(&ws, "other/x.rs"),
+            rel(&ws, "src/lib.rs"),
+            rel(&ws, "src/util.py")
+        ]
+    );
+    let result = client.call(
+        "glob",
+        json!({"pattern": "*.rs", "path": ["other", "src"], "sort": "path"}),
+    );
+    assert_eq!(files(&result).len(), 3);
+    // One path outside the roots refuses the whole call.
+    let result = client.call(
+        "grep",
+        json!({"pattern": "needle", "paths": ["src", "../outside"]}),
+    );
+    assert!(is_error(&result));
+}

@@ -91,9 +91,9 @@ pub struct GrepArgs {
     /// Regular expression (Rust regex syntax; escape literal braces), or a literal string
     /// with fixed_strings.
     pub pattern: String,
-    /// File or directory to search (default: every workspace root).
-    #[serde(default, alias = "file_path")]
-    pub path: Option<String>,
+    /// File or directory to search, or a list of them (default: every workspace root).
+    #[serde(default, alias = "file_path", alias = "paths")]
+    pub path: Option<OneOrMany>,
     /// Glob filter(s) on the path relative to the search root, rg --glob style; a leading
     /// '!' excludes. E.g. "*.rs", ["*.ts", "!*.test.ts"].
     #[serde(default, alias = "include")]
@@ -179,9 +179,9 @@ pub struct GlobArgs {
     /// Glob matched against the path relative to the search root, e.g. "**/*.rs",
     /// "src/**/*.{ts,tsx}"; without '/', it matches at any depth.
     pub pattern: String,
-    /// Directory to search (default: every workspace root).
-    #[serde(default, alias = "file_path")]
-    pub path: Option<String>,
+    /// Directory to search, or a list of them (default: every workspace root).
+    #[serde(default, alias = "file_path", alias = "paths")]
+    pub path: Option<OneOrMany>,
     /// ripgrep file type(s) to keep, e.g. "rust", "py".
     #[serde(default, rename = "type", alias = "file_type")]
     pub file_type: Option<OneOrMany>,
@@ -244,29 +244,30 @@ fn parse_size(text: &str) -> Option<u64> {
 }
 
 /// Resolves the `path` argument into search targets (or every root).
-async fn targets(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>, Answer> {
-    match path {
-        Some(path) => {
-            let resolved = resolve_checked(call, path, Access::Read).await?;
-            if !resolved.exists {
-                return Err(Answer::error(format!(
-                    "{}: no such file or directory",
-                    resolved.path.display()
-                )));
-            }
-            Ok(vec![resolved.path])
+async fn targets(call: &Call<'_>, path: Option<&OneOrMany>) -> Result<Vec<PathBuf>, Answer> {
+    let named = path.cloned().map(OneOrMany::into_vec).unwrap_or_default();
+    if named.is_empty() {
+        let targets = call.roots.existing();
+        if targets.is_empty() {
+            return Err(Answer::error(format!(
+                "no workspace root exists ({}); pass a path",
+                call.roots.describe()
+            )));
         }
-        None => {
-            let targets = call.roots.existing();
-            if targets.is_empty() {
-                return Err(Answer::error(format!(
-                    "no workspace root exists ({}); pass a path",
-                    call.roots.describe()
-                )));
-            }
-            Ok(targets)
-        }
+        return Ok(targets);
     }
+    let mut targets = Vec::with_capacity(named.len());
+    for path in &named {
+        let resolved = resolve_checked(call, path, Access::Read).await?;
+        if !resolved.exists {
+            return Err(Answer::error(format!(
+                "{}: no such file or directory",
+                resolved.path.display()
+            )));
+        }
+        targets.push(resolved.path);
+    }
+    Ok(targets)
 }
 
 /// Runs a blocking search with progress reporting; `None` when the call was cancelled
@@ -442,7 +443,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     if args.pattern.is_empty() {
         return Answer::error("`pattern` is empty; give a regular expression to search for");
     }
-    let targets = match targets(call, args.path.as_deref()).await {
+    let targets = match targets(call, args.path.as_ref()).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
@@ -753,10 +754,10 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     if args.path.is_none()
         && let Some((dir, rest)) = split_absolute_pattern(&args.pattern)
     {
-        args.path = Some(dir);
+        args.path = Some(OneOrMany::One(dir));
         args.pattern = rest;
     }
-    let targets = match targets(call, args.path.as_deref()).await {
+    let targets = match targets(call, args.path.as_ref()).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };

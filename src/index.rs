@@ -379,7 +379,15 @@ pub fn build_limited(
         return Ok(None);
     }
     let mut unreadable = 0;
-    let mut all = Part::default();
+    // Merge into exactly sized buffers: growing by doubling would hold up to twice the
+    // arena while the last part is copied in.
+    let mut all = Part {
+        arena: Vec::with_capacity(parts.iter().map(|c| c.part.arena.len()).sum()),
+        files: Vec::with_capacity(parts.iter().map(|c| c.part.files.len()).sum()),
+        dirs: Vec::with_capacity(parts.iter().map(|c| c.part.dirs.len()).sum()),
+        others: Vec::with_capacity(parts.iter().map(|c| c.part.others.len()).sum()),
+        listed: Vec::with_capacity(parts.iter().map(|c| c.part.listed.len()).sum()),
+    };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;
         all.absorb(collector.part);
@@ -414,8 +422,10 @@ struct Part {
     dirs: Vec<Span>,
     /// Symlinks and special files the walk yielded (neither files nor directories).
     others: Vec<Span>,
-    /// Every non-hidden file or directory found by listing the visited directories.
-    listed: Vec<(Span, bool)>,
+    /// Every non-hidden file or directory found by listing the visited directories, as
+    /// (the directory's path, the entry's name, is a directory): names only, so the paths
+    /// the walk also yields are not stored twice.
+    listed: Vec<(Span, Span, bool)>,
 }
 
 impl Part {
@@ -439,8 +449,12 @@ impl Part {
             .extend(other.files.into_iter().map(|(s, z, m)| (moved(s), z, m)));
         self.dirs.extend(other.dirs.into_iter().map(moved));
         self.others.extend(other.others.into_iter().map(moved));
-        self.listed
-            .extend(other.listed.into_iter().map(|(s, d)| (moved(s), d)));
+        self.listed.extend(
+            other
+                .listed
+                .into_iter()
+                .map(|(dir, name, is_dir)| (moved(dir), moved(name), is_dir)),
+        );
     }
 }
 
@@ -491,8 +505,6 @@ impl PerThread for Collector<'_> {
         let Ok(listing) = std::fs::read_dir(entry.path()) else {
             return;
         };
-        let mut buf = rel;
-        let base = buf.len();
         for child in listing.flatten() {
             let name = child.file_name();
             if name.as_bytes().starts_with(b".") {
@@ -504,13 +516,8 @@ impl PerThread for Collector<'_> {
             if !kind.is_file() && !kind.is_dir() {
                 continue;
             }
-            buf.truncate(base);
-            if base > 0 {
-                buf.push(b'/');
-            }
-            buf.extend_from_slice(name.as_bytes());
-            let span = self.part.push(&buf);
-            self.part.listed.push((span, kind.is_dir()));
+            let name = self.part.push(name.as_bytes());
+            self.part.listed.push((span, name, kind.is_dir()));
         }
     }
 }
@@ -522,7 +529,7 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         mut files,
         mut dirs,
         others,
-        mut listed,
+        listed,
     } = part;
     let text = |s: Span| &raw[s.range()];
     files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
@@ -535,36 +542,61 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
     yielded.extend(dirs.iter().copied());
     yielded.extend(others);
     yielded.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
-    listed.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
-    let mut ignored_raw: Vec<(Span, bool)> = Vec::new();
-    let mut y = 0;
-    for (span, is_dir) in listed {
-        while y < yielded.len() && cmp_paths(text(yielded[y]), text(span)) == Ordering::Less {
-            y += 1;
+    let mut ignored_raw: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut full = Vec::new();
+    for (dir, name, is_dir) in listed {
+        full.clear();
+        full.extend_from_slice(text(dir));
+        if !full.is_empty() {
+            full.push(b'/');
         }
-        let seen = y < yielded.len() && text(yielded[y]) == text(span);
+        full.extend_from_slice(text(name));
+        let seen = yielded
+            .binary_search_by(|y| cmp_paths(text(*y), &full))
+            .is_ok();
         if !seen {
-            ignored_raw.push((span, is_dir));
+            ignored_raw.push((full.clone(), is_dir));
         }
     }
+    ignored_raw.sort_unstable_by(|a, b| cmp_paths(&a.0, &b.0));
     drop(yielded);
 
     // One arena, in the final order: files, directories, ignored entries.
     let total: usize = files.iter().map(|f| f.0.len as usize).sum::<usize>()
         + dirs.iter().map(|d| d.len as usize).sum::<usize>()
-        + ignored_raw.iter().map(|i| i.0.len as usize).sum::<usize>();
+        + ignored_raw.iter().map(|i| i.0.len()).sum::<usize>();
     let mut arena = Vec::with_capacity(total);
     let mut copy = |s: Span| {
         let start = arena.len() as u32;
         arena.extend_from_slice(text(s));
         Span { start, len: s.len }
     };
-    let file_spans: Vec<(Span, u64, i64)> =
-        files.iter().map(|&(s, z, m)| (copy(s), z, m)).collect();
-    let dir_spans: Vec<Span> = dirs.iter().map(|&s| copy(s)).collect();
-    let ignored_spans: Vec<(Span, bool)> = ignored_raw.iter().map(|&(s, d)| (copy(s), d)).collect();
-    drop(files);
-    drop(dirs);
+    // Re-point the spans in place (no second copy of the lists at the peak).
+    for file in files.iter_mut() {
+        file.0 = copy(file.0);
+    }
+    for dir in dirs.iter_mut() {
+        *dir = copy(*dir);
+    }
+    drop(copy);
+    let mut file_spans = files;
+    file_spans.shrink_to_fit();
+    let mut dir_spans = dirs;
+    dir_spans.shrink_to_fit();
+    let ignored_spans: Vec<(Span, bool)> = ignored_raw
+        .iter()
+        .map(|(bytes, d)| {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(bytes);
+            (
+                Span {
+                    start,
+                    len: bytes.len() as u32,
+                },
+                *d,
+            )
+        })
+        .collect();
     drop(ignored_raw);
     drop(raw);
     let arena = arena.into_boxed_slice();

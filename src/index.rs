@@ -578,7 +578,6 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
     for dir in dirs.iter_mut() {
         *dir = copy(*dir);
     }
-    drop(copy);
     let mut file_spans = files;
     file_spans.shrink_to_fit();
     let mut dir_spans = dirs;

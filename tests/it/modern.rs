@@ -354,3 +354,28 @@ fn per_request_log_level_opts_in_to_log_messages() {
     });
     assert!(logs.is_empty(), "{logs:?}");
 }
+
+#[test]
+fn stateless_resource_errors_use_the_revisions_codes() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    let missing = uri(&ws.app.join("nope.rs"));
+    let read = client.request(
+        "resources/read",
+        json!({"_meta": meta(json!({})), "uri": missing}),
+    );
+    // 2026-07-28: resource not found is -32602 (-32002 is reserved there).
+    assert_eq!(read["error"]["code"], -32602, "{read}");
+    let ok = client.request(
+        "resources/read",
+        json!({"_meta": meta(json!({})), "uri": uri(&ws.app.join("src/main.rs"))}),
+    );
+    assert_eq!(ok["result"]["resultType"], "complete");
+    assert!(ok["result"]["ttlMs"].is_u64());
+    assert!(ok["result"]["cacheScope"].is_string());
+    // An unsupported revision is refused with the supported list.
+    let mut old = meta(json!({}));
+    old["io.modelcontextprotocol/protocolVersion"] = json!("2099-01-01");
+    let refused = client.request("tools/list", json!({"_meta": old}));
+    assert!(refused["error"]["code"].is_i64(), "{refused}");
+}

@@ -153,33 +153,9 @@ async fn ask_user(
         return Err(not_askable(resolved, access, roots));
     }
     let dir = grant_dir_for(&resolved.path);
-    let message = format!(
-        "rootgrep wants to {} {}, which is outside the workspace roots ({roots}). Allow it?",
-        access.verb(),
-        resolved.path.display()
-    );
-    let schema: ElicitationSchema = serde_json::from_value(json!({
-        "type": "object",
-        "properties": {
-            "allow": {
-                "type": "boolean",
-                "title": "Allow",
-                "description": format!("Allow this {} of {}", access.verb(), resolved.path.display()),
-            },
-            "remember": {
-                "type": "boolean",
-                "title": "Remember",
-                "description": format!(
-                    "Allow {}s in {} for the rest of the session",
-                    access.verb(),
-                    dir.display()
-                ),
-                "default": false,
-            },
-        },
-        "required": ["allow"],
-    }))
-    .map_err(|err| format!("internal error building the permission question: {err}"))?;
+    let (message, schema) = permission_question(&resolved.path, access, roots, Some(&dir));
+    let schema: ElicitationSchema = serde_json::from_value(schema)
+        .map_err(|err| format!("internal error building the permission question: {err}"))?;
     let request =
         ServerRequest::ElicitRequest(Request::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -259,6 +235,46 @@ async fn ask_user(
             resolved.path.display()
         )),
     }
+}
+
+/// The question put to the user about a path outside the roots: its message and a flat,
+/// primitive form (`allow`, and `remember` when the answer can be kept for the session).
+/// Shared by session (elicitation request) and stateless (`input_required`) clients.
+pub fn permission_question(
+    path: &std::path::Path,
+    access: Access,
+    roots: &str,
+    remember_dir: Option<&std::path::Path>,
+) -> (String, serde_json::Value) {
+    let message = format!(
+        "rootgrep wants to {} {}, which is outside the workspace roots ({roots}). Allow it?",
+        access.verb(),
+        path.display()
+    );
+    let mut schema = json!({
+        "type": "object",
+        "properties": {
+            "allow": {
+                "type": "boolean",
+                "title": "Allow",
+                "description": format!("Allow this {} of {}", access.verb(), path.display()),
+            },
+        },
+        "required": ["allow"],
+    });
+    if let Some(dir) = remember_dir {
+        schema["properties"]["remember"] = json!({
+            "type": "boolean",
+            "title": "Remember",
+            "description": format!(
+                "Allow {}s in {} for the rest of the session",
+                access.verb(),
+                dir.display()
+            ),
+            "default": false,
+        });
+    }
+    (message, schema)
 }
 
 fn refused(resolved: &Resolved, access: Access) -> String {

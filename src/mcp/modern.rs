@@ -272,29 +272,15 @@ impl ModernCall {
                         roots.describe()
                     ));
                 }
-                let message = format!(
-                    "rootgrep wants to {} {}, which is outside the workspace roots ({}). Allow it?",
-                    access.verb(),
-                    resolved.path.display(),
-                    roots.describe()
+                let (message, schema) = crate::mcp::ask::permission_question(
+                    &resolved.path,
+                    access,
+                    &roots.describe(),
+                    None,
                 );
                 let request: InputRequest = serde_json::from_value(json!({
                     "method": "elicitation/create",
-                    "params": {
-                        "mode": "form",
-                        "message": message,
-                        "requestedSchema": {
-                            "type": "object",
-                            "properties": {
-                                "allow": {
-                                    "type": "boolean",
-                                    "title": "Allow",
-                                    "description": format!("Allow this {} of {}", access.verb(), resolved.path.display()),
-                                }
-                            },
-                            "required": ["allow"],
-                        }
-                    }
+                    "params": {"mode": "form", "message": message, "requestedSchema": schema},
                 }))
                 .map_err(|err| format!("internal error building the question: {err}"))?;
                 let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());

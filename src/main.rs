@@ -44,13 +44,24 @@ fn main() -> ExitCode {
                 json,
                 ..
             }) => mcp::call::run(config, &tool, &args_json, json).await,
-            None => match mcp::serve_stdio(config).await {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) => {
-                    eprintln!("rootgrep: {err}");
-                    ExitCode::FAILURE
+            None => {
+                use std::io::IsTerminal;
+                if std::io::stdin().is_terminal() {
+                    // A person ran it by hand: say what it is waiting for (stderr only).
+                    eprintln!(
+                        "rootgrep serves MCP over stdio and waits for a host to speak JSON-RPC \
+                         on stdin. To try a tool by hand: rootgrep call grep '{{\"pattern\":\"main\"}}' \
+                         (see rootgrep --help). Ctrl-D quits."
+                    );
                 }
-            },
+                match mcp::serve_stdio(config).await {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(err) => {
+                        eprintln!("rootgrep: {err}");
+                        ExitCode::FAILURE
+                    }
+                }
+            }
         }
     });
     // Blocking work still running (a cancelled scan) must not delay the exit.

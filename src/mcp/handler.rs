@@ -24,6 +24,7 @@ use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tracing::Instrument;
 
 use crate::mcp::modern::{self, ModernCall};
+use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
 use crate::mcp::{ask, completion, logging, prompts, resources, tools};
 use crate::roots::RootSet;
@@ -333,6 +334,10 @@ impl ServerHandler for Handler {
                 format!("unknown tool {name:?}; available: {}", names.join(", ")),
                 None,
             ));
+        }
+        if context.ct.is_cancelled() {
+            // Cancelled while queued: rmcp drops whatever is answered, so do no work.
+            return Ok(Answer::error("cancelled").into_result().into());
         }
         let args = request.arguments.unwrap_or_default();
         let prepared = prepare(

@@ -191,6 +191,17 @@ async fn admit(
                         if waiting.len() != before {
                             continue; // never started: nothing to tell rmcp
                         }
+                        // rmcp sends no response for a cancelled request: free its slot
+                        // now, or every cancellation would shrink the admission window.
+                        if in_flight.remove(&id) {
+                            while in_flight.len() < MAX_IN_FLIGHT {
+                                let Some((next, line)) = waiting.pop_front() else { break };
+                                in_flight.insert(next);
+                                if to_rmcp.write_all(&line).await.is_err() {
+                                    return;
+                                }
+                            }
+                        }
                         bytes
                     }
                     Some(Incoming::Other(bytes)) => bytes,

@@ -274,3 +274,29 @@ fn fifty_concurrent_greps_half_cancelled() {
     let again = client.call("grep", args);
     assert_eq!(again["structuredContent"]["counts"], reference["counts"]);
 }
+
+/// Cancelled requests get no response, so they must not keep their admission slot: after
+/// far more cancellations than slots, new requests are still served.
+#[test]
+fn many_cancellations_do_not_exhaust_the_admission_window() {
+    let ws = workspace();
+    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
+    let body = line.repeat(200);
+    for f in 0..200 {
+        std::fs::write(ws.app.join(format!("f{f}.txt")), &body).unwrap();
+    }
+    let mut client = Client::spawn(&["--no-watch"], &ws.app);
+    client.handshake(json!({}));
+    for round in 0..600 {
+        let id = 5_000_000 + round;
+        client.send(json!({"jsonrpc":"2.0","id":id,"method":"tools/call",
+            "params":{"name":"grep","arguments":{"pattern": r"\b\w{40,}\b|(\w+\s+){12}\d"}}}));
+        client.notify("notifications/cancelled", json!({"requestId": id}));
+    }
+    let started = std::time::Instant::now();
+    let pong = client.request("ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+    let result = client.call("list_roots", json!({}));
+    assert!(!is_error(&result));
+    assert!(started.elapsed() < Duration::from_secs(30));
+}

@@ -278,6 +278,9 @@ async fn run<T: Send + 'static>(
     total: Option<u64>,
     work: impl FnOnce(&Control) -> T + Send + 'static,
 ) -> Result<Option<T>, Answer> {
+    if call.ctx.ct.is_cancelled() {
+        return Ok(None); // cancelled before it started: no work at all
+    }
     let control = Arc::new(Control::new());
     let reporter = Reporter::start(call.ctx, control.clone(), total, noun);
     let worker = control.clone();

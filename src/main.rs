@@ -1,11 +1,19 @@
 //! The `rootgrep` binary: parse flags into a `Config`, then serve MCP over stdio or run
-//! one tool (`rootgrep call`). Errors are printed once, to stderr.
+//! one tool (`rootgrep call`). Errors are reported once, on stderr. When serving, stdout
+//! carries protocol messages only (written by `mcp::stdio`); `rootgrep call` is not an MCP
+//! session, and its answer is the one thing this file writes to stdout.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use clap::Parser;
 use rootgrep::cli::{self, Args, Command};
 use rootgrep::mcp;
+
+/// One message for the person at the terminal, on stderr.
+fn report(message: &str) {
+    let _ = writeln!(std::io::stderr(), "{message}");
+}
 
 fn main() -> ExitCode {
     let args = Args::parse();
@@ -22,7 +30,7 @@ fn main() -> ExitCode {
         },
         Ok(config) => config,
         Err(err) => {
-            eprintln!("rootgrep: {err}");
+            report(&format!("rootgrep: {err}"));
             return ExitCode::from(2);
         }
     };
@@ -32,7 +40,7 @@ fn main() -> ExitCode {
     {
         Ok(runtime) => runtime,
         Err(err) => {
-            eprintln!("rootgrep: cannot start the async runtime: {err}");
+            report(&format!("rootgrep: cannot start the async runtime: {err}"));
             return ExitCode::FAILURE;
         }
     };
@@ -43,21 +51,36 @@ fn main() -> ExitCode {
                 args_json,
                 json,
                 ..
-            }) => mcp::call::run(config, &tool, &args_json, json).await,
+            }) => match mcp::call::run(config, &tool, &args_json, json).await {
+                Ok(output) => {
+                    let mut stdout = std::io::stdout().lock();
+                    let _ = stdout.write_all(output.text.as_bytes());
+                    let _ = stdout.flush();
+                    if output.is_error {
+                        ExitCode::FAILURE
+                    } else {
+                        ExitCode::SUCCESS
+                    }
+                }
+                Err(message) => {
+                    report(&format!("rootgrep call: {message}"));
+                    ExitCode::from(2)
+                }
+            },
             None => {
                 use std::io::IsTerminal;
                 if std::io::stdin().is_terminal() {
-                    // A person ran it by hand: say what it is waiting for (stderr only).
-                    eprintln!(
+                    // A person ran it by hand: say what it is waiting for.
+                    report(
                         "rootgrep serves MCP over stdio and waits for a host to speak JSON-RPC \
-                         on stdin. To try a tool by hand: rootgrep call grep '{{\"pattern\":\"main\"}}' \
-                         (see rootgrep --help). Ctrl-D quits."
+                         on stdin. To try a tool by hand: rootgrep call grep '{\"pattern\":\"main\"}' \
+                         (see rootgrep --help). Ctrl-D quits.",
                     );
                 }
                 match mcp::serve_stdio(config).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
-                        eprintln!("rootgrep: {err}");
+                        report(&format!("rootgrep: {err}"));
                         ExitCode::FAILURE
                     }
                 }

@@ -639,11 +639,11 @@ mod tests {
 
     #[test]
     fn single_edit_writes_and_returns_diff() {
-        let (_d, p) = file_with(b"fn main() {\n    println!(\"hi\");\n}\n");
+        let (_d, p) = file_with(b"fn main() {\n    greet(\"hi\");\n}\n");
         let out = edit_file(&p, &[edit("\"hi\"", "\"hello\"")], false).unwrap();
         assert_eq!(
             fs::read_to_string(&p).unwrap(),
-            "fn main() {\n    println!(\"hello\");\n}\n"
+            "fn main() {\n    greet(\"hello\");\n}\n"
         );
         assert_eq!(out.replacements, vec![1]);
         assert!(out.written && out.changed);
@@ -656,7 +656,7 @@ mod tests {
         );
         assert!(
             out.diff
-                .contains("-    println!(\"hi\");\n+    println!(\"hello\");\n"),
+                .contains("-    greet(\"hi\");\n+    greet(\"hello\");\n"),
             "{}",
             out.diff
         );

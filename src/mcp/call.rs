@@ -1,18 +1,29 @@
 //! `rootgrep call <TOOL> [ARGS_JSON] [DIR]...`: runs one tool through the very server code
-//! a host talks to — an in-process MCP session over in-memory pipes — and prints the
-//! answer's text (or, with `--json`, its structured result). The quickest way for a person
-//! to try a tool, and proof that the CLI and the server cannot drift apart.
-
-use std::io::Write;
-use std::process::ExitCode;
+//! a host talks to — an in-process MCP session over in-memory pipes — and returns the
+//! answer's text (or, with `--json`, its structured result) for `main` to print. The
+//! quickest way for a person to try a tool, and proof that the CLI and the server cannot
+//! drift apart. Nothing here writes to stdout.
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use crate::config::Config;
 
-/// Runs the tool and prints its answer; exit code 1 when the tool reported an error.
-pub async fn run(config: Config, tool: &str, args_json: &str, json_output: bool) -> ExitCode {
+/// What one call produced.
+pub struct CallOutput {
+    /// The text to show (ends with a newline).
+    pub text: String,
+    /// The tool reported an error (`isError`).
+    pub is_error: bool,
+}
+
+/// Runs the tool; `Err` is a usage or transport problem to report on stderr.
+pub async fn run(
+    config: Config,
+    tool: &str,
+    args_json: &str,
+    json_output: bool,
+) -> Result<CallOutput, String> {
     let arguments: Value = match serde_json::from_str(args_json) {
         Ok(value @ Value::Object(_)) => value,
         Ok(_) => return fail("ARGS_JSON must be a JSON object, e.g. '{\"pattern\":\"main\"}'"),
@@ -82,18 +93,12 @@ pub async fn run(config: Config, tool: &str, args_json: &str, json_output: bool)
         }
         text
     };
-    // `call` is not an MCP session: its stdout is the user's terminal.
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(output.as_bytes());
-    let _ = stdout.flush();
-    if is_error {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+    Ok(CallOutput {
+        text: output,
+        is_error,
+    })
 }
 
-fn fail(message: &str) -> ExitCode {
-    eprintln!("rootgrep call: {message}");
-    ExitCode::from(2)
+fn fail(message: &str) -> Result<CallOutput, String> {
+    Err(message.to_string())
 }

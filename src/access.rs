@@ -72,20 +72,8 @@ impl Grants {
         roots: &RootSet,
         confine: &Confine,
     ) -> Verdict {
-        if !confine.allows(canonical) {
-            return Verdict::Refused(format!(
-                "{} is outside the directories this server is confined to ({}); the operator's --confine setting cannot be widened",
-                canonical.display(),
-                confine
-                    .dirs
-                    .iter()
-                    .map(|d| d.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ));
-        }
-        if roots.containing(canonical).is_some() {
-            return Verdict::Allowed;
+        if let Some(verdict) = boundary_verdict(canonical, roots, confine) {
+            return verdict;
         }
         let state = self.lock();
         let granted = state.granted.iter().any(|(dir, granted_access)| {
@@ -114,6 +102,24 @@ impl Grants {
     pub fn refuse(&self, path: PathBuf, access: Access) {
         self.lock().refused.insert((path, access));
     }
+}
+
+/// The part of the verdict that needs no session state: outside `--confine` → refused;
+/// inside a root → allowed; otherwise `None` (grants, refusals or the user decide).
+pub fn boundary_verdict(canonical: &Path, roots: &RootSet, confine: &Confine) -> Option<Verdict> {
+    if !confine.allows(canonical) {
+        return Some(Verdict::Refused(format!(
+            "{} is outside the directories this server is confined to ({}); the operator's --confine setting cannot be widened",
+            canonical.display(),
+            confine
+                .dirs
+                .iter()
+                .map(|d| d.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    roots.containing(canonical).map(|_| Verdict::Allowed)
 }
 
 /// The directory a "remember" answer grants: the path itself when it is a directory,

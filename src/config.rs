@@ -32,20 +32,3 @@ pub struct Config {
     /// How long to wait for the user to answer an out-of-root question.
     pub elicitation_timeout: Duration,
 }
-
-impl Config {
-    /// A configuration for tests and embedding: roots from `dirs`, defaults elsewhere.
-    pub fn for_dirs(dirs: Vec<PathBuf>) -> Config {
-        Config {
-            dirs,
-            cwd: std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
-            confine: Confine::default(),
-            read_only: false,
-            watch: false,
-            index_max_files: crate::index::DEFAULT_MAX_FILES,
-            max_output_bytes: DEFAULT_MAX_OUTPUT_BYTES,
-            roots_timeout: Duration::from_secs(5),
-            elicitation_timeout: Duration::from_secs(120),
-        }
-    }
-}

@@ -132,7 +132,7 @@ pub struct Listing {
 pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
     // Read through a handle opened without following symlinks, so a directory swapped for
     // a link after the caller checked it cannot show another directory's entries.
-    let handle = super::safe::DirHandle::open(dir).map_err(|e| match e.kind() {
+    let cannot_list = |e: io::Error| match e.kind() {
         io::ErrorKind::NotADirectory => io::Error::new(
             e.kind(),
             format!(
@@ -141,17 +141,9 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
             ),
         ),
         _ => io::Error::new(e.kind(), format!("cannot list {}: {e}", dir.display())),
-    })?;
-    let read = fs::read_dir(handle.path()).map_err(|e| match e.kind() {
-        io::ErrorKind::NotADirectory => io::Error::new(
-            e.kind(),
-            format!(
-                "cannot list {}: not a directory (use file_info or read_file)",
-                dir.display()
-            ),
-        ),
-        _ => io::Error::new(e.kind(), format!("cannot list {}: {e}", dir.display())),
-    })?;
+    };
+    let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;
+    let read = fs::read_dir(handle.path()).map_err(cannot_list)?;
 
     struct Raw {
         name: OsString,

@@ -139,8 +139,8 @@ impl ServerHandler for Handler {
         )
         .await?;
         let (roots, modern) = match prepared {
-            Prepared::Input(input) => return Ok(ReadResourceResponse::InputRequired(input)),
-            Prepared::Ready { roots, modern } => (roots, modern),
+            Ok(ready) => ready,
+            Err(input) => return Ok(ReadResourceResponse::InputRequired(input)),
         };
         let result = resources::read_resource(
             &self.session,
@@ -257,8 +257,8 @@ impl ServerHandler for Handler {
         )
         .await?;
         let (roots, modern) = match prepared {
-            Prepared::Input(input) => return Ok(GetPromptResponse::InputRequired(input)),
-            Prepared::Ready { roots, modern } => (roots, modern),
+            Ok(ready) => ready,
+            Err(input) => return Ok(GetPromptResponse::InputRequired(input)),
         };
         let result = prompts::get(
             &self.session,
@@ -351,8 +351,8 @@ impl ServerHandler for Handler {
         )
         .await?;
         let (roots, modern) = match prepared {
-            Prepared::Input(input) => return Ok(CallToolResponse::InputRequired(input)),
-            Prepared::Ready { roots, modern } => (roots, modern),
+            Ok(ready) => ready,
+            Err(input) => return Ok(CallToolResponse::InputRequired(input)),
         };
         let session = self.session.clone();
         // 2026-07-28: logs reach the client only for a request that asked (`_meta.logLevel`).
@@ -410,14 +410,8 @@ impl ServerHandler for Handler {
     }
 }
 
-/// Roots and the 2026-07-28 context of one request, or the question to ask first.
-enum Prepared {
-    Ready {
-        roots: Arc<RootSet>,
-        modern: Option<Box<ModernCall>>,
-    },
-    Input(InputRequiredResult),
-}
+/// Roots and the 2026-07-28 context of one request, or (`Err`) the question to ask first.
+type Prepared = Result<(Arc<RootSet>, Option<Box<ModernCall>>), InputRequiredResult>;
 
 /// Legacy requests wait (bounded) for the session's roots; modern requests bring their own
 /// context and get their roots through `input_required` when the client declared `roots`.
@@ -434,10 +428,7 @@ async fn prepare(
         let roots = session
             .roots_when_ready(ask::client_has_roots(&context.peer))
             .await;
-        return Ok(Prepared::Ready {
-            roots,
-            modern: None,
-        });
+        return Ok(Ok((roots, None)));
     }
     let call = ModernCall::new(
         session,
@@ -448,13 +439,9 @@ async fn prepare(
         responses,
         request_state,
     )?;
-    match call.roots(session) {
-        Ok(roots) => Ok(Prepared::Ready {
-            roots: Arc::new(roots),
-            modern: Some(Box::new(call)),
-        }),
-        Err(input) => Ok(Prepared::Input(input)),
-    }
+    Ok(call
+        .roots(session)
+        .map(|roots| (Arc::new(roots), Some(Box::new(call)))))
 }
 
 /// Methods rmcp knows: reaching `on_custom_request` with one of them means its params did

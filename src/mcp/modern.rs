@@ -30,7 +30,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use crate::access::{Access, Verdict};
+use crate::access::{Access, Verdict, boundary_verdict};
 use crate::mcp::session::Session;
 use crate::roots::{Resolved, Root, RootSet, choose_roots, path_from_file_uri};
 
@@ -248,13 +248,11 @@ impl ModernCall {
         if approved && session.config.confine.allows(&resolved.path) {
             return Ok(());
         }
-        // Session grants are legacy-only: a fresh Grants checks roots and --confine alone.
-        match crate::access::Grants::default().verdict(
-            &resolved.path,
-            access,
-            roots,
-            &session.config.confine,
-        ) {
+        // Session grants are legacy-only: stateless requests are judged on roots and
+        // --confine alone, then the user is asked.
+        match boundary_verdict(&resolved.path, roots, &session.config.confine)
+            .unwrap_or(Verdict::Ask)
+        {
             Verdict::Allowed => Ok(()),
             Verdict::Refused(why) => Err(why),
             Verdict::Ask => {

@@ -17,8 +17,6 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::mpsc;
 
-use crate::roots::file_uri_from_path;
-
 /// What happened to a path under the roots.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Change {
@@ -59,10 +57,6 @@ impl Subscriptions {
 
     pub fn unsubscribe(&self, path: &Path) -> bool {
         self.lock().remove(path).is_some()
-    }
-
-    pub fn count(&self) -> usize {
-        self.lock().len()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, String>> {
@@ -198,10 +192,4 @@ async fn deliver(
             }
         }
     }
-}
-
-/// The URI to report for a path (used when the client subscribed with a path-equivalent
-/// URI we normalised).
-pub fn uri_for(path: &Path) -> String {
-    file_uri_from_path(path)
 }

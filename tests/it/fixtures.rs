@@ -55,17 +55,7 @@ fn search_cases_over_the_fixture_tree() {
                 .iter()
                 .map(|f| format!("{root_text}/{}", f.as_str().unwrap()))
                 .collect();
-            let got: Vec<String> = result["structuredContent"]["files"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|f| {
-                    f.as_str()
-                        .or_else(|| f["path"].as_str())
-                        .unwrap()
-                        .to_string()
-                })
-                .collect();
+            let got = listed_files(&result);
             if got != expected {
                 failures.push(format!("{name}: files {got:?}, expected {expected:?}"));
             }

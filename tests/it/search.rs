@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::*;
 
@@ -34,20 +34,6 @@ fn started(ws: &Workspace) -> Client {
     client
 }
 
-fn files(result: &Value) -> Vec<String> {
-    result["structuredContent"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            f.as_str()
-                .or_else(|| f["path"].as_str())
-                .unwrap()
-                .to_string()
-        })
-        .collect()
-}
-
 fn rel(ws: &Workspace, path: &str) -> String {
     s(&ws.app.join(path)).to_string()
 }
@@ -59,7 +45,7 @@ fn grep_modes_filters_and_grouping() {
     let mut client = started(&ws);
     let result = client.call("grep", json!({"pattern": "needle"}));
     assert_eq!(
-        files(&result),
+        listed_files(&result),
         vec![rel(&ws, "src/lib.rs"), rel(&ws, "src/util.py")]
     );
     assert_eq!(result["structuredContent"]["stats"]["skipped"]["binary"], 1);
@@ -85,12 +71,12 @@ fn grep_modes_filters_and_grouping() {
     assert_eq!(counts[1]["path"], rel(&ws, "src/util.py"));
     assert_eq!(counts[1]["count"], 2);
     let result = client.call("grep", json!({"pattern": "needle", "type": "py"}));
-    assert_eq!(files(&result), vec![rel(&ws, "src/util.py")]);
+    assert_eq!(listed_files(&result), vec![rel(&ws, "src/util.py")]);
     let result = client.call(
         "grep",
         json!({"pattern": "needle", "hidden": true, "no_ignore": true}),
     );
-    assert_eq!(files(&result).len(), 4);
+    assert_eq!(listed_files(&result).len(), 4);
     let result = client.call(
         "grep",
         json!({"pattern": "needle", "path": "blob.bin", "output_mode": "content"}),
@@ -208,7 +194,7 @@ fn glob_matches_relative_paths_newest_first() {
     let mut client = started(&ws);
     let result = client.call("glob", json!({"pattern": "src/**/*.rs", "sort": "path"}));
     assert_eq!(
-        files(&result),
+        listed_files(&result),
         vec![
             rel(&ws, "src/deep/er/x.rs"),
             rel(&ws, "src/lib.rs"),
@@ -216,7 +202,7 @@ fn glob_matches_relative_paths_newest_first() {
         ]
     );
     let result = client.call("glob", json!({"pattern": "*.rs"}));
-    let found = files(&result);
+    let found = listed_files(&result);
     assert_eq!(found.len(), 3, "{found:?}"); // target/ ignored, .hidden.rs hidden
     assert_eq!(found[0], rel(&ws, "src/deep/er/x.rs"), "newest first");
     let result = client.call("glob", json!({"pattern": "*.rs", "head_limit": 1}));
@@ -234,7 +220,7 @@ fn multi_root_search_covers_every_root() {
     let mut client = Client::spawn(&[], &ws.base);
     client.handshake_with_roots(json!({}), &[&ws.app, &ws.outside]);
     let result = client.call("grep", json!({"pattern": "shared_symbol"}));
-    assert_eq!(files(&result).len(), 2);
+    assert_eq!(listed_files(&result).len(), 2);
 }
 
 /// A tree big enough that a scan takes a while even in a release build.
@@ -351,7 +337,7 @@ fn an_absolute_glob_pattern_searches_its_directory() {
     let pattern = format!("{}/src/*.rs", s(&ws.app));
     let result = client.call("glob", json!({"pattern": pattern, "sort": "path"}));
     assert_eq!(
-        files(&result),
+        listed_files(&result),
         vec![rel(&ws, "src/lib.rs"), rel(&ws, "src/main.rs")]
     );
     // Outside the roots it is refused like any path.
@@ -373,7 +359,7 @@ fn grep_and_glob_take_several_paths() {
         json!({"pattern": "needle", "paths": ["src", "other"]}),
     );
     assert_eq!(
-        files(&result),
+        listed_files(&result),
         vec![
             rel(&ws, "other/x.rs"),
             rel(&ws, "src/lib.rs"),
@@ -384,7 +370,7 @@ fn grep_and_glob_take_several_paths() {
         "glob",
         json!({"pattern": "*.rs", "path": ["other", "src"], "sort": "path"}),
     );
-    assert_eq!(files(&result).len(), 3);
+    assert_eq!(listed_files(&result).len(), 3);
     // One path outside the roots refuses the whole call.
     let result = client.call(
         "grep",

@@ -330,3 +330,18 @@ pub fn workspace() -> Workspace {
 pub fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
+
+/// The paths in a grep/glob structured result (`files` holds strings or `{path}` objects).
+pub fn listed_files(result: &Value) -> Vec<String> {
+    result["structuredContent"]["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            f.as_str()
+                .or_else(|| f["path"].as_str())
+                .unwrap()
+                .to_string()
+        })
+        .collect()
+}

@@ -121,21 +121,31 @@ pub(crate) fn write_annotations(
         .open_world(false)
 }
 
+/// Every tool, built once: the schemas come from schemars and are the same for the whole
+/// process, so `tools/list` and every `tools/call` reuse them.
+fn all_tools() -> &'static [Tool] {
+    static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let mut tools = search::tools();
+        tools.extend(read::tools());
+        tools.extend(files::tools());
+        tools
+    })
+}
+
 /// The tools this server offers.
 pub fn tool_list(read_only: bool) -> Vec<Tool> {
-    let mut tools = search::tools();
-    tools.extend(read::tools());
-    tools.extend(files::tools());
-    if read_only {
-        tools.retain(|tool| !WRITE_TOOLS.contains(&tool.name.as_ref()));
-    }
-    tools
+    all_tools()
+        .iter()
+        .filter(|tool| !(read_only && WRITE_TOOLS.contains(&tool.name.as_ref())))
+        .cloned()
+        .collect()
 }
 
 /// True when `name` is a tool of this server (write tools included, so that a call in
 /// read-only mode is refused with an explanation rather than "unknown tool").
 pub fn is_known(name: &str) -> bool {
-    tool_list(false).iter().any(|tool| tool.name == name)
+    all_tools().iter().any(|tool| tool.name == name)
 }
 
 /// Runs one tool.

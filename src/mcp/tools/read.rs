@@ -7,11 +7,13 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
+use super::{
+    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, schema_of,
+};
 use crate::access::Access;
 use crate::files::{info, read};
 use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
-use crate::roots::file_uri_from_path;
+use crate::roots::{PathError, Resolved, file_uri_from_path, resolve};
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -380,13 +382,14 @@ pub const DEFAULT_READ_LIMIT: usize = 2000;
 /// Reads one file within `budget` bytes of text, or returns the error text.
 async fn read_one(
     call: &Call<'_>,
-    path: &str,
+    resolved: Result<Resolved, PathError>,
     offset: usize,
     limit: usize,
     numbers: bool,
     budget: usize,
 ) -> Result<(String, Option<(String, String)>), String> {
-    let resolved = resolve_checked(call, path, Access::Read)
+    let resolved = resolved.map_err(|err| err.to_string())?;
+    authorize(call, &resolved, Access::Read)
         .await
         .map_err(|answer| answer.text)?;
     let target = resolved.path.clone();
@@ -476,7 +479,7 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     let budget = call.session.config.max_output_bytes;
     match read_one(
         call,
-        &args.path,
+        resolve(&args.path, &call.roots),
         args.offset.unwrap_or(1),
         args.limit.unwrap_or(DEFAULT_READ_LIMIT),
         args.line_numbers.unwrap_or(true),
@@ -517,13 +520,15 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             break;
         }
         // Headings carry the absolute path, like every result.
-        let heading = crate::roots::resolve(path, &call.roots)
-            .map(|resolved| resolved.path.display().to_string())
-            .unwrap_or_else(|_| path.clone());
+        let resolved = resolve(path, &call.roots);
+        let heading = match &resolved {
+            Ok(resolved) => resolved.path.display().to_string(),
+            Err(_) => path.clone(),
+        };
         answer.text.push_str(&format!("==> {heading} <==\n"));
         match read_one(
             call,
-            path,
+            resolved,
             1,
             args.limit.unwrap_or(DEFAULT_READ_LIMIT),
             args.line_numbers.unwrap_or(true),

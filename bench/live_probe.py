@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Live-index probe for rootgrep: time to a fresh index, RSS with the index, completion and
-resources/list latency with every sample kept (p50/p90/p99/max, which mcp_bench.py does not give).
+resources/list latency with every sample kept (p50/p90/p99/max, which driver.py does not give).
 
     python3 bench/live_probe.py --server 'target/release/rootgrep' --root bench-corpora/large \
         --json out.json [--n 1000] [--complete 'VALUE' ...]
 
-One server session (the MCP client is mcp_bench.py's McpServer, so the handshake and the roots
+One server session (the MCP client is driver.py's Server, so the handshake and the roots
 exchange are the same as in the other runs):
   1. initialize; the server asks roots/list and gets --root; from the moment the roots answer is
      sent, `list_roots` is polled every --poll ms until every root reports `index: "fresh (N files)"`.
@@ -17,7 +17,7 @@ exchange are the same as in the other runs):
      (after 20 untimed), every sample kept; the number of values returned is recorded.
      Values may use {ROOTREL}: the first root without its leading slash.
 Latency is request written -> response line read by the client (includes JSON parsing on the
-client's reader thread, like every mcp_bench figure).
+client's reader thread, like every driver.py figure).
 """
 import argparse
 import json
@@ -27,10 +27,8 @@ import statistics
 import sys
 import time
 
-KIT = os.environ.get("BENCH_KIT") or os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                                  "..", "..", "shared", "bench")
-sys.path.insert(0, KIT)
-from mcp_bench import McpServer, proc_status_kib  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver import Server, proc_status_kib  # noqa: E402
 
 
 def pct(xs, p):
@@ -66,9 +64,9 @@ def main():
 
     root = os.path.abspath(args.root)
     rootrel = root.lstrip("/")
-    srv = McpServer(shlex.split(args.server), [root])
+    srv = Server(shlex.split(args.server), [root], args.fresh_timeout)
     out = {"server": shlex.split(args.server), "root": root, "poll_ms": args.poll}
-    out["startup_ms"] = srv.initialize() * 1000
+    out["startup_ms"] = srv.initialize()[0] * 1000
 
     # 1. roots answered -> fresh
     t_wait = time.perf_counter()

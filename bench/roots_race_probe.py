@@ -12,15 +12,15 @@ import os
 import sys
 import time
 
-sys.path.insert(0, os.environ.get("BENCH_KIT") or os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "bench"))
-from mcp_bench import McpServer  # noqa: E402
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from driver import Server  # noqa: E402
 
 bin_, root = sys.argv[1], os.path.abspath(sys.argv[2])
 for method, params in (("tools/call", {"name": "glob", "arguments": {"pattern": "*.md", "sort": "path"}}),
                        ("resources/list", {}),
                        ("completion/complete", {"ref": {"type": "ref/resource", "uri": "file:///{+path}"},
                                                 "argument": {"name": "path", "value": "w"}})):
-    s = McpServer([bin_], [root])
+    s = Server([bin_], [root], 60)
     s.initialize()
     dt, r, _ = s.request(method, params)
     time.sleep(0.2)

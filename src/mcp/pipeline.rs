@@ -544,7 +544,9 @@ impl Router {
                 }
             }
             // A listen stream's final result names its subscription.
-            self.restore_subscription_id(&mut value["result"], Some((n, &entry.original)));
+            if let Some(result) = value.get_mut("result") {
+                self.restore_subscription_id(result, Some((n, &entry.original)));
+            }
             value["id"] = entry.original;
         } else if let Some(params) = value.get_mut("params") {
             self.restore_subscription_id(params, None);

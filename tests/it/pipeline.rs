@@ -22,11 +22,17 @@ fn meta() -> Value {
     })
 }
 
-/// Sends `line` and returns the answer carrying `id` (a response, never a notification).
+/// The answer carrying `id` (a response, never a notification); it holds exactly one of
+/// `result` and `error`.
 fn answer_to(client: &mut Client, id: &Value, timeout: Duration) -> Option<Value> {
-    client.wait_for(timeout, |m| {
+    let answer = client.wait_for(timeout, |m| {
         m.get("id") == Some(id) && m.get("method").is_none()
-    })
+    })?;
+    assert!(
+        answer.get("result").is_some() != answer.get("error").is_some(),
+        "not one of result and error: {answer}"
+    );
+    Some(answer)
 }
 
 fn assert_pings(client: &mut Client) {

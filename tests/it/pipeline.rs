@@ -517,3 +517,71 @@ fn a_cancelled_request_with_a_large_id_is_cancelled() {
         "a cancelled request was answered: {late:?}"
     );
 }
+
+/// Resident memory of a process in KiB (`VmRSS` in /proc/<pid>/status).
+fn rss_kib(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS in /proc/<pid>/status")
+}
+
+/// With every request slot taken, a client that keeps writing is slowed down (stdin is no
+/// longer read once the waiting queue is full), not buffered without limit; everything is
+/// answered once the slots free up.
+#[test]
+fn a_client_writing_faster_than_answers_is_slowed_not_buffered() {
+    use std::io::Write;
+    let ws = workspace();
+    let mut client = Client::spawn(&["--no-watch", "--roots-timeout", "2"], &ws.app);
+    client.handshake(json!({"roots": {}}));
+    // Never answered: every call below waits for the roots until --roots-timeout.
+    client
+        .server_request("roots/list", DEADLINE)
+        .expect("roots/list asked");
+    let mut calls = String::new();
+    for i in 0..256 {
+        let call = json!({"jsonrpc":"2.0","id":format!("c{i}"),"method":"tools/call",
+            "params":{"name":"read_file","arguments":{"path":"src/main.rs"}}});
+        calls.push_str(&call.to_string());
+        calls.push('\n');
+    }
+    client.write_unflushed(calls.as_bytes());
+    client.flush();
+    let baseline = rss_kib(client.pid());
+    // 20 MB of pings behind them, written from another thread.
+    let pings = 2500;
+    let mut stdin = client.stdin_clone();
+    let writer = std::thread::spawn(move || {
+        let pad = "x".repeat(8000);
+        for i in 0..pings {
+            let ping = json!({"jsonrpc":"2.0","id":format!("p{i}"),"method":"ping",
+                "params":{"pad": pad}});
+            if writeln!(stdin, "{ping}").is_err() {
+                return;
+            }
+        }
+        let _ = stdin.flush();
+    });
+    // The old framing read all of it at once; now the writer stalls until slots free.
+    let deadline = Instant::now() + Duration::from_millis(1500);
+    while !writer.is_finished() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let grown = rss_kib(client.pid()).saturating_sub(baseline);
+    assert!(
+        grown < 8 * 1024,
+        "the server buffered {grown} KiB of waiting requests"
+    );
+    for i in 0..256 {
+        let id = json!(format!("c{i}"));
+        assert!(answer_to(&mut client, &id, DEADLINE).is_some(), "{id}");
+    }
+    for i in 0..pings {
+        let id = json!(format!("p{i}"));
+        assert!(answer_to(&mut client, &id, DEADLINE).is_some(), "{id}");
+    }
+    writer.join().unwrap();
+}

@@ -196,23 +196,24 @@ struct Router {
 
 impl Router {
     async fn run(&mut self, events: &mut Events) {
-        let mut eof: Option<tokio::time::Instant> = None;
+        // Set at EOF: the last moment to wait for answers already on their way.
+        let mut give_up: Option<tokio::time::Instant> = None;
         loop {
-            let can_read = eof.is_none() && self.waiting.len() < MAX_WAITING;
-            let deadline = eof.unwrap_or_else(tokio::time::Instant::now);
+            let can_read = !self.eof && self.waiting.len() < MAX_WAITING;
+            let deadline = give_up.unwrap_or_else(tokio::time::Instant::now);
             tokio::select! {
                 message = events.inbound.recv(), if can_read => match message {
                     Some(message) => self.inbound(message, &mut events.out).await,
                     None => {
                         self.end_of_input();
-                        eof = Some(tokio::time::Instant::now() + EOF_GRACE);
+                        give_up = Some(tokio::time::Instant::now() + EOF_GRACE);
                     }
                 },
                 Some(out) = events.out.recv() => self.outbound(out).await,
                 Some(id) = events.finished.recv() => self.finished(id),
-                _ = tokio::time::sleep_until(deadline), if eof.is_some() => break,
+                _ = tokio::time::sleep_until(deadline), if give_up.is_some() => break,
             }
-            if eof.is_some() {
+            if self.eof {
                 if self.entries.is_empty() {
                     break;
                 }

@@ -32,8 +32,8 @@ use std::time::Duration;
 use futures::FutureExt;
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcMessage,
-    ProtocolVersion, RequestId, ServerJsonRpcMessage,
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcError,
+    JsonRpcMessage, ProtocolVersion, RequestId, ServerJsonRpcMessage,
 };
 use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, ServiceExt};
 use rmcp::transport::Transport;
@@ -134,6 +134,8 @@ struct Entry {
     slot: Slot,
     /// A cancellation was forwarded: rmcp sends no answer, so the entry goes with the slot.
     cancelled: bool,
+    /// A `subscriptions/listen` stream (its messages carry its id as subscription id).
+    listen: bool,
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -363,6 +365,7 @@ impl Router {
                     service,
                     slot,
                     cancelled: false,
+                    listen: slot == Slot::Stream,
                 },
             );
             match slot {
@@ -510,70 +513,100 @@ impl Router {
         }
     }
 
-    /// Writes rmcp's output, with the client's ids put back.
+    /// Writes rmcp's output, with the client's ids put back. Answers are written as
+    /// `{"jsonrpc":"2.0","id":…,"result"|"error":…}` around the serialized payload, so a
+    /// large result is serialized once.
     async fn write_out(&mut self, message: ServerJsonRpcMessage) {
-        let (answered, failed) = match &message {
-            JsonRpcMessage::Response(response) => (Some(response.id.clone()), false),
-            JsonRpcMessage::Error(error) => (error.id.clone(), true),
-            _ => (None, false),
+        let (id, payload, failed) = match message {
+            JsonRpcMessage::Response(response) => (
+                Some(response.id),
+                serde_json::to_vec(&response.result),
+                false,
+            ),
+            JsonRpcMessage::Error(JsonRpcError {
+                id: Some(id),
+                error,
+                ..
+            }) => (Some(id), serde_json::to_vec(&error), true),
+            other => (None, serde_json::to_vec(&other), false),
         };
-        let mut value = match serde_json::to_value(&message) {
-            Ok(value) => value,
+        let mut payload = match payload {
+            Ok(payload) => payload,
             Err(err) => {
                 tracing::error!("could not serialize an outgoing message: {err}");
                 return;
             }
         };
-        if let Some(id) = answered {
-            let entry = match id {
-                RequestId::Number(n) => self.entries.remove(&n).map(|e| (n, e)),
-                RequestId::String(_) => None,
-            };
-            let Some((n, entry)) = entry else {
-                tracing::debug!(%id, "dropped an answer to a cancelled or unknown request");
-                return;
-            };
-            self.release(n, &entry);
-            let service = &mut self.services[entry.service];
-            if service.handshake == Some(n) {
-                service.handshake = None;
-                if failed {
-                    // rmcp ends a service whose `initialize` failed; the next request
-                    // starts a fresh one.
-                    service.lifecycle = Lifecycle::Ended;
-                    service.input = None;
-                }
+        let Some(id) = id else {
+            // A request or notification of ours (a listen stream's notifications name
+            // their subscription).
+            if self.streams > 0 {
+                self.restore_subscription_id(&mut payload, "/params", None);
             }
-            // A listen stream's final result names its subscription.
-            if let Some(result) = value.get_mut("result") {
-                self.restore_subscription_id(result, Some((n, &entry.original)));
+            payload.push(b'\n');
+            self.write_line(payload).await;
+            return;
+        };
+        let entry = match id {
+            RequestId::Number(n) => self.entries.remove(&n).map(|e| (n, e)),
+            RequestId::String(_) => None,
+        };
+        let Some((n, entry)) = entry else {
+            tracing::debug!(%id, "dropped an answer to a cancelled or unknown request");
+            return;
+        };
+        self.release(n, &entry);
+        let service = &mut self.services[entry.service];
+        if service.handshake == Some(n) {
+            service.handshake = None;
+            if failed {
+                // rmcp ends a service whose `initialize` failed; the next request starts a
+                // fresh one.
+                service.lifecycle = Lifecycle::Ended;
+                service.input = None;
             }
-            value["id"] = entry.original;
-        } else if let Some(params) = value.get_mut("params") {
-            self.restore_subscription_id(params, None);
         }
-        self.write_value(&value).await;
+        if entry.listen {
+            // A listen stream's final result names its subscription.
+            self.restore_subscription_id(&mut payload, "", Some((n, &entry.original)));
+        }
+        let original = serde_json::to_vec(&entry.original).unwrap_or_else(|_| b"null".to_vec());
+        let key: &[u8] = if failed { b"error" } else { b"result" };
+        let mut line = Vec::with_capacity(payload.len() + original.len() + 40);
+        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        line.extend_from_slice(&original);
+        line.extend_from_slice(b",\"");
+        line.extend_from_slice(key);
+        line.extend_from_slice(b"\":");
+        line.extend_from_slice(&payload);
+        line.extend_from_slice(b"}\n");
+        self.write_line(line).await;
     }
 
-    async fn write_value(&mut self, value: &Value) {
-        let mut line = match serde_json::to_vec(value) {
-            Ok(line) => line,
-            Err(err) => {
-                tracing::error!("could not serialize an outgoing message: {err}");
-                return;
-            }
-        };
-        line.push(b'\n');
+    async fn write_line(&mut self, line: Vec<u8>) {
         if self.lines.send(line).await.is_err() {
             tracing::debug!("stdout is closed; dropped an outgoing message");
         }
     }
 
-    /// Puts the client's id back into `_meta.io.modelcontextprotocol/subscriptionId`
-    /// (rmcp names a listen stream by the request's id, which is ours).
-    fn restore_subscription_id(&self, holder: &mut Value, just_answered: Option<(i64, &Value)>) {
-        let Some(slot) = holder.pointer_mut("/_meta/io.modelcontextprotocol~1subscriptionId")
-        else {
+    /// Puts the client's id back into `_meta.io.modelcontextprotocol/subscriptionId` under
+    /// `at` (a JSON pointer) in `json`: rmcp names a listen stream by the request's id,
+    /// which is ours. Only messages that mention the key are parsed again.
+    fn restore_subscription_id(
+        &self,
+        json: &mut Vec<u8>,
+        at: &str,
+        just_answered: Option<(i64, &Value)>,
+    ) {
+        const KEY: &[u8] = b"io.modelcontextprotocol/subscriptionId";
+        if !json.windows(KEY.len()).any(|w| w == KEY) {
+            return;
+        }
+        let Ok(mut value) = serde_json::from_slice::<Value>(json) else {
+            return;
+        };
+        let pointer = format!("{at}/_meta/io.modelcontextprotocol~1subscriptionId");
+        let Some(slot) = value.pointer_mut(&pointer) else {
             return;
         };
         let Some(n) = slot.as_i64() else { return };
@@ -583,6 +616,9 @@ impl Router {
         };
         if let Some(original) = original {
             *slot = original;
+            if let Ok(patched) = serde_json::to_vec(&value) {
+                *json = patched;
+            }
         }
     }
 

@@ -280,6 +280,30 @@ fn a_panic_in_any_method_answers_that_request_and_the_server_lives() {
     }
 }
 
+/// Hundreds of panicking requests in a row (more than the admission window): each is
+/// answered, and the server still answers afterwards.
+#[test]
+fn hundreds_of_panics_in_a_row_never_wedge_the_server() {
+    let ws = workspace();
+    let mut client = Client::spawn(&["--inject-panic", "prompts/get", "--no-watch"], &ws.app);
+    client.handshake(json!({}));
+    let mut batch = String::new();
+    for i in 0..300 {
+        let line = json!({"jsonrpc":"2.0","id":format!("boom{i}"),"method":"prompts/get",
+            "params":{"name":"explain_file","arguments":{"path":"src/main.rs"}}});
+        batch.push_str(&line.to_string());
+        batch.push('\n');
+    }
+    client.write_unflushed(batch.as_bytes());
+    client.flush();
+    for i in 0..300 {
+        let id = json!(format!("boom{i}"));
+        let answer = answer_to(&mut client, &id, DEADLINE).unwrap_or_else(|| panic!("{id}"));
+        assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    }
+    assert_pings(&mut client);
+}
+
 #[test]
 fn a_panic_in_initialize_or_a_notification_leaves_the_server_usable() {
     let ws = workspace();

@@ -12,7 +12,7 @@
 //!   comes first — not merely until it was cancelled, since work that has not stopped
 //!   still counts. At most [`MAX_WAITING`] messages wait in order behind full slots; then
 //!   stdin is not read (backpressure, not unbounded buffering).
-//! - **Panics.** [`Guarded`] wraps the handler for every method (and notification): a
+//! - **Panics.** `Guarded` wraps the handler for every method (and notification): a
 //!   panic answers that request with an internal error and the server lives on.
 //! - **Sessions.** Each rmcp service ("generation") is served over an in-memory channel
 //!   transport. rmcp locks a service into the stateless (2026-07-28) lifecycle on the
@@ -739,7 +739,7 @@ impl Transport<RoleServer> for Lane {
 /// The handler as rmcp sees it: every request and notification runs under a panic guard,
 /// and the router hears when each request's handler has finished.
 #[derive(Clone)]
-pub struct Guarded {
+struct Guarded {
     handler: Handler,
     finished: mpsc::UnboundedSender<i64>,
     panic_in: Option<Arc<str>>,

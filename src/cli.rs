@@ -86,6 +86,11 @@ pub struct Options {
     /// RUST_LOG.
     #[arg(long, value_name = "LEVEL")]
     pub log_level: Option<String>,
+
+    /// Testing only: panic inside the handling of this MCP method, to prove a panic
+    /// answers that one request with an internal error and the server keeps serving.
+    #[arg(long, value_name = "METHOD", hide = true)]
+    pub inject_panic: Option<String>,
 }
 
 /// A user mistake on the command line, reported once on stderr.

@@ -77,7 +77,10 @@ fn main() -> ExitCode {
                          (see rootgrep --help). Ctrl-D quits.",
                     );
                 }
-                match mcp::serve_stdio(config).await {
+                let faults = mcp::pipeline::Faults {
+                    panic_in: args.options.inject_panic.clone(),
+                };
+                match mcp::serve_stdio(config, faults).await {
                     Ok(()) => ExitCode::SUCCESS,
                     Err(err) => {
                         report(&format!("rootgrep: {err}"));

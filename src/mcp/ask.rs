@@ -285,9 +285,17 @@ fn refused(resolved: &Resolved, access: Access) -> String {
     )
 }
 
+/// Tells the client we no longer wait for our request `id`. Bounded: when the session is
+/// shutting down (stdin ended) nobody takes the notification, and the tool call that gave
+/// up on its question must still finish at once.
 async fn cancel_outbound(peer: &Peer<RoleServer>, id: rmcp::model::RequestId, reason: &str) {
     let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
-    if let Err(err) = peer.notify_cancelled(params).await {
-        tracing::debug!("could not send notifications/cancelled: {err}");
+    match tokio::time::timeout(CANCEL_SEND_LIMIT, peer.notify_cancelled(params)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(err)) => tracing::debug!("could not send notifications/cancelled: {err}"),
+        Err(_) => tracing::debug!("notifications/cancelled not sent: the session is closing"),
     }
 }
+
+/// How long a wire cancellation of our own request may take to hand over.
+const CANCEL_SEND_LIMIT: std::time::Duration = std::time::Duration::from_millis(50);

@@ -5,11 +5,9 @@
 #![allow(deprecated)] // Roots and logging are deprecated in 2026-07-28, alive in legacy sessions.
 
 use std::borrow::Cow;
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
-use futures::FutureExt;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
     CustomResult, GetPromptRequestParams, GetPromptResponse, Implementation, InputRequiredResult,
@@ -116,10 +114,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         // Like tool calls, listing waits (bounded) for the client's first roots answer.
-        let roots = self
-            .session
-            .roots_when_ready(ask::client_has_roots(&context.peer))
-            .await;
+        let roots = roots_unless_cancelled(&self.session, &context).await?;
         resources::list(&self.session, &roots, request.and_then(|r| r.cursor)).await
     }
 
@@ -221,10 +216,7 @@ impl ServerHandler for Handler {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let roots = self
-            .session
-            .roots_when_ready(ask::client_has_roots(&context.peer))
-            .await;
+        let roots = roots_unless_cancelled(&self.session, &context).await?;
         completion::complete(&self.session, &roots, request).await
     }
 
@@ -391,22 +383,9 @@ impl ServerHandler for Handler {
                 None => answer.into_result().into(),
             }
         };
-        // A bug in one tool answers that call with an internal error; the server lives on.
-        match AssertUnwindSafe(run).catch_unwind().await {
-            Ok(response) => Ok(response),
-            Err(panic) => {
-                let what = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".to_string());
-                tracing::error!("tool {} panicked: {what}", request.name);
-                Err(McpError::internal_error(
-                    format!("internal error in tool {}: {what}", request.name),
-                    None,
-                ))
-            }
-        }
+        // A panic anywhere in here is caught by the request pipeline (`pipeline::Guarded`),
+        // which answers this call with an internal error; the server lives on.
+        Ok(run.await)
     }
 }
 
@@ -425,9 +404,7 @@ async fn prepare(
     request_state: Option<&str>,
 ) -> Result<Prepared, McpError> {
     if !modern::is_modern(context) {
-        let roots = session
-            .roots_when_ready(ask::client_has_roots(&context.peer))
-            .await;
+        let roots = roots_unless_cancelled(session, context).await?;
         return Ok(Ok((roots, None)));
     }
     let call = ModernCall::new(
@@ -442,6 +419,18 @@ async fn prepare(
     Ok(call
         .roots(session)
         .map(|roots| (Arc::new(roots), Some(Box::new(call)))))
+}
+
+/// The session's roots once the client's first roots answer arrived (bounded wait); a
+/// request cancelled meanwhile (or at EOF) stops waiting at once.
+async fn roots_unless_cancelled(
+    session: &Arc<Session>,
+    context: &RequestContext<RoleServer>,
+) -> Result<Arc<RootSet>, McpError> {
+    tokio::select! {
+        roots = session.roots_when_ready(ask::client_has_roots(&context.peer)) => Ok(roots),
+        _ = context.ct.cancelled() => Err(McpError::invalid_request("cancelled", None)),
+    }
 }
 
 /// Methods rmcp knows: reaching `on_custom_request` with one of them means its params did

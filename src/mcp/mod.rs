@@ -9,6 +9,7 @@ pub mod completion;
 pub mod handler;
 pub mod logging;
 pub mod modern;
+pub mod pipeline;
 pub mod progress;
 pub mod prompts;
 pub mod render;
@@ -18,8 +19,6 @@ pub mod stdio;
 pub mod subscriptions;
 pub mod tools;
 
-use rmcp::ServiceExt;
-
 use crate::config::Config;
 
 /// Serves one client over the given byte streams until the input ends.
@@ -28,27 +27,27 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
+    serve_with(config, pipeline::Faults::default(), input, output).await
+}
+
+/// [`serve`] with test faults injected into the request pipeline.
+pub async fn serve_with<R, W>(
+    config: Config,
+    faults: pipeline::Faults,
+    input: R,
+    output: W,
+) -> Result<(), String>
+where
+    R: tokio::io::AsyncRead + Unpin + Send + 'static,
+    W: tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let session = session::Session::new(config);
     let handler = handler::Handler::new(session);
-    let (transport, writer) = stdio::spawn(input, output);
-    let outcome = match handler.serve(transport).await {
-        Ok(running) => running
-            .waiting()
-            .await
-            .map(|_| ())
-            .map_err(|err| format!("server task failed: {err}")),
-        Err(err) => {
-            // The client went away (or broke the handshake) before the session started.
-            tracing::info!("session did not start: {err}");
-            Ok(())
-        }
-    };
-    // rmcp has dropped its end: the writer drains what is queued, then ends.
-    let _ = writer.await;
-    outcome
+    pipeline::serve(handler, faults, input, output).await;
+    Ok(())
 }
 
 /// Serves MCP on this process's stdin and stdout.
-pub async fn serve_stdio(config: Config) -> Result<(), String> {
-    serve(config, tokio::io::stdin(), tokio::io::stdout()).await
+pub async fn serve_stdio(config: Config, faults: pipeline::Faults) -> Result<(), String> {
+    serve_with(config, faults, tokio::io::stdin(), tokio::io::stdout()).await
 }

@@ -1,19 +1,28 @@
-//! The stdio framing in front of rmcp: newline-delimited JSON-RPC between the host and the
-//! protocol layer, with the guarantees rmcp leaves to us.
+//! The stdio framing: newline-delimited JSON-RPC on stdin and stdout, with the guarantees
+//! rmcp leaves to us. It turns client lines into typed messages for the request pipeline
+//! (`pipeline.rs`) and owns the single stdout writer.
 //!
-//! Every line from stdin is checked before rmcp sees it:
+//! Every line from stdin is checked before anything else sees it, so that rmcp only ever
+//! receives what it can answer:
 //! - a line that is not JSON gets a `-32700` parse error (`"id": null`), as JSON-RPC asks —
 //!   rmcp would silently drop it, leaving the client waiting;
 //! - a line longer than [`MAX_LINE_BYTES`] is discarded without being buffered whole and
 //!   answered with `-32600`;
-//! - before the first `initialize` request (or first 2026-07-28 request), notifications and
-//!   stray responses are dropped: rmcp ends the session on them, which would kill the server
-//!   for a harmless mistake.
+//! - a request that would not parse as rmcp's client message type (a bad `_meta`, `params`
+//!   that are not an object, a method that is not a string, a wrong `jsonrpc`) is answered
+//!   here with its own id (`-32600`/`-32602`); rmcp would answer it without its id, or not
+//!   at all;
+//! - a notification or stray response that does not parse is dropped: a notification is
+//!   never answered.
+//!
+//! The client's request ids are kept as JSON values (strings, any integer up to 2^64,
+//! negative ones); the pipeline gives rmcp its own ids and puts the client's back on the
+//! answer, so every id the framing accepts is echoed exactly.
 //!
 //! Everything written to stdout goes through one writer task, a whole line at a time, so
-//! rmcp's messages and ours can never interleave. Nothing else in the process writes to
-//! stdout.
+//! answers can never interleave. Nothing else in the process writes to stdout.
 
+use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
@@ -21,39 +30,36 @@ use tokio::sync::mpsc;
 /// Largest accepted message line.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// Starts the framing tasks. Returns the two ends rmcp should be served on, and the join
-/// handle of the writer (await it after the service ends so the last lines are flushed).
-pub fn spawn<R, W>(
-    input: R,
-    output: W,
-) -> (
-    (tokio::io::DuplexStream, tokio::io::DuplexStream),
-    tokio::task::JoinHandle<()>,
-)
-where
-    R: AsyncRead + Unpin + Send + 'static,
-    W: AsyncWrite + Unpin + Send + 'static,
-{
-    let (rmcp_in, pump_in) = tokio::io::duplex(1 << 20);
-    let (pump_out, rmcp_out) = tokio::io::duplex(1 << 20);
-    let (lines_tx, lines_rx) = mpsc::channel::<Vec<u8>>(1024);
-    let (incoming_tx, incoming_rx) = mpsc::channel::<Incoming>(1024);
-    let (done_tx, done_rx) = mpsc::unbounded_channel::<String>();
-    tokio::spawn(read_input(input, incoming_tx, lines_tx.clone()));
-    tokio::spawn(admit(incoming_rx, done_rx, pump_in));
-    tokio::spawn(forward_output(pump_out, lines_tx, done_tx));
-    let writer = tokio::spawn(write_output(output, lines_rx));
-    ((rmcp_in, rmcp_out), writer)
+/// A client message that passed the framing's checks, on its way to the pipeline.
+pub enum Inbound {
+    /// A request: the client's id exactly as sent, and the typed request (the pipeline
+    /// gives it its own id).
+    Request {
+        id: Value,
+        request: Box<ClientRequest>,
+    },
+    /// `notifications/cancelled` for the client's request `request_id` (the pipeline points
+    /// the typed notification at its own id for that request).
+    Cancel {
+        request_id: Value,
+        notification: ClientNotification,
+    },
+    /// Any other notification.
+    Notification(ClientNotification),
+    /// A response or error answering one of the server's own requests (`roots/list`,
+    /// elicitation); those ids are rmcp's, so they pass unchanged.
+    Response(Box<ClientJsonRpcMessage>),
 }
 
-/// Reads client lines, answers the malformed ones, and forwards the rest to rmcp.
-async fn read_input<R: AsyncRead + Unpin>(
+/// Reads client lines until EOF: answers the malformed ones and sends the rest to the
+/// pipeline. Awaiting the pipeline's bounded queue is the backpressure: when it is full,
+/// stdin is not read.
+pub async fn read_input<R: AsyncRead + Unpin>(
     input: R,
-    to_admit: mpsc::Sender<Incoming>,
+    to_pipeline: mpsc::Sender<Inbound>,
     replies: mpsc::Sender<Vec<u8>>,
 ) {
     let mut reader = BufReader::with_capacity(64 * 1024, input);
-    let mut seen_initialize = false;
     let mut line = Vec::new();
     loop {
         line.clear();
@@ -80,231 +86,183 @@ async fn read_input<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        let value: Value = match serde_json::from_slice(text) {
-            Ok(value) => value,
+        let checked = match serde_json::from_slice::<Value>(text) {
+            Ok(value) => check(value),
             Err(err) => {
                 tracing::debug!("parse error on input line: {err}");
-                let reply = error_line(-32700, &format!("Parse error: {err}"));
+                Checked::Reply(error_line(-32700, &format!("Parse error: {err}")))
+            }
+        };
+        match checked {
+            Checked::Pass(inbound) => {
+                if to_pipeline.send(inbound).await.is_err() {
+                    break;
+                }
+            }
+            Checked::Reply(reply) => {
                 if replies.send(reply).await.is_err() {
                     break;
                 }
-                continue;
             }
-        };
-        if let Some(reply) = reject_shape(&value) {
-            if replies.send(reply).await.is_err() {
-                break;
-            }
-            continue;
-        }
-        if !seen_initialize {
-            match classify(&value) {
-                Kind::Initialize => seen_initialize = true,
-                Kind::Request | Kind::Other => {}
-                Kind::Notification | Kind::Response => {
-                    tracing::debug!("dropped a notification or response sent before initialize");
-                    continue;
-                }
-            }
-        }
-        let mut framed = text.to_vec();
-        framed.push(b'\n');
-        let incoming = match incoming_kind(&value) {
-            Some(IncomingKind::Request(id)) => Incoming::Request(id, framed),
-            Some(IncomingKind::Cancel(id)) => Incoming::Cancel(id, framed),
-            None => Incoming::Other(framed),
-        };
-        if to_admit.send(incoming).await.is_err() {
-            break;
+            Checked::Drop(why) => tracing::debug!("dropped a client message: {why}"),
         }
     }
-    // Dropping the sender tells `admit` the input ended.
+    // Dropping `to_pipeline` tells the pipeline the input ended.
 }
 
-/// Most requests rmcp works on at once. More pipelined requests wait here as raw lines
-/// (a few hundred bytes each) instead of as running tasks (several KiB each), so a burst
-/// of thousands of requests keeps memory flat; responses and notifications are never held.
-pub const MAX_IN_FLIGHT: usize = 256;
-
-/// A client line on its way to rmcp.
-enum Incoming {
-    /// A request, with its id as JSON text.
-    Request(String, Vec<u8>),
-    /// `notifications/cancelled` for the request with this id.
-    Cancel(String, Vec<u8>),
-    Other(Vec<u8>),
+/// What the framing does with one parsed line.
+enum Checked {
+    Pass(Inbound),
+    /// Answer it here (a whole JSON-RPC line).
+    Reply(Vec<u8>),
+    /// Drop it (never answered: a notification or a stray response).
+    Drop(String),
 }
 
-enum IncomingKind {
-    Request(String),
-    Cancel(String),
-}
+/// Placeholder id while checking that a message parses as rmcp's type; the pipeline puts
+/// its own id in its place.
+const PLACEHOLDER_ID: i64 = 0;
 
-fn incoming_kind(value: &Value) -> Option<IncomingKind> {
-    let object = value.as_object()?;
-    let method = object.get("method")?.as_str()?;
-    match object.get("id") {
-        Some(id) => Some(IncomingKind::Request(id.to_string())),
-        None if method == "notifications/cancelled" => {
-            let id = object.get("params")?.get("requestId")?;
-            Some(IncomingKind::Cancel(id.to_string()))
-        }
-        None => None,
-    }
-}
-
-/// Admits requests to rmcp at most [`MAX_IN_FLIGHT`] at a time; the rest wait in order.
-/// A request cancelled while still waiting is dropped here (rmcp never sees it, so no
-/// response is sent, as for any cancelled request).
-async fn admit(
-    mut incoming: mpsc::Receiver<Incoming>,
-    mut done: mpsc::UnboundedReceiver<String>,
-    mut to_rmcp: tokio::io::DuplexStream,
-) {
-    use std::collections::{HashSet, VecDeque};
-    let mut in_flight: HashSet<String> = HashSet::new();
-    let mut waiting: VecDeque<(String, Vec<u8>)> = VecDeque::new();
-    let mut input_open = true;
-    loop {
-        if !input_open && waiting.is_empty() {
-            break;
-        }
-        tokio::select! {
-            line = incoming.recv(), if input_open => {
-                let forward = match line {
-                    None => {
-                        input_open = false;
-                        continue;
-                    }
-                    Some(Incoming::Request(id, bytes)) => {
-                        if in_flight.len() < MAX_IN_FLIGHT && waiting.is_empty() {
-                            in_flight.insert(id);
-                            bytes
-                        } else {
-                            waiting.push_back((id, bytes));
-                            continue;
-                        }
-                    }
-                    Some(Incoming::Cancel(id, bytes)) => {
-                        let before = waiting.len();
-                        waiting.retain(|(waiting_id, _)| *waiting_id != id);
-                        if waiting.len() != before {
-                            continue; // never started: nothing to tell rmcp
-                        }
-                        // rmcp sends no response for a cancelled request: free its slot
-                        // now, or every cancellation would shrink the admission window.
-                        if in_flight.remove(&id) {
-                            while in_flight.len() < MAX_IN_FLIGHT {
-                                let Some((next, line)) = waiting.pop_front() else { break };
-                                in_flight.insert(next);
-                                if to_rmcp.write_all(&line).await.is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                        bytes
-                    }
-                    Some(Incoming::Other(bytes)) => bytes,
-                };
-                if to_rmcp.write_all(&forward).await.is_err() {
-                    break;
-                }
-            }
-            answered = done.recv() => {
-                match answered {
-                    Some(id) => { in_flight.remove(&id); }
-                    None => break,
-                }
-                while in_flight.len() < MAX_IN_FLIGHT {
-                    let Some((id, bytes)) = waiting.pop_front() else { break };
-                    in_flight.insert(id);
-                    if to_rmcp.write_all(&bytes).await.is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-    }
-    // Dropping `to_rmcp` signals end of input to rmcp, which then shuts the session down.
-    let _ = to_rmcp.shutdown().await;
-}
-
-/// Answers messages whose shape rmcp would reject without echoing their id: a request
-/// whose `params` is not an object (the client would never get its answer), and a batch
-/// array (batches were dropped from MCP in 2025-06-18).
-fn reject_shape(value: &Value) -> Option<Vec<u8>> {
-    match value {
-        Value::Array(_) => Some(error_line(
+fn check(value: Value) -> Checked {
+    let Value::Object(mut object) = value else {
+        return Checked::Reply(error_line(
             -32600,
-            "batch requests are not supported; send one JSON-RPC message per line",
-        )),
-        Value::Object(object) => {
-            let id = object.get("id")?;
-            if object.get("method").is_some() {
-                // JSON-RPC ids are strings or integers; anything else cannot be answered
-                // by id (and would be answered by rmcp without one).
-                let valid = id.is_string() || id.is_i64() || id.is_u64();
-                if !valid {
-                    return Some(error_line(
-                        -32600,
-                        "invalid request id: use a string or an integer",
-                    ));
-                }
-                if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-                    return Some(error_line_with_id(
-                        id,
-                        -32600,
-                        "invalid request: \"jsonrpc\" must be \"2.0\"",
-                    ));
-                }
+            if value.is_array() {
+                "batch requests are not supported; send one JSON-RPC message per line"
+            } else {
+                "invalid request: a JSON-RPC message is a JSON object"
+            },
+        ));
+    };
+    let has_method = object.contains_key("method");
+    let id = object.get("id").cloned();
+    let version_ok = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
+    match (has_method, id) {
+        // A request.
+        (true, Some(id)) => {
+            // JSON-RPC ids are strings or integers; anything else cannot be answered by id.
+            if !(id.is_string() || id.is_i64() || id.is_u64()) {
+                return Checked::Reply(error_line(
+                    -32600,
+                    "invalid request id: use a string or an integer",
+                ));
             }
-            let method = object.get("method")?.as_str()?;
-            match object.get("params") {
-                None | Some(Value::Object(_)) => None,
-                Some(_) => Some(error_line_with_id(
-                    id,
+            let Some(method) = object
+                .get("method")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            else {
+                return Checked::Reply(error_line_with_id(
+                    &id,
+                    -32600,
+                    "invalid request: \"method\" must be a string",
+                ));
+            };
+            if !version_ok {
+                return Checked::Reply(error_line_with_id(
+                    &id,
+                    -32600,
+                    "invalid request: \"jsonrpc\" must be \"2.0\"",
+                ));
+            }
+            if !matches!(object.get("params"), None | Some(Value::Object(_))) {
+                return Checked::Reply(error_line_with_id(
+                    &id,
                     -32602,
                     &format!("invalid params for {method}: params must be an object"),
+                ));
+            }
+            object.insert("id".into(), Value::from(PLACEHOLDER_ID));
+            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object.clone())) {
+                Ok(JsonRpcMessage::Request(request)) => Checked::Pass(Inbound::Request {
+                    id,
+                    request: Box::new(request.request),
+                }),
+                _ => Checked::Reply(error_line_with_id(
+                    &id,
+                    -32602,
+                    &format!(
+                        "invalid params for {method}: {}",
+                        request_error(&method, object.remove("params"))
+                    ),
                 )),
             }
         }
-        _ => None,
+        // A notification: never answered, whatever is wrong with it.
+        (true, None) => {
+            let Some(method) = object
+                .get("method")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+            else {
+                return Checked::Drop("a notification whose method is not a string".into());
+            };
+            if !version_ok || !matches!(object.get("params"), None | Some(Value::Object(_))) {
+                return Checked::Drop(format!("a malformed {method} notification"));
+            }
+            let cancelled = if method == "notifications/cancelled" {
+                let target = object
+                    .get_mut("params")
+                    .and_then(Value::as_object_mut)
+                    .and_then(|params| params.get_mut("requestId"));
+                match target {
+                    Some(target) if target.is_string() || target.is_i64() || target.is_u64() => {
+                        Some(std::mem::replace(target, Value::from(PLACEHOLDER_ID)))
+                    }
+                    _ => return Checked::Drop("a cancellation without a usable requestId".into()),
+                }
+            } else {
+                None
+            };
+            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+                Ok(JsonRpcMessage::Notification(note)) => match cancelled {
+                    Some(request_id) => Checked::Pass(Inbound::Cancel {
+                        request_id,
+                        notification: note.notification,
+                    }),
+                    None => Checked::Pass(Inbound::Notification(note.notification)),
+                },
+                _ => Checked::Drop(format!("a {method} notification that does not parse")),
+            }
+        }
+        // A response to one of our requests.
+        (false, Some(id))
+            if object.contains_key("result") != object.contains_key("error") && version_ok =>
+        {
+            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
+                Ok(message @ (JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))) => {
+                    Checked::Pass(Inbound::Response(Box::new(message)))
+                }
+                _ => Checked::Drop(format!("a response to {id} that does not parse")),
+            }
+        }
+        (false, Some(Value::Null)) => Checked::Drop("an error response without an id".into()),
+        (false, id) => {
+            let id = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+            Checked::Reply(error_line_with_id(
+                id.as_ref().unwrap_or(&Value::Null),
+                -32600,
+                "invalid request: expected a JSON-RPC request, notification or response",
+            ))
+        }
     }
 }
 
-enum Kind {
-    Initialize,
-    Request,
-    Notification,
-    Response,
-    Other,
-}
-
-fn classify(value: &Value) -> Kind {
-    let Some(object) = value.as_object() else {
-        return Kind::Other;
-    };
-    match (object.get("method"), object.contains_key("id")) {
-        (Some(Value::String(method)), true) if method == "initialize" => Kind::Initialize,
-        // A stateless (2026-07-28) request starts a session without `initialize`; its
-        // notifications (cancellations) must then reach rmcp.
-        (Some(Value::String(method)), true)
-            if method != "server/discover"
-                && object
-                    .get("params")
-                    .and_then(|p| p.get("_meta"))
-                    .and_then(|m| m.get("io.modelcontextprotocol/protocolVersion"))
-                    .and_then(Value::as_str)
-                    == Some("2026-07-28") =>
-        {
-            Kind::Initialize
-        }
-        (Some(_), true) => Kind::Request,
-        (Some(_), false) => Kind::Notification,
-        (None, true) if object.contains_key("result") || object.contains_key("error") => {
-            Kind::Response
-        }
-        _ => Kind::Other,
+/// Why `params` do not make a `method` request rmcp accepts.
+fn request_error(method: &str, params: Option<Value>) -> String {
+    if let Some(meta) = params.as_ref().and_then(|p| p.get("_meta"))
+        && !meta.is_object()
+    {
+        return "\"_meta\" must be an object".to_string();
+    }
+    let mut probe = serde_json::Map::new();
+    probe.insert("method".into(), Value::from(method));
+    if let Some(params) = params {
+        probe.insert("params".into(), params);
+    }
+    match serde_json::from_value::<ClientRequest>(Value::Object(probe)) {
+        Err(err) => err.to_string(),
+        Ok(_) => "the message does not match the JSON-RPC request shape".to_string(),
     }
 }
 
@@ -375,12 +333,12 @@ async fn read_line_bounded<R: AsyncRead + Unpin>(
 }
 
 /// A JSON-RPC error line with `"id": null` (the id could not be read).
-fn error_line(code: i64, message: &str) -> Vec<u8> {
+pub fn error_line(code: i64, message: &str) -> Vec<u8> {
     error_line_with_id(&Value::Null, code, message)
 }
 
 /// A JSON-RPC error line answering the request `id`.
-fn error_line_with_id(id: &Value, code: i64, message: &str) -> Vec<u8> {
+pub fn error_line_with_id(id: &Value, code: i64, message: &str) -> Vec<u8> {
     let value = serde_json::json!({
         "jsonrpc": "2.0",
         "id": id,
@@ -391,49 +349,11 @@ fn error_line_with_id(id: &Value, code: i64, message: &str) -> Vec<u8> {
     line
 }
 
-/// Copies rmcp's output, line by line, into the writer queue.
-async fn forward_output(
-    from_rmcp: tokio::io::DuplexStream,
-    lines: mpsc::Sender<Vec<u8>>,
-    done: mpsc::UnboundedSender<String>,
-) {
-    let mut reader = BufReader::new(from_rmcp);
-    loop {
-        let mut line = Vec::new();
-        match reader.read_until(b'\n', &mut line).await {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {
-                if line.last() != Some(&b'\n') {
-                    line.push(b'\n');
-                }
-                if let Some(id) = response_id(&line) {
-                    let _ = done.send(id);
-                }
-                if lines.send(line).await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-}
-
-/// The id (as JSON text) of a response line from rmcp; `None` for requests and
-/// notifications.
-fn response_id(line: &[u8]) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Probe {
-        id: Option<Value>,
-        method: Option<serde::de::IgnoredAny>,
-    }
-    let probe: Probe = serde_json::from_slice(line).ok()?;
-    match (probe.id, probe.method) {
-        (Some(id), None) => Some(id.to_string()),
-        _ => None,
-    }
-}
-
 /// The only writer of the output stream.
-async fn write_output<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Receiver<Vec<u8>>) {
+pub async fn write_output<W: AsyncWrite + Unpin>(
+    mut output: W,
+    mut lines: mpsc::Receiver<Vec<u8>>,
+) {
     while let Some(line) = lines.recv().await {
         if output.write_all(&line).await.is_err() {
             break;
@@ -449,15 +369,55 @@ async fn write_output<W: AsyncWrite + Unpin>(mut output: W, mut lines: mpsc::Rec
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
+
+    fn reply(value: Value) -> Value {
+        match check(value) {
+            Checked::Reply(line) => serde_json::from_slice(&line).unwrap(),
+            Checked::Pass(_) => panic!("passed"),
+            Checked::Drop(why) => panic!("dropped: {why}"),
+        }
+    }
 
     #[test]
-    fn classifies_messages() {
-        let init = serde_json::json!({"jsonrpc":"2.0","id":1,"method":"initialize"});
-        assert!(matches!(classify(&init), Kind::Initialize));
-        let note = serde_json::json!({"jsonrpc":"2.0","method":"notifications/initialized"});
-        assert!(matches!(classify(&note), Kind::Notification));
-        let resp = serde_json::json!({"jsonrpc":"2.0","id":1,"result":{}});
-        assert!(matches!(classify(&resp), Kind::Response));
+    fn trims_lines() {
         assert_eq!(trim_line(b"\xEF\xBB\xBF {\"a\":1}\r\n"), b"{\"a\":1}");
+    }
+
+    #[test]
+    fn requests_rmcp_cannot_parse_are_answered_with_their_id() {
+        let bad_meta =
+            reply(json!({"jsonrpc":"2.0","id":"x","method":"ping","params":{"_meta":[1]}}));
+        assert_eq!(bad_meta["id"], "x");
+        assert_eq!(bad_meta["error"]["code"], -32602);
+        let method = reply(json!({"jsonrpc":"2.0","id":7,"method":42}));
+        assert_eq!(method["id"], 7);
+        assert_eq!(method["error"]["code"], -32600);
+        let big = json!(u64::MAX);
+        let version = reply(json!({"jsonrpc":"1.0","id":big,"method":"ping"}));
+        assert_eq!(version["id"], big);
+    }
+
+    #[test]
+    fn bad_notifications_are_never_answered() {
+        for note in [
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":"nope"}),
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/unknown","params":[1,2]}),
+            json!({"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":5}}),
+            json!({"jsonrpc":"2.0","method":7}),
+        ] {
+            assert!(matches!(check(note.clone()), Checked::Drop(_)), "{note}");
+        }
+    }
+
+    #[test]
+    fn large_and_negative_ids_pass_unchanged() {
+        for id in [json!(u64::MAX), json!(-1), json!("ü-id")] {
+            match check(json!({"jsonrpc":"2.0","id":id,"method":"ping"})) {
+                Checked::Pass(Inbound::Request { id: kept, .. }) => assert_eq!(kept, id),
+                _ => panic!("{id} not passed"),
+            }
+        }
     }
 }

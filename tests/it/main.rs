@@ -14,6 +14,7 @@ mod lifecycle;
 mod live;
 mod load;
 mod modern;
+mod pipeline;
 mod read;
 mod resources;
 mod roots;

@@ -1,0 +1,861 @@
+//! The request pipeline: one path for every client request, between the stdio framing
+//! (`stdio.rs`) and rmcp, that can be neither wedged nor crashed by what a client sends.
+//!
+//! - **Own ids.** Every admitted request gets an internal integer id; rmcp only ever sees
+//!   those, and the client's id (a string, any integer up to 2^64, a negative one) is put
+//!   back on the answer exactly as sent. Cancellations and `subscriptions/listen`
+//!   subscription ids are translated the same way.
+//! - **Admission.** At most [`MAX_IN_FLIGHT`] requests run at once; `subscriptions/listen`
+//!   streams, which live until cancelled, have their own bound ([`MAX_STREAMS`], refused
+//!   with an error above it) so open streams never starve requests. A request holds its
+//!   slot until its handler has really finished or its answer has gone out, whichever
+//!   comes first — not merely until it was cancelled, since work that has not stopped
+//!   still counts. At most [`MAX_WAITING`] messages wait in order behind full slots; then
+//!   stdin is not read (backpressure, not unbounded buffering).
+//! - **Panics.** `Guarded` wraps the handler for every method (and notification): a
+//!   panic answers that request with an internal error and the server lives on.
+//! - **Sessions.** Each rmcp service ("generation") is served over an in-memory channel
+//!   transport. rmcp locks a service into the stateless (2026-07-28) lifecycle on the
+//!   first stateless request; an `initialize` after that starts a fresh service for the
+//!   legacy session, sharing the same `Session`, while the stateless one finishes its
+//!   requests and is then closed. A service that ended (a failed `initialize`) is
+//!   replaced the same way, so the next request is still answered.
+//! - **EOF.** When stdin ends, waiting requests are dropped, running work and pending
+//!   questions to the client are cancelled, answers already made are flushed, and the
+//!   pipeline returns within [`EOF_GRACE`] — nobody is left to read anything later.
+
+use std::collections::{HashMap, VecDeque};
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::FutureExt;
+use rmcp::ErrorData as McpError;
+use rmcp::model::{
+    ClientJsonRpcMessage, ClientNotification, ClientRequest, ErrorCode, GetMeta, JsonRpcError,
+    JsonRpcMessage, ProtocolVersion, RequestId, ServerJsonRpcMessage,
+};
+use rmcp::service::{NotificationContext, RequestContext, RoleServer, Service, ServiceExt};
+use rmcp::transport::Transport;
+use serde_json::Value;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::mcp::handler::Handler;
+use crate::mcp::stdio::{self, Inbound};
+
+/// Most requests handled at once. More pipelined requests wait here as parsed messages
+/// instead of as running tasks, so a burst of thousands keeps memory flat.
+pub const MAX_IN_FLIGHT: usize = 256;
+
+/// Most `subscriptions/listen` streams open at once (each lives until cancelled).
+pub const MAX_STREAMS: usize = 64;
+
+/// Most messages waiting behind full slots; beyond it stdin is not read.
+pub const MAX_WAITING: usize = 1024;
+
+/// How long, after stdin ends, answers already on their way may take to be written.
+pub const EOF_GRACE: Duration = Duration::from_millis(300);
+
+/// Capacity of each service's input queue (admission bounds the requests in it).
+const SERVICE_QUEUE: usize = 64;
+
+/// Test hooks that make the pipeline misbehave on purpose.
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Panic inside the handling of this method (request or notification).
+    pub panic_in: Option<String>,
+}
+
+/// Serves one client over `input`/`output` with `handler` until the input ends.
+pub async fn serve<R, W>(handler: Handler, faults: Faults, input: R, output: W)
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (inbound_tx, inbound_rx) = mpsc::channel(64);
+    let (lines_tx, lines_rx) = mpsc::channel::<Vec<u8>>(1024);
+    let (out_tx, out_rx) = mpsc::channel(1024);
+    // Unbounded, yet bounded in practice: one message per admitted request.
+    let (finished_tx, finished_rx) = mpsc::unbounded_channel();
+    tokio::spawn(stdio::read_input(input, inbound_tx, lines_tx.clone()));
+    let writer = tokio::spawn(stdio::write_output(output, lines_rx));
+    let mut router = Router {
+        guard: Guarded {
+            handler,
+            finished: finished_tx,
+            panic_in: faults.panic_in.map(Arc::from),
+        },
+        services: Vec::new(),
+        current: None,
+        entries: HashMap::new(),
+        next_id: 1,
+        waiting: VecDeque::new(),
+        requests: 0,
+        streams: 0,
+        out_tx,
+        lines: lines_tx,
+        eof: false,
+    };
+    let mut events = Events {
+        inbound: inbound_rx,
+        out: out_rx,
+        finished: finished_rx,
+    };
+    router.run(&mut events).await;
+    drop(router);
+    // The writer ends once every line queued is written (the reader has dropped its
+    // sender at EOF); a client that stopped reading cannot hold the exit.
+    let _ = tokio::time::timeout(EOF_GRACE, writer).await;
+}
+
+/// What wakes the router.
+struct Events {
+    inbound: mpsc::Receiver<Inbound>,
+    out: mpsc::Receiver<Out>,
+    finished: mpsc::UnboundedReceiver<i64>,
+}
+
+/// What the rmcp services send the router, in order: a service's end comes after every
+/// message it sent, so no answer is mistaken for lost.
+enum Out {
+    Message(Box<ServerJsonRpcMessage>),
+    Ended(usize),
+}
+
+/// One admitted request.
+struct Entry {
+    /// The client's id, exactly as sent.
+    original: Value,
+    /// The service handling it.
+    service: usize,
+    /// The admission slot it holds, until its handler finished or its answer went out.
+    slot: Slot,
+    /// A cancellation was forwarded: rmcp sends no answer, so the entry goes with the slot.
+    cancelled: bool,
+    /// A `subscriptions/listen` stream (its messages carry its id as subscription id).
+    listen: bool,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    None,
+    Request,
+    Stream,
+}
+
+/// A message waiting behind full slots, in arrival order.
+enum Queued {
+    Request {
+        id: Value,
+        request: Box<ClientRequest>,
+    },
+    Notification(ClientNotification),
+}
+
+/// The lifecycle rmcp has entered for one service.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Lifecycle {
+    /// Nothing decided yet (only pings, discovery or refused requests so far).
+    Fresh,
+    /// Locked into 2026-07-28 per-request handling by a stateless request.
+    Stateless,
+    /// `initialize` was sent.
+    Legacy,
+    /// rmcp's service stopped (e.g. `initialize` failed).
+    Ended,
+}
+
+/// One rmcp service.
+struct ServiceSlot {
+    input: Option<mpsc::Sender<ClientJsonRpcMessage>>,
+    ct: CancellationToken,
+    lifecycle: Lifecycle,
+    /// Requests of this service holding a slot.
+    in_flight: usize,
+    /// No new requests go here; its input closes once `in_flight` is 0.
+    retired: bool,
+    /// The `initialize` request it is handling: until it is answered, later requests
+    /// wait (rmcp reads nothing else meanwhile, and drops them if `initialize` fails).
+    handshake: Option<i64>,
+}
+
+struct Router {
+    guard: Guarded,
+    services: Vec<ServiceSlot>,
+    current: Option<usize>,
+    entries: HashMap<i64, Entry>,
+    next_id: i64,
+    waiting: VecDeque<Queued>,
+    requests: usize,
+    streams: usize,
+    out_tx: mpsc::Sender<Out>,
+    lines: mpsc::Sender<Vec<u8>>,
+    /// stdin has ended.
+    eof: bool,
+}
+
+impl Router {
+    async fn run(&mut self, events: &mut Events) {
+        // Set at EOF: the last moment to wait for answers already on their way.
+        let mut give_up: Option<tokio::time::Instant> = None;
+        loop {
+            let can_read = !self.eof && self.waiting.len() < MAX_WAITING;
+            let deadline = give_up.unwrap_or_else(tokio::time::Instant::now);
+            tokio::select! {
+                message = events.inbound.recv(), if can_read => match message {
+                    Some(message) => self.inbound(message, &mut events.out).await,
+                    None => {
+                        self.end_of_input();
+                        give_up = Some(tokio::time::Instant::now() + EOF_GRACE);
+                    }
+                },
+                Some(out) = events.out.recv() => self.outbound(out).await,
+                Some(id) = events.finished.recv() => self.finished(id),
+                _ = tokio::time::sleep_until(deadline), if give_up.is_some() => break,
+            }
+            if self.eof {
+                if self.entries.is_empty() {
+                    break;
+                }
+            } else {
+                self.admit(&mut events.out).await;
+            }
+        }
+    }
+
+    async fn inbound(&mut self, message: Inbound, out: &mut mpsc::Receiver<Out>) {
+        match message {
+            Inbound::Request { id, request } => {
+                self.waiting.push_back(Queued::Request { id, request });
+            }
+            Inbound::Notification(notification) => {
+                if self.waiting.is_empty() {
+                    self.notify(notification, out).await;
+                } else {
+                    // Keep the order: a notification after a waiting request follows it.
+                    self.waiting.push_back(Queued::Notification(notification));
+                }
+            }
+            Inbound::Cancel {
+                request_id,
+                notification,
+            } => self.cancel(request_id, notification, out).await,
+            Inbound::Response(message) => {
+                // Answers to our roots/elicitation questions: never held behind waiting
+                // requests (a running handler may be waiting for exactly this answer).
+                match self.current.map(|s| (s, self.services[s].lifecycle)) {
+                    Some((service, Lifecycle::Legacy | Lifecycle::Stateless)) => {
+                        self.send_or_drop(service, *message, out).await;
+                    }
+                    _ => tracing::debug!("dropped a response outside any session"),
+                }
+            }
+        }
+    }
+
+    /// Forwards a notification to the current session; before one exists it is dropped
+    /// (rmcp ends a service that gets a notification before `initialize`).
+    async fn notify(&mut self, notification: ClientNotification, out: &mut mpsc::Receiver<Out>) {
+        match self.current.map(|s| (s, self.services[s].lifecycle)) {
+            Some((service, Lifecycle::Legacy | Lifecycle::Stateless)) => {
+                let message = ClientJsonRpcMessage::notification(notification);
+                self.send_or_drop(service, message, out).await;
+            }
+            _ => tracing::debug!("dropped a notification sent before initialize"),
+        }
+    }
+
+    async fn cancel(
+        &mut self,
+        request_id: Value,
+        mut notification: ClientNotification,
+        out: &mut mpsc::Receiver<Out>,
+    ) {
+        let before = self.waiting.len();
+        self.waiting
+            .retain(|q| !matches!(q, Queued::Request { id, .. } if *id == request_id));
+        if self.waiting.len() != before {
+            return; // never started: nothing to tell rmcp, and no answer is due
+        }
+        let targets: Vec<(i64, usize)> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.original == request_id && !e.cancelled && e.slot != Slot::None)
+            .map(|(id, e)| (*id, e.service))
+            .collect();
+        for (id, service) in targets {
+            if self.services[service].lifecycle == Lifecycle::Fresh {
+                continue; // rmcp ends a service on a notification before its lifecycle
+            }
+            if let Some(entry) = self.entries.get_mut(&id) {
+                entry.cancelled = true;
+            }
+            if let ClientNotification::CancelledNotification(cancelled) = &mut notification {
+                cancelled.params.request_id = Some(RequestId::Number(id));
+            }
+            let message = ClientJsonRpcMessage::notification(notification.clone());
+            self.send_or_drop(service, message, out).await;
+        }
+    }
+
+    /// Admits waiting messages, in order, while slots are free.
+    async fn admit(&mut self, out: &mut mpsc::Receiver<Out>) {
+        loop {
+            let slot = match self.waiting.front() {
+                None => return,
+                Some(Queued::Notification(_)) => Slot::None,
+                Some(Queued::Request { .. }) if self.handshake_pending() => return,
+                Some(Queued::Request { request, .. }) => {
+                    if matches!(&**request, ClientRequest::SubscriptionsListenRequest(_)) {
+                        Slot::Stream
+                    } else if self.requests < MAX_IN_FLIGHT {
+                        Slot::Request
+                    } else {
+                        return;
+                    }
+                }
+            };
+            match self.waiting.pop_front() {
+                Some(Queued::Notification(notification)) => self.notify(notification, out).await,
+                Some(Queued::Request { id, request }) => {
+                    if slot == Slot::Stream && self.streams >= MAX_STREAMS {
+                        let line = stdio::error_line_with_id(
+                            &id,
+                            -32000,
+                            &format!(
+                                "too many open subscriptions/listen streams (at most \
+                                 {MAX_STREAMS}); cancel one before opening another"
+                            ),
+                        );
+                        let _ = self.lines.send(line).await;
+                        continue;
+                    }
+                    self.start(id, *request, slot, out).await;
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// Whether the current service is still answering its `initialize`.
+    fn handshake_pending(&self) -> bool {
+        self.current
+            .is_some_and(|s| self.services[s].handshake.is_some())
+    }
+
+    /// Hands one request to the service that should answer it.
+    async fn start(
+        &mut self,
+        original: Value,
+        mut request: ClientRequest,
+        slot: Slot,
+        out: &mut mpsc::Receiver<Out>,
+    ) {
+        // A second try only when the service stopped before taking the request.
+        for _ in 0..2 {
+            let id = self.next_id;
+            self.next_id += 1;
+            let service = self.service_for(&request, id);
+            self.entries.insert(
+                id,
+                Entry {
+                    original: original.clone(),
+                    service,
+                    slot,
+                    cancelled: false,
+                    listen: slot == Slot::Stream,
+                },
+            );
+            match slot {
+                Slot::Request => self.requests += 1,
+                Slot::Stream => self.streams += 1,
+                Slot::None => {}
+            }
+            self.services[service].in_flight += 1;
+            let message = ClientJsonRpcMessage::request(request, RequestId::Number(id));
+            match self.send_to(service, message, out).await {
+                Ok(()) => return,
+                Err(JsonRpcMessage::Request(unsent)) => {
+                    if let Some(entry) = self.entries.remove(&id) {
+                        self.release(id, &entry);
+                    }
+                    let state = &mut self.services[service];
+                    state.lifecycle = Lifecycle::Ended;
+                    state.input = None;
+                    state.handshake = None;
+                    request = unsent.request;
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    /// The service for a new request, starting one when needed: at first, after the
+    /// current one ended, and for `initialize` once the current one is stateless.
+    fn service_for(&mut self, request: &ClientRequest, id: i64) -> usize {
+        let initialize = matches!(request, ClientRequest::InitializeRequest(_));
+        let stateless = !initialize && self.is_stateless(request);
+        let service = match self.current {
+            Some(s) if self.services[s].lifecycle == Lifecycle::Ended => self.spawn_service(),
+            Some(s) if initialize && self.services[s].lifecycle == Lifecycle::Stateless => {
+                self.services[s].retired = true;
+                self.close_if_idle(s);
+                self.spawn_service()
+            }
+            Some(s) => s,
+            None => self.spawn_service(),
+        };
+        let state = &mut self.services[service].lifecycle;
+        if *state == Lifecycle::Fresh {
+            if initialize {
+                *state = Lifecycle::Legacy;
+                self.services[service].handshake = Some(id);
+            } else if stateless {
+                *state = Lifecycle::Stateless;
+            }
+        }
+        service
+    }
+
+    /// Whether rmcp, before any lifecycle, takes this request as a stateless one (the
+    /// same test rmcp applies: complete 2026-07-28 metadata with a supported version).
+    fn is_stateless(&self, request: &ClientRequest) -> bool {
+        if matches!(
+            request,
+            ClientRequest::PingRequest(_) | ClientRequest::DiscoverRequest(_)
+        ) {
+            return false;
+        }
+        let meta = request.get_meta();
+        let Some(version) = meta.protocol_version() else {
+            return false;
+        };
+        meta.missing_required_keys(&ProtocolVersion::V_2026_07_28)
+            .is_empty()
+            && Service::supported_protocol_versions(&self.guard).contains(&version)
+    }
+
+    fn spawn_service(&mut self) -> usize {
+        let index = self.services.len();
+        let (input, rx) = mpsc::channel(SERVICE_QUEUE);
+        let ct = CancellationToken::new();
+        let lane = Lane {
+            rx,
+            out: self.out_tx.clone(),
+        };
+        let guard = self.guard.clone();
+        let ended = self.out_tx.clone();
+        let token = ct.clone();
+        tokio::spawn(async move {
+            match guard.serve_with_ct(lane, token).await {
+                Ok(running) => {
+                    if let Err(err) = running.waiting().await {
+                        tracing::error!("MCP service task failed: {err}");
+                    }
+                }
+                Err(err) => tracing::info!("MCP session did not start: {err}"),
+            }
+            let _ = ended.send(Out::Ended(index)).await;
+        });
+        self.services.push(ServiceSlot {
+            input: Some(input),
+            ct,
+            lifecycle: Lifecycle::Fresh,
+            in_flight: 0,
+            retired: false,
+            handshake: None,
+        });
+        self.current = Some(index);
+        index
+    }
+
+    /// Sends a message to a service, still handling rmcp's output meanwhile (rmcp may be
+    /// waiting to hand us an answer before it reads more input). `Err` gives the message
+    /// back when the service has stopped.
+    async fn send_to(
+        &mut self,
+        service: usize,
+        message: ClientJsonRpcMessage,
+        out: &mut mpsc::Receiver<Out>,
+    ) -> Result<(), ClientJsonRpcMessage> {
+        let Some(input) = self.services[service].input.clone() else {
+            return Err(message);
+        };
+        let send = input.send(message);
+        tokio::pin!(send);
+        loop {
+            tokio::select! {
+                sent = &mut send => return sent.map_err(|unsent| unsent.0),
+                Some(event) = out.recv() => Box::pin(self.outbound(event)).await,
+            }
+        }
+    }
+
+    /// Sends a notification or response; a stopped service has no use for it.
+    async fn send_or_drop(
+        &mut self,
+        service: usize,
+        message: ClientJsonRpcMessage,
+        out: &mut mpsc::Receiver<Out>,
+    ) {
+        if self.send_to(service, message, out).await.is_err() {
+            tracing::debug!("dropped a message for a stopped MCP service");
+        }
+    }
+
+    /// Handles what a service sent: its output, or its end.
+    async fn outbound(&mut self, out: Out) {
+        match out {
+            Out::Message(message) => self.write_out(*message).await,
+            Out::Ended(service) => self.ended(service).await,
+        }
+    }
+
+    /// Writes rmcp's output, with the client's ids put back. Answers are written as
+    /// `{"jsonrpc":"2.0","id":…,"result"|"error":…}` around the serialized payload, so a
+    /// large result is serialized once.
+    async fn write_out(&mut self, message: ServerJsonRpcMessage) {
+        let (id, payload, failed) = match message {
+            JsonRpcMessage::Response(response) => (
+                Some(response.id),
+                serde_json::to_vec(&response.result),
+                false,
+            ),
+            JsonRpcMessage::Error(JsonRpcError {
+                id: Some(id),
+                error,
+                ..
+            }) => (Some(id), serde_json::to_vec(&error), true),
+            other => (None, serde_json::to_vec(&other), false),
+        };
+        let mut payload = match payload {
+            Ok(payload) => payload,
+            Err(err) => {
+                tracing::error!("could not serialize an outgoing message: {err}");
+                return;
+            }
+        };
+        let Some(id) = id else {
+            // A request or notification of ours (a listen stream's notifications name
+            // their subscription).
+            if self.streams > 0 {
+                self.restore_subscription_id(&mut payload, "/params", None);
+            }
+            payload.push(b'\n');
+            self.write_line(payload).await;
+            return;
+        };
+        let entry = match id {
+            RequestId::Number(n) => self.entries.remove(&n).map(|e| (n, e)),
+            RequestId::String(_) => None,
+        };
+        let Some((n, entry)) = entry else {
+            tracing::debug!(%id, "dropped an answer to a cancelled or unknown request");
+            return;
+        };
+        self.release(n, &entry);
+        let service = &mut self.services[entry.service];
+        if service.handshake == Some(n) {
+            service.handshake = None;
+            if failed {
+                // rmcp ends a service whose `initialize` failed; the next request starts a
+                // fresh one.
+                service.lifecycle = Lifecycle::Ended;
+                service.input = None;
+            }
+        }
+        if entry.listen {
+            // A listen stream's final result names its subscription.
+            self.restore_subscription_id(&mut payload, "", Some((n, &entry.original)));
+        }
+        let original = serde_json::to_vec(&entry.original).unwrap_or_else(|_| b"null".to_vec());
+        let key: &[u8] = if failed { b"error" } else { b"result" };
+        let mut line = Vec::with_capacity(payload.len() + original.len() + 40);
+        line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
+        line.extend_from_slice(&original);
+        line.extend_from_slice(b",\"");
+        line.extend_from_slice(key);
+        line.extend_from_slice(b"\":");
+        line.extend_from_slice(&payload);
+        line.extend_from_slice(b"}\n");
+        self.write_line(line).await;
+    }
+
+    async fn write_line(&mut self, line: Vec<u8>) {
+        if self.lines.send(line).await.is_err() {
+            tracing::debug!("stdout is closed; dropped an outgoing message");
+        }
+    }
+
+    /// Puts the client's id back into `_meta.io.modelcontextprotocol/subscriptionId` under
+    /// `at` (a JSON pointer) in `json`: rmcp names a listen stream by the request's id,
+    /// which is ours. Only messages that mention the key are parsed again.
+    fn restore_subscription_id(
+        &self,
+        json: &mut Vec<u8>,
+        at: &str,
+        just_answered: Option<(i64, &Value)>,
+    ) {
+        const KEY: &[u8] = b"io.modelcontextprotocol/subscriptionId";
+        if !json.windows(KEY.len()).any(|w| w == KEY) {
+            return;
+        }
+        let Ok(mut value) = serde_json::from_slice::<Value>(json) else {
+            return;
+        };
+        let pointer = format!("{at}/_meta/io.modelcontextprotocol~1subscriptionId");
+        let Some(slot) = value.pointer_mut(&pointer) else {
+            return;
+        };
+        let Some(n) = slot.as_i64() else { return };
+        let original = match just_answered {
+            Some((answered, original)) if answered == n => Some(original.clone()),
+            _ => self.entries.get(&n).map(|e| e.original.clone()),
+        };
+        if let Some(original) = original {
+            *slot = original;
+            if let Ok(patched) = serde_json::to_vec(&value) {
+                *json = patched;
+            }
+        }
+    }
+
+    /// The handler of request `id` has finished (or its future was dropped).
+    fn finished(&mut self, id: i64) {
+        let Some(entry) = self.entries.get(&id) else {
+            return;
+        };
+        let cancelled = entry.cancelled;
+        let (service, slot) = (entry.service, entry.slot);
+        self.release_slot(id, service, slot);
+        if cancelled {
+            // rmcp drops the answer of a cancelled request: nothing will come for it.
+            self.entries.remove(&id);
+        }
+    }
+
+    fn release(&mut self, id: i64, entry: &Entry) {
+        self.release_slot(id, entry.service, entry.slot);
+    }
+
+    /// Frees the slot of request `id` (once: the entry's slot is cleared).
+    fn release_slot(&mut self, id: i64, service: usize, slot: Slot) {
+        match slot {
+            Slot::None => return,
+            Slot::Request => self.requests -= 1,
+            Slot::Stream => self.streams -= 1,
+        }
+        if let Some(entry) = self.entries.get_mut(&id) {
+            entry.slot = Slot::None;
+        }
+        let state = &mut self.services[service];
+        state.in_flight -= 1;
+        self.close_if_idle(service);
+    }
+
+    /// Closes a retired service's input once it has nothing left to answer.
+    fn close_if_idle(&mut self, service: usize) {
+        let state = &mut self.services[service];
+        if state.retired && state.in_flight == 0 {
+            state.input = None;
+        }
+    }
+
+    /// rmcp's service stopped (everything it sent has been handled): its requests still
+    /// open will never be answered by it, so they are answered here (unless cancelled, or
+    /// stdin has ended) and their slots freed.
+    async fn ended(&mut self, service: usize) {
+        let state = &mut self.services[service];
+        state.lifecycle = Lifecycle::Ended;
+        state.input = None;
+        state.handshake = None;
+        let gone: Vec<i64> = self
+            .entries
+            .iter()
+            .filter(|(_, e)| e.service == service)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in gone {
+            let Some(entry) = self.entries.remove(&id) else {
+                continue;
+            };
+            self.release(id, &entry);
+            if !entry.cancelled && !self.eof {
+                let line = stdio::error_line_with_id(
+                    &entry.original,
+                    -32603,
+                    "internal error: the MCP session stopped before answering; send the request again",
+                );
+                let _ = self.lines.send(line).await;
+            }
+        }
+    }
+
+    /// stdin ended: drop what waits, cancel what runs (handlers, questions to the
+    /// client), and close every service's input.
+    fn end_of_input(&mut self) {
+        self.eof = true;
+        self.waiting.clear();
+        for service in &mut self.services {
+            service.ct.cancel();
+            service.input = None;
+        }
+    }
+}
+
+/// The transport between the router and one rmcp service: typed messages over channels.
+struct Lane {
+    rx: mpsc::Receiver<ClientJsonRpcMessage>,
+    out: mpsc::Sender<Out>,
+}
+
+impl Transport<RoleServer> for Lane {
+    type Error = std::io::Error;
+
+    fn send(
+        &mut self,
+        item: ServerJsonRpcMessage,
+    ) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let out = self.out.clone();
+        async move {
+            out.send(Out::Message(Box::new(item)))
+                .await
+                .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "output closed"))
+        }
+    }
+
+    fn receive(&mut self) -> impl Future<Output = Option<ClientJsonRpcMessage>> + Send {
+        self.rx.recv()
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        self.rx.close();
+        Ok(())
+    }
+}
+
+/// The handler as rmcp sees it: every request and notification runs under a panic guard,
+/// and the router hears when each request's handler has finished.
+#[derive(Clone)]
+struct Guarded {
+    handler: Handler,
+    finished: mpsc::UnboundedSender<i64>,
+    panic_in: Option<Arc<str>>,
+}
+
+/// Tells the router that a request's handler is done when dropped — on completion, on a
+/// panic, or when rmcp drops the future.
+struct FinishedGuard {
+    id: Option<i64>,
+    tx: mpsc::UnboundedSender<i64>,
+}
+
+impl Drop for FinishedGuard {
+    fn drop(&mut self) {
+        if let Some(id) = self.id {
+            let _ = self.tx.send(id);
+        }
+    }
+}
+
+impl Guarded {
+    fn injects(&self, method: &str) -> bool {
+        self.panic_in.as_deref() == Some(method)
+    }
+}
+
+impl Service<RoleServer> for Guarded {
+    async fn handle_request(
+        &self,
+        request: ClientRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::ServerResult, McpError> {
+        let _finished = FinishedGuard {
+            id: match context.id {
+                RequestId::Number(n) => Some(n),
+                RequestId::String(_) => None,
+            },
+            tx: self.finished.clone(),
+        };
+        let method = request.method().to_string();
+        let what = match &request {
+            ClientRequest::CallToolRequest(call) => format!("tool {}", call.params.name),
+            _ => method.clone(),
+        };
+        let inject = self.injects(&method);
+        let run = async move {
+            if inject {
+                panic!("injected panic in {method}");
+            }
+            Service::handle_request(&self.handler, request, context).await
+        };
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => {
+                let message = panic_message(panic.as_ref());
+                tracing::error!("{what} panicked: {message}");
+                Err(McpError::new(
+                    ErrorCode::INTERNAL_ERROR,
+                    format!("internal error in {what}: {message}"),
+                    None,
+                ))
+            }
+        }
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: ClientNotification,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let method = notification_method(&notification);
+        let inject = self.injects(&method);
+        let run = async move {
+            if inject {
+                panic!("injected panic in {method}");
+            }
+            Service::handle_notification(&self.handler, notification, context).await
+        };
+        match AssertUnwindSafe(run).catch_unwind().await {
+            Ok(result) => result,
+            Err(panic) => {
+                tracing::error!(
+                    "a notification handler panicked: {}",
+                    panic_message(panic.as_ref())
+                );
+                Ok(())
+            }
+        }
+    }
+
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        Service::get_info(&self.handler)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        Service::supported_protocol_versions(&self.handler)
+    }
+}
+
+fn notification_method(notification: &ClientNotification) -> String {
+    match notification {
+        ClientNotification::CancelledNotification(_) => "notifications/cancelled".into(),
+        ClientNotification::ProgressNotification(_) => "notifications/progress".into(),
+        ClientNotification::InitializedNotification(_) => "notifications/initialized".into(),
+        ClientNotification::RootsListChangedNotification(_) => {
+            "notifications/roots/list_changed".into()
+        }
+        ClientNotification::CustomNotification(custom) => custom.method.clone(),
+        _ => "notifications/other".into(),
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_string())
+}

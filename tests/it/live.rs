@@ -192,36 +192,32 @@ fn the_index_answers_exactly_what_a_walk_answers_while_files_change() {
     assert_eq!(answers(&mut indexed), answers(&mut walking));
 }
 
+/// Searching a fresh index, progress carries the index's `total`. The search is long by
+/// construction (3,000 hard links of a 24 KB file through a slow regex), so progress must
+/// come.
 #[test]
 fn progress_reports_the_index_total() {
     let ws = workspace();
-    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
-    let body = line.repeat(300);
-    for d in 0..20 {
-        let sub = ws.app.join(format!("d{d}"));
-        std::fs::create_dir_all(&sub).unwrap();
-        for f in 0..100 {
-            std::fs::write(sub.join(format!("f{f}.txt")), &body).unwrap();
-        }
-    }
+    linked_tree(&ws.app, 3000, &slow_body(300));
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
     wait_watched(&mut client);
     let id = client.start(
         "tools/call",
-        json!({"name": "grep", "arguments": {"pattern": r"\b\w{40,}\b|(\w+\s+){12}\d"},
+        json!({"name": "grep", "arguments": {"pattern": SLOW_PATTERN},
                "_meta": {"progressToken": "t"}}),
     );
-    client
-        .response(id, Duration::from_secs(120))
-        .expect("answered");
-    let progress = client.collect(Duration::from_millis(200), |m| {
-        m["method"] == "notifications/progress"
-    });
+    let (seen, response) = client.read_until_response(id, Duration::from_secs(120));
+    assert!(response.get("result").is_some(), "{response}");
+    let progress: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress for a long search");
     for p in &progress {
-        // 2,000 generated files plus src/main.rs.
-        assert_eq!(p["params"]["total"].as_f64(), Some(2001.0), "{p}");
-        assert!(p["params"]["progress"].as_f64().unwrap() <= 2001.0);
+        // 3,000 generated files plus src/main.rs.
+        assert_eq!(p["params"]["total"].as_f64(), Some(3001.0), "{p}");
+        assert!(p["params"]["progress"].as_f64().unwrap() <= 3001.0);
     }
 }
 

@@ -261,7 +261,10 @@ fn fifty_concurrent_greps_half_cancelled() {
         }
     }
     // No cancelled request was answered while the others ran...
-    let answered_cancelled: Vec<&i64> = cancelled.iter().filter(|id| counts.contains_key(id)).collect();
+    let answered_cancelled: Vec<&i64> = cancelled
+        .iter()
+        .filter(|id| counts.contains_key(id))
+        .collect();
     assert!(
         answered_cancelled.is_empty(),
         "cancelled requests answered: {answered_cancelled:?}"

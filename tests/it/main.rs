@@ -14,6 +14,7 @@ mod lifecycle;
 mod live;
 mod load;
 mod modern;
+mod over_time;
 mod read;
 mod resources;
 mod roots;

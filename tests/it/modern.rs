@@ -288,7 +288,10 @@ fn progress_and_cancellation_work_for_stateless_requests() {
             m["method"] == "notifications/progress" || is_response_to(m, id)
         })
         .expect("progress or answer");
-    assert!(!is_response_to(&first, id), "a 2 GB search finished at once: {first}");
+    assert!(
+        !is_response_to(&first, id),
+        "a 2 GB search finished at once: {first}"
+    );
     assert_eq!(first["params"]["progressToken"], "m-1");
     client.notify(
         "notifications/cancelled",

@@ -192,7 +192,11 @@ fn glob_matches_relative_paths_newest_first() {
     std::fs::write(ws.app.join("src/deep/er/x.rs"), "").unwrap();
     // Newest first is the reverse of path order here, so sorting by path cannot pass.
     let now = SystemTime::now();
-    for (path, age) in [("src/deep/er/x.rs", 3000), ("src/lib.rs", 2000), ("src/main.rs", 1000)] {
+    for (path, age) in [
+        ("src/deep/er/x.rs", 3000),
+        ("src/lib.rs", 2000),
+        ("src/main.rs", 1000),
+    ] {
         let file = std::fs::File::options()
             .write(true)
             .open(ws.app.join(path))

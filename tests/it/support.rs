@@ -24,8 +24,14 @@ pub struct Client {
 impl Client {
     /// Starts `rootgrep ARGS` in `cwd`.
     pub fn spawn(args: &[&str], cwd: &Path) -> Client {
+        Client::spawn_with_env(args, cwd, &[])
+    }
+
+    /// Starts `rootgrep ARGS` in `cwd` with extra environment variables.
+    pub fn spawn_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_rootgrep"))
             .args(args)
+            .envs(env.iter().copied())
             .current_dir(cwd)
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
@@ -476,7 +482,10 @@ pub fn wait_indexed(client: &mut Client) {
 pub fn assert_cancelled_quietly(client: &mut Client, id: i64) {
     let pid = client.pid();
     let idle = wait_cpu_idle(pid, Duration::from_secs(5));
-    assert!(idle.is_some(), "the server still burns CPU 5 s after the cancel");
+    assert!(
+        idle.is_some(),
+        "the server still burns CPU 5 s after the cancel"
+    );
     let seen = client.until_ping();
     let answered: Vec<&Value> = seen.iter().filter(|m| is_response_to(m, id)).collect();
     assert!(

@@ -245,7 +245,7 @@ fn multi_root_search_covers_every_root() {
 
 /// One grep with a progress token: the progress notifications for it with their arrival
 /// times (from when the request was sent), its response, and everything that came after
-/// the response until a later ping was answered.
+/// the response until a later search was answered.
 fn grep_with_progress(
     client: &mut Client,
     token: Value,
@@ -268,7 +268,13 @@ fn grep_with_progress(
             notes.push((at - sent, message));
         }
     };
-    let after = client.until_ping();
+    // The marker for "none after the response" is a second, equally long search without a
+    // token: everything up to its answer, a long window after the response, is returned.
+    let marker = client.start(
+        "tools/call",
+        json!({"name":"grep","arguments":{"pattern": SLOW_PATTERN, "output_mode": "count"}}),
+    );
+    let (after, _) = client.read_until_response(marker, Duration::from_secs(120));
     (notes, response, after)
 }
 
@@ -349,7 +355,7 @@ fn progress_is_ordered_increasing_and_precedes_the_response() {
 #[test]
 fn integer_progress_tokens_keep_their_type() {
     let ws = workspace();
-    linked_tree(&ws.app, 3000, &slow_body(300));
+    linked_tree(&ws.app, 1500, &slow_body(300));
     let mut client = started(&ws);
     let (notes, _, after) = grep_with_progress(&mut client, json!(77));
     assert!(!notes.is_empty(), "no progress for a long search");

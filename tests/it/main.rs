@@ -18,4 +18,5 @@ mod over_time;
 mod read;
 mod resources;
 mod roots;
+mod schema_fuzz;
 mod search;

@@ -29,9 +29,26 @@ impl Client {
 
     /// Starts `rootgrep ARGS` in `cwd` with extra environment variables.
     pub fn spawn_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rootgrep"))
-            .args(args)
-            .envs(env.iter().copied())
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rootgrep"));
+        command.args(args).envs(env.iter().copied());
+        Client::spawn_command(command, cwd)
+    }
+
+    /// Starts `rootgrep ARGS` in `cwd` with its address space limited to `max_kib` KiB
+    /// (`ulimit -v` in a shell that then execs the server, so the pid is the server's):
+    /// a runaway allocation makes the server fail instead of the machine swap.
+    pub fn spawn_limited(args: &[&str], cwd: &Path, max_kib: u64) -> Client {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -v {max_kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_rootgrep"))
+            .args(args);
+        Client::spawn_command(command, cwd)
+    }
+
+    fn spawn_command(mut command: Command, cwd: &Path) -> Client {
+        let mut child = command
             .current_dir(cwd)
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())

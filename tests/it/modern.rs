@@ -257,15 +257,47 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
         "notifications/cancelled",
         json!({"requestId": id, "_meta": meta(json!({}))}),
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let _ = client.collect(std::time::Duration::from_millis(100), |_| true);
+    // A second stream on the same file is the marker: once it has seen the next change,
+    // the cancelled stream would have seen it too.
+    let marker = client.start(
+        "subscriptions/listen",
+        json!({"_meta": meta(json!({})), "notifications": {"resourceSubscriptions": [file_uri]}}),
+    );
+    client
+        .wait_for(WAIT, |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == marker
+        })
+        .expect("second stream acknowledged");
+    let _ = client.collect(std::time::Duration::ZERO, |_| true);
     std::fs::write(&file, "fn main() { again(); }\n").unwrap();
-    let late = client.collect(std::time::Duration::from_millis(1500), |m| {
-        m["method"] == "notifications/resources/updated"
-    });
+    let mut seen = Vec::new();
+    loop {
+        let m = client
+            .recv(std::time::Duration::from_secs(5))
+            .expect("the second stream's update");
+        if m["method"] == "notifications/resources/updated"
+            && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == marker
+        {
+            break;
+        }
+        seen.push(m);
+    }
+    seen.extend(client.until_ping());
+    let late: Vec<&Value> = seen
+        .iter()
+        .filter(|m| {
+            m["method"] == "notifications/resources/updated"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+        })
+        .collect();
     assert!(
         late.is_empty(),
         "updates after the stream was cancelled: {late:?}"
+    );
+    assert!(
+        !seen.iter().any(|m| is_response_to(m, id)),
+        "the cancelled stream was answered: {seen:?}"
     );
 }
 
@@ -300,6 +332,17 @@ fn progress_and_cancellation_work_for_stateless_requests() {
     assert_cancelled_quietly(&mut client, id);
 }
 
+/// No log message before request `id`'s answer, nor up to a later ping's answer.
+fn assert_no_logs(client: &mut Client, id: i64) {
+    let (mut seen, _) = client.read_until_response(id, WAIT);
+    seen.extend(client.until_ping());
+    let logs: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert!(logs.is_empty(), "{logs:?}");
+}
+
 #[test]
 fn per_request_log_level_opts_in_to_log_messages() {
     let ws = workspace();
@@ -310,10 +353,12 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": with_level, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(200), |m| {
-        m["method"] == "notifications/message"
-    });
+    // The request's logs are sent before its response.
+    let (before, _) = client.read_until_response(id, WAIT);
+    let logs: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
     assert!(
         logs.iter().any(|m| m["params"]["data"]
             .as_str()
@@ -326,11 +371,7 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": meta(json!({})), "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
-        m["method"] == "notifications/message"
-    });
-    assert!(logs.is_empty(), "{logs:?}");
+    assert_no_logs(&mut client, id);
     // At warning, debug events are filtered out.
     let mut warning = meta(json!({}));
     warning["io.modelcontextprotocol/logLevel"] = json!("warning");
@@ -338,11 +379,7 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": warning, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
-        m["method"] == "notifications/message"
-    });
-    assert!(logs.is_empty(), "{logs:?}");
+    assert_no_logs(&mut client, id);
 }
 
 #[test]

@@ -364,10 +364,131 @@ fn a_subscription_follows_its_path_across_a_directory_rename() {
         !seen.iter().any(|m| updated_for(m, &r.file_uri)),
         "writing the moved copy notified the old URI: {seen:?}"
     );
+    // A new directory and file at the old path. A file written into a brand-new directory
+    // at once may be missed (another case, ignored as a server bug:
+    // `a_file_created_with_its_new_directory_notifies_its_subscriber`), so the file is
+    // rewritten until the subscription reports it, with a deadline.
     std::fs::create_dir(&r.dir).unwrap();
-    std::fs::write(&r.file, "pub fn b() {}\n").unwrap();
     let uri = r.file_uri.clone();
-    expect_update(&mut r.client, &uri, "re-creating it at its path");
+    let deadline = Instant::now() + NOTICE;
+    loop {
+        std::fs::write(&r.file, "pub fn b() {}\n").unwrap();
+        if r.client
+            .wait_for(Duration::from_millis(400), |m| updated_for(m, &uri))
+            .is_some()
+        {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no resources/updated for {uri} after re-creating it at its path"
+        );
+    }
     std::fs::write(&r.file, "pub fn c() {}\n").unwrap();
     expect_update(&mut r.client, &uri, "changing the re-created file");
+}
+
+/// The same for a 2026-07-28 `subscriptions/listen` stream: list changes on the stream
+/// are at least a second apart, and the last one comes after the last create.
+#[test]
+#[ignore = "server bug: a subscriptions/listen stream drops list changes that come within a second of the last one (no coalescing timer), so the end of a burst is never announced"]
+fn listen_stream_list_changed_is_spaced_and_never_loses_the_tail() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    // A legacy session is not needed: a stateless client only listens.
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "over-time", "version": "1"},
+    });
+    // Wait until the root is watched (list_roots, stateless).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let roots = client.request(
+            "tools/call",
+            json!({"_meta": meta, "name": "list_roots", "arguments": {}}),
+        );
+        let root = &roots["result"]["structuredContent"]["roots"][0];
+        if root["watch"] == "watching" {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never watched: {roots}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let id = client.start(
+        "subscriptions/listen",
+        json!({"_meta": meta, "notifications": {"resourcesListChanged": true}}),
+    );
+    client
+        .wait_for(WAIT, |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+        })
+        .expect("acknowledged");
+    let on_stream = |m: &Value| {
+        m["method"] == "notifications/resources/list_changed"
+            && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+    };
+    let dir = ws.app.join("gen");
+    std::fs::create_dir(&dir).unwrap();
+    let started = Instant::now();
+    let writer = std::thread::spawn(move || {
+        for i in 0..60 {
+            std::fs::write(dir.join(format!("f{i}.txt")), "x").unwrap();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Instant::now()
+    });
+    let mut arrivals = Vec::new();
+    while !writer.is_finished() {
+        if let Some((at, m)) = client.recv_timed(Duration::from_millis(50))
+            && on_stream(&m)
+        {
+            arrivals.push(at);
+        }
+    }
+    let last_create = writer.join().unwrap();
+    let tail = loop {
+        let (at, m) = client
+            .recv_timed(NOTICE)
+            .expect("no list_changed on the stream after the last create");
+        if on_stream(&m) {
+            arrivals.push(at);
+            if at > last_create {
+                break at;
+            }
+        }
+    };
+    let span = tail - started;
+    assert!(
+        arrivals.len() >= 3,
+        "{} list changes in {span:?}",
+        arrivals.len()
+    );
+    for pair in arrivals.windows(2) {
+        let gap = pair[1] - pair[0];
+        assert!(
+            gap >= Duration::from_millis(700),
+            "two list changes {gap:?} apart ({} in {span:?})",
+            arrivals.len()
+        );
+    }
+}
+
+/// A file written right after its directory is created (as `mkdir -p && write`, a
+/// checkout or an unpack do) is announced to its subscriber: the watcher must not miss
+/// what appeared in a new directory before it watched it.
+#[test]
+#[ignore = "server bug (racy, fails most runs): a file written right after its directory is created is not announced to its subscriber (nothing in a new directory is seen before the watcher watches it)"]
+fn a_file_created_with_its_new_directory_notifies_its_subscriber() {
+    let ws = workspace();
+    let file = ws.app.join("newdir/deeper/lib.rs");
+    let file_uri = uri(&file);
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_indexed(&mut client);
+    let ok = client.request("resources/subscribe", json!({"uri": file_uri}));
+    assert_eq!(ok["result"], json!({}), "{ok}");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    std::fs::write(&file, "pub fn new() {}\n").unwrap();
+    expect_update(&mut client, &file_uri, "creating it with its directory");
 }

@@ -314,8 +314,29 @@ fn many_cancellations_do_not_exhaust_the_admission_window() {
         client.notify("notifications/cancelled", json!({"requestId": id}));
     }
     let started = std::time::Instant::now();
-    let pong = client.request("ping", json!({}));
-    assert_eq!(pong["result"], json!({}));
+    // The work stops (CPU idle), then everything up to a later ping's answer holds not one
+    // answer to a cancelled grep (each cancel follows its request at once, long before a
+    // 3 MB slow-regex scan could end).
+    assert!(
+        wait_cpu_idle(client.pid(), Duration::from_secs(10)).is_some(),
+        "still busy 10 s after 600 cancelled greps"
+    );
+    let answered: Vec<Value> = client
+        .until_ping()
+        .into_iter()
+        .filter(|m| {
+            m.get("method").is_none()
+                && m["id"]
+                    .as_i64()
+                    .is_some_and(|id| (5_000_000..5_000_600).contains(&id))
+        })
+        .collect();
+    assert!(
+        answered.is_empty(),
+        "{} cancelled requests answered, e.g. {:?}",
+        answered.len(),
+        answered.first()
+    );
     let result = client.call("list_roots", json!({}));
     assert!(!is_error(&result));
     assert!(started.elapsed() < Duration::from_secs(30));

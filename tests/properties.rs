@@ -16,7 +16,9 @@ struct Fixture {
     roots: RootSet,
 }
 
-/// app/{src/lib.rs, sub/deep/, in-link -> sub, out-link -> ../outside, file-out -> ../outside/secret}
+/// app/{src/lib.rs, sub/deep/, in-link -> sub, out-link -> ../outside, file-out ->
+/// ../outside/secret, sibling -> ../app2, new-out -> ../outside/new (dangling: the
+/// write-target case), new-in -> sub/new (dangling, pointing inside)};
 /// outside/{secret, nested/}; app2/ (a sibling whose name extends "app").
 fn fixture() -> Fixture {
     let tmp = tempfile::tempdir().unwrap();
@@ -32,6 +34,8 @@ fn fixture() -> Fixture {
     std::os::unix::fs::symlink("../outside", app.join("out-link")).unwrap();
     std::os::unix::fs::symlink("../outside/secret", app.join("file-out")).unwrap();
     std::os::unix::fs::symlink("../app2", app.join("sibling")).unwrap();
+    std::os::unix::fs::symlink("../outside/new", app.join("new-out")).unwrap();
+    std::os::unix::fs::symlink("sub/new", app.join("new-in")).unwrap();
     let roots = RootSet::new(vec![Root::new(app.clone(), None)], RootSource::CommandLine);
     Fixture {
         _tmp: tmp,
@@ -40,53 +44,223 @@ fn fixture() -> Fixture {
     }
 }
 
+/// Path segments, including percent escapes: in a `file://` URI they decode (`%2e%2e` is
+/// `..`, `%2F` a separator); in a plain path they are literal names.
 fn segment() -> impl Strategy<Value = &'static str> {
     prop::sample::select(vec![
-        "..", ".", "", "src", "lib.rs", "sub", "deep", "in-link", "out-link", "file-out",
-        "sibling", "secret", "nested", "outside", "app", "app2", "missing",
+        "..",
+        ".",
+        "",
+        "src",
+        "lib.rs",
+        "sub",
+        "deep",
+        "in-link",
+        "out-link",
+        "file-out",
+        "sibling",
+        "secret",
+        "nested",
+        "outside",
+        "app",
+        "app2",
+        "missing",
+        "new-out",
+        "new-in",
+        "%2e%2e",
+        "%2E%2e",
+        "..%2F..",
+        "%2e",
+        "%2F",
+        "sub%2Fdeep",
+        "..%2Foutside",
+        "%25",
+        "new%20file",
     ])
+}
+
+/// `%XX` escapes decoded to bytes (what a `file://` URI's path means).
+fn percent_decoded(text: &str) -> Vec<u8> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%'
+            && i + 2 < bytes.len()
+            && let Ok(byte) = u8::from_str_radix(&text[i + 1..i + 3], 16)
+        {
+            out.push(byte);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The oracle: what the OS makes of `path` (bytes, relative to the directory `cur`),
+/// following every symlink as the kernel would; for a path that does not exist, the
+/// canonical nearest existing ancestor joined with the missing rest (a dangling symlink
+/// is followed to where it points). `None` where the OS itself has no answer: a component
+/// under a file (including a trailing `/` or `/.` after one), `..` after a missing
+/// component, or a symlink loop.
+fn oracle(cur: &Path, path: &[u8]) -> Option<PathBuf> {
+    let mut depth = 0;
+    let (existing, missing) = walk(cur.to_path_buf(), path, &mut depth)?;
+    let mut out = existing;
+    for name in missing {
+        out.push(OsStr::from_bytes(&name));
+    }
+    Some(out)
+}
+
+/// One step of [`oracle`]: (canonical existing prefix, missing components after it).
+fn walk(mut cur: PathBuf, path: &[u8], depth: &mut u32) -> Option<(PathBuf, Vec<Vec<u8>>)> {
+    if path.first() == Some(&b'/') {
+        cur = PathBuf::from("/");
+    }
+    let mut missing: Vec<Vec<u8>> = Vec::new();
+    // Right after a dangling symlink: a following "/" or "/." asks the kernel to look the
+    // link's target up as a directory, which fails (ENOENT): no answer.
+    let mut after_dangling = false;
+    for name in path.split(|b| *b == b'/') {
+        if !missing.is_empty() {
+            match name {
+                b"" | b"." if after_dangling => return None,
+                b"" | b"." => {}
+                b".." => return None,
+                _ => {
+                    after_dangling = false;
+                    missing.push(name.to_vec());
+                }
+            }
+            continue;
+        }
+        // An existing prefix must be a directory for anything (even "" or ".") to follow.
+        if !cur.is_dir() {
+            return None;
+        }
+        match name {
+            b"" | b"." => continue,
+            b".." => {
+                cur = cur.parent().map(Path::to_path_buf).unwrap_or(cur);
+                continue;
+            }
+            _ => {}
+        }
+        let next = cur.join(OsStr::from_bytes(name));
+        match std::fs::symlink_metadata(&next) {
+            Err(_) => missing.push(name.to_vec()),
+            Ok(meta) if meta.file_type().is_symlink() => {
+                *depth += 1;
+                if *depth > 40 {
+                    return None;
+                }
+                let target = std::fs::read_link(&next).ok()?;
+                let (prefix, tail) = walk(cur.clone(), target.as_os_str().as_bytes(), depth)?;
+                cur = prefix;
+                after_dangling = !tail.is_empty();
+                missing = tail;
+            }
+            Ok(_) => cur = next,
+        }
+    }
+    Some((cur, missing))
+}
+
+/// Both directions against the oracle. Whatever the path (`..`, `.`, `//`, symlinks,
+/// dangling symlinks, percent escapes), "inside" is only said of a path the OS puts
+/// inside the root, and of the same canonical path; and a path the OS puts inside is
+/// resolved inside (so a resolver refusing everything cannot pass). One fixture for all
+/// cases (resolution only reads it).
+#[test]
+fn resolution_agrees_with_the_os_in_both_directions() {
+    let fx = fixture();
+    let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig {
+        cases: 3000,
+        ..ProptestConfig::default()
+    });
+    let said_inside = std::cell::Cell::new(0u32);
+    let said_outside = std::cell::Cell::new(0u32);
+    let strategy = (
+        prop::collection::vec(segment(), 1..8),
+        any::<bool>(),
+        any::<bool>(),
+    );
+    runner
+        .run(&strategy, |(segments, absolute, as_uri)| {
+            let relative = segments.join("/");
+            let arg = if as_uri {
+                format!("{}/{}", file_uri_from_path(&fx.app), relative)
+            } else if absolute {
+                format!("{}/{}", fx.app.display(), relative)
+            } else {
+                relative.clone()
+            };
+            // What the OS makes of it: escapes are decoded only in a URI; a relative path
+            // that starts with '/' (a first empty segment) is absolute.
+            let tail = if as_uri {
+                percent_decoded(&relative)
+            } else {
+                relative.as_bytes().to_vec()
+            };
+            let bytes = if as_uri || absolute {
+                let mut full = fx.app.as_os_str().as_bytes().to_vec();
+                full.push(b'/');
+                full.extend(tail);
+                full
+            } else {
+                tail
+            };
+            // An empty path names nothing (refusing it is right).
+            let expected = if bytes.is_empty() {
+                None
+            } else {
+                oracle(&fx.app, &bytes)
+            };
+            let inside = expected.as_ref().map(|p| p.starts_with(&fx.app));
+            match resolve(&arg, &fx.roots) {
+                Ok(resolved) if resolved.root.is_some() => {
+                    prop_assert!(
+                        resolved.path.starts_with(&fx.app),
+                        "{arg} -> {:?}",
+                        resolved.path
+                    );
+                    if let Some(expected) = &expected {
+                        prop_assert!(
+                            inside == Some(true),
+                            "{arg}: called inside, the OS says {expected:?}"
+                        );
+                        prop_assert_eq!(&resolved.path, expected, "{}", arg);
+                    }
+                }
+                // Refused, or resolved outside: wrong only if the OS puts it inside.
+                outcome => {
+                    prop_assert!(
+                        inside != Some(true),
+                        "{arg}: the OS says {expected:?} (inside), the resolver {outcome:?}"
+                    );
+                }
+            }
+            match inside {
+                Some(true) => said_inside.set(said_inside.get() + 1),
+                Some(false) => said_outside.set(said_outside.get() + 1),
+                None => {}
+            }
+            Ok(())
+        })
+        .unwrap();
+    // Both sides were exercised.
+    let (inside, outside) = (said_inside.get(), said_outside.get());
+    assert!(
+        inside > 100 && outside > 100,
+        "{inside} inside, {outside} outside"
+    );
 }
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 2000, .. ProptestConfig::default() })]
-
-    /// Whatever the path, "inside" is only ever said of a path that the OS resolves to a
-    /// place inside the root.
-    #[test]
-    fn resolution_never_calls_an_outside_path_inside(
-        segments in prop::collection::vec(segment(), 1..8),
-        absolute in any::<bool>(),
-        as_uri in any::<bool>(),
-    ) {
-        let fx = fixture();
-        let relative = segments.join("/");
-        let arg = if as_uri {
-            format!("{}/{}", file_uri_from_path(&fx.app), relative)
-        } else if absolute {
-            format!("{}/{}", fx.app.display(), relative)
-        } else {
-            relative.clone()
-        };
-        let Ok(resolved) = resolve(&arg, &fx.roots) else {
-            return Ok(()); // refused with an error: safe
-        };
-        if resolved.root.is_some() {
-            prop_assert!(resolved.path.starts_with(&fx.app), "{arg} -> {:?}", resolved.path);
-            // What the OS says about the same path agrees.
-            let joined = if absolute || as_uri { PathBuf::from(format!("{}/{}", fx.app.display(), relative)) } else { fx.app.join(&relative) };
-            if let Ok(real) = std::fs::canonicalize(&joined) {
-                prop_assert!(real.starts_with(&fx.app), "{arg}: OS says {real:?}");
-                prop_assert_eq!(&real, &resolved.path);
-            }
-        }
-        // A path the OS resolves outside is never called inside.
-        let joined = if absolute || as_uri { PathBuf::from(format!("{}/{}", fx.app.display(), relative)) } else { fx.app.join(&relative) };
-        if let Ok(real) = std::fs::canonicalize(&joined)
-            && !real.starts_with(&fx.app)
-        {
-            prop_assert!(resolved.root.is_none(), "{arg}: outside {real:?} called inside");
-        }
-    }
 
     /// `file://` URIs round-trip every byte path (non-UTF-8, spaces, '%', '#', '?').
     #[test]

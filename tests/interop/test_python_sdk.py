@@ -532,9 +532,10 @@ async def test_move_file_never_overwrites(rootgrep_bin, ws):
 
 
 async def require_tool(client: Client, name: str) -> None:
+    """The tool must be listed: a missing tool is a failure, never a skip."""
     listing = await bounded(client.list_tools())
-    if name not in {tool.name for tool in listing.tools}:
-        pytest.skip(f"this rootgrep has no {name} tool yet")
+    names = {tool.name for tool in listing.tools}
+    assert name in names, f"tools/list has no {name} tool: {sorted(names)}"
 
 
 def make_git_checkout(ws) -> None:
@@ -774,16 +775,26 @@ async def test_logging_set_level(rootgrep_bin, ws):
             host.roots = [ws.root, missing_a]
             await bounded(client.send_roots_list_changed())
             await wait_for_roots(client, [str(ws.root), str(missing_a)])
-            await anyio.sleep(0.2)
-            assert not below("error"), f"level is error; got {below('error')}"
 
-            # At "debug", the same kind of change is reported to the client.
+            # At "debug", the same kind of change is reported to the client. Its log is also
+            # the marker for the check above: logs go out in order, so anything the change
+            # at "error" let through would have arrived before it.
             await bounded(client.set_logging_level("debug"))
-            host.logs.clear()
+            at_error = len(host.logs)  # what arrived while the level was still "error"
             host.roots = [ws.root, missing_b]
             await bounded(client.send_roots_list_changed())
             await wait_for_roots(client, [str(ws.root), str(missing_b)])
-            await wait_until(lambda: bool(host.logs), "a log notification at level debug")
+
+            def about_b(log: types.LoggingMessageNotificationParams) -> bool:
+                return str(missing_b) in str(log.data)
+
+            await wait_until(lambda: any(about_b(log) for log in host.logs), "a log about missing-b at level debug")
+            marker = next(i for i, log in enumerate(host.logs) if about_b(log))
+            early = [log for log in host.logs[:at_error] if SEVERITY.index(log.level) < SEVERITY.index("error")]
+            assert not early, f"level was error; got {early}"
+            # The missing-a warning was filtered out, not merely late.
+            late = [log for log in host.logs[:marker] if str(missing_a) in str(log.data)]
+            assert not late, f"level was error when missing-a was reported; got {late}"
             assert all(log.level in SEVERITY for log in host.logs)
 
 

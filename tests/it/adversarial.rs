@@ -1027,7 +1027,8 @@ fn devices_under_a_root_are_described_never_read() {
 
 /// chmod 000 files and directories: read_file is a clear error, walkers skip and count
 /// them. Running as root, permissions do not deny reads: then only promptness and
-/// survival are checked (and a note is printed).
+/// survival are checked here (and a note is printed); what root cannot read either is
+/// covered by `entries_unreadable_even_for_root_are_skipped_and_counted`.
 #[test]
 fn permission_denied_is_a_clear_error_or_skipped_and_counted() {
     let ws = workspace();
@@ -1079,6 +1080,72 @@ fn permission_denied_is_a_clear_error_or_skipped_and_counted() {
     assert_alive(&mut client);
     std::fs::set_permissions(&locked_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
     std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o644)).unwrap();
+}
+
+/// A workspace with entries nobody can read, root included (CI runs as root, where chmod
+/// 000 denies nothing): a FIFO and a socket (never opened), beside a dangling symlink and
+/// a symlink loop, and one readable file. Returns the socket's listener (keep it alive).
+fn unreadable_for_anyone(ws: &Workspace) -> std::os::unix::net::UnixListener {
+    std::fs::write(ws.app.join("open.txt"), "needle-open\n").unwrap();
+    mkfifo(&ws.app.join("fifo"));
+    let listener = std::os::unix::net::UnixListener::bind(ws.app.join("sock")).unwrap();
+    symlink(ws.app.join("gone.txt"), ws.app.join("dangling")).unwrap();
+    symlink(ws.app.join("loop-b"), ws.app.join("loop-a")).unwrap();
+    symlink(ws.app.join("loop-a"), ws.app.join("loop-b")).unwrap();
+    listener
+}
+
+/// Named as grep targets, the FIFO and the socket are skipped and counted as unreadable,
+/// exactly; in the tree both are counted too; the readable file is still found; reading
+/// any of the four is a clear error.
+fn check_unreadable_counted(client: &mut Client, ws: &Workspace) {
+    let open = vec![s(&ws.app.join("open.txt")).to_string()];
+    let grep = tool(
+        client,
+        "grep",
+        json!({"pattern": "needle", "paths": ["open.txt", "fifo", "sock"]}),
+    );
+    assert!(!is_error(&grep), "{}", text(&grep));
+    assert_eq!(structured_paths(&grep, "files"), open);
+    assert_eq!(
+        grep["structuredContent"]["stats"]["skipped"]["unreadable"], 2,
+        "{grep}"
+    );
+    let grep = tool(client, "grep", json!({"pattern": "needle"}));
+    assert_eq!(structured_paths(&grep, "files"), open);
+    let unreadable = grep["structuredContent"]["stats"]["skipped"]["unreadable"]
+        .as_u64()
+        .unwrap_or(0);
+    assert!(
+        unreadable >= 2,
+        "the FIFO and the socket are counted: {grep}"
+    );
+    for path in ["fifo", "sock", "dangling", "loop-a"] {
+        let read = tool(client, "read_file", json!({ "path": path }));
+        assert!(is_error(&read), "read_file {path}: {}", text(&read));
+    }
+    assert_alive(client);
+}
+
+/// What root cannot read either is skipped and counted (disk walk).
+#[test]
+fn entries_unreadable_even_for_root_are_skipped_and_counted() {
+    let ws = workspace();
+    let _listener = unreadable_for_anyone(&ws);
+    let mut walking = Client::spawn(&["--no-watch"], &ws.app);
+    walking.handshake(json!({}));
+    check_unreadable_counted(&mut walking, &ws);
+}
+
+/// The same, answered from the file index: the counts must equal the walk's.
+#[test]
+#[ignore = "server bug: a grep served by the file index counts no FIFO/socket as unreadable (skipped.unreadable 0), a disk walk counts them"]
+fn entries_unreadable_even_for_root_are_counted_by_the_index_too() {
+    let ws = workspace();
+    let _listener = unreadable_for_anyone(&ws);
+    let mut indexed = serve(&ws);
+    wait_indexed(&mut indexed);
+    check_unreadable_counted(&mut indexed, &ws);
 }
 
 // ---------------------------------------------------------------------------------------

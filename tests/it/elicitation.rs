@@ -2,8 +2,6 @@
 //! `remember`), and every answer — accept, refuse, decline, cancel, silence, and the parent
 //! call being cancelled — does exactly what the contract says.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 
 use crate::support::*;
@@ -33,16 +31,89 @@ fn finish(client: &mut Client, id: i64) -> Value {
 }
 
 fn not_asked(client: &mut Client, path: &std::path::Path) -> Value {
-    let id = client.start(
-        "tools/call",
-        json!({"name":"read_file","arguments":{"path": s(path)}}),
+    call_not_asked(client, "read_file", json!({"path": s(path)}))
+}
+
+/// Calls a tool and checks that the user was not asked: no `elicitation/create` before
+/// its answer, nor up to a later ping's answer. Returns the tool result.
+fn call_not_asked(client: &mut Client, tool: &str, arguments: Value) -> Value {
+    let id = client.start("tools/call", json!({"name": tool, "arguments": arguments}));
+    let (mut seen, answer) = client.read_until_response(id, WAIT);
+    seen.extend(client.until_ping());
+    let asked: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "elicitation/create")
+        .collect();
+    assert!(asked.is_empty(), "the user was asked: {asked:?}");
+    answer["result"].clone()
+}
+
+/// A client with elicitation, root `app`, confined to `app` and `outside/inner` (which
+/// holds `a.txt` and a link to `outside/secret.txt`).
+fn confined(ws: &Workspace) -> Client {
+    let inner = ws.outside.join("inner");
+    std::fs::create_dir_all(&inner).unwrap();
+    std::fs::write(inner.join("a.txt"), "INNER-CONTENT\n").unwrap();
+    std::os::unix::fs::symlink(ws.outside.join("secret.txt"), inner.join("link.txt")).unwrap();
+    client(ws, &["--confine", s(&ws.app), "--confine", s(&inner)])
+}
+
+/// Outside `--confine`, an elicitation-capable client's user is never asked: the call is
+/// refused at once, reads and writes alike.
+#[test]
+fn confine_refuses_without_asking() {
+    let ws = workspace();
+    let mut client = confined(&ws);
+    let secret = ws.outside.join("secret.txt");
+    for (tool, arguments) in [
+        ("read_file", json!({"path": s(&secret)})),
+        ("file_info", json!({"path": s(&secret)})),
+        ("grep", json!({"pattern": "SECRET", "path": s(&ws.outside)})),
+        (
+            "write_file",
+            json!({"path": s(&ws.outside.join("new.txt")), "content": "x"}),
+        ),
+    ] {
+        let result = call_not_asked(&mut client, tool, arguments);
+        assert!(is_error(&result), "{tool}: {result}");
+        assert!(!text(&result).contains("TOP-SECRET"), "{tool}: {result}");
+        assert!(
+            text(&result).contains("confine"),
+            "{tool}: {}",
+            text(&result)
+        );
+    }
+    assert!(!ws.outside.join("new.txt").exists());
+}
+
+/// A remembered grant inside `--confine` does not reach past it: the granted directory's
+/// parent, a `..` path through it, and a link in it pointing out are refused without
+/// asking.
+#[test]
+fn a_grant_cannot_widen_confine() {
+    let ws = workspace();
+    let mut client = confined(&ws);
+    let inner = ws.outside.join("inner");
+    // Inside confine, outside the roots: the user is asked, and grants the directory.
+    let (id, question) = ask(&mut client, &inner.join("a.txt"));
+    client.respond(
+        &question["id"],
+        json!({"action":"accept","content":{"allow":true,"remember":true}}),
     );
-    let result = finish(client, id);
-    let asked = client.collect(Duration::from_millis(200), |m| {
-        m["method"] == "elicitation/create"
-    });
-    assert!(asked.is_empty(), "the user was asked again");
-    result
+    assert!(text(&finish(&mut client, id)).contains("INNER-CONTENT"));
+    let roots = client.call("list_roots", json!({}));
+    assert_eq!(roots["structuredContent"]["grants"][0]["path"], s(&inner));
+    for path in [
+        ws.outside.join("secret.txt"),
+        inner.join("../secret.txt"),
+        inner.join("link.txt"),
+    ] {
+        let result = not_asked(&mut client, &path);
+        assert!(is_error(&result), "{}: {result}", path.display());
+        assert!(!text(&result).contains("TOP-SECRET"), "{result}");
+    }
+    // The grant itself still works, without asking.
+    assert!(text(&not_asked(&mut client, &inner.join("a.txt"))).contains("INNER-CONTENT"));
 }
 
 #[test]
@@ -170,14 +241,16 @@ fn cancelling_the_call_cancels_the_question_and_sends_no_response() {
         .wait_for(WAIT, |m| m["method"] == "notifications/cancelled")
         .expect("the question is cancelled");
     assert_eq!(cancelled["params"]["requestId"], question["id"]);
-    assert!(
-        client.response(id, Duration::from_millis(500)).is_none(),
-        "no response after cancel"
-    );
-    // A late answer to the cancelled question is harmless.
+    // A late answer to the cancelled question is harmless, and no response to the call
+    // comes (read up to a later ping's answer).
     client.respond(
         &question["id"],
         json!({"action":"accept","content":{"allow":true}}),
+    );
+    let seen = client.until_ping();
+    assert!(
+        !seen.iter().any(|m| is_response_to(m, id)),
+        "a response after cancel: {seen:?}"
     );
     assert_eq!(client.request("ping", json!({}))["result"], json!({}));
 }

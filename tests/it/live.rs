@@ -69,11 +69,30 @@ fn subscriptions_follow_modify_delete_recreate_and_stop_on_unsubscribe() {
     assert!(changed.is_some(), "no list_changed after a create");
     let ok = client.request("resources/unsubscribe", json!({"uri": uri}));
     assert_eq!(ok["result"], json!({}));
-    let _ = client.collect(Duration::from_millis(300), |_| true);
+    // Another subscribed file, changed after this one, is the marker: nothing for the
+    // unsubscribed file may arrive before the marker's update.
+    let marker = ws.app.join("marker.txt");
+    std::fs::write(&marker, "0").unwrap();
+    let marker_uri = super::support::uri(&marker);
+    let ok = client.request("resources/subscribe", json!({"uri": marker_uri}));
+    assert_eq!(ok["result"], json!({}));
+    let _ = client.collect(Duration::ZERO, |_| true);
     std::fs::write(&file, "fn main() { again(); }\n").unwrap();
+    std::fs::write(&marker, "1").unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let m = client.recv(NOTICE).expect("no update for the marker");
+        if m["method"] == "notifications/resources/updated" && m["params"]["uri"] == marker_uri {
+            break;
+        }
+        seen.push(m);
+    }
+    seen.extend(client.until_ping());
     assert!(
-        !updated_for(&mut client, &uri, Duration::from_millis(1500)),
-        "update after unsubscribe"
+        !seen
+            .iter()
+            .any(|m| m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri),
+        "update after unsubscribe: {seen:?}"
     );
     // Outside the roots: refused.
     let outside = client.request("resources/subscribe", json!({"uri": uri_of_outside(&ws)}));
@@ -192,36 +211,32 @@ fn the_index_answers_exactly_what_a_walk_answers_while_files_change() {
     assert_eq!(answers(&mut indexed), answers(&mut walking));
 }
 
+/// Searching a fresh index, progress carries the index's `total`. The search is long by
+/// construction (3,000 hard links of a 24 KB file through a slow regex), so progress must
+/// come.
 #[test]
 fn progress_reports_the_index_total() {
     let ws = workspace();
-    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
-    let body = line.repeat(300);
-    for d in 0..20 {
-        let sub = ws.app.join(format!("d{d}"));
-        std::fs::create_dir_all(&sub).unwrap();
-        for f in 0..100 {
-            std::fs::write(sub.join(format!("f{f}.txt")), &body).unwrap();
-        }
-    }
+    linked_tree(&ws.app, 3000, &slow_body(300));
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
     wait_watched(&mut client);
     let id = client.start(
         "tools/call",
-        json!({"name": "grep", "arguments": {"pattern": r"\b\w{40,}\b|(\w+\s+){12}\d"},
+        json!({"name": "grep", "arguments": {"pattern": SLOW_PATTERN},
                "_meta": {"progressToken": "t"}}),
     );
-    client
-        .response(id, Duration::from_secs(120))
-        .expect("answered");
-    let progress = client.collect(Duration::from_millis(200), |m| {
-        m["method"] == "notifications/progress"
-    });
+    let (seen, response) = client.read_until_response(id, Duration::from_secs(120));
+    assert!(response.get("result").is_some(), "{response}");
+    let progress: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/progress")
+        .collect();
+    assert!(!progress.is_empty(), "no progress for a long search");
     for p in &progress {
-        // 2,000 generated files plus src/main.rs.
-        assert_eq!(p["params"]["total"].as_f64(), Some(2001.0), "{p}");
-        assert!(p["params"]["progress"].as_f64().unwrap() <= 2001.0);
+        // 3,000 generated files plus src/main.rs.
+        assert_eq!(p["params"]["total"].as_f64(), Some(3001.0), "{p}");
+        assert!(p["params"]["progress"].as_f64().unwrap() <= 3001.0);
     }
 }
 
@@ -234,14 +249,30 @@ fn ignored_and_hidden_churn_does_not_change_the_list() {
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
     wait_watched(&mut client);
-    let _ = client.collect(Duration::from_millis(1200), |_| true);
+    // Nothing was created since the server started, so a list change would be sent at
+    // once. A subscribed file changed after the churn is the marker.
+    let marker = ws.app.join("src/main.rs");
+    let marker_uri = super::support::uri(&marker);
+    let ok = client.request("resources/subscribe", json!({"uri": marker_uri}));
+    assert_eq!(ok["result"], json!({}));
     for i in 0..20 {
         std::fs::write(ws.app.join(format!("build/out{i}.o")), "x").unwrap();
         std::fs::write(ws.app.join(format!(".cache/c{i}")), "x").unwrap();
     }
-    let noise = client.collect(Duration::from_millis(1500), |m| {
-        m["method"] == "notifications/resources/list_changed"
-    });
+    std::fs::write(&marker, "fn main() { marker(); }\n").unwrap();
+    let mut seen = Vec::new();
+    loop {
+        let m = client.recv(NOTICE).expect("no update for the marker");
+        if m["method"] == "notifications/resources/updated" && m["params"]["uri"] == marker_uri {
+            break;
+        }
+        seen.push(m);
+    }
+    seen.extend(client.until_ping());
+    let noise: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/resources/list_changed")
+        .collect();
     assert!(
         noise.is_empty(),
         "list_changed for ignored/hidden files: {noise:?}"

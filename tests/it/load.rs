@@ -21,8 +21,9 @@ fn rss_kib(pid: u32) -> u64 {
 }
 
 /// Receives messages until every id in `ids` has a response (or `deadline` passes), calling
-/// `on_answer(n)` after the n-th distinct answer. Returns how many responses each id got,
-/// and the responses themselves.
+/// `on_answer(n)` after the n-th distinct answer to one of `ids`. Returns how many
+/// responses each id got and the responses themselves, for every id answered, not only
+/// those in `ids` (an answer to a cancelled request must not go unseen).
 fn gather(
     client: &mut Client,
     ids: &[i64],
@@ -32,7 +33,7 @@ fn gather(
     let wanted: std::collections::HashSet<i64> = ids.iter().copied().collect();
     let mut counts: HashMap<i64, usize> = HashMap::new();
     let mut answers: HashMap<i64, Value> = HashMap::new();
-    while counts.len() < wanted.len() {
+    while wanted.iter().any(|id| !counts.contains_key(id)) {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break;
@@ -46,14 +47,12 @@ fn gather(
         let Some(id) = message["id"].as_i64() else {
             continue;
         };
-        if wanted.contains(&id) {
-            let count = counts.entry(id).or_default();
-            *count += 1;
-            if *count == 1 {
-                on_answer(answers.len() + 1);
-            }
-            answers.insert(id, message);
+        let count = counts.entry(id).or_default();
+        *count += 1;
+        if *count == 1 && wanted.contains(&id) {
+            on_answer(answers.keys().filter(|id| wanted.contains(id)).count() + 1);
         }
+        answers.insert(id, message);
     }
     (counts, answers)
 }
@@ -153,10 +152,12 @@ fn ten_thousand_pipelined_requests_all_answered_memory_flat() {
     let elapsed = started.elapsed();
     let rss_all = rss_kib(pid);
     check_all(&ids, &counts, &answers);
-    // Nothing arrives late, twice.
-    let late = client.collect(Duration::from_millis(300), |m| {
-        m.get("method").is_none() && m["id"].as_i64().is_some_and(|id| id >= 1_000_000)
-    });
+    // Nothing arrives late, twice (read until a later ping is answered).
+    let late: Vec<Value> = client
+        .until_ping()
+        .into_iter()
+        .filter(|m| m.get("method").is_none() && m["id"].as_i64().is_some_and(|id| id >= 1_000_000))
+        .collect();
     assert!(
         late.is_empty(),
         "duplicate answers: {:?}",
@@ -259,12 +260,31 @@ fn fifty_concurrent_greps_half_cancelled() {
             assert_eq!(got[key], reference[key], "grep {id}: {key} differs");
         }
     }
-    let late = client.collect(Duration::from_millis(1000), |m| {
-        m.get("method").is_none()
-            && m["id"]
-                .as_i64()
-                .is_some_and(|id| cancelled.contains(&id) || kept.contains(&id))
-    });
+    // No cancelled request was answered while the others ran...
+    let answered_cancelled: Vec<&i64> = cancelled
+        .iter()
+        .filter(|id| counts.contains_key(id))
+        .collect();
+    assert!(
+        answered_cancelled.is_empty(),
+        "cancelled requests answered: {answered_cancelled:?}"
+    );
+    // ...nor later: the CPU goes idle (all work stopped), then everything up to a ping's
+    // answer holds no answer to any of the 50.
+    assert!(
+        wait_cpu_idle(client.pid(), Duration::from_secs(10)).is_some(),
+        "still busy after every kept grep was answered"
+    );
+    let late: Vec<Value> = client
+        .until_ping()
+        .into_iter()
+        .filter(|m| {
+            m.get("method").is_none()
+                && m["id"]
+                    .as_i64()
+                    .is_some_and(|id| cancelled.contains(&id) || kept.contains(&id))
+        })
+        .collect();
     assert!(
         late.is_empty(),
         "answers for cancelled (or already answered) requests: {:?}",
@@ -294,8 +314,29 @@ fn many_cancellations_do_not_exhaust_the_admission_window() {
         client.notify("notifications/cancelled", json!({"requestId": id}));
     }
     let started = std::time::Instant::now();
-    let pong = client.request("ping", json!({}));
-    assert_eq!(pong["result"], json!({}));
+    // The work stops (CPU idle), then everything up to a later ping's answer holds not one
+    // answer to a cancelled grep (each cancel follows its request at once, long before a
+    // 3 MB slow-regex scan could end).
+    assert!(
+        wait_cpu_idle(client.pid(), Duration::from_secs(10)).is_some(),
+        "still busy 10 s after 600 cancelled greps"
+    );
+    let answered: Vec<Value> = client
+        .until_ping()
+        .into_iter()
+        .filter(|m| {
+            m.get("method").is_none()
+                && m["id"]
+                    .as_i64()
+                    .is_some_and(|id| (5_000_000..5_000_600).contains(&id))
+        })
+        .collect();
+    assert!(
+        answered.is_empty(),
+        "{} cancelled requests answered, e.g. {:?}",
+        answered.len(),
+        answered.first()
+    );
     let result = client.call("list_roots", json!({}));
     assert!(!is_error(&result));
     assert!(started.elapsed() < Duration::from_secs(30));

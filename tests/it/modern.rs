@@ -257,57 +257,90 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
         "notifications/cancelled",
         json!({"requestId": id, "_meta": meta(json!({}))}),
     );
-    std::thread::sleep(std::time::Duration::from_millis(300));
-    let _ = client.collect(std::time::Duration::from_millis(100), |_| true);
+    // A second stream on the same file is the marker: once it has seen the next change,
+    // the cancelled stream would have seen it too.
+    let marker = client.start(
+        "subscriptions/listen",
+        json!({"_meta": meta(json!({})), "notifications": {"resourceSubscriptions": [file_uri]}}),
+    );
+    client
+        .wait_for(WAIT, |m| {
+            m["method"] == "notifications/subscriptions/acknowledged"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == marker
+        })
+        .expect("second stream acknowledged");
+    let _ = client.collect(std::time::Duration::ZERO, |_| true);
     std::fs::write(&file, "fn main() { again(); }\n").unwrap();
-    let late = client.collect(std::time::Duration::from_millis(1500), |m| {
-        m["method"] == "notifications/resources/updated"
-    });
+    let mut seen = Vec::new();
+    loop {
+        let m = client
+            .recv(std::time::Duration::from_secs(5))
+            .expect("the second stream's update");
+        if m["method"] == "notifications/resources/updated"
+            && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == marker
+        {
+            break;
+        }
+        seen.push(m);
+    }
+    seen.extend(client.until_ping());
+    let late: Vec<&Value> = seen
+        .iter()
+        .filter(|m| {
+            m["method"] == "notifications/resources/updated"
+                && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == id
+        })
+        .collect();
     assert!(
         late.is_empty(),
         "updates after the stream was cancelled: {late:?}"
     );
+    assert!(
+        !seen.iter().any(|m| is_response_to(m, id)),
+        "the cancelled stream was answered: {seen:?}"
+    );
 }
 
+/// A stateless grep over ~2 GB (hard links of one 1 MB file), long on any machine: it
+/// reports progress with its token, and once cancelled its CPU stops and no response ever
+/// comes.
 #[test]
 fn progress_and_cancellation_work_for_stateless_requests() {
     let ws = workspace();
-    let line = "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n";
-    let body = line.repeat(300);
-    for d in 0..40 {
-        let sub = ws.app.join(format!("d{d}"));
-        std::fs::create_dir_all(&sub).unwrap();
-        for f in 0..100 {
-            std::fs::write(sub.join(format!("f{f}.txt")), &body).unwrap();
-        }
-    }
+    linked_tree(&ws.app, 2000, &slow_body(12_000));
     let mut client = Client::spawn(&["--no-watch"], &ws.app);
     let mut meta = meta(json!({}));
     meta["progressToken"] = json!("m-1");
-    let pattern = r"\b\w{40,}\b|(\w+\s+){12}\d";
     let id = client.start(
         "tools/call",
-        json!({"_meta": meta, "name": "grep", "arguments": {"pattern": pattern}}),
+        json!({"_meta": meta, "name": "grep", "arguments": {"pattern": SLOW_PATTERN}}),
     );
     let first = client
         .wait_for(std::time::Duration::from_secs(60), |m| {
-            m["method"] == "notifications/progress" || m.get("id") == Some(&json!(id))
+            m["method"] == "notifications/progress" || is_response_to(m, id)
         })
         .expect("progress or answer");
-    if first.get("id").is_some() {
-        return; // finished before any progress: nothing to cancel on this machine
-    }
+    assert!(
+        !is_response_to(&first, id),
+        "a 2 GB search finished at once: {first}"
+    );
     assert_eq!(first["params"]["progressToken"], "m-1");
     client.notify(
         "notifications/cancelled",
         json!({"requestId": id, "_meta": super::modern::meta(json!({}))}),
     );
-    std::thread::sleep(std::time::Duration::from_millis(100));
-    let _ = client.collect(std::time::Duration::from_millis(50), |_| true);
-    let late = client.collect(std::time::Duration::from_millis(1500), |m| {
-        m.get("id") == Some(&json!(id)) || m["method"] == "notifications/progress"
-    });
-    assert!(late.is_empty(), "messages after cancel: {late:?}");
+    assert_cancelled_quietly(&mut client, id);
+}
+
+/// No log message before request `id`'s answer, nor up to a later ping's answer.
+fn assert_no_logs(client: &mut Client, id: i64) {
+    let (mut seen, _) = client.read_until_response(id, WAIT);
+    seen.extend(client.until_ping());
+    let logs: Vec<&Value> = seen
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
+    assert!(logs.is_empty(), "{logs:?}");
 }
 
 #[test]
@@ -320,10 +353,12 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": with_level, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(200), |m| {
-        m["method"] == "notifications/message"
-    });
+    // The request's logs are sent before its response.
+    let (before, _) = client.read_until_response(id, WAIT);
+    let logs: Vec<&Value> = before
+        .iter()
+        .filter(|m| m["method"] == "notifications/message")
+        .collect();
     assert!(
         logs.iter().any(|m| m["params"]["data"]
             .as_str()
@@ -336,11 +371,7 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": meta(json!({})), "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
-        m["method"] == "notifications/message"
-    });
-    assert!(logs.is_empty(), "{logs:?}");
+    assert_no_logs(&mut client, id);
     // At warning, debug events are filtered out.
     let mut warning = meta(json!({}));
     warning["io.modelcontextprotocol/logLevel"] = json!("warning");
@@ -348,11 +379,7 @@ fn per_request_log_level_opts_in_to_log_messages() {
         "tools/call",
         json!({"_meta": warning, "name": "read_file", "arguments": {"path": "src/main.rs"}}),
     );
-    client.response(id, WAIT).expect("answered");
-    let logs = client.collect(std::time::Duration::from_millis(300), |m| {
-        m["method"] == "notifications/message"
-    });
-    assert!(logs.is_empty(), "{logs:?}");
+    assert_no_logs(&mut client, id);
 }
 
 #[test]

@@ -146,13 +146,25 @@ fn completion_of_template_and_prompt_paths() {
     assert_eq!(many["values"].as_array().unwrap().len(), 100);
     assert_eq!(many["total"], 130);
     assert_eq!(many["hasMore"], true);
-    // Outside the roots: nothing, and no question to the user.
-    let outside = complete(
-        &mut client,
-        template.clone(),
-        &format!("{}/", s(&ws.outside).trim_start_matches('/')),
+    // Outside the roots: nothing, and no question to the user, even for a client that
+    // could be asked (nothing arrives before the answer nor up to a later ping's).
+    let mut asking = started(&ws, json!({"elicitation": {}}));
+    let id = asking.start(
+        "completion/complete",
+        json!({"ref": template.clone(), "argument": {"name": "path",
+               "value": format!("{}/", s(&ws.outside).trim_start_matches('/'))}}),
     );
-    assert_eq!(outside["values"], json!([]));
+    let (mut seen, outside) = asking.read_until_response(id, WAIT);
+    seen.extend(asking.until_ping());
+    assert_eq!(
+        outside["result"]["completion"]["values"],
+        json!([]),
+        "{outside}"
+    );
+    assert!(
+        !seen.iter().any(|m| m["method"] == "elicitation/create"),
+        "the user was asked: {seen:?}"
+    );
     let prompt = json!({"type": "ref/prompt", "name": "explain_file"});
     let got = complete(&mut client, prompt, &format!("/{app}/sr"));
     // `src/` is a prefix match, `Source/` a subsequence match (s…r).
@@ -214,7 +226,14 @@ fn listing_and_completion_wait_for_the_clients_roots() {
     let request = client
         .server_request("roots/list", WAIT)
         .expect("roots/list");
-    std::thread::sleep(std::time::Duration::from_millis(200));
+    // Both wait for the roots: neither is answered before a later ping is.
+    let seen = client.until_ping();
+    assert!(
+        !seen
+            .iter()
+            .any(|m| is_response_to(m, list) || is_response_to(m, complete)),
+        "answered before the roots came: {seen:?}"
+    );
     client.respond(&request["id"], roots_result(&[&ws.app]));
     let list = client.response(list, WAIT).expect("listed");
     let uris: Vec<&str> = list["result"]["resources"]

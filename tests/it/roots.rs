@@ -27,7 +27,12 @@ fn roots_list_is_sent_only_after_initialized() {
     let ws = workspace();
     let mut client = Client::spawn(&[], &ws.base);
     client.initialize_only(json!({"roots":{"listChanged":true}}));
-    let early = client.collect(Duration::from_millis(400), |m| m["method"] == "roots/list");
+    // Nothing up to a later ping's answer is a roots/list.
+    let early: Vec<_> = client
+        .until_ping()
+        .into_iter()
+        .filter(|m| m["method"] == "roots/list")
+        .collect();
     assert!(early.is_empty(), "roots/list before initialized: {early:?}");
     client.notify("notifications/initialized", json!({}));
     let request = client
@@ -45,9 +50,17 @@ fn no_roots_capability_means_no_roots_request_and_the_fallback_chain() {
     // DIR arguments win over the working directory.
     let mut client = Client::spawn(&[s(&ws.outside)], &ws.app);
     client.handshake(json!({}));
-    let asked = client.collect(Duration::from_millis(400), |m| m["method"] == "roots/list");
-    assert!(asked.is_empty());
     let (source, roots) = roots_of(&mut client);
+    // No roots/list came before that call's answer, nor up to a later ping's.
+    let asked = client.collect(Duration::ZERO, |m| m["method"] == "roots/list");
+    assert!(asked.is_empty(), "{asked:?}");
+    assert!(
+        !client
+            .until_ping()
+            .iter()
+            .any(|m| m["method"] == "roots/list"),
+        "roots/list without the capability"
+    );
     assert_eq!(source, "command line");
     assert_eq!(roots, vec![s(&ws.outside).to_string()]);
     // Without DIR arguments: the working directory.
@@ -68,22 +81,49 @@ fn list_changed_refetches_coalesced_and_swaps_the_set() {
         client.notify("notifications/roots/list_changed", json!({}));
     }
     let first = client.server_request("roots/list", WAIT).expect("re-fetch");
-    // Hold the answer a little: more notifications arrive meanwhile.
+    // Hold the answer: another notification arrives (and is read, as a ping answered
+    // after it shows) while the fetch is pending.
     client.notify("notifications/roots/list_changed", json!({}));
-    std::thread::sleep(Duration::from_millis(100));
+    let held = client.until_ping();
     client.respond(&first["id"], roots_result(&[&ws.outside]));
-    let more = client.collect(Duration::from_millis(600), |m| m["method"] == "roots/list");
+    // At most one more fetch follows (for the notification during the held one); each is
+    // answered, and everything up to a later ping's answer after that is counted.
+    let mut more: Vec<serde_json::Value> = held
+        .into_iter()
+        .filter(|m| m["method"] == "roots/list")
+        .collect();
+    let expected = vec![s(&ws.outside).to_string(), s(&ws.app).to_string()];
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let roots = loop {
+        for extra in client.collect(Duration::ZERO, |m| m["method"] == "roots/list") {
+            client.respond(&extra["id"], roots_result(&[&ws.outside, &ws.app]));
+            more.push(extra);
+        }
+        let (source, roots) = roots_of(&mut client);
+        assert_eq!(source, "client");
+        // The swap is done once the set is the last answer's.
+        let want: &[String] = if more.is_empty() {
+            &expected[..1]
+        } else {
+            &expected
+        };
+        if roots == want {
+            break roots;
+        }
+        assert!(Instant::now() < deadline, "roots never swapped: {roots:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    more.extend(
+        client
+            .until_ping()
+            .into_iter()
+            .filter(|m| m["method"] == "roots/list"),
+    );
     assert!(
         more.len() <= 1,
         "bursts must coalesce, got {} extra fetches",
         more.len()
     );
-    for extra in &more {
-        client.respond(&extra["id"], roots_result(&[&ws.outside, &ws.app]));
-    }
-    std::thread::sleep(Duration::from_millis(200));
-    let (source, roots) = roots_of(&mut client);
-    assert_eq!(source, "client");
     assert_eq!(roots[0], s(&ws.outside));
 }
 
@@ -143,7 +183,15 @@ fn client_roots_errors_keep_the_previous_set_and_non_file_uris_are_ignored() {
     let request = client.server_request("roots/list", WAIT).unwrap();
     client
         .send(json!({"jsonrpc":"2.0","id":request["id"],"error":{"code":-32603,"message":"boom"}}));
-    std::thread::sleep(Duration::from_millis(200));
+    // The server says (a warning, sent by default) that it keeps the previous roots: once
+    // that arrived, the error was handled.
+    let warned = client.wait_for(WAIT, |m| {
+        m["method"] == "notifications/message"
+            && m["params"]["data"]
+                .as_str()
+                .is_some_and(|t| t.contains("roots/list failed"))
+    });
+    assert!(warned.is_some(), "no warning about the failed roots/list");
     let (source, roots) = roots_of(&mut client);
     assert_eq!(source, "client");
     assert_eq!(roots, vec![s(&ws.app).to_string()]);

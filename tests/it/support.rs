@@ -24,8 +24,31 @@ pub struct Client {
 impl Client {
     /// Starts `rootgrep ARGS` in `cwd`.
     pub fn spawn(args: &[&str], cwd: &Path) -> Client {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_rootgrep"))
-            .args(args)
+        Client::spawn_with_env(args, cwd, &[])
+    }
+
+    /// Starts `rootgrep ARGS` in `cwd` with extra environment variables.
+    pub fn spawn_with_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Client {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rootgrep"));
+        command.args(args).envs(env.iter().copied());
+        Client::spawn_command(command, cwd)
+    }
+
+    /// Starts `rootgrep ARGS` in `cwd` with its address space limited to `max_kib` KiB
+    /// (`ulimit -v` in a shell that then execs the server, so the pid is the server's):
+    /// a runaway allocation makes the server fail instead of the machine swap.
+    pub fn spawn_limited(args: &[&str], cwd: &Path, max_kib: u64) -> Client {
+        let mut command = Command::new("sh");
+        command
+            .arg("-c")
+            .arg(format!("ulimit -v {max_kib} && exec \"$0\" \"$@\""))
+            .arg(env!("CARGO_BIN_EXE_rootgrep"))
+            .args(args);
+        Client::spawn_command(command, cwd)
+    }
+
+    fn spawn_command(mut command: Command, cwd: &Path) -> Client {
+        let mut child = command
             .current_dir(cwd)
             .env_remove("RUST_LOG")
             .stdin(Stdio::piped())
@@ -344,4 +367,153 @@ pub fn listed_files(result: &Value) -> Vec<String> {
                 .to_string()
         })
         .collect()
+}
+
+impl Client {
+    /// Every message from now (backlog first) until the response to `id`, which is returned
+    /// separately. Panics when that response does not come within `timeout`. Use it with a
+    /// later request (a `ping`) as a marker: whatever the server sent before answering the
+    /// marker is in the list, so a negative check needs no fixed sleep.
+    pub fn read_until_response(&mut self, id: i64, timeout: Duration) -> (Vec<Value>, Value) {
+        let mut seen: Vec<Value> = self.backlog.drain(..).collect();
+        let is_answer = |m: &Value| m.get("id") == Some(&json!(id)) && m.get("method").is_none();
+        if let Some(pos) = seen.iter().position(is_answer) {
+            let answer = seen.remove(pos);
+            // Keep what came after the answer for later reads.
+            self.backlog = seen.split_off(pos).into();
+            return (seen, answer);
+        }
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let message = self
+                .recv_wire(left)
+                .unwrap_or_else(|| panic!("no response to id {id} within {timeout:?}"));
+            if is_answer(&message) {
+                return (seen, message);
+            }
+            seen.push(message);
+        }
+    }
+
+    /// Sends a `ping` and returns everything the server sent before answering it (any
+    /// answer: a stateless client's plain ping may get an error; it is only a marker).
+    pub fn until_ping(&mut self) -> Vec<Value> {
+        let id = self.start("ping", json!({}));
+        self.read_until_response(id, Duration::from_secs(30)).0
+    }
+
+    /// Like [`Client::recv`], with the time the message was taken off the wire.
+    pub fn recv_timed(&mut self, timeout: Duration) -> Option<(Instant, Value)> {
+        self.recv(timeout).map(|m| (Instant::now(), m))
+    }
+}
+
+/// Is `m` the response (result or error) to request `id`?
+pub fn is_response_to(m: &Value, id: i64) -> bool {
+    m.get("id") == Some(&json!(id)) && m.get("method").is_none()
+}
+
+/// User + system CPU time a process has used so far, in clock ticks (1/100 s on Linux),
+/// from fields 14 and 15 of `/proc/PID/stat` (counted after the `(comm)` field, which may
+/// hold spaces).
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
+    let fields: Vec<&str> = after_comm.split_whitespace().collect();
+    // after_comm starts at field 3 (state): utime is field 14, stime field 15.
+    let utime: u64 = fields[14 - 3].parse().unwrap();
+    let stime: u64 = fields[15 - 3].parse().unwrap();
+    utime + stime
+}
+
+/// Waits until the process uses (almost) no CPU over a 500 ms window: at most 3 ticks
+/// (30 ms). Returns how long that took, or `None` when it was still busy at `deadline`.
+/// A search that kept running would use a large part of a core in every window, even on a
+/// loaded machine.
+pub fn wait_cpu_idle(pid: u32, deadline: Duration) -> Option<Duration> {
+    let started = Instant::now();
+    while started.elapsed() < deadline {
+        let before = cpu_ticks(pid);
+        std::thread::sleep(Duration::from_millis(500));
+        if cpu_ticks(pid) - before <= 3 {
+            return Some(started.elapsed());
+        }
+    }
+    None
+}
+
+/// A regex the engine cannot run on its fast paths (large Unicode classes, bounded
+/// repetition): slow per byte in any build.
+pub const SLOW_PATTERN: &str = r"\b\w{40,}\b|(\w+\s+){12}\d";
+
+/// Text that never matches [`SLOW_PATTERN`] (words are short, no digits), `lines` lines.
+pub fn slow_body(lines: usize) -> String {
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi omicron\n"
+        .repeat(lines)
+}
+
+/// `files` files under `dir/linked/dNN/`, all hard links to one file holding `body`: a
+/// search reads `files × body.len()` bytes, but creating the tree costs one write and
+/// `files` links (fast, no disk space). Files already there are kept, so it can grow.
+pub fn linked_tree(dir: &Path, files: usize, body: &str) {
+    let seed = dir.join("linked/seed.txt");
+    if !seed.exists() {
+        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+        std::fs::write(&seed, body).unwrap();
+    }
+    for n in 1..files {
+        let sub = dir.join(format!("linked/d{:02}", n / 100));
+        let path = sub.join(format!("f{n:05}.txt"));
+        if path.exists() {
+            continue;
+        }
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::hard_link(&seed, &path).unwrap();
+    }
+}
+
+/// Waits until the first root is watched and its index fresh (`list_roots`), polling.
+pub fn wait_indexed(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let root = &roots["structuredContent"]["roots"][0];
+        if root["watch"] == "watching" && root["index"].as_str().unwrap_or("").starts_with("fresh")
+        {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "root never became watched and indexed: {root}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Checks a request that was just cancelled (`notifications/cancelled` already sent): the
+/// server's CPU goes idle (the work stopped; generous bound for a loaded machine), no
+/// response to `id` ever arrives (everything up to a later ping's answer is read), and no
+/// progress for it follows once the work stopped. The work must be long by construction,
+/// so that a server ignoring the cancel would still be busy and would answer later.
+pub fn assert_cancelled_quietly(client: &mut Client, id: i64) {
+    let pid = client.pid();
+    let idle = wait_cpu_idle(pid, Duration::from_secs(5));
+    assert!(
+        idle.is_some(),
+        "the server still burns CPU 5 s after the cancel"
+    );
+    let seen = client.until_ping();
+    let answered: Vec<&Value> = seen.iter().filter(|m| is_response_to(m, id)).collect();
+    assert!(
+        answered.is_empty(),
+        "a cancelled request was answered: {answered:?}"
+    );
+    // Work stopped, so nothing more may come for it: neither progress nor a late answer.
+    let later = client.until_ping();
+    let late: Vec<&Value> = later
+        .iter()
+        .filter(|m| is_response_to(m, id) || m["method"] == "notifications/progress")
+        .collect();
+    assert!(late.is_empty(), "messages after the work stopped: {late:?}");
 }

@@ -5,7 +5,7 @@
 //! Memory and CPU are read from `/proc/PID/{status,stat}`; no test asserts wall time.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -222,78 +222,79 @@ fn the_whole_result_fits_the_budget() {
     }
 }
 
-/// Two heavy greps run while a `ping` is answered: neither the search nor the rendering
-/// of a large answer runs on the async executor.
+/// Two heavy greps run while `ping`s are answered: neither the search nor the rendering of
+/// a large answer runs on the async executor. (Rendering 20,000 matches of one file used to
+/// take tens of seconds there, and two of them held every executor thread.)
 #[test]
 fn ping_is_answered_while_two_heavy_greps_run() {
     let ws = workspace();
-    let text: String = (1..=50_000)
-        .map(|i| format!("x {i} some more text on the line\n"))
+    matching_lines(&ws.app.join("a.txt"), 20_000);
+    matching_lines(&ws.app.join("b.txt"), 20_000);
+    let mut client = server(&ws, &["--max-output-bytes", "4000000"]);
+    let mut pending: Vec<i64> = ["a.txt", "b.txt"]
+        .iter()
+        .map(|path| {
+            let heavy = json!({"pattern": "x", "path": path, "output_mode": "content", "head_limit": 20000});
+            client.start("tools/call", json!({"name": "grep", "arguments": heavy}))
+        })
         .collect();
-    std::fs::write(ws.app.join("a.txt"), &text).unwrap();
-    std::fs::write(ws.app.join("b.txt"), &text).unwrap();
-    let mut client = server(&ws, &["--max-output-bytes", "2000000"]);
-    let heavy = json!({"pattern": "x", "output_mode": "content", "head_limit": 5000, "-C": 2});
-    let a = client.start("tools/call", json!({"name": "grep", "arguments": heavy}));
-    let b = client.start("tools/call", json!({"name": "grep", "arguments": heavy}));
-    let ping = client.start("ping", json!({}));
-    let first = client
-        .wait_for(SLOW, |m| m.get("id").is_some() && m.get("method").is_none())
-        .expect("an answer");
-    assert_eq!(first["id"], ping, "a grep was answered before the ping");
-    for id in [a, b] {
-        let response = client.response(id, SLOW).expect("grep answered");
-        let result = &response["result"];
-        assert_eq!(result["structuredContent"]["total"], 100_000);
+    let mut pings = 0;
+    while !pending.is_empty() {
+        let ping = client.start("ping", json!({}));
+        // Generous: a ping takes microseconds; a blocked executor held it for tens of seconds.
+        let pong = client.response(ping, Duration::from_secs(5));
         assert!(
-            !result["structuredContent"]["matches"]
-                .as_array()
-                .unwrap()
-                .is_empty()
+            pong.is_some(),
+            "ping {pings} not answered within 5 s while greps run"
         );
+        pings += 1;
+        pending.retain(|&id| {
+            let Some(response) = client.response(id, Duration::from_millis(50)) else {
+                return true;
+            };
+            let result = &response["result"];
+            assert_eq!(result["structuredContent"]["total"], 20_000);
+            false
+        });
     }
 }
 
-/// A search cancelled inside one huge line (multiline, or a single 64 MiB line) stops
-/// using the CPU: the searcher never holds more than a bounded buffer, and the stop flag is
-/// checked between buffers.
+/// A search cancelled inside one huge line (16 MiB of non-ASCII text, where a Unicode `\b`
+/// sends the regex to its slowest engine) stops using the CPU: the searcher never holds
+/// more than a bounded buffer, so a regex run cannot outlast the cancel by much.
 #[test]
 fn cancel_inside_a_huge_line_stops_the_cpu() {
     let ws = workspace();
-    let line = "ab ".repeat((64 << 20) / 3);
+    let line = "é ".repeat((16 << 20) / 3);
     std::fs::write(ws.app.join("huge.txt"), format!("{line}\n")).unwrap();
     let mut client = server(&ws, &[]);
     let pid = client.pid();
     for args in [
-        json!({"pattern": r"(\w+\s+){3}zz", "multiline": true, "output_mode": "count"}),
-        json!({"pattern": r"(\w+\s+){3}zz", "output_mode": "count"}),
+        json!({"pattern": r"\b\w+\b\d", "multiline": true, "output_mode": "count"}),
+        json!({"pattern": r"\b\w+\b\d", "output_mode": "count"}),
     ] {
-        let id = client.start(
-            "tools/call",
-            json!({"name": "grep", "arguments": args, "_meta": {"progressToken": 1}}),
-        );
-        // Wait until the search is under way (or over already).
-        client.wait_for(SLOW, |m| {
-            m["method"] == "notifications/progress" || m.get("id") == Some(&json!(id))
-        });
+        let start = cpu_ticks(pid);
+        let id = client.start("tools/call", json!({"name": "grep", "arguments": args}));
+        // Until the search has used a second of CPU (it is past reading the file by then)
+        // or has answered.
+        for _ in 0..1200 {
+            if client.response(id, Duration::from_millis(50)).is_some()
+                || cpu_ticks(pid) - start >= 100
+            {
+                break;
+            }
+        }
         client.notify("notifications/cancelled", json!({"requestId": id}));
         // A ping answered after the cancel means the cancel was handled.
         assert_eq!(client.request("ping", json!({}))["result"], json!({}));
-        let deadline = Instant::now() + Duration::from_secs(10);
-        let mut window = Duration::from_millis(500);
-        loop {
-            let before = cpu_ticks(pid);
-            std::thread::sleep(window); // a measuring window, not a wait for a condition
-            let used = cpu_ticks(pid) - before;
-            if used <= 10 {
-                break; // at most 0.1 s of CPU in the window: idle
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{args}: still {used} ticks of CPU per {window:?}, seconds after the cancel"
-            );
-            window = Duration::from_millis(1000);
-        }
+        let before = cpu_ticks(pid);
+        std::thread::sleep(Duration::from_secs(1)); // a measuring window, not a wait
+        let used = cpu_ticks(pid) - before;
+        // Generous: an idle server uses about nothing; a search still running, 100 a second.
+        assert!(
+            used <= 30,
+            "{args}: {used} ticks of CPU in the second after the cancel"
+        );
     }
 }
 

@@ -17,6 +17,9 @@ pub struct Answer {
     pub structured: Option<Value>,
     pub images: Vec<(String, String)>, // (mime, base64 data)
     pub is_error: bool,
+    /// The tool already fitted text and structured content to the budget (measured as
+    /// serialized), so [`Answer::bounded`] need not serialize it again to check.
+    pub fitted: bool,
 }
 
 impl Answer {
@@ -41,6 +44,12 @@ impl Answer {
         self
     }
 
+    /// Marks the answer as fitted to the budget by its tool (see [`Answer::fitted`]).
+    pub fn fitted(mut self) -> Answer {
+        self.fitted = true;
+        self
+    }
+
     /// Bytes of this answer once serialized as a tool result (text and error text escaped,
     /// structured content, images, and the envelope around them).
     pub fn size(&self) -> usize {
@@ -62,7 +71,7 @@ impl Answer {
     /// structured content, then its longest lists from the end. Images are the reading
     /// tool's to bound (it has its own limit for them) and are left alone here.
     pub fn bounded(mut self, budget: usize) -> Answer {
-        if self.size_with_text_and_structured() <= budget {
+        if self.fitted || self.size_with_text_and_structured() <= budget {
             return self;
         }
         let more = "[… output cut: over the output budget]";

@@ -76,6 +76,9 @@ pub struct FileSink<'a> {
     next_wanted: usize,
     /// Entries pass: a charge did not fit (an entry or a line was left out).
     full: bool,
+    /// Entries pass: lines seen and their charged cost, for the average line cost.
+    lines_seen: u64,
+    line_bytes: u64,
     /// Stop at the first NUL (binary file found by walking) instead of searching on.
     discard_binary: bool,
     /// Keys pass: lines where recorded matches start, in order (at most `keep`).
@@ -132,6 +135,8 @@ impl<'a> FileSink<'a> {
             build,
             next_wanted: 0,
             full: false,
+            lines_seen: 0,
+            line_bytes: 0,
             discard_binary,
             starts: Vec::new(),
             matches: Vec::new(),
@@ -211,6 +216,12 @@ impl<'a> FileSink<'a> {
         if !self.tracking_lines() {
             return;
         }
+        self.lines_seen += 1;
+        let stored = match self.settings.max_line_chars {
+            0 => bytes.len(),
+            max => bytes.len().min(4 * max), // what a cut line keeps, at most
+        };
+        self.line_bytes += 2 * stored as u64 + 32;
         self.feed_pending(number, bytes);
         if let Some((end_line, found)) = starts {
             self.maybe_start(number, end_line, bytes, found);
@@ -236,8 +247,32 @@ impl<'a> FileSink<'a> {
         if wanted.get(self.next_wanted) != Some(&number) {
             return;
         }
+        if !self.room_for_pending(number) {
+            // The entries still collecting context would not get their lines: complete
+            // them and end the page here, rather than start more entries that would
+            // share the allowance and all come out cut.
+            self.next_wanted = wanted.len();
+            self.full = true;
+            return;
+        }
         self.next_wanted += 1;
         self.start_entry(number, end_line, bytes, found);
+    }
+
+    /// Whether the allowance covers the lines the pending entries still want after line
+    /// `number` (estimated at the average cost of the lines seen so far).
+    fn room_for_pending(&self, number: u64) -> bool {
+        let Some(build) = self.build.as_ref() else {
+            return true;
+        };
+        let average = match self.lines_seen {
+            0 => 64,
+            n => (self.line_bytes / n).max(32),
+        };
+        let need = self.pending.iter().fold(0u64, |need, &(_, last)| {
+            need.saturating_add(last.saturating_sub(number).saturating_mul(average))
+        });
+        need <= build.room as u64
     }
 
     fn feed_pending(&mut self, number: u64, bytes: &[u8]) {

@@ -553,7 +553,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             None => search::grep(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget).bounded(budget),
+            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget),
             Err(err) => Answer::error(err.to_string()),
         }
     };
@@ -574,6 +574,8 @@ const FIXED: usize = 600;
 pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: usize) -> Answer {
     let room = budget.saturating_sub(FIXED + ENVELOPE);
     let mut text = String::new();
+    // A first entry shrunk to fit is measured by estimate only: let the guard check it.
+    let mut exact = true;
     let (mode, shown, mut out) = match &outcome.entries {
         GrepEntries::Files(files) => {
             let mut used = 0;
@@ -614,7 +616,8 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             ("count", shown, GrepOut::new("count").counts(listed))
         }
         GrepEntries::Matches(matches) => {
-            let listed = render_matches(matches, numbers, room, &mut text);
+            let (listed, shrunk) = render_matches(matches, numbers, room, &mut text);
+            exact = !shrunk;
             let shown = listed.len();
             ("content", shown, GrepOut::new("content").matches(listed))
         }
@@ -653,7 +656,10 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             outcome.total
         ));
     }
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    // Every entry and line above was measured as serialized, within `room`.
+    let answer =
+        Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
+    if exact { answer.fitted() } else { answer }
 }
 
 fn skipped_note(stats: &Stats) -> String {
@@ -757,13 +763,15 @@ fn match_out_cost(m: &GrepMatch) -> usize {
 /// between files. Each line is written once, in order, however the entries' context
 /// overlaps, so the cost is linear in the page. Entries are added while the text and their
 /// structured form fit in `room` bytes together; a first entry too large alone is cut
-/// (see [`shrink`]). Returns the structured form of the entries shown.
+/// (see [`shrink`]). Returns the structured form of the entries shown, and whether the
+/// first one was shrunk.
 fn render_matches(
     matches: &[GrepMatch],
     numbers: bool,
     room: usize,
     text: &mut String,
-) -> Vec<MatchOut> {
+) -> (Vec<MatchOut>, bool) {
+    let mut shrunk = false;
     let mut shown: Vec<MatchOut> = Vec::new();
     let mut used = 0;
     let mut group = Group::default();
@@ -796,13 +804,14 @@ fn render_matches(
             Group::start(&m.path, 0).render(matches, &cut, numbers, &mut block);
             text.push_str(&block);
             shown.push(match_out(&cut));
+            shrunk = true;
         }
         break;
     }
     if !shown.is_empty() {
         text.push('\n');
     }
-    shown
+    (shown, shrunk)
 }
 
 /// The rendering state of the file being written.
@@ -981,7 +990,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             None => search::glob(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
+            Ok(outcome) => render_glob(&outcome, query.offset, budget),
             Err(err) => Answer::error(err.to_string()),
         }
     };
@@ -1057,7 +1066,10 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
         truncated: next_offset.is_some(),
         next_offset,
     };
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    // Every path above was measured as serialized, within `room`.
+    Answer::text(text)
+        .with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+        .fitted()
 }
 
 #[cfg(test)]

@@ -91,6 +91,15 @@ impl Answer {
         self
     }
 
+    /// [`Answer::bounded`] for error answers (their text may quote huge input); other
+    /// answers are left to their tool, which fits text and structured content together.
+    pub fn errors_bounded(self, budget: usize) -> Answer {
+        match self.is_error {
+            true => self.bounded(budget),
+            false => self,
+        }
+    }
+
     fn size_with_text_and_structured(&self) -> usize {
         match &self.structured {
             Some(structured) => self.size_with(structured),

@@ -553,7 +553,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             None => search::grep(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget),
+            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget).bounded(budget),
             Err(err) => Answer::error(err.to_string()),
         }
     };
@@ -990,7 +990,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             None => search::glob(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_glob(&outcome, query.offset, budget),
+            Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
             Err(err) => Answer::error(err.to_string()),
         }
     };

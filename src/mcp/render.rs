@@ -1,6 +1,11 @@
 //! Turning domain results into what the model reads: compact text (within the output
 //! budget, ending with one line that says how to get the rest) next to the structured
 //! result, and the conversion of both into an MCP tool result.
+//!
+//! The budget covers the whole result as serialized: the text (JSON-escaped), the
+//! structured content, images and error texts. Tools with structured results fit both
+//! forms together (same entries in each); [`Answer::bounded`] is the guard every answer
+//! passes last, which cuts what a tool did not fit itself.
 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
@@ -12,6 +17,9 @@ pub struct Answer {
     pub structured: Option<Value>,
     pub images: Vec<(String, String)>, // (mime, base64 data)
     pub is_error: bool,
+    /// The tool already fitted text and structured content to the budget (measured as
+    /// serialized), so [`Answer::bounded`] need not serialize it again to check.
+    pub fitted: bool,
 }
 
 impl Answer {
@@ -34,6 +42,76 @@ impl Answer {
     pub fn with_structured(mut self, value: Value) -> Answer {
         self.structured = Some(value);
         self
+    }
+
+    /// Marks the answer as fitted to the budget by its tool (see [`Answer::fitted`]).
+    pub fn fitted(mut self) -> Answer {
+        self.fitted = true;
+        self
+    }
+
+    /// Bytes of this answer once serialized as a tool result (text and error text escaped,
+    /// structured content, images, and the envelope around them).
+    pub fn size(&self) -> usize {
+        let structured = self
+            .structured
+            .as_ref()
+            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()) + 22);
+        let images: usize = self
+            .images
+            .iter()
+            .map(|(mime, data)| json_len(mime) + json_len(data) + 48)
+            .sum();
+        json_len(&self.text) + structured + images + ENVELOPE
+    }
+
+    /// The answer cut to `budget` bytes when serialized (see [`Answer::size`]). Tools fit
+    /// their own results, keeping text and structured content consistent; this guard only
+    /// acts when one did not: it cuts the text at a line, then long strings of the
+    /// structured content, then its longest lists from the end. Images are the reading
+    /// tool's to bound (it has its own limit for them) and are left alone here.
+    pub fn bounded(mut self, budget: usize) -> Answer {
+        if self.fitted || self.size_with_text_and_structured() <= budget {
+            return self;
+        }
+        let more = "[… output cut: over the output budget]";
+        let others = self.size_with_text_and_structured() - json_len(&self.text);
+        let room = budget.saturating_sub(others).max(budget / 4);
+        fit_escaped(&mut self.text, room, more);
+        let Some(mut structured) = self.structured.take() else {
+            return self;
+        };
+        let mut longest = 4096;
+        while longest >= 16 && self.size_with(&structured) > budget {
+            cut_strings(&mut structured, longest);
+            longest /= 2;
+        }
+        while self.size_with(&structured) > budget && drop_last_item(&mut structured) {}
+        self.structured = Some(structured);
+        self
+    }
+
+    /// [`Answer::bounded`] for error answers (their text may quote huge input); other
+    /// answers are left to their tool, which fits text and structured content together.
+    pub fn errors_bounded(self, budget: usize) -> Answer {
+        match self.is_error {
+            true => self.bounded(budget),
+            false => self,
+        }
+    }
+
+    fn size_with_text_and_structured(&self) -> usize {
+        match &self.structured {
+            Some(structured) => self.size_with(structured),
+            None => json_len(&self.text) + ENVELOPE,
+        }
+    }
+
+    fn size_with(&self, structured: &Value) -> usize {
+        serde_json::to_string(structured).map_or(0, |s| s.len())
+            + 22
+            + json_len(&self.text)
+            + ENVELOPE
     }
 
     pub fn into_result(self) -> CallToolResult {
@@ -87,6 +165,82 @@ pub fn fit_to_budget(text: &mut String, budget: usize, more: &str) -> bool {
     true
 }
 
+/// What the result envelope adds around text and structured content, at most:
+/// `{"content":[{"type":"text","text":…}],"isError":true,"resultType":"complete"}`.
+pub const ENVELOPE: usize = 96;
+
+/// Length of `text` as a JSON string (quotes and escapes included).
+pub fn json_len(text: &str) -> usize {
+    2 + text
+        .bytes()
+        .map(|b| match b {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum::<usize>()
+}
+
+/// [`fit_to_budget`] measured in escaped bytes: cuts `text` at a line so that its JSON
+/// form, with `more` appended, takes at most `budget` bytes.
+fn fit_escaped(text: &mut String, budget: usize, more: &str) {
+    if json_len(text) <= budget {
+        return;
+    }
+    let room = budget.saturating_sub(json_len(more) + 1);
+    let mut used = 2;
+    let mut cut = 0;
+    for (at, c) in text.char_indices() {
+        let mut buf = [0u8; 4];
+        used += json_len(c.encode_utf8(&mut buf)) - 2;
+        if used > room {
+            break;
+        }
+        cut = at + c.len_utf8();
+    }
+    if let Some(newline) = text[..cut].rfind('\n') {
+        cut = newline + 1;
+    }
+    text.truncate(cut);
+    if !text.ends_with('\n') && !text.is_empty() {
+        text.push('\n');
+    }
+    text.push_str(more);
+}
+
+/// Cuts every string longer than `max` characters in `value`, with the usual marker.
+fn cut_strings(value: &mut Value, max: usize) {
+    match value {
+        Value::String(s) if s.len() > max => {
+            *s = crate::search::lines::cut_around(s, 0, 0, max);
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, max)),
+        Value::Object(map) => map.values_mut().for_each(|v| cut_strings(v, max)),
+        _ => {}
+    }
+}
+
+/// Drops the last item of the longest array in `value`; false when no array has any.
+fn drop_last_item(value: &mut Value) -> bool {
+    fn longest(value: &Value) -> usize {
+        match value {
+            Value::Array(items) => items.iter().map(longest).fold(items.len(), usize::max),
+            Value::Object(map) => map.values().map(longest).max().unwrap_or(0),
+            _ => 0,
+        }
+    }
+    fn pop(value: &mut Value, len: usize) -> bool {
+        match value {
+            Value::Array(items) if items.len() == len => items.pop().is_some(),
+            Value::Array(items) => items.iter_mut().any(|v| pop(v, len)),
+            Value::Object(map) => map.values_mut().any(|v| pop(v, len)),
+            _ => false,
+        }
+    }
+    let len = longest(value);
+    len > 0 && pop(value, len)
+}
+
 /// Formats a byte count for people: `1.2 MiB`.
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
@@ -124,5 +278,28 @@ mod tests {
         let mut short = "ok\n".to_string();
         assert!(!fit_to_budget(&mut short, 200, more));
         assert_eq!(human_size(1536), "1.5 KiB");
+    }
+
+    #[test]
+    fn json_len_counts_escapes() {
+        assert_eq!(json_len("ab"), 4);
+        assert_eq!(json_len("a\"\n"), 7);
+        assert_eq!(json_len("\u{1}"), 8);
+        let text = "a\"\\\n\u{1}é";
+        assert_eq!(json_len(text), serde_json::to_string(text).unwrap().len());
+    }
+
+    #[test]
+    fn bounded_cuts_text_and_structured_content_to_the_budget() {
+        let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
+        let items: Vec<Value> = (0..5000)
+            .map(|i| json!({"path": format!("/p/{i}"), "text": "x".repeat(300)}))
+            .collect();
+        let answer = Answer::text(text).with_structured(json!({"files": items}));
+        let bounded = answer.bounded(4096);
+        let result = serde_json::to_string(&bounded.into_result()).unwrap();
+        assert!(result.len() <= 4096 + 64, "{} bytes", result.len());
+        let error = Answer::error("e".repeat(100_000)).bounded(4096);
+        assert!(serde_json::to_string(&error.into_result()).unwrap().len() <= 4096 + 64);
     }
 }

@@ -13,7 +13,11 @@ pub enum SearchError {
     /// The pattern does not compile. `message` is the regex engine's own text, which
     /// includes the position of the problem (a caret under the pattern).
     InvalidRegex { pattern: String, message: String },
-    /// A glob (from `globs` or the glob tool's pattern) does not parse.
+    /// A pattern too costly to compile (too long, or a compiled program over the size
+    /// limit): refused before any work. The pattern itself is not repeated (it may be huge).
+    PatternTooLarge { bytes: usize, message: String },
+    /// A glob (from `globs` or the glob tool's pattern) does not parse, or is too long or
+    /// complex to compile.
     InvalidGlob { glob: String, message: String },
     /// A file type name that ripgrep does not know. `suggestions` lists valid names,
     /// similar ones first.
@@ -33,8 +37,14 @@ impl fmt::Display for SearchError {
                 }
                 Ok(())
             }
+            SearchError::PatternTooLarge { bytes, message } => {
+                write!(f, "regex refused ({bytes} bytes): {message}")
+            }
             SearchError::InvalidGlob { glob, message } => {
-                write!(f, "invalid glob {glob:?}: {message}")
+                // A refused glob may be megabytes long: quote its start only.
+                let shown: String = glob.chars().take(200).collect();
+                let more = if shown.len() < glob.len() { "…" } else { "" };
+                write!(f, "invalid glob {shown:?}{more}: {message}")
             }
             SearchError::UnknownType { name, suggestions } => write!(
                 f,

@@ -30,7 +30,10 @@ use super::indexed::{chunks_parallel, index_compatible};
 use super::outcome::{FoundFile, GlobOutcome, Stats};
 use super::query::{GlobQuery, SortBy};
 use super::retain::{Best, Rank, Ranked, page, retention_cap};
-use super::walk::{PerThread, Target, WalkOptions, build_types, classify_targets, walk_dir};
+use super::walk::{
+    PerThread, Target, WalkOptions, build_types, check_glob, classify_targets, threads_for,
+    walk_dir,
+};
 
 /// Finds the regular files under `targets` whose path relative to the target matches
 /// `query.pattern`, and returns one sorted page of them.
@@ -65,16 +68,7 @@ pub fn glob_files(
     let started = Instant::now();
     let matcher = compile_glob(&query.pattern)?;
     let types = build_types(&query.types)?;
-    let cap = retention_cap(query.offset, query.limit);
-    let found = from_index(
-        snapshot,
-        dir,
-        &matcher,
-        types.as_ref(),
-        query.sort,
-        cap,
-        control,
-    );
+    let found = from_index(snapshot, dir, &matcher, types.as_ref(), query, control);
     Ok(found.map(|found| found.into_outcome(query, started, control.is_cancelled())))
 }
 
@@ -84,10 +78,11 @@ fn from_index(
     dir: &Path,
     matcher: &GlobMatcher,
     types: Option<&Types>,
-    sort: SortBy,
-    cap: usize,
+    query: &GlobQuery,
     control: &Control,
 ) -> Option<Found> {
+    let (sort, threads) = (query.sort, threads_for(query.threads));
+    let cap = retention_cap(query.offset, query.limit);
     let rel_dir = dir.strip_prefix(index.root()).ok()?;
     index.find_dir(rel_dir)?;
     // Bytes to cut from a root-relative path to make it relative to `dir`.
@@ -124,7 +119,12 @@ fn from_index(
             .files_examined
             .fetch_add(count, AtomicOrdering::Relaxed);
     };
-    let parts = chunks_parallel(index.files_under(rel_dir), &|| Found::new(cap), &visit);
+    let parts = chunks_parallel(
+        index.files_under(rel_dir),
+        threads,
+        &|| Found::new(cap),
+        &visit,
+    );
     let mut total = Found::new(cap);
     for part in parts {
         total.merge(part);
@@ -167,14 +167,14 @@ fn run(
                     .filter(|_| index_compatible(query.hidden, query.no_ignore))
                     .and_then(|index| index.snapshot_for(&dir));
                 let types = options.types.as_ref();
-                let sort = query.sort;
                 if let Some(found) = snapshot.as_deref().and_then(|snapshot| {
-                    from_index(snapshot, &dir, &matcher, types, sort, cap, control)
+                    from_index(snapshot, &dir, &matcher, types, query, control)
                 }) {
                     total.merge(found);
                     continue;
                 }
-                let walker = options.walker(&dir, None);
+                let mut walker = options.walker(&dir, None);
+                walker.threads(threads_for(query.threads));
                 let make = || GlobWorker {
                     dir: &dir,
                     matcher: &matcher,
@@ -192,6 +192,7 @@ fn run(
 
 /// Compiles the glob tool's pattern; a pattern without `/` matches at any depth.
 pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, SearchError> {
+    check_glob(pattern)?;
     let trimmed = pattern.trim_start_matches("./").trim_start_matches('/');
     let effective = match trimmed.contains('/') {
         true => trimmed.to_owned(),
@@ -287,9 +288,16 @@ impl Found {
         stats.elapsed = started.elapsed();
         let total = self.best.seen();
         let page = page(self.best.into_sorted(), total, query.offset, query.limit);
+        // The walk reads directories by path, so a file found through a directory swapped
+        // for a symlink mid-walk (or a root swapped for one) must not be listed: every
+        // listed file must exist in its real, symlink-free parent now. Only the page is
+        // checked, and every caller (tools, resources) gets the same list.
+        let inside =
+            crate::files::safe::still_inside(page.items.iter().map(|r| r.item.path.as_path()));
         let files = page
             .items
             .into_iter()
+            .filter(|ranked| inside.contains(&ranked.item.path))
             .map(|ranked| with_modified(ranked.item))
             .collect();
         GlobOutcome {

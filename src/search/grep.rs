@@ -12,6 +12,7 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::{Instant, SystemTime};
 
 use grep_matcher::LineTerminator;
@@ -27,11 +28,28 @@ use super::indexed::{Candidates, for_each_parallel, index_compatible};
 use super::outcome::{FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
 use super::retain::{Best, Rank, Ranked, page, retention_cap};
-use super::sink::{FileSink, SinkSettings};
+use super::sink::{Build, FileSink, SinkSettings};
 use super::walk::{
     CancellableReader, PerThread, Target, WalkOptions, build_overrides, build_types,
-    classify_targets, open_regular, walk_dir,
+    classify_targets, open_regular, threads_for, walk_dir,
 };
+
+/// Most bytes a searcher holds at once: the longest line searched (or, in multiline mode,
+/// the largest file). Longer lines and larger multiline files are skipped and counted as
+/// too large. It bounds each search thread's memory whatever the files, and it bounds the
+/// one step that cannot be interrupted, a regex run over one buffer, so a cancel takes
+/// effect within one such run.
+pub const MAX_BUFFER: usize = 8 << 20;
+
+/// Longest pattern accepted, in bytes; longer ones are refused before compiling.
+pub const MAX_PATTERN_BYTES: usize = 64 << 10;
+
+/// Compiled-size limit of a regex (`grep-regex` allows 100 MiB by default): a pattern
+/// whose program would be larger is refused up front instead of costing seconds and memory.
+pub const MAX_REGEX_SIZE: usize = 8 << 20;
+
+/// Cache of the lazy DFA per search thread.
+const MAX_DFA_CACHE: usize = 16 << 20;
 
 /// Searches `targets` (canonical absolute paths: directories are walked, regular files are
 /// searched as named explicitly) and returns one sorted page of results.
@@ -79,11 +97,7 @@ pub fn grep_files(
         return Ok(None);
     };
     search_candidates(&job, &candidates, &mut total);
-    Ok(Some(total.into_outcome(
-        query,
-        started,
-        control.is_cancelled(),
-    )))
+    Ok(Some(total.into_outcome(&job, started)))
 }
 
 fn search_candidates(job: &Job<'_>, candidates: &Candidates<'_>, total: &mut Collected) {
@@ -93,7 +107,8 @@ fn search_candidates(job: &Job<'_>, candidates: &Candidates<'_>, total: &mut Col
         worker.search_path(&candidates.path(i), false);
     };
     let make = || Worker::new(job);
-    for worker in for_each_parallel(candidates.len(), control, &make, &visit) {
+    let threads = threads_for(job.query.threads);
+    for worker in for_each_parallel(candidates.len(), threads, control, &make, &visit) {
         total.merge(worker.collected);
     }
     total.stats.indexed_targets += 1;
@@ -140,22 +155,31 @@ fn run(
                     search_candidates(&job, &candidates, &mut total);
                     continue;
                 }
-                let walker = options.walker(&dir, overrides);
+                let mut walker = options.walker(&dir, overrides);
+                walker.threads(threads_for(query.threads));
                 for worker in walk_dir(&walker, control, &|| Worker::new(&job)) {
                     total.merge(worker.collected);
                 }
             }
         }
     }
-    Ok(total.into_outcome(query, started, control.is_cancelled()))
+    Ok(total.into_outcome(&job, started))
 }
 
 /// Compiles the pattern with ripgrep's flag semantics. `^`/`$` match at line boundaries;
 /// without `multiline` a match can never contain `\n`, which lets the searcher work line
 /// by line.
 pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
+    if query.pattern.len() > MAX_PATTERN_BYTES {
+        return Err(SearchError::PatternTooLarge {
+            bytes: query.pattern.len(),
+            message: format!("patterns are limited to {} KiB", MAX_PATTERN_BYTES >> 10),
+        });
+    }
     let mut builder = RegexMatcherBuilder::new();
     builder
+        .size_limit(MAX_REGEX_SIZE)
+        .dfa_size_limit(MAX_DFA_CACHE)
         .multi_line(true)
         .case_insensitive(query.case == CaseMode::Insensitive)
         .case_smart(query.case == CaseMode::Smart)
@@ -168,12 +192,23 @@ pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
         // needs --crlf for this; agents expect it to just work).
         builder.line_terminator(Some(b'\n')).crlf(true);
     }
-    builder
-        .build(&query.pattern)
-        .map_err(|err| SearchError::InvalidRegex {
+    builder.build(&query.pattern).map_err(|err| {
+        let message = err.to_string();
+        if message.contains("size limit") {
+            // The engine's text says only "exceeds size limit"; say what to change.
+            return SearchError::PatternTooLarge {
+                bytes: query.pattern.len(),
+                message: format!(
+                    "its compiled form would exceed {} MiB (large repetition counts such as \\w{{1000}}, or many alternatives, multiply its size); use smaller counts or fewer alternatives, or fixed_strings for literal text",
+                    MAX_REGEX_SIZE >> 20
+                ),
+            };
+        }
+        SearchError::InvalidRegex {
             pattern: query.pattern.clone(),
-            message: regex_message(&query.pattern, &err.to_string()),
-        })
+            message: regex_message(&query.pattern, &message),
+        }
+    })
 }
 
 /// What every worker of one request shares (read-only).
@@ -202,13 +237,16 @@ impl<'a> Job<'a> {
         }
     }
 
-    fn searcher(&self) -> Searcher {
+    /// The searcher of the search pass (`context: false`: content mode records only where
+    /// matches start) or of the page pass (`context: true`).
+    fn searcher(&self, context: bool) -> Searcher {
         let content = self.query.mode == OutputMode::Content;
         SearcherBuilder::new()
             .line_number(content)
             .multi_line(self.query.multiline)
-            .before_context(if content { self.query.before } else { 0 })
-            .after_context(if content { self.query.after } else { 0 })
+            .before_context(if context { self.query.before } else { 0 })
+            .after_context(if context { self.query.after } else { 0 })
+            .heap_limit(Some(MAX_BUFFER))
             .binary_detection(BinaryDetection::quit(b'\0'))
             .line_terminator(if self.query.multiline {
                 LineTerminator::byte(b'\n')
@@ -248,7 +286,7 @@ impl<'a> Worker<'a> {
     fn new(job: &'a Job<'a>) -> Self {
         Self {
             job,
-            searcher: job.searcher(),
+            searcher: job.searcher(false),
             collected: Collected::new(job.query.mode, job.cap),
         }
     }
@@ -278,7 +316,7 @@ impl<'a> Worker<'a> {
         };
         self.searcher.set_binary_detection(detection);
         let control = self.job.control;
-        let mut sink = FileSink::new(self.job.settings, control, path, keep, !explicit);
+        let mut sink = FileSink::keys(self.job.settings, control, path, keep, !explicit);
         let reader = CancellableReader::new(file, control);
         let result = self
             .searcher
@@ -289,20 +327,23 @@ impl<'a> Worker<'a> {
         let stats = &mut self.collected.stats;
         if let Err(err) = result {
             tracing::debug!(path = %path.display(), %err, "file skipped");
-            stats.skipped_unreadable += 1;
+            match is_over_buffer(&err) {
+                true => stats.skipped_too_large += 1,
+                false => stats.skipped_unreadable += 1,
+            }
         } else if sink.binary {
             stats.skipped_binary += 1;
         } else {
             stats.files_searched += 1;
             stats.bytes_searched += sink.bytes_searched;
-            self.collected.commit(rank, path, sink);
+            self.collected.commit(rank, path, explicit, sink);
         }
     }
 }
 
 /// The entries retained for the query's mode.
 enum Retained {
-    Matches(Best<Ranked<GrepMatch>>),
+    Matches(Best<Ranked<MatchKey>>),
     Files(Best<Ranked<PathBuf>>),
     Counts(Best<Ranked<FileCount>>),
 }
@@ -339,25 +380,31 @@ impl Collected {
         };
         let admits = best.admits(|worst| {
             (rank, path)
-                .cmp(&(&worst.rank, worst.item.path.as_path()))
+                .cmp(&(&worst.rank, &*worst.item.path))
                 .then(Ordering::Less)
         });
         if admits { cap } else { 0 }
     }
 
-    fn commit(&mut self, rank: Rank, path: &Path, sink: FileSink<'_>) {
+    fn commit(&mut self, rank: Rank, path: &Path, explicit: bool, sink: FileSink<'_>) {
         self.total_matches += sink.match_lines;
         if sink.match_lines == 0 {
             return;
         }
         match &mut self.retained {
             Retained::Matches(best) => {
-                self.staged_peak = self.staged_peak.max(sink.matches.len());
-                let built = sink.matches.len();
-                for item in sink.matches {
+                self.staged_peak = self.staged_peak.max(sink.starts.len());
+                let recorded = sink.starts.len();
+                let path: Arc<Path> = Arc::from(path);
+                for line in sink.starts {
+                    let item = MatchKey {
+                        path: path.clone(),
+                        line,
+                        explicit,
+                    };
                     best.push(Ranked { rank, item });
                 }
-                best.count_only(sink.match_lines as usize - built);
+                best.count_only((sink.match_lines as usize).saturating_sub(recorded));
             }
             Retained::Files(best) => best.push(Ranked {
                 rank,
@@ -394,14 +441,38 @@ impl Collected {
         }
     }
 
-    fn into_outcome(self, query: &GrepQuery, started: Instant, cancelled: bool) -> GrepOutcome {
+    fn into_outcome(self, job: &Job<'_>, started: Instant) -> GrepOutcome {
+        let query = job.query;
         let mut stats = self.stats;
-        stats.elapsed = started.elapsed();
         let (entries, total, next_offset) = match self.retained {
-            Retained::Matches(best) => cut(best, query, GrepEntries::Matches),
-            Retained::Files(best) => cut(best, query, GrepEntries::Files),
-            Retained::Counts(best) => cut(best, query, GrepEntries::Counts),
+            Retained::Matches(best) => {
+                let total = best.seen();
+                let page = page(best.into_sorted(), total, query.offset, query.limit);
+                let listed = page.items.len();
+                let keys = still_listed(page.items, |r| &r.item.path);
+                let (built, consumed) = job.build_page(keys, listed, &mut stats);
+                // Paging progresses by what this page consumed, which is less than the
+                // page when the byte allowance ran out.
+                let next_offset = match consumed < listed {
+                    true => Some(query.offset + consumed),
+                    false => page.next_offset,
+                };
+                (GrepEntries::Matches(built), total, next_offset)
+            }
+            Retained::Files(best) => {
+                let (items, total, next) = cut(best, query);
+                let items = still_listed(items, |r| &r.item);
+                let files = items.into_iter().map(|r| r.item).collect();
+                (GrepEntries::Files(files), total, next)
+            }
+            Retained::Counts(best) => {
+                let (items, total, next) = cut(best, query);
+                let items = still_listed(items, |r| &r.item.path);
+                let counts = items.into_iter().map(|r| r.item).collect();
+                (GrepEntries::Counts(counts), total, next)
+            }
         };
+        stats.elapsed = started.elapsed();
         GrepOutcome {
             entries,
             total,
@@ -409,19 +480,128 @@ impl Collected {
             truncated: next_offset.is_some(),
             next_offset,
             stats,
-            cancelled,
+            cancelled: job.control.is_cancelled(),
         }
     }
 }
 
-/// Sorts what was retained and cuts the page: (entries, total, next offset).
-fn cut<T: Ord>(
-    best: Best<Ranked<T>>,
-    query: &GrepQuery,
-    wrap: fn(Vec<T>) -> GrepEntries,
-) -> (GrepEntries, usize, Option<usize>) {
+/// A content entry of the search pass: where a match starts. The page pass turns the keys
+/// of one page into entries; sorted like [`GrepMatch`] (path, then line).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct MatchKey {
+    path: Arc<Path>,
+    line: u64,
+    /// The file was named explicitly (searched with NULs replaced, never dropped).
+    explicit: bool,
+}
+
+/// Keeps the page's items whose file is still inside the directory the walk read it from:
+/// the walk reads directories by path, so a directory swapped for a symlink mid-walk could
+/// lead it elsewhere. Only the page is checked (one `statat` per listed file).
+fn still_listed<T, P: AsRef<Path>>(items: Vec<T>, path: impl Fn(&T) -> &P) -> Vec<T> {
+    let inside = crate::files::safe::still_inside(items.iter().map(|i| path(i).as_ref()));
+    items
+        .into_iter()
+        .filter(|i| inside.contains(path(i).as_ref()))
+        .collect()
+}
+
+/// Whether a search error is the searcher refusing to hold more than [`MAX_BUFFER`].
+fn is_over_buffer(err: &std::io::Error) -> bool {
+    err.to_string().contains("allocation limit")
+}
+
+impl Job<'_> {
+    /// The page pass: searches each file of the page again, with context, and builds the
+    /// entries of its keys within the byte allowance. Returns the entries and how many of
+    /// the `listed` keys this page consumed (the keys dropped by `still_listed` or whose
+    /// file changed count as consumed; the first key always is, so paging progresses).
+    fn build_page(
+        &self,
+        keys: Vec<Ranked<MatchKey>>,
+        listed: usize,
+        stats: &mut Stats,
+    ) -> (Vec<GrepMatch>, usize) {
+        let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
+        let mut built: Vec<GrepMatch> = Vec::new();
+        let mut consumed = listed - keys.len();
+        let mut searcher = self.searcher(true);
+        let mut rest = &keys[..];
+        while let Some(first) = rest.first() {
+            if self.control.is_cancelled() {
+                break;
+            }
+            let path = first.item.path.clone();
+            let explicit = first.item.explicit;
+            let count = rest.iter().take_while(|k| k.item.path == path).count();
+            let wanted: Vec<u64> = rest[..count].iter().map(|k| k.item.line).collect();
+            rest = &rest[count..];
+            let build = Build {
+                wanted: &wanted,
+                room,
+                first: built.is_empty(),
+            };
+            let Some(file) = self.build_file(&mut searcher, &path, explicit, build) else {
+                consumed += count; // vanished or unreadable since the search pass
+                continue;
+            };
+            room = file.room;
+            let last = file.matches.last().map(|m| m.line);
+            built.extend(file.matches);
+            if !file.full {
+                consumed += count;
+                continue;
+            }
+            // The allowance ran out inside this file: the page ends after its last entry.
+            consumed += last.map_or(0, |last| wanted.iter().filter(|&&l| l <= last).count());
+            break;
+        }
+        stats.peak_retained = stats.peak_retained.max(built.len());
+        (built, consumed.max(usize::from(listed > 0)))
+    }
+
+    fn build_file(
+        &self,
+        searcher: &mut Searcher,
+        path: &Path,
+        explicit: bool,
+        build: Build<'_>,
+    ) -> Option<BuiltFile> {
+        let (file, _) = open_regular(path).ok()?;
+        searcher.set_binary_detection(match explicit {
+            true => BinaryDetection::convert(b'\0'),
+            false => BinaryDetection::quit(b'\0'),
+        });
+        let control = self.control;
+        let mut sink = FileSink::entries(self.settings, control, path, build, !explicit);
+        let reader = CancellableReader::new(file, control);
+        searcher
+            .search_reader(self.settings.matcher, reader, &mut sink)
+            .ok()?;
+        if sink.binary {
+            return None;
+        }
+        let (room, full) = sink.allowance();
+        Some(BuiltFile {
+            matches: sink.matches,
+            room,
+            full,
+        })
+    }
+}
+
+/// What the page pass built for one file.
+struct BuiltFile {
+    matches: Vec<GrepMatch>,
+    /// Allowance left.
+    room: usize,
+    /// The allowance ran out: some wanted entry or line was left out.
+    full: bool,
+}
+
+/// Sorts what was retained and cuts the page: (items, total, next offset).
+fn cut<T: Ord>(best: Best<Ranked<T>>, query: &GrepQuery) -> (Vec<Ranked<T>>, usize, Option<usize>) {
     let total = best.seen();
     let page = page(best.into_sorted(), total, query.offset, query.limit);
-    let items = page.items.into_iter().map(|ranked| ranked.item).collect();
-    (wrap(items), total, page.next_offset)
+    (page.items, total, page.next_offset)
 }

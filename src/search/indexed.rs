@@ -27,7 +27,6 @@ use ignore::types::Types;
 use crate::index::RootIndex;
 
 use super::control::Control;
-use super::walk::thread_count;
 
 /// Whether a query with these flags may be answered from the index (which holds only
 /// what a default walk sees).
@@ -149,11 +148,12 @@ impl<'a> Candidates<'a> {
 /// state.
 pub fn for_each_parallel<T: Send>(
     count: usize,
+    threads: usize,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, usize) + Sync),
 ) -> Vec<T> {
-    let threads = thread_count().min(count).max(1);
+    let threads = threads.min(count).max(1);
     let cursor = AtomicUsize::new(0);
     let work = || {
         let mut state = make();
@@ -186,13 +186,14 @@ pub fn for_each_parallel<T: Send>(
 /// than the work).
 pub fn chunks_parallel<T: Send>(
     range: std::ops::Range<usize>,
+    threads: usize,
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, std::ops::Range<usize>) + Sync),
 ) -> Vec<T> {
     let len = range.len();
     // Below this, a thread costs more than it saves.
     const MIN_CHUNK: usize = 8 * 1024;
-    let threads = thread_count().min(len / MIN_CHUNK).max(1);
+    let threads = threads.min(len / MIN_CHUNK).max(1);
     let step = len.div_ceil(threads).max(1);
     let chunk = |k: usize| {
         let from = range.start + k * step;

@@ -19,6 +19,13 @@
 //! entry points), which rest on [`walk`] (targets, walker, safe file opening), [`sink`]
 //! (turning searcher callbacks into entries), [`lines`] (line text, cutting, columns) and
 //! [`retain`] (the bounded, sorted collector that makes paging cheap and memory flat).
+//!
+//! Memory is bounded whatever the query: content searches retain only where matches start
+//! (sort keys), and the page's entries are built afterwards by searching the page's files
+//! again, with context, within a byte allowance (`GrepQuery::max_bytes`); each searcher
+//! holds at most [`grep::MAX_BUFFER`] bytes of a file at once; patterns and globs too
+//! costly to compile are refused before any work. `threads` in a query bounds its
+//! parallelism, so a caller can share a fixed number of threads among many searches.
 
 pub mod control;
 pub mod error;

@@ -23,6 +23,9 @@ pub struct GrepMatch {
     pub before: Vec<ContextLine>,
     /// The rest of a multiline match (`line+1 ..= end_line`) followed by up to `after` lines.
     pub after: Vec<ContextLine>,
+    /// Lines of this entry (context, or the rest of a multiline match) left out because the
+    /// entry alone exceeds the output budget: the entry is shown cut rather than not at all.
+    pub omitted: u64,
 }
 
 /// A line shown around a match.
@@ -72,7 +75,9 @@ pub struct Stats {
     pub elapsed: Duration,
     /// Files found by walking that contain a NUL byte; their matches are dropped.
     pub skipped_binary: u64,
-    /// Files over `max_filesize`.
+    /// Files over `max_filesize`, and files the searcher would have to hold in memory
+    /// beyond [`MAX_BUFFER`](super::grep::MAX_BUFFER) at once (a single line that long, or
+    /// a whole file in multiline mode).
     pub skipped_too_large: u64,
     /// Files or directories that could not be read: permission denied, vanished during the
     /// search, broken targets, symlink loops, and special files (FIFOs, sockets, devices),

@@ -75,6 +75,12 @@ pub struct GrepQuery {
     pub limit: Option<usize>,
     /// Lines longer than this many characters are cut around the match.
     pub max_line_chars: usize,
+    /// Content mode: bytes the page's entries may take (each stored line costs about twice
+    /// its text, see [`line_cost`](super::sink::line_cost)); the page stops early when they
+    /// are spent, and an entry that alone exceeds them is cut. `None`: no limit.
+    pub max_bytes: Option<usize>,
+    /// Threads to search with; 0 means one per core.
+    pub threads: usize,
 }
 
 impl GrepQuery {
@@ -99,6 +105,8 @@ impl GrepQuery {
             offset: 0,
             limit: None,
             max_line_chars: 500,
+            max_bytes: None,
+            threads: 0,
         }
     }
 }
@@ -116,6 +124,8 @@ pub struct GlobQuery {
     pub sort: SortBy,
     pub offset: usize,
     pub limit: Option<usize>,
+    /// Threads to walk with; 0 means one per core.
+    pub threads: usize,
 }
 
 impl GlobQuery {
@@ -130,6 +140,7 @@ impl GlobQuery {
             sort: SortBy::Path,
             offset: 0,
             limit: None,
+            threads: 0,
         }
     }
 }

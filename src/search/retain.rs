@@ -1,7 +1,8 @@
 //! Bounded retention: keep only the entries a page can need, while counting all of them.
 //!
 //! A common word over a large tree can produce millions of matches (tens of megabytes of
-//! text), but an answer shows one page: entries `offset .. offset+limit` of the sorted
+//! text), but an answer shows one page (content searches retain sort keys only, and build
+//! the page's entries afterwards): entries `offset .. offset+limit` of the sorted
 //! list. So each collector keeps only the `cap = offset + limit` smallest entries by sort
 //! key in a max-heap, evicting the greatest when a smaller one arrives. Collectors are
 //! per thread (no lock on the hot path) and are merged at the end; merging two "best cap"

@@ -1,16 +1,22 @@
 //! [`FileSink`]: the `grep_searcher::Sink` that turns one file's searcher callbacks into
-//! entries — matches with their own context in content mode, a count otherwise.
+//! results, in one of two passes.
 //!
-//! The searcher reports each line once (a line between two matches arrives once, as
-//! "after" context of the first or "before" context of the second), but each of our
-//! entries must stand alone with its own `before`/`after`, because paging may separate
-//! neighbours. So the sink keeps a small ring of the last `before` lines it saw and a list
-//! of entries still waiting for `after` lines, and feeds every line (context or matched)
-//! to both.
+//! **Keys** (the search pass, content mode): the searcher runs without context and the sink
+//! records only the line numbers where matches start (at most `keep` per file; the rest are
+//! counted). Retaining keys instead of entries is what keeps a search's memory independent
+//! of `-A`/`-B`/`-C`: a kept key costs a few dozen bytes, whatever its context would be.
 //!
-//! Memory: at most `keep` entries are built per file (the caller sets it from the bounded
-//! collector, and to 0 when the file cannot make the page); beyond that, matches are only
-//! counted. Cancellation is checked on every callback.
+//! **Entries** (the page pass): once the page is known, each of its files is searched again
+//! with context, and the sink builds entries for exactly the wanted lines. The searcher
+//! reports each line once (a line between two matches arrives once, as "after" context of
+//! the first or "before" context of the second), but each entry must stand alone with its
+//! own `before`/`after`, because paging may separate neighbours. So the sink keeps a ring
+//! of the last `before` lines and a list of entries still waiting for `after` lines, and
+//! feeds every line to both. Every stored line is charged to a byte allowance (the output
+//! budget): once it is spent no entry starts (except the first, so paging always
+//! progresses) and the lines still wanted are only counted in the entry's `omitted`.
+//!
+//! Cancellation is checked on every callback.
 
 use std::collections::VecDeque;
 use std::io;
@@ -36,18 +42,50 @@ pub struct SinkSettings<'a> {
     pub max_line_chars: usize,
 }
 
+/// What the entries pass builds for one file: entries for the `wanted` lines (sorted),
+/// within `room` bytes (see [`entry_cost`]). `first` says no entry was built yet for the
+/// page, so the first wanted entry is built even when it alone exceeds the room.
+#[derive(Debug)]
+pub struct Build<'a> {
+    pub wanted: &'a [u64],
+    pub room: usize,
+    pub first: bool,
+}
+
+/// Bytes charged for one stored line: its text twice (the text rendering and the structured
+/// copy) plus numbers and punctuation.
+pub fn line_cost(text: &str) -> usize {
+    2 * text.len() + 32
+}
+
+/// Bytes charged for an entry besides its lines: the path, twice, and the fields.
+pub fn entry_cost(path: &Path) -> usize {
+    2 * path.as_os_str().len() + 64
+}
+
 /// Collects one file's results.
 pub struct FileSink<'a> {
     settings: SinkSettings<'a>,
     control: &'a Control,
     path: &'a Path,
-    /// Most entries to build for this file.
+    /// Keys pass: most match starts to record for this file.
     keep: usize,
+    /// Entries pass: what to build; `None` in the keys pass.
+    build: Option<Build<'a>>,
+    /// Entries pass: index into `build.wanted` of the next line to build.
+    next_wanted: usize,
+    /// Entries pass: a charge did not fit (an entry or a line was left out).
+    full: bool,
+    /// Entries pass: lines seen and their charged cost, for the average line cost.
+    lines_seen: u64,
+    line_bytes: u64,
     /// Stop at the first NUL (binary file found by walking) instead of searching on.
     discard_binary: bool,
-    /// Built entries, in line order (at most `keep`).
+    /// Keys pass: lines where recorded matches start, in order (at most `keep`).
+    pub starts: Vec<u64>,
+    /// Entries pass: built entries, in line order.
     pub matches: Vec<GrepMatch>,
-    /// Matching lines seen, built or not.
+    /// Matching lines seen, recorded or not.
     pub match_lines: u64,
     pub bytes_searched: u64,
     pub binary: bool,
@@ -59,11 +97,34 @@ pub struct FileSink<'a> {
 }
 
 impl<'a> FileSink<'a> {
-    pub fn new(
+    /// A sink for the search pass (keys, counts, or files with matches).
+    pub fn keys(
         settings: SinkSettings<'a>,
         control: &'a Control,
         path: &'a Path,
         keep: usize,
+        discard_binary: bool,
+    ) -> Self {
+        Self::new(settings, control, path, keep, None, discard_binary)
+    }
+
+    /// A sink for the page pass: builds the entries of `build.wanted`.
+    pub fn entries(
+        settings: SinkSettings<'a>,
+        control: &'a Control,
+        path: &'a Path,
+        build: Build<'a>,
+        discard_binary: bool,
+    ) -> Self {
+        Self::new(settings, control, path, 0, Some(build), discard_binary)
+    }
+
+    fn new(
+        settings: SinkSettings<'a>,
+        control: &'a Control,
+        path: &'a Path,
+        keep: usize,
+        build: Option<Build<'a>>,
         discard_binary: bool,
     ) -> Self {
         Self {
@@ -71,19 +132,30 @@ impl<'a> FileSink<'a> {
             control,
             path,
             keep,
+            build,
+            next_wanted: 0,
+            full: false,
+            lines_seen: 0,
+            line_bytes: 0,
             discard_binary,
+            starts: Vec::new(),
             matches: Vec::new(),
             match_lines: 0,
             bytes_searched: 0,
             binary: false,
             cancelled: false,
-            recent: VecDeque::with_capacity(settings.before),
+            // Not `with_capacity(before)`: `before` is the caller's number, the ring only
+            // ever holds lines that exist.
+            recent: VecDeque::new(),
             pending: Vec::new(),
         }
     }
 
+    /// Entries pass: whether a wanted line is still to come.
     fn building(&self) -> bool {
-        self.settings.mode == OutputMode::Content && self.matches.len() < self.keep
+        self.build
+            .as_ref()
+            .is_some_and(|b| self.next_wanted < b.wanted.len())
     }
 
     /// Whether lines still need to be fed to the ring or to pending entries.
@@ -91,16 +163,50 @@ impl<'a> FileSink<'a> {
         self.building() || !self.pending.is_empty()
     }
 
+    /// Entries pass: everything wanted is built and complete; the search can stop.
+    fn done(&self) -> bool {
+        self.build.is_some() && !self.tracking_lines()
+    }
+
+    /// Charges `cost` bytes to the allowance; false when it does not fit.
+    fn charge(&mut self, cost: usize) -> bool {
+        let Some(build) = self.build.as_mut() else {
+            return false;
+        };
+        if cost > build.room {
+            self.full = true;
+            return false;
+        }
+        build.room -= cost;
+        true
+    }
+
     fn count_match_lines(&mut self, n: u64) {
         self.match_lines += n;
+        if self.build.is_some() {
+            return; // the search pass counted them already
+        }
         for _ in 0..n {
             self.control.matched();
         }
     }
 
-    /// Handles one line in order: it becomes `after` context of earlier entries, may start
-    /// a new entry (`starts` = its end line and the match's byte range in the line), and
-    /// becomes a candidate `before` line for later entries.
+    /// Entries pass: the allowance left, and whether it ran out.
+    pub fn allowance(&self) -> (usize, bool) {
+        (self.build.as_ref().map_or(0, |b| b.room), self.full)
+    }
+
+    /// Keys pass: records a match starting on line `number`.
+    fn record_start(&mut self, number: u64) {
+        if self.starts.len() < self.keep {
+            self.starts.push(number);
+        }
+    }
+
+    /// Entries pass: handles one line in order. It becomes `after` context of earlier
+    /// entries, may start a new entry (`starts` = its end line and the match's byte range
+    /// in the line) when it is the next wanted line, and becomes a candidate `before` line
+    /// for later entries.
     fn on_line(
         &mut self,
         number: u64,
@@ -110,41 +216,101 @@ impl<'a> FileSink<'a> {
         if !self.tracking_lines() {
             return;
         }
+        self.lines_seen += 1;
+        let stored = match self.settings.max_line_chars {
+            0 => bytes.len(),
+            max => bytes.len().min(4 * max), // what a cut line keeps, at most
+        };
+        self.line_bytes += 2 * stored as u64 + 32;
         self.feed_pending(number, bytes);
-        if let Some((end_line, found)) = starts
-            && self.building()
-        {
-            self.start_entry(number, end_line, bytes, found);
+        if let Some((end_line, found)) = starts {
+            self.maybe_start(number, end_line, bytes, found);
         }
         self.push_recent(number, bytes);
     }
 
+    fn maybe_start(
+        &mut self,
+        number: u64,
+        end_line: u64,
+        bytes: &[u8],
+        found: Option<(usize, usize)>,
+    ) {
+        let Some(build) = self.build.as_ref() else {
+            return;
+        };
+        let wanted = build.wanted;
+        while self.next_wanted < wanted.len() && wanted[self.next_wanted] < number {
+            // A wanted line that no longer starts a match (the file changed): skip it.
+            self.next_wanted += 1;
+        }
+        if wanted.get(self.next_wanted) != Some(&number) {
+            return;
+        }
+        if !self.room_for_pending(number) {
+            // The entries still collecting context would not get their lines: complete
+            // them and end the page here, rather than start more entries that would
+            // share the allowance and all come out cut.
+            self.next_wanted = wanted.len();
+            self.full = true;
+            return;
+        }
+        self.next_wanted += 1;
+        self.start_entry(number, end_line, bytes, found);
+    }
+
+    /// Whether the allowance covers the lines the pending entries still want after line
+    /// `number` (estimated at the average cost of the lines seen so far).
+    fn room_for_pending(&self, number: u64) -> bool {
+        let Some(build) = self.build.as_ref() else {
+            return true;
+        };
+        let average = match self.lines_seen {
+            0 => 64,
+            n => (self.line_bytes / n).max(32),
+        };
+        let need = self.pending.iter().fold(0u64, |need, &(_, last)| {
+            need.saturating_add(last.saturating_sub(number).saturating_mul(average))
+        });
+        need <= build.room as u64
+    }
+
     fn feed_pending(&mut self, number: u64, bytes: &[u8]) {
         let max = self.settings.max_line_chars;
-        let mut text = None;
-        let matches = &mut self.matches;
-        self.pending.retain(|&(index, last)| {
-            let entry = &mut matches[index];
-            if number > entry.line && number <= last {
-                let text = text.get_or_insert_with(|| context_text(bytes, max)).clone();
-                entry.after.push(ContextLine { line: number, text });
+        let mut text: Option<String> = None;
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.retain(|&(index, last)| {
+            if number > self.matches[index].line && number <= last {
+                let text = text.get_or_insert_with(|| context_text(bytes, max));
+                let cost = line_cost(text);
+                let entry_full = self.matches[index].omitted > 0;
+                if !entry_full && self.charge(cost) {
+                    let text = text.clone();
+                    self.matches[index]
+                        .after
+                        .push(ContextLine { line: number, text });
+                } else {
+                    self.matches[index].omitted += 1;
+                }
             }
             number < last
         });
+        self.pending = pending;
     }
 
     fn push_recent(&mut self, number: u64, bytes: &[u8]) {
         if self.settings.before == 0 || !self.building() {
             return;
         }
-        if self.recent.len() == self.settings.before {
+        if self.recent.len() >= self.settings.before {
             self.recent.pop_front();
         }
         let text = context_text(bytes, self.settings.max_line_chars);
         self.recent.push_back(ContextLine { line: number, text });
     }
 
-    /// Builds the entry for a match starting on line `number` and ending on `end_line`.
+    /// Builds the entry for a match starting on line `number` and ending on `end_line`,
+    /// when the allowance has room for it (or it is the page's first entry).
     fn start_entry(
         &mut self,
         number: u64,
@@ -154,22 +320,49 @@ impl<'a> FileSink<'a> {
     ) {
         let (text, column) =
             match_text(line, found.map(|(s, e)| s..e), self.settings.max_line_chars);
+        let cost = entry_cost(self.path) + line_cost(&text);
+        let first = self.build.as_ref().is_some_and(|b| b.first) && self.matches.is_empty();
+        if !self.charge(cost) {
+            if !first {
+                // No room: this entry and every later one wait for the next page.
+                if let Some(build) = self.build.as_mut() {
+                    self.next_wanted = build.wanted.len();
+                    build.room = 0;
+                }
+                return;
+            }
+            if let Some(build) = self.build.as_mut() {
+                build.room = 0;
+            }
+        }
+        // Nearest lines first, so a cut keeps the lines next to the match.
         let lowest = number.saturating_sub(self.settings.before as u64);
-        let before = self
-            .recent
-            .iter()
-            .filter(|c| c.line >= lowest && c.line < number)
-            .cloned();
+        let mut before = Vec::new();
+        let mut omitted = 0;
+        let recent = std::mem::take(&mut self.recent);
+        for ctx in recent.iter().rev() {
+            if ctx.line < lowest || ctx.line >= number {
+                continue;
+            }
+            if omitted == 0 && self.charge(line_cost(&ctx.text)) {
+                before.push(ctx.clone());
+            } else {
+                omitted += 1;
+            }
+        }
+        self.recent = recent;
+        before.reverse();
         self.matches.push(GrepMatch {
             path: self.path.to_path_buf(),
             line: number,
             column,
             end_line,
             text,
-            before: before.collect(),
+            before,
             after: Vec::new(),
+            omitted,
         });
-        let last_wanted = end_line + self.settings.after as u64;
+        let last_wanted = end_line.saturating_add(self.settings.after as u64);
         if last_wanted > number {
             self.pending.push((self.matches.len() - 1, last_wanted));
         }
@@ -178,8 +371,12 @@ impl<'a> FileSink<'a> {
     /// One line per event: the usual (not multiline) case.
     fn matched_line(&mut self, number: u64, line: &[u8]) {
         self.count_match_lines(1);
+        if self.build.is_none() {
+            self.record_start(number);
+            return;
+        }
         if self.tracking_lines() {
-            // Only a line that will become an entry needs its match located.
+            // Only a line that may become an entry needs its match located.
             let found = match self.building() {
                 true => find_first(self.settings.matcher, line),
                 false => None,
@@ -193,6 +390,12 @@ impl<'a> FileSink<'a> {
     fn matched_block(&mut self, first: u64, block: &[u8]) {
         let starts = match_starts(self.settings.matcher, block);
         self.count_match_lines(starts.len() as u64);
+        if self.build.is_none() {
+            for start in &starts {
+                self.record_start(first + start.line_index as u64);
+            }
+            return;
+        }
         let mut starts = starts.into_iter().peekable();
         let mut offset = 0;
         for (i, line) in block.split_inclusive(|&b| b == b'\n').enumerate() {
@@ -315,7 +518,7 @@ impl Sink for FileSink<'_> {
                 }
             }
         }
-        Ok(true)
+        Ok(!self.done())
     }
 
     fn context(&mut self, _: &Searcher, ctx: &SinkContext<'_>) -> Result<bool, io::Error> {
@@ -325,7 +528,7 @@ impl Sink for FileSink<'_> {
         if let Some(number) = ctx.line_number() {
             self.on_line(number, ctx.bytes(), None);
         }
-        Ok(true)
+        Ok(!self.done())
     }
 
     fn binary_data(&mut self, _: &Searcher, _offset: u64) -> Result<bool, io::Error> {

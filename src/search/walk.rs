@@ -113,6 +113,46 @@ pub fn thread_count() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// The threads a query asked for (`0`: one per core).
+pub fn threads_for(requested: usize) -> usize {
+    match requested {
+        0 => thread_count(),
+        n => n,
+    }
+}
+
+/// Longest glob accepted, in bytes (a path is at most 4 KiB on Linux).
+pub const MAX_GLOB_BYTES: usize = 4096;
+
+/// Most special characters (`*?[{,`) in one glob: each alternative or wildcard grows the
+/// compiled regex, and globset itself can fail badly on huge ones.
+pub const MAX_GLOB_SPECIALS: usize = 256;
+
+/// Refuses a glob too long or too complex to compile, before globset sees it.
+pub fn check_glob(glob: &str) -> Result<(), SearchError> {
+    let refuse = |message: String| {
+        Err(SearchError::InvalidGlob {
+            glob: glob.to_owned(),
+            message,
+        })
+    };
+    if glob.len() > MAX_GLOB_BYTES {
+        return refuse(format!(
+            "too long ({} bytes; globs are limited to {MAX_GLOB_BYTES}); use a shorter \
+             pattern, or several globs",
+            glob.len()
+        ));
+    }
+    let specials = glob.bytes().filter(|b| b"*?[{,".contains(b)).count();
+    if specials > MAX_GLOB_SPECIALS {
+        return refuse(format!(
+            "too complex ({specials} wildcards, alternatives and classes; at most \
+             {MAX_GLOB_SPECIALS}); split it into simpler globs"
+        ));
+    }
+    Ok(())
+}
+
 /// Compiles ripgrep type names (`!name` negates) into a file type filter.
 pub fn build_types(names: &[String]) -> Result<Option<Types>, SearchError> {
     if names.is_empty() {
@@ -178,8 +218,18 @@ pub fn build_overrides(dir: &Path, globs: &[String]) -> Result<Option<Override>,
     if globs.is_empty() {
         return Ok(None);
     }
+    if globs.len() > MAX_GLOB_SPECIALS {
+        return Err(SearchError::InvalidGlob {
+            glob: globs.join(" "),
+            message: format!(
+                "too many globs ({}; at most {MAX_GLOB_SPECIALS})",
+                globs.len()
+            ),
+        });
+    }
     let mut builder = OverrideBuilder::new(dir);
     for glob in globs {
+        check_glob(glob)?;
         builder.add(glob).map_err(|e| glob_error(glob, e))?;
     }
     let built = builder

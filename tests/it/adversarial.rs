@@ -1376,8 +1376,9 @@ fn hundred_megabyte_line_is_cut_within_the_budget() {
     );
 
     let started = Instant::now();
-    // The match is at the start of the line: the rest of the 100 MB line is cut. (A match
-    // at its far end would make a debug-build regex scan 100 MB: too slow for this suite.)
+    // A line longer than the searcher's buffer limit (8 MiB) is not searched: the file is
+    // counted as too large (memory per search stays bounded, and a cancel is never stuck
+    // behind one regex run over 100 MB).
     let grep = tool_within(
         &mut client,
         "grep",
@@ -1389,12 +1390,7 @@ fn hundred_megabyte_line_is_cut_within_the_budget() {
     assert!(!is_error(&grep), "{}", &body[..body.len().min(500)]);
     assert!(body.len() <= 65536, "grep answer of {} bytes", body.len());
     assert!(
-        body.contains("1:needle-start xxx"),
-        "{}",
-        &body[..body.len().min(500)]
-    );
-    assert!(
-        body.contains("chars cut"),
+        body.contains("1 too large"),
         "{}",
         &body[..body.len().min(500)]
     );

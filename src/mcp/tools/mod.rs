@@ -158,7 +158,7 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
     macro_rules! run {
         ($handler:path) => {
             match parse(args) {
-                Ok(args) => $handler(call, args).await,
+                Ok(args) => $handler(call, args).await.errors_bounded(call.budget()),
                 Err(answer) => answer,
             }
         };

@@ -2,19 +2,19 @@
 //! blocking search engine with progress and cancellation, and rendering results grouped by
 //! file like `rg --heading`, within the output budget.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 use rmcp::model::Tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
+use tokio::sync::Semaphore;
 
 use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::mcp::progress::{Reporter, thousands};
-use crate::mcp::render::{Answer, rfc3339};
+use crate::mcp::render::{Answer, ENVELOPE, json_len, rfc3339};
 use crate::search::{
     self, CaseMode, Control, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome,
     GrepQuery, OutputMode, SortBy, Stats,
@@ -124,39 +124,47 @@ pub struct GrepArgs {
     /// Let matches span lines; '.' also matches newlines (default false).
     #[serde(default)]
     pub multiline: Option<bool>,
-    /// Lines of context after each match (content mode).
+    /// Lines of context after each match (content mode; at most 1000, larger values are
+    /// clamped).
     #[serde(
         default,
         rename = "-A",
         alias = "after_context",
         deserialize_with = "lenient::opt_usize"
     )]
+    #[schemars(range(max = 1000))]
     pub after: Option<usize>,
-    /// Lines of context before each match (content mode).
+    /// Lines of context before each match (content mode; at most 1000, larger values are
+    /// clamped).
     #[serde(
         default,
         rename = "-B",
         alias = "before_context",
         deserialize_with = "lenient::opt_usize"
     )]
+    #[schemars(range(max = 1000))]
     pub before: Option<usize>,
-    /// Lines of context before and after each match (content mode).
+    /// Lines of context before and after each match (content mode; at most 1000, larger
+    /// values are clamped).
     #[serde(
         default,
         rename = "-C",
         alias = "context",
         deserialize_with = "lenient::opt_usize"
     )]
+    #[schemars(range(max = 1000))]
     pub context: Option<usize>,
     /// Show line numbers in content mode (default true).
     #[serde(default, rename = "-n", alias = "line_numbers")]
     pub line_numbers: Option<bool>,
     /// Maximum entries (files, lines or counts) to return (default 250; 0 = only the output
-    /// budget limits).
+    /// budget limits; at most 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 20000))]
     pub head_limit: Option<usize>,
-    /// Entries to skip first, for paging (default 0).
+    /// Entries to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 100000))]
     pub offset: Option<usize>,
     /// "path" (default) or "modified" (newest files first).
     #[serde(default)]
@@ -167,9 +175,10 @@ pub struct GrepArgs {
     /// Do not respect .gitignore/.ignore files (default false).
     #[serde(default)]
     pub no_ignore: Option<bool>,
-    /// Skip files larger than this: bytes, or a size like "10M", "512K".
+    /// Skip files larger than this: bytes, or a size like "10M", "512K" (at most 1 TiB,
+    /// larger values are clamped).
     #[serde(default, deserialize_with = "opt_size")]
-    #[schemars(with = "Option<Value>")]
+    #[schemars(with = "Option<SizeSchema>")]
     pub max_filesize: Option<u64>,
 }
 
@@ -185,11 +194,14 @@ pub struct GlobArgs {
     /// ripgrep file type(s) to keep, e.g. "rust", "py".
     #[serde(default, rename = "type", alias = "file_type")]
     pub file_type: Option<OneOrMany>,
-    /// Maximum paths to return (default 100; 0 = only the output budget limits).
+    /// Maximum paths to return (default 100; 0 = only the output budget limits; at most
+    /// 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 20000))]
     pub head_limit: Option<usize>,
-    /// Paths to skip first, for paging (default 0).
+    /// Paths to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 100000))]
     pub offset: Option<usize>,
     /// "modified" (newest first; default) or "path".
     #[serde(default)]
@@ -200,6 +212,15 @@ pub struct GlobArgs {
     /// Do not respect .gitignore/.ignore files (default false).
     #[serde(default)]
     pub no_ignore: Option<bool>,
+}
+
+/// The schema of `max_filesize`: a byte count (with its maximum) or a size string.
+#[derive(JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // schema only
+enum SizeSchema {
+    Bytes(#[schemars(range(max = 1_099_511_627_776u64))] u64),
+    Text(String),
 }
 
 fn opt_size<'de, D: Deserializer<'de>>(de: D) -> Result<Option<u64>, D::Error> {
@@ -270,33 +291,60 @@ async fn targets(call: &Call<'_>, path: Option<&OneOrMany>) -> Result<Vec<PathBu
     Ok(targets)
 }
 
-/// Runs a blocking search with progress reporting; `None` when the call was cancelled
-/// (the search is told to stop, and rmcp sends no response).
-async fn run<T: Send + 'static>(
+/// Search threads for the whole process: one per core. Every search holds at least one
+/// (waiting for it in line, first come first served, cancellable while it waits) and takes
+/// as many more as are free when it starts, so one search alone uses every core and many at
+/// once share them instead of each starting a thread per core.
+fn search_slots() -> &'static Arc<Semaphore> {
+    static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
+    SLOTS.get_or_init(|| Arc::new(Semaphore::new(search::walk::thread_count())))
+}
+
+/// Runs a blocking search, and the rendering of its answer, off the async executor with
+/// progress reporting; `None` when the call was cancelled (the search is told to stop, and
+/// rmcp sends no response). When cancelled, returns only once the blocking work has
+/// stopped, so the request keeps counting against the concurrency limit until it has.
+async fn run(
     call: &Call<'_>,
     noun: &'static str,
     total: Option<u64>,
-    work: impl FnOnce(&Control) -> T + Send + 'static,
-) -> Result<Option<T>, Answer> {
-    if call.ctx.ct.is_cancelled() {
-        return Ok(None); // cancelled before it started: no work at all
+    work: impl FnOnce(&Control, usize) -> Answer + Send + 'static,
+) -> Option<Answer> {
+    let ct = &call.ctx.ct;
+    if ct.is_cancelled() {
+        return None; // cancelled before it started: no work at all
     }
+    let slots = search_slots();
+    let first = tokio::select! {
+        permit = slots.clone().acquire_owned() => permit.ok()?,
+        _ = ct.cancelled() => return None,
+    };
+    let mut permits = vec![first];
+    while let Ok(more) = slots.clone().try_acquire_owned() {
+        permits.push(more);
+    }
+    let threads = permits.len();
     let control = Arc::new(Control::new());
     let reporter = Reporter::start(call.ctx, control.clone(), total, noun);
     let worker = control.clone();
-    let mut handle = tokio::task::spawn_blocking(move || work(&worker));
+    let mut handle = tokio::task::spawn_blocking(move || {
+        let answer = work(&worker, threads);
+        drop(permits); // the threads are free again only when the work is done
+        answer
+    });
     let outcome = tokio::select! {
         joined = &mut handle => Some(joined),
-        _ = call.ctx.ct.cancelled() => {
+        _ = ct.cancelled() => {
             control.cancel();
+            // The search checks the flag at least once per buffer; wait for it to stop.
+            let _ = handle.await;
             None
         }
     };
     reporter.finish().await;
-    match outcome {
-        None => Ok(None),
-        Some(Ok(value)) => Ok(Some(value)),
-        Some(Err(err)) => Err(Answer::error(format!(
+    match outcome? {
+        Ok(answer) => Some(answer),
+        Err(err) => Some(Answer::error(format!(
             "internal error in the search: {err}"
         ))),
     }
@@ -348,6 +396,13 @@ pub struct MatchOut {
     pub text: String,
     pub before: Vec<LineOut>,
     pub after: Vec<LineOut>,
+    /// Lines of this match's context left out because it alone exceeds the output budget.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted_lines: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -390,7 +445,7 @@ fn stats_out(stats: &Stats) -> StatsOut {
     }
 }
 
-fn grep_query(args: &GrepArgs, budget: usize) -> GrepQuery {
+fn grep_query(args: &GrepArgs, budget: usize) -> Result<GrepQuery, Answer> {
     let mut query = GrepQuery::new(args.pattern.clone());
     query.case = if args.case_insensitive.unwrap_or(false) {
         CaseMode::Insensitive
@@ -403,8 +458,8 @@ fn grep_query(args: &GrepArgs, budget: usize) -> GrepQuery {
     query.word = args.word.unwrap_or(false);
     query.multiline = args.multiline.unwrap_or(false);
     let context = args.context.unwrap_or(0);
-    query.before = args.before.unwrap_or(context);
-    query.after = args.after.unwrap_or(context);
+    query.before = args.before.unwrap_or(context).min(MAX_CONTEXT);
+    query.after = args.after.unwrap_or(context).min(MAX_CONTEXT);
     query.globs = args
         .glob
         .clone()
@@ -417,7 +472,7 @@ fn grep_query(args: &GrepArgs, budget: usize) -> GrepQuery {
         .unwrap_or_default();
     query.hidden = args.hidden.unwrap_or(false);
     query.no_ignore = args.no_ignore.unwrap_or(false);
-    query.max_filesize = args.max_filesize;
+    query.max_filesize = args.max_filesize.map(|n| n.min(MAX_FILESIZE));
     query.mode = match args.output_mode.unwrap_or(Mode::FilesWithMatches) {
         Mode::FilesWithMatches => OutputMode::FilesWithMatches,
         Mode::Content => OutputMode::Content,
@@ -427,32 +482,61 @@ fn grep_query(args: &GrepArgs, budget: usize) -> GrepQuery {
         Sort::Path => SortBy::Path,
         Sort::Modified => SortBy::Modified,
     };
-    query.offset = args.offset.unwrap_or(0);
-    query.limit = Some(match args.head_limit.unwrap_or(GREP_DEFAULT_LIMIT) {
-        0 => budget_entries(budget),
-        n => n,
-    });
-    query
+    query.offset = checked_offset(args.offset, "grep")?;
+    query.limit = Some(head_limit(args.head_limit, GREP_DEFAULT_LIMIT, budget));
+    query.max_bytes = Some(budget);
+    Ok(query)
 }
 
-/// `head_limit: 0` means "as many as the output budget shows". No entry renders in fewer
-/// than 16 bytes, so keeping more than `budget / 16` entries would only cost time (the
-/// engine keeps the best `offset + limit` by sort order); the rest is paged as usual.
-fn budget_entries(budget: usize) -> usize {
-    (budget / 16).max(1)
+/// Most context lines before or after a match (`-A`/`-B`/`-C`); larger values are clamped.
+pub const MAX_CONTEXT: usize = 1000;
+/// Largest `head_limit`; larger values are clamped (a page never holds more).
+pub const MAX_HEAD_LIMIT: usize = search::MAX_RETAINED;
+/// Largest `offset`: paging deeper than this is refused, since the engine keeps the sort
+/// keys of every entry before the page (narrow the search instead).
+pub const MAX_OFFSET: usize = 100_000;
+/// Largest `max_filesize` (1 TiB); larger values are clamped.
+pub const MAX_FILESIZE: u64 = 1 << 40;
+
+fn checked_offset(offset: Option<usize>, tool: &str) -> Result<usize, Answer> {
+    match offset.unwrap_or(0) {
+        n if n > MAX_OFFSET => Err(Answer::error(format!(
+            "offset {n} is too large ({tool} pages up to offset {MAX_OFFSET}); narrow the \
+             search with path, glob or type instead"
+        ))),
+        n => Ok(n),
+    }
+}
+
+/// `head_limit`: the default when absent, clamped to [`MAX_HEAD_LIMIT`]; `0` means "as many
+/// as the output budget shows". No entry renders in fewer than 16 bytes, so keeping more
+/// than `budget / 16` entries would only cost time (the engine keeps the best
+/// `offset + limit` by sort order); the rest is paged as usual.
+fn head_limit(given: Option<usize>, default: usize, budget: usize) -> usize {
+    match given.unwrap_or(default) {
+        0 => (budget / 16).clamp(1, MAX_HEAD_LIMIT),
+        n => n.min(MAX_HEAD_LIMIT),
+    }
 }
 
 pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     if args.pattern.is_empty() {
         return Answer::error("`pattern` is empty; give a regular expression to search for");
     }
+    let budget = call.budget();
+    let query = match grep_query(&args, budget) {
+        Ok(query) => query,
+        Err(answer) => return answer,
+    };
+    // Refuse a pattern too costly to compile before resolving paths or waiting for a slot.
+    if let Err(err) = search::grep::build_matcher(&query) {
+        return Answer::error(err.to_string());
+    }
     let targets = match targets(call, args.path.as_ref()).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
-    let query = grep_query(&args, call.budget());
     let numbers = args.line_numbers.unwrap_or(true);
-    let offset = query.offset;
     let index = call.session.live.as_ref().map(|live| live.index.clone());
     // A total only when every indexed file is a candidate (no hidden/ignored extras, no
     // glob or type filter), so progress ends at it.
@@ -461,82 +545,86 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         &targets,
         query.hidden || query.no_ignore || !query.globs.is_empty() || !query.types.is_empty(),
     );
-    let outcome = match run(call, "matches", total, move |control| match &index {
-        // The index answers only what it can answer exactly; the rest walks the disk.
-        Some(index) => search::grep_indexed(&query, &targets, index, control),
-        None => search::grep(&query, &targets, control),
-    })
-    .await
-    {
-        Ok(Some(Ok(outcome))) => outcome,
-        Ok(Some(Err(err))) => return Answer::error(err.to_string()),
-        Ok(None) => return Answer::error("cancelled"),
-        Err(answer) => return answer,
+    let work = move |control: &Control, threads: usize| {
+        let query = GrepQuery { threads, ..query };
+        let outcome = match &index {
+            // The index answers only what it can answer exactly; the rest walks the disk.
+            Some(index) => search::grep_indexed(&query, &targets, index, control),
+            None => search::grep(&query, &targets, control),
+        };
+        match outcome {
+            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget).bounded(budget),
+            Err(err) => Answer::error(err.to_string()),
+        }
     };
-    render_grep(&outcome, offset, numbers, call.budget())
+    match run(call, "matches", total, work).await {
+        Some(answer) => answer,
+        None => Answer::error("cancelled"),
+    }
 }
 
-/// Renders a grep outcome within `budget` bytes of text.
+/// The structured result's fields besides its entries, and the last text line, take at
+/// most this many bytes (counts and stats are at most 20 digits each).
+const FIXED: usize = 600;
+
+/// Renders a grep outcome so that the whole result (text and structured content, as
+/// serialized) takes at most `budget` bytes: entries are shown in order while they fit,
+/// the same ones in both forms; a first entry that does not fit alone is shown cut.
+/// Linear in the size of the page.
 pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: usize) -> Answer {
-    let room = budget.saturating_sub(400);
+    let room = budget.saturating_sub(FIXED + ENVELOPE);
     let mut text = String::new();
+    // A first entry shrunk to fit is measured by estimate only: let the guard check it.
+    let mut exact = true;
     let (mode, shown, mut out) = match &outcome.entries {
         GrepEntries::Files(files) => {
-            let mut shown = 0;
+            let mut used = 0;
+            let mut listed = Vec::new();
             for path in files {
-                let line = format!("{}\n", path.display());
-                if text.len() + line.len() > room {
+                let shown = path.display().to_string();
+                let line = format!("{shown}\n");
+                let cost = json_len(&line) + json_len(&shown) + 1;
+                if used + cost > room {
                     break;
                 }
+                used += cost;
                 text.push_str(&line);
-                shown += 1;
+                listed.push(shown);
             }
-            let files_out = files[..shown]
-                .iter()
-                .map(|p| p.display().to_string())
-                .collect();
-            (
-                "files_with_matches",
-                shown,
-                GrepOut::new("files_with_matches").files(files_out),
-            )
+            let shown = listed.len();
+            let out = GrepOut::new("files_with_matches").files(listed);
+            ("files_with_matches", shown, out)
         }
         GrepEntries::Counts(counts) => {
-            let mut shown = 0;
+            let mut used = 0;
+            let mut listed = Vec::new();
             for count in counts {
-                let line = format!("{}:{}\n", count.path.display(), count.count);
-                if text.len() + line.len() > room {
+                let path = count.path.display().to_string();
+                let line = format!("{path}:{}\n", count.count);
+                let cost = json_len(&line) + json_len(&path) + 40;
+                if used + cost > room {
                     break;
                 }
+                used += cost;
                 text.push_str(&line);
-                shown += 1;
+                listed.push(CountOut {
+                    path,
+                    count: count.count,
+                });
             }
-            let counts_out = counts[..shown]
-                .iter()
-                .map(|c| CountOut {
-                    path: c.path.display().to_string(),
-                    count: c.count,
-                })
-                .collect();
-            ("count", shown, GrepOut::new("count").counts(counts_out))
+            let shown = listed.len();
+            ("count", shown, GrepOut::new("count").counts(listed))
         }
         GrepEntries::Matches(matches) => {
-            let shown = render_matches(matches, numbers, room, &mut text);
-            let matches_out = matches[..shown].iter().map(match_out).collect();
-            (
-                "content",
-                shown,
-                GrepOut::new("content").matches(matches_out),
-            )
+            let (listed, shrunk) = render_matches(matches, numbers, room, &mut text);
+            exact = !shrunk;
+            let shown = listed.len();
+            ("content", shown, GrepOut::new("content").matches(listed))
         }
     };
-    let page_len = match &outcome.entries {
-        GrepEntries::Files(v) => v.len(),
-        GrepEntries::Counts(v) => v.len(),
-        GrepEntries::Matches(v) => v.len(),
-    };
+    let page_len = outcome.entries.len();
     let next_offset = if shown < page_len {
-        Some(offset + shown)
+        Some(offset + shown.max(1))
     } else {
         outcome.next_offset
     };
@@ -568,7 +656,10 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             outcome.total
         ));
     }
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    // Every entry and line above was measured as serialized, within `room`.
+    let answer =
+        Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
+    if exact { answer.fitted() } else { answer }
 }
 
 fn skipped_note(stats: &Stats) -> String {
@@ -626,107 +717,207 @@ impl GrepOut {
 }
 
 fn match_out(m: &GrepMatch) -> MatchOut {
+    let lines = |lines: &[search::ContextLine]| {
+        lines
+            .iter()
+            .map(|c| LineOut {
+                line: c.line,
+                text: c.text.clone(),
+            })
+            .collect()
+    };
     MatchOut {
         path: m.path.display().to_string(),
         line: m.line,
         column: m.column,
         text: m.text.clone(),
-        before: m
-            .before
-            .iter()
-            .map(|c| LineOut {
-                line: c.line,
-                text: c.text.clone(),
-            })
-            .collect(),
-        after: m
-            .after
-            .iter()
-            .map(|c| LineOut {
-                line: c.line,
-                text: c.text.clone(),
-            })
-            .collect(),
+        before: lines(&m.before),
+        after: lines(&m.after),
+        omitted_lines: m.omitted,
     }
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// Serialized size of one structured line (`{"line":N,"text":"…"},`).
+fn line_out_cost(line: &search::ContextLine) -> usize {
+    18 + digits(line.line) + json_len(&line.text)
+}
+
+/// Serialized size of one structured match, with its comma (see [`MatchOut`]).
+fn match_out_cost(m: &GrepMatch) -> usize {
+    let path = json_len(&m.path.display().to_string());
+    let lines: usize = m.before.iter().chain(&m.after).map(line_out_cost).sum();
+    let omitted = match m.omitted {
+        0 => 0,
+        n => 17 + digits(n),
+    };
+    59 + digits(m.line) + digits(m.column) + path + json_len(&m.text) + lines + omitted
 }
 
 /// Renders matches grouped by file (`rg --heading`): the path once, then `N:text` for
 /// matching lines and `N-text` for context, `--` between non-adjacent groups, a blank line
-/// between files. Returns how many entries fit in `room` bytes.
-fn render_matches(matches: &[GrepMatch], numbers: bool, room: usize, text: &mut String) -> usize {
-    let mut shown = 0;
-    let mut index = 0;
-    while index < matches.len() {
-        let path = &matches[index].path;
-        let end = matches[index..]
-            .iter()
-            .position(|m| &m.path != path)
-            .map_or(matches.len(), |n| index + n);
-        // Lines of this file's entries on the page: true = matching line.
-        let mut lines: BTreeMap<u64, (bool, &str)> = BTreeMap::new();
-        let mut fitted = index;
+/// between files. Each line is written once, in order, however the entries' context
+/// overlaps, so the cost is linear in the page. Entries are added while the text and their
+/// structured form fit in `room` bytes together; a first entry too large alone is cut
+/// (see [`shrink`]). Returns the structured form of the entries shown, and whether the
+/// first one was shrunk.
+fn render_matches(
+    matches: &[GrepMatch],
+    numbers: bool,
+    room: usize,
+    text: &mut String,
+) -> (Vec<MatchOut>, bool) {
+    let mut shrunk = false;
+    let mut shown: Vec<MatchOut> = Vec::new();
+    let mut used = 0;
+    let mut group = Group::default();
+    for (k, m) in matches.iter().enumerate() {
+        let new_file = group.path != Some(m.path.as_path());
+        if new_file {
+            group = Group::start(&m.path, k);
+        }
         let mut block = String::new();
-        for (k, m) in matches[index..end].iter().enumerate() {
-            let mut candidate = lines.clone();
-            candidate.insert(m.line, (true, m.text.as_str()));
-            for ctx in &m.before {
-                candidate
-                    .entry(ctx.line)
-                    .or_insert((false, ctx.text.as_str()));
+        if new_file {
+            if k > 0 {
+                block.push('\n');
             }
-            for ctx in &m.after {
-                let is_match = ctx.line <= m.end_line;
-                let slot = candidate
-                    .entry(ctx.line)
-                    .or_insert((is_match, ctx.text.as_str()));
-                slot.0 |= is_match;
-            }
-            let rendered = render_block(path, &candidate, numbers);
-            if text.len() + rendered.len() > room && k > 0 {
-                break;
-            }
-            if text.len() + rendered.len() > room && k == 0 {
-                // Not even one more entry fits.
-                return shown;
-            }
-            lines = candidate;
-            block = rendered;
-            fitted = index + k + 1;
+            block.push_str(&format!("{}\n", m.path.display()));
         }
-        text.push_str(&block);
-        shown += fitted - index;
-        if fitted < end {
-            return shown;
+        let mut trial = group.clone();
+        trial.render(matches, m, numbers, &mut block);
+        let cost = json_len(&block) - 2 + match_out_cost(m);
+        if used + cost <= room {
+            used += cost;
+            text.push_str(&block);
+            group = trial;
+            shown.push(match_out(m));
+            continue;
         }
-        index = end;
+        if k == 0 {
+            // Paging must progress: the first entry is shown, cut to the room.
+            let cut = shrink(m, room, numbers);
+            let mut block = format!("{}\n", m.path.display());
+            Group::start(&m.path, 0).render(matches, &cut, numbers, &mut block);
+            text.push_str(&block);
+            shown.push(match_out(&cut));
+            shrunk = true;
+        }
+        break;
     }
-    shown
+    if !shown.is_empty() {
+        text.push('\n');
+    }
+    (shown, shrunk)
 }
 
-fn render_block(
-    path: &std::path::Path,
-    lines: &BTreeMap<u64, (bool, &str)>,
-    numbers: bool,
-) -> String {
-    let mut block = format!("{}\n", path.display());
-    let mut previous: Option<u64> = None;
-    for (&line, &(is_match, text)) in lines {
-        if let Some(previous) = previous
-            && line > previous + 1
-        {
-            block.push_str("--\n");
-        }
-        previous = Some(line);
-        if numbers {
-            let sep = if is_match { ':' } else { '-' };
-            block.push_str(&format!("{line}{sep}{text}\n"));
-        } else {
-            block.push_str(text);
-            block.push('\n');
+/// The rendering state of the file being written.
+#[derive(Clone, Default)]
+struct Group<'a> {
+    path: Option<&'a Path>,
+    /// Index (in the page) of the file's first entry.
+    first: usize,
+    /// Last line written for this file.
+    last: Option<u64>,
+    /// Entries of this file whose match starts at or before the line being written.
+    started: usize,
+    /// Largest end line among those.
+    match_end: u64,
+}
+
+impl<'a> Group<'a> {
+    fn start(path: &'a Path, first: usize) -> Group<'a> {
+        Group {
+            path: Some(path),
+            first,
+            last: None,
+            started: first,
+            match_end: 0,
         }
     }
-    block.push('\n');
-    block
+
+    /// Writes the lines of `m` not written yet. A line is marked as matching when any
+    /// entry of the page's file covers it, whichever entry's context brings it.
+    fn render(&mut self, page: &[GrepMatch], m: &GrepMatch, numbers: bool, out: &mut String) {
+        let lines = m
+            .before
+            .iter()
+            .map(|c| (c.line, c.text.as_str()))
+            .chain([(m.line, m.text.as_str())])
+            .chain(m.after.iter().map(|c| (c.line, c.text.as_str())));
+        for (line, text) in lines {
+            if self.last.is_some_and(|last| line <= last) {
+                continue;
+            }
+            if let Some(last) = self.last
+                && line > last + 1
+            {
+                out.push_str("--\n");
+            }
+            self.last = Some(line);
+            while self.started < page.len()
+                && page[self.started].path == page[self.first].path
+                && page[self.started].line <= line
+            {
+                self.match_end = self.match_end.max(page[self.started].end_line);
+                self.started += 1;
+            }
+            let is_match = self.match_end >= line || (m.line <= line && line <= m.end_line);
+            if numbers {
+                let sep = if is_match { ':' } else { '-' };
+                out.push_str(&format!("{line}{sep}{text}\n"));
+            } else {
+                out.push_str(text);
+                out.push('\n');
+            }
+        }
+        if m.omitted > 0 {
+            out.push_str(&format!(
+                "[… {} more lines of this match cut: over the output budget; ask for less context]\n",
+                m.omitted
+            ));
+        }
+    }
+}
+
+/// A copy of `m` whose text rendering and structured form fit in `room` bytes together:
+/// context lines are dropped from the far ends (after, then before) and counted in
+/// `omitted`, then the line itself is cut around the match.
+fn shrink(m: &GrepMatch, room: usize, numbers: bool) -> GrepMatch {
+    let mut cut = m.clone();
+    let line_cost = |c: &search::ContextLine| {
+        let number = if numbers { 21 } else { 0 };
+        json_len(&c.text) + number + line_out_cost(c)
+    };
+    let path = m.path.display().to_string();
+    let fixed = 2 * json_len(&path) + 300;
+    let mut total = fixed + 2 * json_len(&m.text) + 40;
+    total += m
+        .before
+        .iter()
+        .chain(&m.after)
+        .map(line_cost)
+        .sum::<usize>();
+    while total > room {
+        let dropped = match cut.after.pop() {
+            Some(line) => line,
+            None if !cut.before.is_empty() => cut.before.remove(0),
+            None => break,
+        };
+        total -= line_cost(&dropped);
+        cut.omitted += 1;
+    }
+    let mut chars = cut.text.chars().count();
+    while total > room && chars > 1 {
+        chars /= 2;
+        let shorter = search::lines::cut_around(&m.text, 0, 0, chars);
+        total = total - 2 * json_len(&cut.text) + 2 * json_len(&shorter);
+        cut.text = shorter;
+    }
+    cut
 }
 
 // ---------------------------------------------------------------------------------------
@@ -760,10 +951,6 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         args.path = Some(OneOrMany::One(dir));
         args.pattern = rest;
     }
-    let targets = match targets(call, args.path.as_ref()).await {
-        Ok(targets) => targets,
-        Err(answer) => return answer,
-    };
     let mut query = GlobQuery::new(args.pattern.clone());
     query.types = args
         .file_type
@@ -776,30 +963,41 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         Sort::Path => SortBy::Path,
         Sort::Modified => SortBy::Modified,
     };
-    query.offset = args.offset.unwrap_or(0);
-    query.limit = Some(match args.head_limit.unwrap_or(GLOB_DEFAULT_LIMIT) {
-        0 => budget_entries(call.budget()),
-        n => n,
-    });
-    let offset = query.offset;
+    let budget = call.budget();
+    query.offset = match checked_offset(args.offset, "glob") {
+        Ok(offset) => offset,
+        Err(answer) => return answer,
+    };
+    query.limit = Some(head_limit(args.head_limit, GLOB_DEFAULT_LIMIT, budget));
+    // Refuse a glob too long or complex before resolving paths or waiting for a slot.
+    if let Err(err) = search::glob::compile_glob(&query.pattern) {
+        return Answer::error(err.to_string());
+    }
+    let targets = match targets(call, args.path.as_ref()).await {
+        Ok(targets) => targets,
+        Err(answer) => return answer,
+    };
     let index = call.session.live.as_ref().map(|live| live.index.clone());
     let total = known_total(
         call,
         &targets,
         query.hidden || query.no_ignore || !query.types.is_empty(),
     );
-    let outcome = match run(call, "found", total, move |control| match &index {
-        Some(index) => search::glob_indexed(&query, &targets, index, control),
-        None => search::glob(&query, &targets, control),
-    })
-    .await
-    {
-        Ok(Some(Ok(outcome))) => outcome,
-        Ok(Some(Err(err))) => return Answer::error(err.to_string()),
-        Ok(None) => return Answer::error("cancelled"),
-        Err(answer) => return answer,
+    let work = move |control: &Control, threads: usize| {
+        let query = GlobQuery { threads, ..query };
+        let outcome = match &index {
+            Some(index) => search::glob_indexed(&query, &targets, index, control),
+            None => search::glob(&query, &targets, control),
+        };
+        match outcome {
+            Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
+            Err(err) => Answer::error(err.to_string()),
+        }
     };
-    render_glob(&outcome, offset, call.budget())
+    match run(call, "found", total, work).await {
+        Some(answer) => answer,
+        None => Answer::error("cancelled"),
+    }
 }
 
 /// Splits an absolute glob into its literal directory prefix and the rest:
@@ -825,43 +1023,30 @@ fn split_absolute_pattern(pattern: &str) -> Option<(String, String)> {
     Some((if dir.is_empty() { "/".to_string() } else { dir }, rest))
 }
 
+/// Renders a glob outcome so that the whole result (text and structured content) takes at
+/// most `budget` bytes; the same files in both forms.
 pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answer {
-    let room = budget.saturating_sub(300);
+    let room = budget.saturating_sub(FIXED + ENVELOPE);
     let mut text = String::new();
     let mut files = Vec::new();
-    // Only what fits is shown, and only that is checked: the walk reads directories by
-    // path, so a file it found through a directory swapped for a symlink mid-walk must not
-    // be listed (every shown file must exist in its real, symlink-free parent now).
-    let mut shown = 0;
-    let mut fitting = 0;
+    let mut used = 0;
     for found in &outcome.files {
-        fitting += found.path.as_os_str().len() + 1;
-        if fitting > room {
+        let path = found.path.display().to_string();
+        let line = format!("{path}\n");
+        let cost = json_len(&line) + json_len(&path) + 50;
+        if used + cost > room {
             break;
         }
-        shown += 1;
-    }
-    let inside =
-        crate::files::safe::still_inside(outcome.files[..shown].iter().map(|f| f.path.as_path()));
-    let mut consumed = 0;
-    for found in &outcome.files[..shown] {
-        consumed += 1;
-        if !inside.contains(&found.path) {
-            continue;
-        }
-        let line = format!("{}\n", found.path.display());
-        if text.len() + line.len() > room {
-            consumed -= 1;
-            break;
-        }
+        used += cost;
         text.push_str(&line);
         files.push(FoundOut {
-            path: found.path.display().to_string(),
+            path,
             modified: found.modified.map(rfc3339),
         });
     }
-    let next_offset = if consumed < outcome.files.len() {
-        Some(offset + consumed)
+    let shown = files.len();
+    let next_offset = if shown < outcome.files.len() {
+        Some(offset + shown.max(1))
     } else {
         outcome.next_offset
     };
@@ -871,7 +1056,7 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
         text.push_str(&format!(
             "[showing {}-{} of {} files; call glob with offset={next} for more]\n",
             offset + 1,
-            offset + files.len(),
+            offset + shown,
             outcome.total
         ));
     }
@@ -881,7 +1066,10 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
         truncated: next_offset.is_some(),
         next_offset,
     };
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    // Every path above was measured as serialized, within `room`.
+    Answer::text(text)
+        .with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+        .fitted()
 }
 
 #[cfg(test)]
@@ -905,6 +1093,47 @@ mod tests {
             Some(("/a/b".to_string(), "c.rs".to_string()))
         );
         assert_eq!(split_absolute_pattern("/"), None);
+    }
+
+    #[test]
+    fn structured_costs_are_exact_within_a_comma_per_list() {
+        let m = GrepMatch {
+            path: PathBuf::from("/a/\"b\".rs"),
+            line: 12,
+            column: 3,
+            end_line: 12,
+            text: "x\ty".into(),
+            before: vec![search::ContextLine {
+                line: 11,
+                text: "é".into(),
+            }],
+            after: vec![],
+            omitted: 7,
+        };
+        // Exact but for one comma per list, counted for every line.
+        let serialized = serde_json::to_string(&match_out(&m)).unwrap();
+        assert_eq!(match_out_cost(&m), serialized.len() + 1 + 1);
+    }
+
+    #[test]
+    fn every_numeric_argument_has_a_maximum() {
+        for schema in [schema_of::<GrepArgs>(), schema_of::<GlobArgs>()] {
+            let props = schema["properties"].as_object().unwrap();
+            for (name, prop) in props {
+                let text = prop.to_string();
+                if text.contains("integer") {
+                    assert!(text.contains("maximum"), "{name} has no maximum: {text}");
+                }
+            }
+        }
+        let grep = schema_of::<GrepArgs>();
+        assert_eq!(grep["properties"]["-C"]["maximum"], MAX_CONTEXT);
+        assert_eq!(grep["properties"]["head_limit"]["maximum"], MAX_HEAD_LIMIT);
+        assert_eq!(grep["properties"]["offset"]["maximum"], MAX_OFFSET);
+        assert_eq!(
+            schema_of::<GlobArgs>()["properties"]["offset"]["maximum"],
+            MAX_OFFSET
+        );
     }
 
     #[test]

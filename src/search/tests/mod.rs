@@ -4,6 +4,7 @@
 //! by the test itself (see [`Tree`]) so every file's purpose is visible next to the
 //! assertion that depends on it.
 
+mod budget;
 mod errors;
 mod files;
 mod filters;

@@ -142,3 +142,53 @@ fn cancel_inside_one_large_file_stops_that_file() {
     assert!(out.entries.is_empty());
     assert!(cancelled_at.elapsed() < Duration::from_secs(2));
 }
+
+/// Creates `levels` nested directories of 200-byte names under `root` through directory
+/// handles (their full path is longer than PATH_MAX, which path-based calls refuse), and a
+/// file `deep.txt` holding `needle` at the bottom.
+fn deeper_than_path_max(root: &Path, levels: usize) {
+    use rustix::fs::{Mode, OFlags, mkdirat, openat};
+    let name = "d".repeat(200);
+    let mut dir = openat(
+        rustix::fs::CWD,
+        root,
+        OFlags::DIRECTORY | OFlags::RDONLY,
+        Mode::empty(),
+    )
+    .unwrap();
+    for _ in 0..levels {
+        mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        dir = openat(
+            &dir,
+            name.as_str(),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+    }
+    let file = openat(
+        &dir,
+        "deep.txt",
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&file, b"needle\n").unwrap();
+}
+
+#[test]
+fn files_deeper_than_path_max_are_counted_as_skipped() {
+    let tree = Tree::new();
+    tree.file("a.txt", "needle\n");
+    deeper_than_path_max(&tree.root, 25);
+    let out = run(&GrepQuery::new("needle"), &tree.root());
+    assert_eq!(file_list(&tree, &out), ["a.txt"]);
+    assert!(
+        out.stats.skipped_unreadable >= 1,
+        "the deep part was missed silently: {:?}",
+        out.stats
+    );
+    let globbed = run_glob(&GlobQuery::new("*.txt"), &tree.root());
+    assert_eq!(glob_list(&tree, &globbed), ["a.txt"]);
+    assert!(globbed.stats.skipped_unreadable >= 1, "{:?}", globbed.stats);
+}

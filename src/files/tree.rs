@@ -212,14 +212,14 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
 
         let mut line = String::new();
         if depth == 0 {
-            let shown = root.display().to_string();
+            let shown = crate::roots::path_text(root);
             line.push_str(&shown);
             if !shown.ends_with('/') {
                 line.push('/');
             }
         } else {
             line.push_str(&"  ".repeat(depth));
-            line.push_str(&entry.file_name().to_string_lossy());
+            line.push_str(&crate::roots::name_text(entry.file_name(), entry.path()));
             if is_dir {
                 line.push('/');
             } else if is_symlink && let Ok(target) = fs::read_link(entry.path()) {

@@ -52,12 +52,18 @@ pub enum Form {
 /// Completes `value` (a template value) against `roots` (canonical directories) by
 /// listing the disk.
 pub fn complete(roots: &[PathBuf], value: &str) -> Completion {
-    complete_with(roots, value, Form::Uri, None)
+    complete_in(roots, value, Form::Uri, None)
+}
+
+/// Completes a template value, taking the children from `index` when it has a fresh
+/// snapshot of the directory.
+pub fn complete_with(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) -> Completion {
+    complete_in(roots, value, Form::Uri, index)
 }
 
 /// Completes `value` (an absolute path without its leading `/`, in `form`), taking the
 /// children from `index` when it has a fresh snapshot of the directory.
-pub fn complete_with(
+pub fn complete_in(
     roots: &[PathBuf],
     value: &str,
     form: Form,
@@ -233,7 +239,7 @@ mod tests {
     /// Both ways (disk listing and index) must give the same answer.
     fn both(roots: &[PathBuf], index: &FileIndex, value: &str) -> Completion {
         let listed = complete(roots, value);
-        let from_index = complete_with(roots, value, Form::Uri, Some(index));
+        let from_index = complete_with(roots, value, Some(index));
         assert_eq!(listed, from_index, "disk and index disagree for {value:?}");
         listed
     }
@@ -379,18 +385,18 @@ mod tests {
             .iter()
             .find(|v| v.ends_with("cafe%CC%81"))
             .unwrap();
-        assert_eq!(complete(&roots, nfd).values, [nfd.clone()]);
+        assert_eq!(complete(&roots, nfd).values, std::slice::from_ref(nfd));
         let bad = got.values.iter().find(|v| v.contains("%FF")).unwrap();
-        assert_eq!(complete(&roots, bad).values, [bad.clone()]);
+        assert_eq!(complete(&roots, bad).values, std::slice::from_ref(bad));
         // Plain values (prompt arguments) skip the name that is not UTF-8.
-        let plain = complete_with(
+        let plain = complete_in(
             &roots,
             root.to_str().unwrap().trim_start_matches('/'),
             Form::Plain,
             None,
         );
         assert_eq!(plain.values.len(), 1, "{:?}", plain.values);
-        let plain = complete_with(
+        let plain = complete_in(
             &roots,
             &format!("{}/", root.to_str().unwrap().trim_start_matches('/')),
             Form::Plain,

@@ -425,7 +425,7 @@ impl fmt::Display for PathError {
                 component: None,
             } => write!(
                 f,
-                "the path is {bytes} bytes long; paths are limited to {} bytes (PATH_MAX)",
+                "the path is too long: {bytes} bytes, and paths are limited to {} bytes (PATH_MAX)",
                 PATH_MAX - 1
             ),
             PathError::TooLong {
@@ -433,8 +433,8 @@ impl fmt::Display for PathError {
                 component: Some(start),
             } => write!(
                 f,
-                "a path component ({start:?}…) is {bytes} bytes long; names are limited to \
-                 {NAME_MAX} bytes (NAME_MAX)"
+                "a path component is too long: {start:?}… has {bytes} bytes, and names are \
+                 limited to {NAME_MAX} bytes (NAME_MAX)"
             ),
             PathError::NotADirectory(path) => write!(
                 f,

@@ -37,7 +37,7 @@ pub async fn complete(
             if prompt_form {
                 // Plain paths; absolute ones keep their leading '/'.
                 let absolute = value.starts_with('/');
-                let mut completion = complete::complete_with(
+                let mut completion = complete::complete_in(
                     &roots,
                     value.trim_start_matches('/'),
                     complete::Form::Plain,
@@ -52,7 +52,7 @@ pub async fn complete(
             } else {
                 // A template value is an absolute path without its leading '/'; tolerate
                 // one typed with it (the values returned are in the template's form).
-                complete::complete_with(
+                complete::complete_in(
                     &roots,
                     value.trim_start_matches('/'),
                     complete::Form::Uri,

@@ -150,6 +150,29 @@ fn hostile_names_work_in_every_tool() {
         );
         ping(&mut client);
     }
+    // A directory with a hostile name as the `path` of glob, grep, list_directory and
+    // directory_tree.
+    for dir in [
+        OsString::from("目录 %2e\nx"),
+        OsString::from_vec(b"d\xff ".to_vec()),
+    ] {
+        std::fs::create_dir(ws.app.join(&dir)).unwrap();
+        std::fs::write(ws.app.join(&dir).join("inner.rs"), "needle\n").unwrap();
+        let arg = arg_for(&ws.app, &dir);
+        let glob = client.call("glob", json!({"pattern": "*.rs", "path": arg}));
+        assert!(
+            ok_text(&glob, "glob in a hostile dir").contains("inner.rs"),
+            "{}",
+            text(&glob)
+        );
+        let grep = client.call("grep", json!({"pattern": "needle", "path": arg}));
+        assert!(ok_text(&grep, "grep in a hostile dir").contains("inner.rs"));
+        let listed = client.call("list_directory", json!({"path": arg}));
+        assert!(ok_text(&listed, "list a hostile dir").contains("inner.rs"));
+        let tree = client.call("directory_tree", json!({"path": arg}));
+        assert!(ok_text(&tree, "tree of a hostile dir").contains("inner.rs"));
+        ping(&mut client);
+    }
     // Two spellings of café are two files with their own contents.
     let nfc = client.call("read_file", json!({"path": "caf\u{e9}.txt"}));
     let nfd = client.call("read_file", json!({"path": "cafe\u{301}.txt"}));

@@ -195,14 +195,14 @@ impl fmt::Display for EditError {
                 f,
                 "{} is {size} bytes; edit_file edits files up to {} MiB (use write_file to \
                  replace a larger file whole). {UNTOUCHED}",
-                path.display(),
+                crate::roots::path_text(path),
                 MAX_EDIT_BYTES / 1024 / 1024
             ),
             EditError::Cancelled => write!(f, "the edit was cancelled. {UNTOUCHED}"),
             EditError::FileNotFound { path } => write!(
                 f,
                 "{} does not exist; edit_file changes existing files (use write_file to create one)",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::Io { source, .. } => write!(f, "{source}"),
             EditError::NotUtf8 {
@@ -210,13 +210,13 @@ impl fmt::Display for EditError {
             } => write!(
                 f,
                 "{} is UTF-16 encoded; edit_file only edits UTF-8 text (use write_file to replace it entirely)",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::NotUtf8 { path, line, .. } => write!(
                 f,
                 "{} is not valid UTF-8 (first invalid byte on line {line}); edit_file only edits \
                  UTF-8 text, so it was left untouched",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::EmptyOldString { edit, of } => write!(
                 f,
@@ -242,7 +242,7 @@ impl fmt::Display for EditError {
                     f,
                     "{}old_string was not found in {}",
                     which(*edit, *of),
-                    path.display()
+                    crate::roots::path_text(path)
                 )?;
                 if *edit > 1 {
                     write!(f, " (after applying the previous edits)")?;
@@ -314,7 +314,7 @@ impl fmt::Display for EditError {
                      surrounding lines to old_string to make it unique, or set replace_all to \
                      replace every occurrence. {UNTOUCHED}",
                     which(*edit, *of),
-                    path.display(),
+                    crate::roots::path_text(path),
                     if *edit > 1 {
                         " after the previous edits"
                     } else {
@@ -326,7 +326,7 @@ impl fmt::Display for EditError {
             EditError::ChangedMeanwhile { path } => write!(
                 f,
                 "{} changed on disk while it was being edited; read it again and retry. {UNTOUCHED}",
-                path.display()
+                crate::roots::path_text(path)
             ),
         }
     }
@@ -522,7 +522,7 @@ fn read_with_metadata(path: &Path) -> io::Result<(Vec<u8>, Metadata)> {
         // Swapped for something else since replaceable_metadata looked.
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
+            format!("{} is not a regular file", crate::roots::path_text(path)),
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -761,7 +761,7 @@ fn shorten(s: &str) -> String {
 fn unified_diff(path: &Path, before: &str, after: &str, control: &EditControl<'_>) -> String {
     // Show CRLF as LF: the diff is for reading, and the file's endings are preserved anyway.
     let (before, after) = (before.replace("\r\n", "\n"), after.replace("\r\n", "\n"));
-    let name = path.display().to_string();
+    let name = crate::roots::path_text(path).to_string();
     let started = Instant::now();
     let diff = similar::TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)

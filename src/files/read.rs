@@ -109,18 +109,18 @@ pub enum ReadError {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ReadError::NotFound(p) => write!(f, "{}: no such file", p.display()),
+            ReadError::NotFound(p) => write!(f, "{}: no such file", crate::roots::path_text(p)),
             ReadError::IsDirectory(p) => write!(
                 f,
                 "{} is a directory; use list_directory or directory_tree to see its contents",
-                p.display()
+                crate::roots::path_text(p)
             ),
             ReadError::Special(p, kind) => write!(
                 f,
                 "{} is a {kind}; special files are never read (they can block or never end)",
-                p.display()
+                crate::roots::path_text(p)
             ),
-            ReadError::Io(p, err) => write!(f, "{}: {err}", p.display()),
+            ReadError::Io(p, err) => write!(f, "{}: {err}", crate::roots::path_text(p)),
         }
     }
 }

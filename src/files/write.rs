@@ -68,8 +68,8 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
                 io::ErrorKind::NotADirectory,
                 format!(
                     "cannot write {}: {} is not a directory",
-                    path.display(),
-                    parent.display()
+                    crate::roots::path_text(path),
+                    crate::roots::path_text(parent)
                 ),
             ));
         }
@@ -80,8 +80,8 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
                     format!(
                         "cannot write {}: parent directory {} does not exist \
                          (set create_dirs to create it)",
-                        path.display(),
-                        parent.display()
+                        crate::roots::path_text(path),
+                        crate::roots::path_text(parent)
                     ),
                 ));
             }
@@ -241,7 +241,7 @@ fn make_dir(dir: &Path) -> io::Result<()> {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a directory path", dir.display()),
+            format!("{} is not a directory path", crate::roots::path_text(dir)),
         ));
     };
     let handle = super::safe::open_dir(parent)?;
@@ -264,7 +264,10 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
     } else if ft.is_dir() {
         Err(io::Error::new(
             io::ErrorKind::IsADirectory,
-            format!("cannot write {}: it is a directory", path.display()),
+            format!(
+                "cannot write {}: it is a directory",
+                crate::roots::path_text(path)
+            ),
         ))
     } else if ft.is_symlink() {
         let target = fs::read_link(path)
@@ -275,7 +278,7 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             format!(
                 "cannot write {}: it is a symbolic link (to {target}); rootgrep does not write \
                  through or replace symlinks, write to the link's resolved target instead",
-                path.display()
+                crate::roots::path_text(path)
             ),
         ))
     } else {
@@ -283,7 +286,7 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot write {}: it is a special file (fifo, socket or device), not a regular file",
-                path.display()
+                crate::roots::path_text(path)
             ),
         ))
     }
@@ -295,7 +298,10 @@ fn split_target(path: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
         (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => Ok((parent, name)),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("cannot write {}: not a file path", path.display()),
+            format!(
+                "cannot write {}: not a file path",
+                crate::roots::path_text(path)
+            ),
         )),
     }
 }
@@ -336,14 +342,17 @@ fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
         format!(
             "cannot create directory {}: {} exists and is not a directory",
             target.display(),
-            blocker.display()
+            crate::roots::path_text(blocker)
         ),
     )
 }
 
 /// Prefix an OS error with what we were doing and the path, keeping its kind.
 pub(crate) fn with_context(e: io::Error, what: &str, path: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+    io::Error::new(
+        e.kind(),
+        format!("{what} {}: {e}", crate::roots::path_text(path)),
+    )
 }
 
 #[cfg(test)]

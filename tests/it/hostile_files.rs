@@ -112,6 +112,15 @@ fn hostile_names_work_in_every_tool() {
             std::fs::read_to_string(&path).unwrap(),
             format!("edited {i}\n")
         );
+        if name.to_str().is_none() {
+            // Messages name such a file by its exact URI, not a lossy spelling.
+            let missing = client.call(
+                "edit_file",
+                json!({"path": arg, "old_string": "absent", "new_string": "x"}),
+            );
+            assert!(is_error(&missing));
+            assert!(text(&missing).contains(&as_uri), "{}", text(&missing));
+        }
         ping(&mut client);
         // move_file away and back.
         let mut moved = name.clone();

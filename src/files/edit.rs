@@ -193,8 +193,8 @@ impl fmt::Display for EditError {
             ),
             EditError::TooLarge { path, size } => write!(
                 f,
-                "{} is {size} bytes; edit_file edits files up to {} MiB (use write_file to \
-                 replace a larger file whole). {UNTOUCHED}",
+                "{} is (or would become) {size} bytes; edit_file edits files up to {} MiB \
+                 (use write_file to replace a larger file whole). {UNTOUCHED}",
                 crate::roots::path_text(path),
                 MAX_EDIT_BYTES / 1024 / 1024
             ),
@@ -452,6 +452,17 @@ pub fn edit_file_with(
 
         if e.replace_all {
             let count = text.matches(needle.as_str()).count();
+            // Check the size of the result before building it: a long new_string times
+            // many matches could otherwise ask for any amount of memory.
+            let grown = (text.len() as u64)
+                .saturating_add((count as u64).saturating_mul(new.len() as u64))
+                .saturating_sub((count as u64).saturating_mul(needle.len() as u64));
+            if grown > MAX_EDIT_BYTES {
+                return Err(EditError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: grown,
+                });
+            }
             text = text.replace(needle.as_str(), &new);
             replacements.push(count);
         } else {
@@ -467,6 +478,12 @@ pub fn edit_file_with(
                 });
             }
             let start = found.first[0];
+            if (text.len() - needle.len() + new.len()) as u64 > MAX_EDIT_BYTES {
+                return Err(EditError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: (text.len() - needle.len() + new.len()) as u64,
+                });
+            }
             text.replace_range(start..start + needle.len(), &new);
             replacements.push(1);
         }
@@ -1143,6 +1160,15 @@ mod tests {
         let err = edit_file(&p, &[edit("a", "b")], false).unwrap_err();
         assert!(matches!(err, EditError::TooLarge { .. }), "{err:?}");
         assert!(err.to_string().contains("16 MiB"), "{err}");
+        let (_d2, small) = file_with("ab\n".repeat(1000).as_bytes());
+        let growing = Edit {
+            old_string: "a".into(),
+            new_string: "x".repeat(20_000),
+            replace_all: true,
+        };
+        let err = edit_file(&small, &[growing], false).unwrap_err();
+        assert!(matches!(err, EditError::TooLarge { .. }), "{err:?}");
+        assert!(err.to_string().contains("would become"), "{err}");
         let many = vec![edit("a", "b"); MAX_EDITS + 1];
         assert!(matches!(
             edit_file(&p, &many, false),

@@ -87,7 +87,7 @@ impl Grants {
             return Verdict::Refused(format!(
                 "the user refused to let this server {} {} earlier in this session",
                 access.verb(),
-                canonical.display()
+                crate::roots::path_text(canonical)
             ));
         }
         Verdict::Ask

@@ -224,7 +224,7 @@ pub fn choose_roots(
                 if !inside {
                     warnings.push(format!(
                         "root {} ({}) is outside --confine and was dropped",
-                        root.path.display(),
+                        path_text(&root.path),
                         source.label()
                     ));
                 }
@@ -417,7 +417,7 @@ impl fmt::Display for PathError {
             PathError::DotDotAfterMissing(path) => write!(
                 f,
                 "{}: '..' follows a directory that does not exist",
-                path.display()
+                path_text(path)
             ),
             PathError::Nul => write!(f, "the path contains a NUL byte, which no file name can"),
             PathError::TooLong {
@@ -442,7 +442,7 @@ impl fmt::Display for PathError {
                  drop the trailing '/' to name the file",
                 path_text(path)
             ),
-            PathError::Io(path, err) => write!(f, "{}: {err}", path.display()),
+            PathError::Io(path, err) => write!(f, "{}: {err}", path_text(path)),
         }
     }
 }

@@ -472,9 +472,9 @@ fn edits_with_huge_match_counts_and_diffs_answer_promptly() {
     let result = &result["result"];
     ok_text(result, "replace_all");
     assert_eq!(result["structuredContent"]["replacements"], json!([30_000]));
-    assert_eq!(
-        std::fs::read_to_string(ws.app.join("lines.txt")).unwrap(),
-        lines.replace("line", "LINE")
+    assert!(
+        std::fs::read_to_string(ws.app.join("lines.txt")).unwrap() == lines.replace("line", "LINE"),
+        "replace_all wrote the wrong text"
     );
     assert!(result.to_string().len() <= 65_536 + 4096);
     ping(&mut client);
@@ -557,4 +557,56 @@ fn numeric_arguments_have_documented_maxima() {
     );
     ok_text(&result, "clamped tree");
     ping(&mut client);
+}
+
+#[test]
+fn a_cancelled_edit_writes_nothing() {
+    let ws = workspace();
+    // Every line changes: the diff runs into its deadline (about a second), so the
+    // cancellation arrives while the edit is still working.
+    let lines: String = (0..30_000).map(|i| format!("line {i}\n")).collect();
+    std::fs::write(ws.app.join("lines.txt"), &lines).unwrap();
+    let mut client = started(&ws, &["--no-watch"]);
+    let before = cpu_ticks(client.pid());
+    let id = client.start(
+        "tools/call",
+        json!({"name": "edit_file", "arguments": {"path": "lines.txt", "old_string": "line",
+               "new_string": "LINE", "replace_all": true}}),
+    );
+    // Cancel once the edit is surely at work (the server has burnt 200 ms of CPU since).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while cpu_ticks(client.pid()) < before + 20 && Instant::now() < deadline {
+        std::thread::yield_now();
+    }
+    client.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "changed my mind"}),
+    );
+    // No answer for a cancelled request; the wait also outlasts the diff's deadline.
+    let answered = client.wait_for(Duration::from_secs(4), |m| {
+        m.get("id") == Some(&json!(id)) && m.get("method").is_none()
+    });
+    assert!(answered.is_none(), "answered: {answered:?}");
+    ping(&mut client);
+    // Compared without printing 30,000 lines on failure.
+    assert!(
+        std::fs::read_to_string(ws.app.join("lines.txt")).unwrap() == lines,
+        "a cancelled edit must not write"
+    );
+}
+
+/// User + system CPU time of a process, in clock ticks (1/100 s).
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(") ").map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = rest.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|f| f.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // utime and stime are fields 14 and 15 of /proc/PID/stat, 12 and 13 after the name.
+    field(11) + field(12)
 }

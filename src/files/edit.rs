@@ -810,16 +810,19 @@ fn changed_region(before: &str, after: &str, timeout: Duration) -> String {
         .zip(new[head..].iter().rev())
         .take_while(|(a, b)| a == b)
         .count();
+    let span = |first: usize, last: usize, of: usize| {
+        if last < first {
+            format!("nothing (before line {first} of {of})")
+        } else {
+            format!("lines {first}-{last} of {of}")
+        }
+    };
     format!(
-        "[diff not shown: computing it took longer than {} ms. The edit replaced lines \
-         {}-{} of {} with lines {}-{} of {}; read the file to see the result]\n",
+        "[diff not shown: computing it took longer than {} ms. The edit replaced {} with {}; \
+         read the file to see the result]\n",
         timeout.as_millis(),
-        head + 1,
-        old.len() - tail,
-        old.len(),
-        head + 1,
-        new.len() - tail,
-        new.len()
+        span(head + 1, old.len() - tail, old.len()),
+        span(head + 1, new.len() - tail, new.len()),
     )
 }
 

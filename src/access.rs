@@ -87,7 +87,7 @@ impl Grants {
             return Verdict::Refused(format!(
                 "the user refused to let this server {} {} earlier in this session",
                 access.verb(),
-                canonical.display()
+                crate::roots::path_text(canonical)
             ));
         }
         Verdict::Ask
@@ -110,13 +110,11 @@ pub fn boundary_verdict(canonical: &Path, roots: &RootSet, confine: &Confine) ->
     if !confine.allows(canonical) {
         return Some(Verdict::Refused(format!(
             "{} is outside the directories this server is confined to ({}); the operator's --confine setting cannot be widened",
-            canonical.display(),
-            confine
-                .dirs
-                .iter()
-                .map(|d| d.display().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            crate::roots::path_text(canonical),
+            crate::roots::describe_paths(
+                confine.dirs.iter().map(PathBuf::as_path),
+                confine.dirs.len()
+            )
         )));
     }
     roots.containing(canonical).map(|_| Verdict::Allowed)

@@ -17,9 +17,11 @@
 //! but the canonicalization); otherwise one gitignore-aware listing of that directory.
 
 use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::index::FileIndex;
+use crate::roots::file_uri_from_path;
 use crate::search::walk::WalkOptions;
 
 /// Most values returned (the protocol's limit).
@@ -33,27 +35,64 @@ pub struct Completion {
     pub has_more: bool,
 }
 
-/// Completes `value` against `roots` (canonical directories) by listing the disk.
-pub fn complete(roots: &[PathBuf], value: &str) -> Completion {
-    complete_with(roots, value, None)
+/// How values are written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// Values of the `file:///{+path}` variable: percent-encoded exactly as the resource
+    /// URIs are ([`file_uri_from_path`]), so `file:///` + value is the URI of the very bytes
+    /// listed (`%`, `?`, `#`, spaces, newlines and bytes that are not UTF-8 included). The
+    /// typed value is percent-decoded the same way.
+    Uri,
+    /// Plain paths, as typed by people in prompt arguments: taken and returned as they are.
+    /// Names that are not valid UTF-8 cannot be written in such a value and are skipped
+    /// (they remain reachable through the `Uri` form and `file://` URIs).
+    Plain,
 }
 
-/// Completes `value`, taking the children from `index` when it has a fresh snapshot of
-/// the directory.
+/// Completes `value` (a template value) against `roots` (canonical directories) by
+/// listing the disk.
+pub fn complete(roots: &[PathBuf], value: &str) -> Completion {
+    complete_in(roots, value, Form::Uri, None)
+}
+
+/// Completes a template value, taking the children from `index` when it has a fresh
+/// snapshot of the directory.
 pub fn complete_with(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) -> Completion {
-    let root_values = || roots.iter().map(|root| format!("{}/", as_value(root)));
+    complete_in(roots, value, Form::Uri, index)
+}
+
+/// Completes `value` (an absolute path without its leading `/`, in `form`), taking the
+/// children from `index` when it has a fresh snapshot of the directory.
+pub fn complete_in(
+    roots: &[PathBuf],
+    value: &str,
+    form: Form,
+    index: Option<&FileIndex>,
+) -> Completion {
+    let root_values = || {
+        roots
+            .iter()
+            .filter_map(move |root| as_value(root, true, form).map(|v| (root, v)))
+    };
     if value.is_empty() {
-        return finish(root_values().map(|v| (0, v)).collect());
+        return finish(root_values().map(|(_, v)| (0, v)).collect());
     }
-    let typed = format!("/{value}");
-    let at = typed.rfind('/').expect("starts with '/'");
+    let mut typed = vec![b'/'];
+    match form {
+        Form::Uri => typed.extend(percent_encoding::percent_decode_str(value)),
+        Form::Plain => typed.extend_from_slice(value.as_bytes()),
+    }
+    let at = typed
+        .iter()
+        .rposition(|&b| b == b'/')
+        .expect("starts with '/'");
     let (dir, partial) = (&typed[..=at], &typed[at + 1..]);
-    let dir_path = Path::new(dir);
+    let dir_path = Path::new(OsStr::from_bytes(dir));
     if !roots.iter().any(|root| dir_path.starts_with(root)) {
         // Above (or beside) every root: offer the roots the value leads to.
         let under: Vec<(u8, String)> = root_values()
-            .filter(|root| root.starts_with(value))
-            .map(|v| (0, v))
+            .filter(|(root, _)| root.as_os_str().as_bytes().starts_with(&typed))
+            .map(|(_, v)| (0, v))
             .collect();
         return finish(under);
     }
@@ -63,15 +102,15 @@ pub fn complete_with(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) 
     if !roots.iter().any(|root| canonical.starts_with(root)) {
         return Completion::default();
     }
-    let show_hidden = partial.starts_with('.');
-    let matcher = Ranker::new(partial);
-    let prefix = &dir[1..];
+    let show_hidden = partial.starts_with(b".");
+    let partial = String::from_utf8_lossy(partial);
+    let matcher = Ranker::new(&partial);
     let mut ranked: Vec<(u8, String)> = Vec::new();
     let mut offer = |name: &OsStr, is_dir: bool| {
-        let name = name.to_string_lossy();
-        if let Some(rank) = matcher.rank(&name) {
-            let slash = if is_dir { "/" } else { "" };
-            ranked.push((rank, format!("{prefix}{name}{slash}")));
+        if let Some(rank) = matcher.rank(&name.to_string_lossy())
+            && let Some(value) = as_value(&dir_path.join(name), is_dir, form)
+        {
+            ranked.push((rank, value));
         }
     };
     let from_index = (!show_hidden)
@@ -105,9 +144,19 @@ pub fn complete_with(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) 
     finish(ranked)
 }
 
-/// A root as a value: its path without the leading `/`.
-fn as_value(root: &Path) -> String {
-    root.to_string_lossy().trim_start_matches('/').to_owned()
+/// An absolute path as a value: without its leading `/`, directories with a trailing `/`;
+/// in the `Uri` form percent-encoded like a resource URI. `None` in the `Plain` form for a
+/// path that is not valid UTF-8.
+fn as_value(path: &Path, is_dir: bool, form: Form) -> Option<String> {
+    let mut value = match form {
+        Form::Uri => file_uri_from_path(path)["file://".len()..].to_string(),
+        Form::Plain => path.to_str()?.to_string(),
+    };
+    value.remove(0);
+    if is_dir && !value.is_empty() {
+        value.push('/');
+    }
+    Some(value)
 }
 
 /// Ranks names against the typed part: 0 prefix, 1 case-insensitive prefix,
@@ -195,6 +244,11 @@ mod tests {
         listed
     }
 
+    /// A root's value in the template form, without the trailing slash.
+    fn base_of(root: &Path) -> String {
+        as_value(root, false, Form::Uri).unwrap()
+    }
+
     #[test]
     fn roots_then_ranked_children() {
         let (_tmp, root) = root();
@@ -205,7 +259,7 @@ mod tests {
         fs::write(root.join(".env"), "").unwrap();
         let roots = vec![root.clone()];
         let index = indexed(&root);
-        let base = as_value(&root);
+        let base = base_of(&root);
         assert_eq!(both(&roots, &index, "").values, [format!("{base}/")]);
         assert_eq!(
             both(&roots, &index, &format!("{base}/s")).values,
@@ -239,10 +293,10 @@ mod tests {
         let roots = vec![root.clone()];
         let index = indexed(&root);
         assert!(both(&roots, &index, "etc/pa").values.is_empty());
-        let parent = as_value(root.parent().unwrap());
+        let parent = base_of(root.parent().unwrap());
         let above = both(&roots, &index, &format!("{parent}/"));
-        assert_eq!(above.values, [format!("{}/", as_value(&root))]);
-        let base = as_value(&root);
+        assert_eq!(above.values, [format!("{}/", base_of(&root))]);
+        let base = base_of(&root);
         assert!(
             both(&roots, &index, &format!("{base}/in/out/"))
                 .values
@@ -272,7 +326,7 @@ mod tests {
         fs::write(root.join("todo.md"), "").unwrap();
         let roots = vec![root.clone()];
         let index = indexed(&root);
-        let base = as_value(&root);
+        let base = base_of(&root);
         assert_eq!(
             both(&roots, &index, &format!("{base}/t")).values,
             [format!("{base}/tests/"), format!("{base}/todo.md")]
@@ -287,11 +341,68 @@ mod tests {
         }
         let roots = vec![root.clone()];
         let index = indexed(&root);
-        let got = both(&roots, &index, &format!("{}/f", as_value(&root)));
+        let got = both(&roots, &index, &format!("{}/f", base_of(&root)));
         assert_eq!(got.values.len(), 100);
-        assert_eq!(got.values[0], format!("{}/f000", as_value(&root)));
-        assert_eq!(got.values[99], format!("{}/f099", as_value(&root)));
+        assert_eq!(got.values[0], format!("{}/f000", base_of(&root)));
+        assert_eq!(got.values[99], format!("{}/f099", base_of(&root)));
         assert_eq!(got.total, 150);
         assert!(got.has_more);
+    }
+
+    #[test]
+    fn values_resolve_back_to_the_exact_bytes() {
+        use std::os::unix::ffi::OsStringExt;
+        let (_tmp, root) = root();
+        let names: Vec<std::ffi::OsString> = vec![
+            "设计.md".into(),
+            "caf\u{e9}".into(),
+            "cafe\u{301}".into(),
+            " lead".into(),
+            "trail ".into(),
+            "new\nline".into(),
+            "50%off".into(),
+            "%2e".into(),
+            "q?#".into(),
+            std::ffi::OsString::from_vec(b"bad\xffname".to_vec()),
+        ];
+        for name in &names {
+            fs::write(root.join(name), "").unwrap();
+        }
+        let roots = vec![root.clone()];
+        let base = base_of(&root);
+        let got = complete(&roots, &format!("{base}/"));
+        assert_eq!(got.total, names.len());
+        for value in &got.values {
+            let path = crate::roots::path_from_file_uri(&format!("file:///{value}")).unwrap();
+            assert!(
+                names.iter().any(|n| root.join(n) == path),
+                "{value} resolves to {path:?}, not a listed name"
+            );
+        }
+        // Typing a value back narrows to that very entry.
+        let nfd = got
+            .values
+            .iter()
+            .find(|v| v.ends_with("cafe%CC%81"))
+            .unwrap();
+        assert_eq!(complete(&roots, nfd).values, std::slice::from_ref(nfd));
+        let bad = got.values.iter().find(|v| v.contains("%FF")).unwrap();
+        assert_eq!(complete(&roots, bad).values, std::slice::from_ref(bad));
+        // Plain values (prompt arguments) skip the name that is not UTF-8.
+        let plain = complete_in(
+            &roots,
+            root.to_str().unwrap().trim_start_matches('/'),
+            Form::Plain,
+            None,
+        );
+        assert_eq!(plain.values.len(), 1, "{:?}", plain.values);
+        let plain = complete_in(
+            &roots,
+            &format!("{}/", root.to_str().unwrap().trim_start_matches('/')),
+            Form::Plain,
+            None,
+        );
+        assert_eq!(plain.total, names.len() - 1);
+        assert!(plain.values.iter().any(|v| v.ends_with("/设计.md")));
     }
 }

@@ -104,17 +104,68 @@ impl RootSet {
             .collect()
     }
 
-    /// A one-line human description, e.g. `/home/me/app, /home/me/lib`.
+    /// A one-line human description for messages, e.g. `/home/me/app, /home/me/lib`.
+    /// Bounded (a client may send thousands of roots): at most [`DESCRIBE_MAX_ROOTS`] roots
+    /// and about [`DESCRIBE_MAX_BYTES`], then `and N more`.
     pub fn describe(&self) -> String {
         if self.roots.is_empty() {
             return "(no roots)".to_string();
         }
-        self.roots
-            .iter()
-            .map(|root| root.effective().display().to_string())
-            .collect::<Vec<_>>()
-            .join(", ")
+        describe_paths(self.roots.iter().map(Root::effective), self.roots.len())
     }
+}
+
+/// One entry's name for a line of text (a listing, a tree): the name itself when it is
+/// plain UTF-8; quoted with escapes when it holds control characters (a newline in a name
+/// must not break the layout, and the quoted form is what a JSON argument would carry);
+/// for bytes that are not UTF-8, the readable part and the entry's exact `file://` URI.
+pub fn name_text(name: &std::ffi::OsStr, path: &Path) -> String {
+    match name.to_str() {
+        Some(text) if !text.chars().any(char::is_control) => text.to_string(),
+        Some(text) => format!("{text:?}"),
+        None => format!(
+            "{} [not UTF-8; exact path: {}]",
+            name.to_string_lossy(),
+            file_uri_from_path(path)
+        ),
+    }
+}
+
+/// Most roots [`RootSet::describe`] names.
+pub const DESCRIBE_MAX_ROOTS: usize = 10;
+/// About the most bytes of paths [`RootSet::describe`] writes.
+pub const DESCRIBE_MAX_BYTES: usize = 1024;
+
+/// `a, b, c and N more (list_roots shows them all)`: the first paths of a list of `total`,
+/// bounded by count and bytes, for messages.
+pub fn describe_paths<'a>(paths: impl Iterator<Item = &'a Path>, total: usize) -> String {
+    let mut out = String::new();
+    let mut shown = 0;
+    for path in paths {
+        if shown == DESCRIBE_MAX_ROOTS || (shown > 0 && out.len() >= DESCRIBE_MAX_BYTES) {
+            break;
+        }
+        if shown > 0 {
+            out.push_str(", ");
+        }
+        let text = path_text(path);
+        // One path alone can be 4 KiB: keep its start only.
+        match text.char_indices().nth(DESCRIBE_MAX_BYTES / 4) {
+            Some((cut, _)) => {
+                out.push_str(&text[..cut]);
+                out.push('…');
+            }
+            None => out.push_str(&text),
+        }
+        shown += 1;
+    }
+    if total > shown {
+        out.push_str(&format!(
+            " and {} more (list_roots pages through them all)",
+            total - shown
+        ));
+    }
+    out
 }
 
 /// Operator-set outer boundary (`--confine`): nothing outside it is ever touched.
@@ -173,7 +224,7 @@ pub fn choose_roots(
                 if !inside {
                     warnings.push(format!(
                         "root {} ({}) is outside --confine and was dropped",
-                        root.path.display(),
+                        path_text(&root.path),
                         source.label()
                     ));
                 }
@@ -263,10 +314,55 @@ pub fn file_uri_from_path(path: &Path) -> String {
     format!("file://{encoded}")
 }
 
+/// `text` without `prefix` (compared ASCII-case-insensitively). `get` instead of slicing:
+/// the prefix length may fall inside a multi-byte character of `text`.
 fn strip_prefix_ignore_case<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     let head = text.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
         .then(|| &text[prefix.len()..])
+}
+
+/// Longest path the kernel accepts, in bytes, including the terminating NUL (Linux
+/// `PATH_MAX`). Longer paths are refused before any system call: resolving one takes the
+/// kernel seconds of work only to fail with `ENAMETOOLONG`.
+pub const PATH_MAX: usize = 4096;
+/// Longest name of one directory entry, in bytes (Linux `NAME_MAX`).
+pub const NAME_MAX: usize = 255;
+
+/// Refuses paths no filesystem call could succeed on: a NUL byte, more than [`PATH_MAX`]
+/// bytes in all, or a component longer than [`NAME_MAX`] bytes.
+pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
+    use std::os::unix::ffi::OsStrExt;
+    let bytes = path.as_os_str().as_bytes();
+    if bytes.contains(&0) {
+        return Err(PathError::Nul);
+    }
+    if bytes.len() >= PATH_MAX {
+        return Err(PathError::TooLong {
+            bytes: bytes.len(),
+            component: None,
+        });
+    }
+    if let Some(long) = bytes
+        .split(|&b| b == b'/')
+        .find(|part| part.len() > NAME_MAX)
+    {
+        return Err(PathError::TooLong {
+            bytes: long.len(),
+            component: Some(String::from_utf8_lossy(&long[..24]).into_owned()),
+        });
+    }
+    Ok(())
+}
+
+/// A path as text for answers: the path itself when it is valid UTF-8, otherwise its
+/// `file://` URI, which every tool accepts and which keeps the bytes that are not UTF-8
+/// (`display()` would turn them into U+FFFD and name a different file).
+pub fn path_text(path: &Path) -> String {
+    match path.to_str() {
+        Some(text) => text.to_string(),
+        None => file_uri_from_path(path),
+    }
 }
 
 /// The result of resolving a path argument against the roots.
@@ -282,6 +378,9 @@ pub struct Resolved {
     pub exists: bool,
     /// The root that contains it, if any.
     pub root: Option<usize>,
+    /// The argument ended with `/`: it names a directory (an existing non-directory was
+    /// refused while resolving; a missing one must not be created as a file).
+    pub dir_only: bool,
 }
 
 /// Mistakes in a path argument the model can fix.
@@ -293,6 +392,16 @@ pub enum PathError {
     NoRoots,
     /// `..` after a component that does not exist: the OS would refuse it too.
     DotDotAfterMissing(PathBuf),
+    /// The path holds a NUL byte (no file name can).
+    Nul,
+    /// Longer than [`PATH_MAX`] in all (`component: None`) or with a component longer than
+    /// [`NAME_MAX`] (`bytes` is then that component's length; `component` its start).
+    TooLong {
+        bytes: usize,
+        component: Option<String>,
+    },
+    /// The argument ends with `/` but names something that is not a directory.
+    NotADirectory(PathBuf),
     Io(PathBuf, String),
 }
 
@@ -308,9 +417,32 @@ impl fmt::Display for PathError {
             PathError::DotDotAfterMissing(path) => write!(
                 f,
                 "{}: '..' follows a directory that does not exist",
-                path.display()
+                path_text(path)
             ),
-            PathError::Io(path, err) => write!(f, "{}: {err}", path.display()),
+            PathError::Nul => write!(f, "the path contains a NUL byte, which no file name can"),
+            PathError::TooLong {
+                bytes,
+                component: None,
+            } => write!(
+                f,
+                "the path is too long: {bytes} bytes, and paths are limited to {} bytes (PATH_MAX)",
+                PATH_MAX - 1
+            ),
+            PathError::TooLong {
+                bytes,
+                component: Some(start),
+            } => write!(
+                f,
+                "a path component is too long: {start:?}… has {bytes} bytes, and names are \
+                 limited to {NAME_MAX} bytes (NAME_MAX)"
+            ),
+            PathError::NotADirectory(path) => write!(
+                f,
+                "{} is not a directory, but the path ends with '/' (which names a directory); \
+                 drop the trailing '/' to name the file",
+                path_text(path)
+            ),
+            PathError::Io(path, err) => write!(f, "{}: {err}", path_text(path)),
         }
     }
 }
@@ -318,18 +450,35 @@ impl fmt::Display for PathError {
 /// Parses a path argument: absolute path, `file://` URI, or path relative to the roots.
 /// Relative paths are tried against each directory root in order; the first where it exists
 /// wins, and for a path that exists nowhere the first directory root is used.
+///
+/// The argument is taken exactly as given: no trimming (`"notes.txt "` is another file
+/// than `"notes.txt"`), no Unicode normalisation, no percent-decoding outside `file://`
+/// URIs (the only way to name bytes that are not UTF-8). A trailing `/` means "a
+/// directory": an existing non-directory is refused, and [`Resolved::dir_only`] tells
+/// writers not to create a file there. Over-long paths are refused before any system call.
 pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
-    let arg = arg.trim();
     if arg.is_empty() {
         return Err(PathError::Empty);
     }
-    let given = if arg.len() >= 7 && arg[..7].eq_ignore_ascii_case("file://") {
-        path_from_file_uri(arg).map_err(PathError::Uri)?
-    } else {
-        expand_tilde(arg)
+    // Before decoding or joining anything: a huge argument costs nothing to refuse.
+    if arg.len() >= PATH_MAX * 3 {
+        return Err(PathError::TooLong {
+            bytes: arg.len(),
+            component: None,
+        });
+    }
+    let given = match strip_prefix_ignore_case(arg, "file://") {
+        Some(_) => path_from_file_uri(arg).map_err(PathError::Uri)?,
+        None => expand_tilde(arg),
+    };
+    check_path_shape(&given)?;
+    let dir_only = {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = given.as_os_str().as_bytes();
+        bytes.len() > 1 && bytes.ends_with(b"/")
     };
     if given.is_absolute() {
-        return resolve_absolute(&given, roots);
+        return resolve_absolute(&given, roots, dir_only);
     }
     let dirs: Vec<&Path> = roots
         .roots
@@ -342,11 +491,13 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     }
     for dir in &dirs {
         let candidate = dir.join(&given);
-        if std::fs::symlink_metadata(&candidate).is_ok() {
-            return resolve_absolute(&candidate, roots);
+        if check_path_shape(&candidate).is_ok() && std::fs::symlink_metadata(&candidate).is_ok() {
+            return resolve_absolute(&candidate, roots, dir_only);
         }
     }
-    resolve_absolute(&dirs[0].join(&given), roots)
+    let candidate = dirs[0].join(&given);
+    check_path_shape(&candidate)?;
+    resolve_absolute(&candidate, roots, dir_only)
 }
 
 /// Like [`resolve`], but the final component is kept as named instead of being followed
@@ -354,6 +505,10 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
 /// the link, not what it points to). The parent is resolved canonically.
 pub fn resolve_entry(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     let whole = resolve(arg, roots)?;
+    // `link/` names the directory the link points to (as for the kernel), so it is followed.
+    if whole.dir_only {
+        return Ok(whole);
+    }
     let given = whole.given.clone();
     let Some(name) = given.file_name() else {
         return Ok(whole);
@@ -370,27 +525,48 @@ pub fn resolve_entry(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> 
         path,
         exists,
         root,
+        dir_only: false,
     })
 }
 
-/// `~/x` means the user's home; agents write it often.
+/// `~/x` means the user's home; agents write it often. `HOME` is read once per process
+/// (it does not change under a running server, and reading the environment takes a lock).
 fn expand_tilde(arg: &str) -> PathBuf {
+    static HOME: std::sync::OnceLock<Option<OsString>> = std::sync::OnceLock::new();
     if let Some(rest) = arg.strip_prefix("~/")
-        && let Some(home) = std::env::var_os("HOME")
+        && let Some(home) = HOME.get_or_init(|| std::env::var_os("HOME"))
     {
         return PathBuf::from(home).join(rest);
     }
     PathBuf::from(arg)
 }
 
-fn resolve_absolute(path: &Path, roots: &RootSet) -> Result<Resolved, PathError> {
-    let (canonical, exists) = canonicalize_lenient(path)?;
+fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Resolved, PathError> {
+    let (canonical, exists) = if dir_only {
+        // The kernel refuses `file/` (ENOTDIR), which the lenient walk would take for a
+        // missing path; resolve without the slash and judge the kind here.
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = path.as_os_str().as_bytes();
+        let slashes = bytes.iter().rev().take_while(|&&b| b == b'/').count();
+        // Keep one byte at least: `//` is the root directory.
+        let trimmed = Path::new(std::ffi::OsStr::from_bytes(
+            &bytes[..(bytes.len() - slashes).max(1)],
+        ));
+        let (canonical, exists) = canonicalize_lenient(trimmed)?;
+        if exists && !canonical.is_dir() {
+            return Err(PathError::NotADirectory(canonical));
+        }
+        (canonical, exists)
+    } else {
+        canonicalize_lenient(path)?
+    };
     let root = roots.containing(&canonical);
     Ok(Resolved {
         given: path.to_path_buf(),
         path: canonical,
         exists,
         root,
+        dir_only,
     })
 }
 
@@ -627,5 +803,160 @@ mod tests {
         sibling.push("2");
         assert!(!confine.allows(Path::new(&sibling)));
         assert!(Confine::new(&[tmp.path().join("missing")]).is_err());
+    }
+
+    #[test]
+    fn multibyte_characters_near_the_scheme_length_do_not_panic() {
+        let tmp = tempfile::tempdir().unwrap();
+        let app = tmp.path().join("app");
+        std::fs::create_dir_all(app.join("docs")).unwrap();
+        std::fs::write(app.join("docs/设计.md"), "x").unwrap();
+        let roots = set(&[&app]);
+        let found = resolve("docs/设计.md", &roots).unwrap();
+        assert!(found.exists);
+        for arg in ["éééé", "fileé", "file:/é", "file:é/", "ﬁle://x"] {
+            let _ = resolve(arg, &roots);
+        }
+    }
+
+    #[test]
+    fn paths_are_taken_exactly_as_given() {
+        let tmp = tempfile::tempdir().unwrap();
+        let app = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::write(app.join("notes.txt"), "x").unwrap();
+        let roots = set(&[&app]);
+        // A trailing or leading space is part of the name, not trimmed away.
+        let spaced = resolve("notes.txt ", &roots).unwrap();
+        assert_eq!(spaced.path, app.join("notes.txt "));
+        assert!(!spaced.exists);
+        assert_eq!(
+            resolve(" notes.txt", &roots).unwrap().path,
+            app.join(" notes.txt")
+        );
+        // `%2e` is three characters of a name outside URIs.
+        assert_eq!(resolve("%2e%2e", &roots).unwrap().path, app.join("%2e%2e"));
+        // NFC and NFD spellings name different files.
+        let nfc = resolve("caf\u{e9}", &roots).unwrap().path;
+        let nfd = resolve("cafe\u{301}", &roots).unwrap().path;
+        assert_ne!(nfc, nfd);
+        // A trailing slash names a directory: refused on a file, kept as a flag otherwise.
+        assert!(matches!(
+            resolve("notes.txt/", &roots),
+            Err(PathError::NotADirectory(_))
+        ));
+        let missing = resolve("sub/", &roots).unwrap();
+        assert!(missing.dir_only && !missing.exists);
+        assert_eq!(missing.path, app.join("sub"));
+        std::fs::create_dir(app.join("d")).unwrap();
+        let dir = resolve("d/", &roots).unwrap();
+        assert!(dir.dir_only && dir.exists);
+        assert!(!resolve("notes.txt", &roots).unwrap().dir_only);
+        assert!(resolve_entry("notes.txt/", &roots).is_err());
+    }
+
+    #[test]
+    fn over_long_paths_are_refused_up_front() {
+        let tmp = tempfile::tempdir().unwrap();
+        let roots = set(&[tmp.path()]);
+        let long_name = "n".repeat(NAME_MAX + 1);
+        let err = resolve(&long_name, &roots).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PathError::TooLong {
+                    component: Some(_),
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("NAME_MAX"), "{err}");
+        // A name of exactly NAME_MAX bytes is fine.
+        assert!(resolve(&"n".repeat(NAME_MAX), &roots).is_ok());
+        let deep = "d/".repeat(PATH_MAX);
+        let err = resolve(&deep, &roots).unwrap_err();
+        assert!(
+            matches!(
+                err,
+                PathError::TooLong {
+                    component: None,
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("PATH_MAX"), "{err}");
+        let huge = format!("/{}", "x/".repeat(1_000_000));
+        assert!(matches!(
+            resolve(&huge, &roots),
+            Err(PathError::TooLong { .. })
+        ));
+        let uri = format!("file:///{}", "%41".repeat(300));
+        assert!(matches!(
+            resolve(&uri, &roots),
+            Err(PathError::TooLong { .. })
+        ));
+        assert!(matches!(resolve("a\0b", &roots), Err(PathError::Nul)));
+    }
+
+    #[test]
+    fn path_text_keeps_bytes_that_are_not_utf8() {
+        let plain = Path::new("/tmp/a b/设计.md");
+        assert_eq!(path_text(plain), "/tmp/a b/设计.md");
+        let raw = PathBuf::from(OsString::from_vec(b"/tmp/bad\xff name".to_vec()));
+        let text = path_text(&raw);
+        assert_eq!(path_from_file_uri(&text).unwrap(), raw);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Whatever the argument, resolving answers (a path or an error) without panicking,
+        /// and a relative path is joined byte for byte: nothing trimmed or normalised.
+        #[test]
+        fn resolve_never_panics_and_keeps_names(arg in "\\PC{0,40}") {
+            let tmp = tempfile::tempdir().unwrap();
+            let base = std::fs::canonicalize(tmp.path()).unwrap();
+            let roots = set(&[&base]);
+            if let Ok(resolved) = resolve(&arg, &roots) {
+                let plain = !arg.starts_with('/')
+                    && !arg.starts_with("~/")
+                    && !arg.to_ascii_lowercase().starts_with("file://")
+                    && !arg.split('/').any(|c| c == "." || c == "..")
+                    && !arg.contains("//")
+                    && !arg.ends_with('/');
+                if plain {
+                    proptest::prop_assert_eq!(resolved.path, base.join(&arg));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn describe_is_bounded_however_many_roots() {
+        let roots: Vec<Root> = (0..5000)
+            .map(|i| Root {
+                path: PathBuf::from(format!("/nonexistent/{}/{i}", "r".repeat(200))),
+                canonical: None,
+                name: None,
+                is_file: false,
+            })
+            .collect();
+        let text = RootSet::new(roots, RootSource::Client).describe();
+        assert!(text.len() < 2 * DESCRIBE_MAX_BYTES, "{} bytes", text.len());
+        assert!(
+            text.ends_with(" and 4995 more (list_roots pages through them all)"),
+            "{text}"
+        );
+        let one = RootSet::new(
+            vec![Root {
+                path: PathBuf::from("/a"),
+                canonical: None,
+                name: None,
+                is_file: false,
+            }],
+            RootSource::Client,
+        );
+        assert_eq!(one.describe(), "/a");
     }
 }

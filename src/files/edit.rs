@@ -26,6 +26,14 @@
 //!   (rewriting them as UTF-8 would change every byte).
 //! - The diff (`similar`, 3 lines of context, `---`/`+++` headers naming the path) is computed
 //!   with CRLF shown as LF, so it stays readable.
+//! - Bounds: files larger than [`MAX_EDIT_BYTES`] (16 MiB) are refused before reading;
+//!   at most [`MAX_EDITS`] edits per call. Finding matches and numbering their lines is
+//!   linear in the text (one KMP scan, overlapping matches included, then one newline count
+//!   for the lines listed), whatever the number of matches. The diff gets [`DIFF_TIMEOUT`]:
+//!   when computing it takes longer, the outcome carries a summary of the changed region
+//!   instead; its text stops at the caller's `diff_max_bytes`. A stop flag (the request was
+//!   cancelled) is checked while scanning, between edits, and before writing: a cancelled
+//!   edit writes nothing.
 //! - A cheap guard against lost updates: if the file's size, mtime or inode changed between
 //!   our read and our write, the edit fails with [`EditError::ChangedMeanwhile`] instead of
 //!   overwriting someone else's change (a small window remains between that check and the
@@ -35,6 +43,8 @@ use std::fmt;
 use std::fs::{self, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use super::write::{replaceable_metadata, write_atomic};
 
@@ -85,9 +95,32 @@ pub struct NearMatch {
     pub text: String,
 }
 
+/// Largest file edit_file accepts (bytes): the text is held in memory (twice, with the
+/// diff), so the cap bounds the memory of one call.
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+/// Most edits in one call.
+pub const MAX_EDITS: usize = 1000;
+/// How long the diff may take before a summary replaces it.
+pub const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How an edit runs: a stop flag (set when the request is cancelled) and the most bytes of
+/// diff text wanted (the caller's output budget).
+#[derive(Debug, Clone, Copy)]
+pub struct EditControl<'a> {
+    pub stop: &'a AtomicBool,
+    pub diff_max_bytes: usize,
+    pub diff_timeout: Duration,
+}
+
 /// Why an edit was refused. Every variant means the file was left untouched.
 #[derive(Debug)]
 pub enum EditError {
+    /// More than [`MAX_EDITS`] edits.
+    TooManyEdits(usize),
+    /// The file is larger than [`MAX_EDIT_BYTES`].
+    TooLarge { path: PathBuf, size: u64 },
+    /// The request was cancelled; nothing was written.
+    Cancelled,
     /// `edits` was empty.
     NoEdits,
     /// The file does not exist.
@@ -154,10 +187,22 @@ impl fmt::Display for EditError {
                 f,
                 "no edits given: pass old_string/new_string or a non-empty edits list"
             ),
+            EditError::TooManyEdits(n) => write!(
+                f,
+                "{n} edits in one call; at most {MAX_EDITS} are accepted (split them over several calls). {UNTOUCHED}"
+            ),
+            EditError::TooLarge { path, size } => write!(
+                f,
+                "{} is (or would become) {size} bytes; edit_file edits files up to {} MiB \
+                 (use write_file to replace a larger file whole). {UNTOUCHED}",
+                crate::roots::path_text(path),
+                MAX_EDIT_BYTES / 1024 / 1024
+            ),
+            EditError::Cancelled => write!(f, "the edit was cancelled. {UNTOUCHED}"),
             EditError::FileNotFound { path } => write!(
                 f,
                 "{} does not exist; edit_file changes existing files (use write_file to create one)",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::Io { source, .. } => write!(f, "{source}"),
             EditError::NotUtf8 {
@@ -165,13 +210,13 @@ impl fmt::Display for EditError {
             } => write!(
                 f,
                 "{} is UTF-16 encoded; edit_file only edits UTF-8 text (use write_file to replace it entirely)",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::NotUtf8 { path, line, .. } => write!(
                 f,
                 "{} is not valid UTF-8 (first invalid byte on line {line}); edit_file only edits \
                  UTF-8 text, so it was left untouched",
-                path.display()
+                crate::roots::path_text(path)
             ),
             EditError::EmptyOldString { edit, of } => write!(
                 f,
@@ -197,7 +242,7 @@ impl fmt::Display for EditError {
                     f,
                     "{}old_string was not found in {}",
                     which(*edit, *of),
-                    path.display()
+                    crate::roots::path_text(path)
                 )?;
                 if *edit > 1 {
                     write!(f, " (after applying the previous edits)")?;
@@ -269,7 +314,7 @@ impl fmt::Display for EditError {
                      surrounding lines to old_string to make it unique, or set replace_all to \
                      replace every occurrence. {UNTOUCHED}",
                     which(*edit, *of),
-                    path.display(),
+                    crate::roots::path_text(path),
                     if *edit > 1 {
                         " after the previous edits"
                     } else {
@@ -281,7 +326,7 @@ impl fmt::Display for EditError {
             EditError::ChangedMeanwhile { path } => write!(
                 f,
                 "{} changed on disk while it was being edited; read it again and retry. {UNTOUCHED}",
-                path.display()
+                crate::roots::path_text(path)
             ),
         }
     }
@@ -290,27 +335,66 @@ impl fmt::Display for EditError {
 const MAX_LINES_LISTED: usize = 50;
 const NEAR_MATCH_MAX_LINES: usize = 30;
 const NEAR_MATCH_MAX_BYTES: usize = 4000;
-/// Largest text (bytes) searched for a whitespace-insensitive near match.
-const NEAR_MATCH_MAX_TEXT: usize = 16 * 1024 * 1024;
+/// Largest text (bytes) searched for a whitespace-insensitive near match (the offset map
+/// costs 8 bytes per byte of text).
+const NEAR_MATCH_MAX_TEXT: usize = 2 * 1024 * 1024;
 const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
 
 /// Apply `edits` to the UTF-8 text file at `path`, all or nothing; see the module docs.
+/// No stop flag, the default diff timeout and a 1 MiB diff.
 pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutcome, EditError> {
+    let stop = AtomicBool::new(false);
+    edit_file_with(
+        path,
+        edits,
+        dry_run,
+        EditControl {
+            stop: &stop,
+            diff_max_bytes: 1024 * 1024,
+            diff_timeout: DIFF_TIMEOUT,
+        },
+    )
+}
+
+/// [`edit_file`] with a stop flag and diff bounds.
+pub fn edit_file_with(
+    path: &Path,
+    edits: &[Edit],
+    dry_run: bool,
+    control: EditControl<'_>,
+) -> Result<EditOutcome, EditError> {
     if edits.is_empty() {
         return Err(EditError::NoEdits);
     }
+    if edits.len() > MAX_EDITS {
+        return Err(EditError::TooManyEdits(edits.len()));
+    }
+    let stopped = || control.stop.load(Ordering::Relaxed);
     let io_err = |source: io::Error| EditError::Io {
         path: path.to_path_buf(),
         source,
     };
 
-    // Refuse symlinks, directories and special files before reading anything.
-    if replaceable_metadata(path).map_err(io_err)?.is_none() {
+    // Refuse symlinks, directories, special files and huge files before reading anything.
+    let Some(meta) = replaceable_metadata(path).map_err(io_err)? else {
         return Err(EditError::FileNotFound {
             path: path.to_path_buf(),
         });
+    };
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(EditError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+        });
     }
     let (bytes, read_meta) = read_with_metadata(path).map_err(io_err)?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        // It grew between the two looks.
+        return Err(EditError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+        });
+    }
 
     let bom = bytes.starts_with(UTF8_BOM);
     let body = if bom {
@@ -341,6 +425,9 @@ pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutco
     let mut replacements = Vec::with_capacity(of);
     for (i, e) in edits.iter().enumerate() {
         let edit = i + 1;
+        if stopped() {
+            return Err(EditError::Cancelled);
+        }
         if e.old_string == e.new_string {
             return Err(EditError::NoChange { edit, of });
         }
@@ -365,28 +452,49 @@ pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutco
 
         if e.replace_all {
             let count = text.matches(needle.as_str()).count();
+            // Check the size of the result before building it: a long new_string times
+            // many matches could otherwise ask for any amount of memory.
+            let grown = (text.len() as u64)
+                .saturating_add((count as u64).saturating_mul(new.len() as u64))
+                .saturating_sub((count as u64).saturating_mul(needle.len() as u64));
+            if grown > MAX_EDIT_BYTES {
+                return Err(EditError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: grown,
+                });
+            }
             text = text.replace(needle.as_str(), &new);
             replacements.push(count);
         } else {
-            let starts = overlapping_starts(&text, &needle);
-            if starts.len() > 1 {
-                let lines = starts.iter().map(|&s| line_of(&text, s)).collect();
+            let found = occurrences(&text, &needle, MAX_LINES_LISTED + 1, control.stop)
+                .ok_or(EditError::Cancelled)?;
+            if found.count > 1 {
                 return Err(EditError::Ambiguous {
                     path: path.to_path_buf(),
                     edit,
                     of,
-                    count: starts.len(),
-                    lines,
+                    count: found.count,
+                    lines: lines_of(&text, &found.first),
                 });
             }
-            text.replace_range(starts[0]..starts[0] + needle.len(), &new);
+            let start = found.first[0];
+            if (text.len() - needle.len() + new.len()) as u64 > MAX_EDIT_BYTES {
+                return Err(EditError::TooLarge {
+                    path: path.to_path_buf(),
+                    size: (text.len() - needle.len() + new.len()) as u64,
+                });
+            }
+            text.replace_range(start..start + needle.len(), &new);
             replacements.push(1);
         }
     }
 
+    if stopped() {
+        return Err(EditError::Cancelled);
+    }
     let changed = text != original;
     let diff = if changed {
-        unified_diff(path, original, &text)
+        unified_diff(path, original, &text, &control)
     } else {
         String::new()
     };
@@ -398,6 +506,9 @@ pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutco
 
     let written = changed && !dry_run;
     if written {
+        if stopped() {
+            return Err(EditError::Cancelled);
+        }
         let now = fs::symlink_metadata(path).map_err(io_err)?;
         if !same_version(&read_meta, &now) {
             return Err(EditError::ChangedMeanwhile {
@@ -428,7 +539,7 @@ fn read_with_metadata(path: &Path) -> io::Result<(Vec<u8>, Metadata)> {
         // Swapped for something else since replaceable_metadata looked.
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
+            format!("{} is not a regular file", crate::roots::path_text(path)),
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
@@ -466,26 +577,80 @@ fn with_ending(s: &str, ending: LineEnding) -> String {
     }
 }
 
-/// Start offsets of every occurrence of `needle`, overlapping ones included.
-fn overlapping_starts(text: &str, needle: &str) -> Vec<usize> {
-    let mut starts = Vec::new();
-    let mut from = 0;
-    while let Some(pos) = text[from..].find(needle) {
-        let at = from + pos;
-        starts.push(at);
-        // Step one character, not one byte, to stay on a char boundary.
-        from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+/// What a scan for `needle` found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Occurrences {
+    /// Every occurrence, overlapping ones included.
+    count: usize,
+    /// The start offsets of the first few, ascending.
+    first: Vec<usize>,
+}
+
+/// Counts the occurrences of `needle` in `text`, overlapping ones included, keeping the
+/// first `keep` start offsets. Knuth–Morris–Pratt over bytes: linear in `text` and `needle`
+/// whatever the number of matches (stepping a substring search one character at a time
+/// costs the needle's length per match). A match of valid UTF-8 in valid UTF-8 always
+/// starts on a character boundary, so byte offsets are safe to slice at. `None` when `stop`
+/// was set meanwhile.
+fn occurrences(text: &str, needle: &str, keep: usize, stop: &AtomicBool) -> Option<Occurrences> {
+    let (hay, pat) = (text.as_bytes(), needle.as_bytes());
+    let mut found = Occurrences {
+        count: 0,
+        first: Vec::new(),
+    };
+    if pat.is_empty() || pat.len() > hay.len() {
+        return Some(found);
     }
-    starts
+    // failure[i]: length of the longest proper border of pat[..=i].
+    let mut failure = vec![0usize; pat.len()];
+    let mut k = 0;
+    for i in 1..pat.len() {
+        while k > 0 && pat[i] != pat[k] {
+            k = failure[k - 1];
+        }
+        if pat[i] == pat[k] {
+            k += 1;
+        }
+        failure[i] = k;
+    }
+    let mut matched = 0;
+    for (i, &byte) in hay.iter().enumerate() {
+        if i % (1 << 20) == 0 && stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        while matched > 0 && byte != pat[matched] {
+            matched = failure[matched - 1];
+        }
+        if byte == pat[matched] {
+            matched += 1;
+        }
+        if matched == pat.len() {
+            found.count += 1;
+            if found.first.len() < keep {
+                found.first.push(i + 1 - pat.len());
+            }
+            matched = failure[matched - 1];
+        }
+    }
+    Some(found)
+}
+
+/// 1-based line numbers of ascending byte offsets, in one pass over the text.
+fn lines_of(text: &str, ascending: &[usize]) -> Vec<usize> {
+    let bytes = text.as_bytes();
+    let mut lines = Vec::with_capacity(ascending.len());
+    let (mut line, mut from) = (1, 0);
+    for &at in ascending {
+        line += bytes[from..at].iter().filter(|&&b| b == b'\n').count();
+        from = at;
+        lines.push(line);
+    }
+    lines
 }
 
 /// 1-based line number of byte offset `at`.
 fn line_of(text: &str, at: usize) -> usize {
-    text.as_bytes()[..at]
-        .iter()
-        .filter(|&&b| b == b'\n')
-        .count()
-        + 1
+    lines_of(text, &[at])[0]
 }
 
 fn not_found(
@@ -607,15 +772,58 @@ fn shorten(s: &str) -> String {
     out
 }
 
-fn unified_diff(path: &Path, before: &str, after: &str) -> String {
+/// The unified diff of the edit, at most `control.diff_max_bytes` long (cut with a marker).
+/// When computing it takes longer than `control.diff_timeout` (`similar` then falls back to
+/// a coarse diff), a summary of the changed region replaces it.
+fn unified_diff(path: &Path, before: &str, after: &str, control: &EditControl<'_>) -> String {
     // Show CRLF as LF: the diff is for reading, and the file's endings are preserved anyway.
     let (before, after) = (before.replace("\r\n", "\n"), after.replace("\r\n", "\n"));
-    let name = path.display().to_string();
-    similar::TextDiff::from_lines(&before, &after)
-        .unified_diff()
-        .context_radius(3)
-        .header(&name, &name)
-        .to_string()
+    let name = crate::roots::path_text(path).to_string();
+    let started = Instant::now();
+    let diff = similar::TextDiff::configure()
+        .algorithm(similar::Algorithm::Myers)
+        .timeout(control.diff_timeout)
+        .diff_lines(&before, &after);
+    if started.elapsed() >= control.diff_timeout || control.stop.load(Ordering::Relaxed) {
+        return changed_region(&before, &after, control.diff_timeout);
+    }
+    let mut out = format!("--- {name}\n+++ {name}\n");
+    for hunk in diff.unified_diff().context_radius(3).iter_hunks() {
+        let hunk = hunk.to_string();
+        if out.len() + hunk.len() > control.diff_max_bytes {
+            out.push_str("[diff cut at the output budget; read the file to see the rest]\n");
+            break;
+        }
+        out.push_str(&hunk);
+    }
+    out
+}
+
+/// A summary of where two texts differ (common leading and trailing lines skipped), for
+/// when the diff itself took too long. Linear.
+fn changed_region(before: &str, after: &str, timeout: Duration) -> String {
+    let (old, new): (Vec<&str>, Vec<&str>) = (before.lines().collect(), after.lines().collect());
+    let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..]
+        .iter()
+        .rev()
+        .zip(new[head..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let span = |first: usize, last: usize, of: usize| {
+        if last < first {
+            format!("nothing (before line {first} of {of})")
+        } else {
+            format!("lines {first}-{last} of {of}")
+        }
+    };
+    format!(
+        "[diff not shown: computing it took longer than {} ms. The edit replaced {} with {}; \
+         read the file to see the result]\n",
+        timeout.as_millis(),
+        span(head + 1, old.len() - tail, old.len()),
+        span(head + 1, new.len() - tail, new.len()),
+    )
 }
 
 #[cfg(test)]
@@ -901,5 +1109,135 @@ mod tests {
             panic!("{err:?}")
         };
         assert_eq!(near.text, "ünï  cödé");
+    }
+
+    /// The old definition: every start, found by stepping one character at a time.
+    fn naive_starts(text: &str, needle: &str) -> Vec<usize> {
+        let mut starts = Vec::new();
+        let mut from = 0;
+        while let Some(pos) = text[from..].find(needle) {
+            let at = from + pos;
+            starts.push(at);
+            from = at + text[at..].chars().next().map_or(1, char::len_utf8);
+        }
+        starts
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn occurrences_match_the_naive_scan(
+            text in "[ab\n é😀]{0,60}",
+            needle in "[ab\n é😀]{1,4}",
+        ) {
+            let stop = AtomicBool::new(false);
+            let naive = naive_starts(&text, &needle);
+            let found = occurrences(&text, &needle, 5, &stop).unwrap();
+            proptest::prop_assert_eq!(found.count, naive.len());
+            proptest::prop_assert_eq!(&found.first[..], &naive[..naive.len().min(5)]);
+            let lines: Vec<usize> = found.first.iter().map(|&at| {
+                text[..at].matches('\n').count() + 1
+            }).collect();
+            proptest::prop_assert_eq!(lines_of(&text, &found.first), lines);
+        }
+    }
+
+    #[test]
+    fn a_hundred_thousand_matches_are_counted_with_their_first_lines() {
+        let content = "x = 1\n".repeat(100_000);
+        let (_d, p) = file_with(content.as_bytes());
+        let err = edit_file(&p, &[edit("x = 1", "x = 2")], false).unwrap_err();
+        let EditError::Ambiguous { count, lines, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(*count, 100_000);
+        assert_eq!(lines.len(), MAX_LINES_LISTED + 1);
+        assert_eq!(lines[..3], [1, 2, 3]);
+        assert!(err.to_string().contains("100000 times"), "{err}");
+    }
+
+    #[test]
+    fn files_over_the_cap_are_refused_unread() {
+        let (_d, p) = file_with(b"a\n");
+        let f = fs::OpenOptions::new().write(true).open(&p).unwrap();
+        f.set_len(MAX_EDIT_BYTES + 1).unwrap();
+        let err = edit_file(&p, &[edit("a", "b")], false).unwrap_err();
+        assert!(matches!(err, EditError::TooLarge { .. }), "{err:?}");
+        assert!(err.to_string().contains("16 MiB"), "{err}");
+        let (_d2, small) = file_with("ab\n".repeat(1000).as_bytes());
+        let growing = Edit {
+            old_string: "a".into(),
+            new_string: "x".repeat(20_000),
+            replace_all: true,
+        };
+        let err = edit_file(&small, &[growing], false).unwrap_err();
+        assert!(matches!(err, EditError::TooLarge { .. }), "{err:?}");
+        assert!(err.to_string().contains("would become"), "{err}");
+        let many = vec![edit("a", "b"); MAX_EDITS + 1];
+        assert!(matches!(
+            edit_file(&p, &many, false),
+            Err(EditError::TooManyEdits(_))
+        ));
+    }
+
+    #[test]
+    fn a_diff_past_its_deadline_becomes_a_summary() {
+        let before: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let (_d, p) = file_with(before.as_bytes());
+        let stop = AtomicBool::new(false);
+        let control = EditControl {
+            stop: &stop,
+            diff_max_bytes: 1 << 20,
+            diff_timeout: Duration::ZERO,
+        };
+        let out = edit_file_with(&p, &[edit("line 50\n", "fifty\nL\n")], false, control).unwrap();
+        assert!(out.written);
+        assert!(
+            out.diff.contains("diff not shown")
+                && out
+                    .diff
+                    .contains("lines 51-51 of 100 with lines 51-52 of 101"),
+            "{}",
+            out.diff
+        );
+        assert!(fs::read_to_string(&p).unwrap().contains("fifty\nL\n"));
+    }
+
+    #[test]
+    fn the_diff_stops_at_its_byte_limit() {
+        let before: String = (0..400).map(|i| format!("line {i}\n")).collect();
+        let (_d, p) = file_with(before.as_bytes());
+        let stop = AtomicBool::new(false);
+        // A generous deadline: this test is about the byte limit, on a loaded machine too.
+        let control = EditControl {
+            stop: &stop,
+            diff_max_bytes: 4096,
+            diff_timeout: Duration::from_secs(600),
+        };
+        let all = Edit {
+            old_string: "line".into(),
+            new_string: "LINE".into(),
+            replace_all: true,
+        };
+        let out = edit_file_with(&p, &[all], true, control).unwrap();
+        assert!(out.diff.len() <= 4096 + 100, "{}", out.diff.len());
+        assert!(
+            out.diff.contains("diff cut at the output budget"),
+            "{}",
+            out.diff
+        );
+    }
+
+    #[test]
+    fn a_stopped_edit_writes_nothing() {
+        let (_d, p) = file_with(b"a\n");
+        let stop = AtomicBool::new(true);
+        let control = EditControl {
+            stop: &stop,
+            diff_max_bytes: 1 << 20,
+            diff_timeout: DIFF_TIMEOUT,
+        };
+        let err = edit_file_with(&p, &[edit("a", "b")], false, control).unwrap_err();
+        assert!(matches!(err, EditError::Cancelled), "{err:?}");
+        assert_eq!(fs::read(&p).unwrap(), b"a\n");
     }
 }

@@ -137,10 +137,13 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
             e.kind(),
             format!(
                 "cannot list {}: not a directory (use file_info or read_file)",
-                dir.display()
+                crate::roots::path_text(dir)
             ),
         ),
-        _ => io::Error::new(e.kind(), format!("cannot list {}: {e}", dir.display())),
+        _ => io::Error::new(
+            e.kind(),
+            format!("cannot list {}: {e}", crate::roots::path_text(dir)),
+        ),
     };
     let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;
     let read = fs::read_dir(handle.path()).map_err(cannot_list)?;

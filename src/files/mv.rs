@@ -54,7 +54,7 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
             (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
             _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} is not a movable path", path.display()),
+                format!("{} is not a movable path", crate::roots::path_text(path)),
             )),
         }
     };
@@ -77,7 +77,7 @@ fn rename_noreplace(_src: &Path, _dst: &Path) -> io::Result<()> {
 
 /// Turn a failed rename into an error the model can act on.
 fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
-    let (s, d) = (src.display(), dst.display());
+    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
     let errno = e.raw_os_error();
     let is = |code: rustix::io::Errno| errno == Some(code.raw_os_error());
     use rustix::io::Errno;
@@ -110,7 +110,7 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
                 format!(
                     "cannot move {s} to {d}: the destination directory {} does not exist \
                      (create it with create_directory first)",
-                    parent.display()
+                    crate::roots::path_text(parent)
                 ),
             );
         }

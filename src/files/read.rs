@@ -26,6 +26,10 @@ pub struct ReadRequest {
     pub limit: usize,
     /// Stop before the page's text exceeds this many bytes (the output budget).
     pub max_bytes: usize,
+    /// Largest image (raw bytes) the caller can still send: what is left of its output
+    /// budget. A larger image is not read at all ([`ReadOutcome::ImageOverBudget`]), so
+    /// memory stays bounded by the budget however many images a call names.
+    pub max_image_bytes: u64,
 }
 
 /// The text encoding found.
@@ -77,6 +81,13 @@ pub enum ReadOutcome {
         mime: &'static str,
         bytes: Vec<u8>,
     },
+    /// An image that fits [`MAX_IMAGE_BYTES`] but not the caller's remaining budget
+    /// (`max_image_bytes`): not read.
+    ImageOverBudget {
+        path: PathBuf,
+        mime: &'static str,
+        size: u64,
+    },
     /// A binary (or oversized image) file: described, not shown.
     Binary {
         path: PathBuf,
@@ -98,18 +109,18 @@ pub enum ReadError {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ReadError::NotFound(p) => write!(f, "{}: no such file", p.display()),
+            ReadError::NotFound(p) => write!(f, "{}: no such file", crate::roots::path_text(p)),
             ReadError::IsDirectory(p) => write!(
                 f,
                 "{} is a directory; use list_directory or directory_tree to see its contents",
-                p.display()
+                crate::roots::path_text(p)
             ),
             ReadError::Special(p, kind) => write!(
                 f,
                 "{} is a {kind}; special files are never read (they can block or never end)",
-                p.display()
+                crate::roots::path_text(p)
             ),
-            ReadError::Io(p, err) => write!(f, "{}: {err}", p.display()),
+            ReadError::Io(p, err) => write!(f, "{}: {err}", crate::roots::path_text(p)),
         }
     }
 }
@@ -237,10 +248,18 @@ pub fn read(path: &Path, request: &ReadRequest) -> Result<ReadOutcome, ReadError
         .map_err(|err| ReadError::Io(path.to_path_buf(), err))?;
     let head = head[..head.len().min(SNIFF_BYTES)].to_vec();
     if let Some(mime) = image_mime(&head) {
+        if meta.len() <= MAX_IMAGE_BYTES && meta.len() > request.max_image_bytes {
+            return Ok(ReadOutcome::ImageOverBudget {
+                path: path.to_path_buf(),
+                mime,
+                size: meta.len(),
+            });
+        }
         if meta.len() <= MAX_IMAGE_BYTES {
             let mut bytes = Vec::with_capacity(meta.len() as usize);
             reader
-                .take(MAX_IMAGE_BYTES)
+                // The file may have grown since `fstat`: never hold more than was allowed.
+                .take(meta.len().min(request.max_image_bytes))
                 .read_to_end(&mut bytes)
                 .map_err(|err| ReadError::Io(path.to_path_buf(), err))?;
             return Ok(ReadOutcome::Image {
@@ -462,6 +481,7 @@ mod tests {
             offset,
             limit,
             max_bytes: 64 * 1024,
+            max_image_bytes: MAX_IMAGE_BYTES,
         }
     }
 
@@ -571,6 +591,7 @@ mod tests {
                     offset: 1,
                     limit: 2000,
                     max_bytes: 10_000,
+                    max_image_bytes: 0,
                 },
             )
             .unwrap(),
@@ -578,5 +599,34 @@ mod tests {
         assert!(page.budget_cut);
         assert!(page.lines.len() < 100);
         assert_eq!(page.next_line, Some(page.lines.len() + 1));
+    }
+
+    #[test]
+    fn an_image_over_the_callers_allowance_is_not_read() {
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("pic.png");
+        let mut png = b"\x89PNG\r\n\x1a\n".to_vec();
+        png.resize(10_000, 7);
+        std::fs::write(&path, &png).unwrap();
+        let small = ReadRequest {
+            max_image_bytes: 9_999,
+            ..req(1, 10)
+        };
+        assert_eq!(
+            read(&path, &small).unwrap(),
+            ReadOutcome::ImageOverBudget {
+                path: path.clone(),
+                mime: "image/png",
+                size: 10_000
+            }
+        );
+        let enough = ReadRequest {
+            max_image_bytes: 10_000,
+            ..req(1, 10)
+        };
+        assert!(matches!(
+            read(&path, &enough).unwrap(),
+            ReadOutcome::Image { bytes, .. } if bytes == png
+        ));
     }
 }

@@ -135,7 +135,7 @@ impl Tree {
             let after = cut
                 .after
                 .as_ref()
-                .map(|p| format!(" after {}", p.display()))
+                .map(|p| format!(" after {}", crate::roots::path_text(p)))
                 .unwrap_or_default();
             parts.push(format!(
                 "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or raise head_limit",
@@ -168,14 +168,18 @@ impl Tree {
 
 /// Walk `root` (a directory) and render it within the limits of `opts`.
 pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
-    let meta = fs::metadata(root)
-        .map_err(|e| io::Error::new(e.kind(), format!("cannot list {}: {e}", root.display())))?;
+    let meta = fs::metadata(root).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot list {}: {e}", crate::roots::path_text(root)),
+        )
+    })?;
     if !meta.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotADirectory,
             format!(
                 "cannot list {}: not a directory (use file_info or read_file)",
-                root.display()
+                crate::roots::path_text(root)
             ),
         ));
     }
@@ -212,14 +216,14 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
 
         let mut line = String::new();
         if depth == 0 {
-            let shown = root.display().to_string();
+            let shown = crate::roots::path_text(root);
             line.push_str(&shown);
             if !shown.ends_with('/') {
                 line.push('/');
             }
         } else {
             line.push_str(&"  ".repeat(depth));
-            line.push_str(&entry.file_name().to_string_lossy());
+            line.push_str(&crate::roots::name_text(entry.file_name(), entry.path()));
             if is_dir {
                 line.push('/');
             } else if is_symlink && let Ok(target) = fs::read_link(entry.path()) {

@@ -68,8 +68,8 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
                 io::ErrorKind::NotADirectory,
                 format!(
                     "cannot write {}: {} is not a directory",
-                    path.display(),
-                    parent.display()
+                    crate::roots::path_text(path),
+                    crate::roots::path_text(parent)
                 ),
             ));
         }
@@ -80,8 +80,8 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
                     format!(
                         "cannot write {}: parent directory {} does not exist \
                          (set create_dirs to create it)",
-                        path.display(),
-                        parent.display()
+                        crate::roots::path_text(path),
+                        crate::roots::path_text(parent)
                     ),
                 ));
             }
@@ -97,8 +97,8 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
     // the path cannot redirect the write outside the workspace.
     let dir = super::safe::open_dir(parent).map_err(|e| with_context(e, "cannot write", path))?;
     // Hidden, recognisable temp name in the same directory, so the rename stays on one
-    // filesystem (and therefore atomic). The name part is shortened to stay under NAME_MAX.
-    let short: String = name.to_string_lossy().chars().take(64).collect();
+    // filesystem (and therefore atomic).
+    let short = temp_stem(name);
     let mode = if existing.is_none() { 0o666 } else { 0o600 };
     let (tmp_name, tmp) = create_temp(&dir, &short, mode)
         .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
@@ -127,6 +127,25 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
         created_dirs,
     })
 }
+
+/// The target's name shortened for its temp file: at most [`TEMP_STEM_BYTES`] bytes of whole
+/// characters (counted in bytes: 64 four-byte characters alone would pass NAME_MAX once the
+/// dot, the unique part and the suffix are added), so a valid name near NAME_MAX can still
+/// be written.
+fn temp_stem(name: &std::ffi::OsStr) -> String {
+    let lossy = name.to_string_lossy();
+    let mut end = 0;
+    for (at, c) in lossy.char_indices() {
+        if at + c.len_utf8() > TEMP_STEM_BYTES {
+            break;
+        }
+        end = at + c.len_utf8();
+    }
+    lossy[..end].to_string()
+}
+
+/// Bytes of the target's name kept in its temp file's name.
+const TEMP_STEM_BYTES: usize = 32;
 
 /// Creates a new, uniquely named temp file in `dir` (`O_EXCL`, never following a link).
 fn create_temp(dir: &std::os::fd::OwnedFd, short: &str, mode: u32) -> io::Result<(String, File)> {
@@ -222,7 +241,7 @@ fn make_dir(dir: &Path) -> io::Result<()> {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a directory path", dir.display()),
+            format!("{} is not a directory path", crate::roots::path_text(dir)),
         ));
     };
     let handle = super::safe::open_dir(parent)?;
@@ -245,7 +264,10 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
     } else if ft.is_dir() {
         Err(io::Error::new(
             io::ErrorKind::IsADirectory,
-            format!("cannot write {}: it is a directory", path.display()),
+            format!(
+                "cannot write {}: it is a directory",
+                crate::roots::path_text(path)
+            ),
         ))
     } else if ft.is_symlink() {
         let target = fs::read_link(path)
@@ -256,7 +278,7 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             format!(
                 "cannot write {}: it is a symbolic link (to {target}); rootgrep does not write \
                  through or replace symlinks, write to the link's resolved target instead",
-                path.display()
+                crate::roots::path_text(path)
             ),
         ))
     } else {
@@ -264,7 +286,7 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot write {}: it is a special file (fifo, socket or device), not a regular file",
-                path.display()
+                crate::roots::path_text(path)
             ),
         ))
     }
@@ -276,7 +298,10 @@ fn split_target(path: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
         (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => Ok((parent, name)),
         _ => Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("cannot write {}: not a file path", path.display()),
+            format!(
+                "cannot write {}: not a file path",
+                crate::roots::path_text(path)
+            ),
         )),
     }
 }
@@ -317,14 +342,17 @@ fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
         format!(
             "cannot create directory {}: {} exists and is not a directory",
             target.display(),
-            blocker.display()
+            crate::roots::path_text(blocker)
         ),
     )
 }
 
 /// Prefix an OS error with what we were doing and the path, keeping its kind.
 pub(crate) fn with_context(e: io::Error, what: &str, path: &Path) -> io::Error {
-    io::Error::new(e.kind(), format!("{what} {}: {e}", path.display()))
+    io::Error::new(
+        e.kind(),
+        format!("{what} {}: {e}", crate::roots::path_text(path)),
+    )
 }
 
 #[cfg(test)]
@@ -514,5 +542,20 @@ mod tests {
         );
         let err = create_directory(&dir.path().join("f")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+    }
+
+    #[test]
+    fn names_near_name_max_can_be_written() {
+        let dir = tempfile::tempdir().unwrap();
+        // 63 four-byte characters and 3 bytes: 255 bytes, the longest valid name.
+        let name = format!("{}abc", "😀".repeat(63));
+        assert_eq!(name.len(), 255);
+        let p = dir.path().join(&name);
+        write_atomic(&p, b"long", false).unwrap();
+        write_atomic(&p, b"longer", false).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"longer");
+        let ascii = dir.path().join("n".repeat(255));
+        write_atomic(&ascii, b"x", false).unwrap();
+        assert!(temp_stem(std::ffi::OsStr::new(&name)).len() <= TEMP_STEM_BYTES);
     }
 }

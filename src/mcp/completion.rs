@@ -34,16 +34,30 @@ pub async fn complete(
             let index = index.as_deref();
             // Template values are absolute paths without their leading '/'; prompt values
             // are typed by people: absolute or not, keep their form.
-            if prompt_form && value.starts_with('/') {
-                let mut completion = complete::complete_with(&roots, &value[1..], index);
-                for value in &mut completion.values {
-                    value.insert(0, '/');
+            if prompt_form {
+                // Plain paths; absolute ones keep their leading '/'.
+                let absolute = value.starts_with('/');
+                let mut completion = complete::complete_in(
+                    &roots,
+                    value.trim_start_matches('/'),
+                    complete::Form::Plain,
+                    index,
+                );
+                if absolute {
+                    for value in &mut completion.values {
+                        value.insert(0, '/');
+                    }
                 }
                 completion
             } else {
                 // A template value is an absolute path without its leading '/'; tolerate
                 // one typed with it (the values returned are in the template's form).
-                complete::complete_with(&roots, value.trim_start_matches('/'), index)
+                complete::complete_in(
+                    &roots,
+                    value.trim_start_matches('/'),
+                    complete::Form::Uri,
+                    index,
+                )
             }
         })
         .await

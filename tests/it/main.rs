@@ -10,6 +10,7 @@ mod crash;
 mod elicitation;
 mod files;
 mod fixtures;
+mod hostile_files;
 mod hostile_search;
 mod lifecycle;
 mod live;

@@ -3,6 +3,7 @@
 //! roots, or a write grant from the user; a read grant is never enough.
 
 use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
 
 use rmcp::model::Tool;
 use schemars::JsonSchema;
@@ -10,13 +11,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, schema_of,
-    write_annotations,
+    Call, authorize, blocking, blocking_stoppable, lenient, read_only_annotations, resolve_checked,
+    resolve_entry_path, schema_of, write_annotations,
 };
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
 use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
-use crate::roots::{Resolved, resolve_entry};
+use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -52,7 +53,8 @@ pub fn tools() -> Vec<Tool> {
              replace_all), else nothing changes and the error says how many matches and on \
              which lines. Or pass `edits` (a list of {old_string, new_string, replace_all}) \
              applied in order, all or nothing. Keeps CRLF line endings and a BOM. Returns a \
-             unified diff; dry_run shows the diff without writing. Atomic like write_file.",
+             unified diff; dry_run shows the diff without writing. Atomic like write_file. Files \
+             up to 16 MiB; at most 1,000 edits per call.",
             schema_of::<EditArgs>(),
         )
         .with_annotations(write_annotations("Edit file", true, false)),
@@ -70,7 +72,8 @@ pub fn tools() -> Vec<Tool> {
              the workspace (or granted for writing).",
             schema_of::<MoveArgs>(),
         )
-        .with_annotations(write_annotations("Move file", false, false)),
+        // A move removes the source path: destructive for whoever relied on it.
+        .with_annotations(write_annotations("Move file", true, false)),
     ]
 }
 
@@ -82,7 +85,7 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
             if !resolved.exists {
                 return Err(Answer::error(format!(
                     "{}: no such directory",
-                    resolved.path.display()
+                    path_text(&resolved.path)
                 )));
             }
             Ok(vec![resolved.path])
@@ -125,12 +128,39 @@ pub struct ListArgs {
     /// Include hidden entries (names starting with '.'; default true).
     #[serde(default)]
     pub hidden: Option<bool>,
-    /// Maximum entries to return (default 500; 0 = only the output budget limits).
+    /// Maximum entries to return (default 500; 0 = only the output budget limits; at most
+    /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 0, max = 100_000))]
     pub head_limit: Option<usize>,
-    /// Entries to skip first (for paging; default 0).
+    /// Entries to skip first (for paging; default 0; at most 100,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 0, max = 100_000_000))]
     pub offset: Option<usize>,
+}
+
+/// Largest `head_limit` of list_directory and directory_tree (larger values are clamped).
+pub const MAX_HEAD_LIMIT: usize = 100_000;
+/// Largest list_directory `offset` (larger values are refused).
+pub const MAX_LIST_OFFSET: usize = 100_000_000;
+/// Deepest directory_tree `max_depth` (larger values are clamped).
+pub const MAX_TREE_DEPTH: usize = 64;
+
+impl ListArgs {
+    /// `(offset, limit)` after the documented bounds.
+    fn page(&self) -> Result<(usize, usize), Answer> {
+        let offset = self.offset.unwrap_or(0);
+        if offset > MAX_LIST_OFFSET {
+            return Err(Answer::error(format!(
+                "offset {offset} is above the maximum of {MAX_LIST_OFFSET}"
+            )));
+        }
+        let limit = match self.head_limit.unwrap_or(500) {
+            0 => MAX_HEAD_LIMIT,
+            n => n.min(MAX_HEAD_LIMIT),
+        };
+        Ok((offset, limit))
+    }
 }
 
 #[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
@@ -193,7 +223,7 @@ fn entry_out(entry: &list::Entry) -> ListedEntry {
     };
     ListedEntry {
         name: entry.name.clone(),
-        path: entry.path.display().to_string(),
+        path: path_text(&entry.path),
         kind: kind.to_string(),
         size: entry.size,
         modified: entry.modified.map(rfc3339),
@@ -203,7 +233,10 @@ fn entry_out(entry: &list::Entry) -> ListedEntry {
 }
 
 fn entry_line(entry: &list::Entry) -> String {
-    let mut line = entry.name.clone();
+    let mut line = match entry.path.file_name() {
+        Some(name) => crate::roots::name_text(name, &entry.path),
+        None => entry.name.clone(),
+    };
     match &entry.kind {
         list::EntryKind::Dir => line.push('/'),
         list::EntryKind::Symlink {
@@ -231,6 +264,10 @@ fn entry_line(entry: &list::Entry) -> String {
 }
 
 pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
+    let (offset, limit) = match args.page() {
+        Ok(page) => page,
+        Err(answer) => return answer,
+    };
     let dirs = match target_dirs(call, args.path.as_deref()).await {
         Ok(dirs) => dirs,
         Err(answer) => return answer,
@@ -243,8 +280,8 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
             ListSort::Modified => list::SortBy::Modified,
         },
         hidden: args.hidden.unwrap_or(true),
-        offset: args.offset.unwrap_or(0),
-        limit: args.head_limit.unwrap_or(500),
+        offset,
+        limit,
     };
     let first = options.offset;
     let listings = match blocking(move || {
@@ -264,7 +301,7 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
         directories: Vec::new(),
     };
     for listing in &listings {
-        text.push_str(&format!("{}/\n", listing.dir.display()));
+        text.push_str(&format!("{}/\n", path_text(&listing.dir)));
         let mut shown = Vec::new();
         for entry in &listing.entries {
             let line = format!("  {}\n", entry_line(entry));
@@ -286,13 +323,13 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
                 first + 1,
                 first + shown.len(),
                 listing.total,
-                listing.dir.display()
+                path_text(&listing.dir)
             ));
         } else if listing.total == 0 {
             text.push_str("  (empty)\n");
         }
         out.directories.push(ListedDir {
-            path: listing.dir.display().to_string(),
+            path: path_text(&listing.dir),
             entries: shown,
             total: listing.total,
             truncated: next.is_some(),
@@ -311,11 +348,14 @@ pub struct TreeArgs {
     /// The directory (default: each workspace root).
     #[serde(default, alias = "file_path")]
     pub path: Option<String>,
-    /// Levels below the directory to show (default 3).
+    /// Levels below the directory to show (default 3; at most 64).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 0, max = 64))]
     pub max_depth: Option<usize>,
-    /// Maximum entries shown (default 500; 0 = only the output budget limits).
+    /// Maximum entries shown (default 500; 0 = only the output budget limits; at most
+    /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 0, max = 100_000))]
     pub head_limit: Option<usize>,
     /// Include hidden entries (default false).
     #[serde(default)]
@@ -332,8 +372,11 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
     };
     let share = call.budget() / dirs.len().max(1);
     let options = tree::TreeOptions {
-        max_depth: args.max_depth.unwrap_or(3),
-        limit: args.head_limit.unwrap_or(500),
+        max_depth: args.max_depth.unwrap_or(3).min(MAX_TREE_DEPTH),
+        limit: match args.head_limit.unwrap_or(500) {
+            0 => MAX_HEAD_LIMIT,
+            n => n.min(MAX_HEAD_LIMIT),
+        },
         max_bytes: share.saturating_sub(400).max(256),
         hidden: args.hidden.unwrap_or(false),
         no_ignore: args.no_ignore.unwrap_or(false),
@@ -392,6 +435,13 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
         Ok(resolved) => resolved,
         Err(answer) => return answer,
     };
+    if resolved.dir_only {
+        return Answer::error(format!(
+            "{:?} ends with '/', which names a directory; write_file writes files (drop the \
+             trailing '/', or use create_directory for a directory)",
+            args.path
+        ));
+    }
     let target = resolved.path.clone();
     let create_dirs = args.create_dirs.unwrap_or(false);
     let content = args.content;
@@ -404,7 +454,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             };
             let mut text = format!(
                 "{verb} {} ({} bytes).",
-                outcome.path.display(),
+                path_text(&outcome.path),
                 outcome.bytes
             );
             if !outcome.created_dirs.is_empty() {
@@ -413,7 +463,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
                     outcome
                         .created_dirs
                         .iter()
-                        .map(|d| d.display().to_string())
+                        .map(|d| path_text(d))
                         .collect::<Vec<_>>()
                         .join(", ")
                 ));
@@ -445,13 +495,13 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
             outcome
                 .created_dirs
                 .iter()
-                .map(|d| d.display().to_string())
+                .map(|d| path_text(d))
                 .collect::<Vec<_>>()
                 .join(", ")
         )),
         Ok(Ok(_)) => Answer::text(format!(
             "{} already exists; nothing to do.",
-            resolved.path.display()
+            path_text(&resolved.path)
         )),
         Ok(Err(err)) => Answer::error(err.to_string()),
         Err(answer) => answer,
@@ -534,24 +584,37 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     };
     let target = resolved.path.clone();
     let dry_run = args.dry_run.unwrap_or(false);
-    let outcome = match blocking(move || edit::edit_file(&target, &edits, dry_run)).await {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(err)) => return Answer::error(err.to_string()),
+    let diff_max_bytes = call.budget();
+    let work = move |stop: &AtomicBool| {
+        let control = edit::EditControl {
+            stop,
+            diff_max_bytes,
+            diff_timeout: edit::DIFF_TIMEOUT,
+        };
+        edit::edit_file_with(&target, &edits, dry_run, control)
+    };
+    let outcome = match blocking_stoppable(call, work).await {
+        Ok(Some(Ok(outcome))) => outcome,
+        Ok(Some(Err(err))) => return Answer::error(err.to_string()),
+        Ok(None) => return Answer::error("cancelled"),
         Err(answer) => return answer,
     };
     let total: usize = outcome.replacements.iter().sum();
     let summary = if !outcome.changed {
         format!(
             "No change: the edits cancel out; {} was not written.",
-            outcome.path.display()
+            path_text(&outcome.path)
         )
     } else if outcome.dry_run {
         format!(
             "Dry run: {total} replacement(s) in {}; nothing was written.",
-            outcome.path.display()
+            path_text(&outcome.path)
         )
     } else {
-        format!("Edited {}: {total} replacement(s).", outcome.path.display())
+        format!(
+            "Edited {}: {total} replacement(s).",
+            path_text(&outcome.path)
+        )
     };
     let mut text = format!("{summary}\n{}", outcome.diff);
     fit_to_budget(
@@ -560,7 +623,7 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
         "[diff cut at the output budget; read the file to see the rest]",
     );
     let structured = serde_json::json!({
-        "path": outcome.path.display().to_string(),
+        "path": path_text(&outcome.path),
         "replacements": outcome.replacements,
         "changed": outcome.changed,
         "written": outcome.written,
@@ -586,7 +649,9 @@ pub struct MoveArgs {
 }
 
 async fn entry_checked(call: &Call<'_>, arg: &str) -> Result<Resolved, Answer> {
-    let resolved = resolve_entry(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
+    let resolved = resolve_entry_path(&call.roots, arg)
+        .await
+        .map_err(Answer::error)?;
     authorize(call, &resolved, Access::Write).await?;
     Ok(resolved)
 }
@@ -599,19 +664,28 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
     if !source.exists {
         return Answer::error(format!(
             "{}: no such file or directory",
-            source.path.display()
+            path_text(&source.path)
         ));
     }
     let destination = match entry_checked(call, &args.destination).await {
         Ok(resolved) => resolved,
         Err(answer) => return answer,
     };
+    // `dest/` names a directory: only a directory may be moved there (as the kernel says).
+    if destination.dir_only && !source.path.is_dir() {
+        return Answer::error(format!(
+            "{:?} ends with '/', which names a directory, but {} is not a directory; drop the \
+             trailing '/' to name the new file",
+            args.destination,
+            path_text(&source.path)
+        ));
+    }
     let (from, to) = (source.path.clone(), destination.path.clone());
     match blocking(move || mv::move_no_replace(&from, &to)).await {
         Ok(Ok(())) => Answer::text(format!(
             "Moved {} to {}.",
-            source.path.display(),
-            destination.path.display()
+            path_text(&source.path),
+            path_text(&destination.path)
         )),
         Ok(Err(err)) => Answer::error(err.to_string()),
         Err(answer) => answer,

@@ -5,6 +5,7 @@
 //! that call the domain and render its result.
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use rmcp::RoleServer;
 use rmcp::model::{JsonObject, Tool, ToolAnnotations};
@@ -199,9 +200,35 @@ pub async fn resolve_checked(
     arg: &str,
     access: Access,
 ) -> Result<Resolved, Answer> {
-    let resolved = resolve(arg, &call.roots).map_err(|err| Answer::error(err.to_string()))?;
+    let resolved = resolve_path(&call.roots, arg)
+        .await
+        .map_err(Answer::error)?;
     authorize(call, &resolved, access).await?;
     Ok(resolved)
+}
+
+/// Resolves a path argument on the blocking pool (canonicalising touches the disk, which
+/// may be slow or hang on a network mount). `Err` is the message for the model.
+pub async fn resolve_path(roots: &Arc<RootSet>, arg: &str) -> Result<Resolved, String> {
+    resolve_on_pool(roots, arg, resolve).await
+}
+
+/// Like [`resolve_path`] with [`crate::roots::resolve_entry`] (the final symlink is not
+/// followed).
+pub async fn resolve_entry_path(roots: &Arc<RootSet>, arg: &str) -> Result<Resolved, String> {
+    resolve_on_pool(roots, arg, crate::roots::resolve_entry).await
+}
+
+async fn resolve_on_pool(
+    roots: &Arc<RootSet>,
+    arg: &str,
+    how: fn(&str, &RootSet) -> Result<Resolved, crate::roots::PathError>,
+) -> Result<Resolved, String> {
+    let (arg, roots) = (arg.to_string(), roots.clone());
+    match blocking(move || how(&arg, &roots)).await {
+        Ok(resolved) => resolved.map_err(|err| err.to_string()),
+        Err(answer) => Err(answer.text),
+    }
 }
 
 /// Checks (or asks for) access to an already resolved path.
@@ -223,6 +250,31 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|err| Answer::error(format!("internal error: {err}")))
+}
+
+/// Runs blocking domain work on the blocking pool with a stop flag that the request's
+/// cancellation sets. `Ok(None)` when the request was cancelled (rmcp sends no response
+/// then); the work is still awaited until it notices the flag, so it keeps its place among
+/// the running requests until it has really stopped.
+pub async fn blocking_stoppable<T: Send + 'static>(
+    call: &Call<'_>,
+    work: impl FnOnce(&AtomicBool) -> T + Send + 'static,
+) -> Result<Option<T>, Answer> {
+    if call.ctx.ct.is_cancelled() {
+        return Ok(None); // cancelled before it started: no work at all
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let flag = stop.clone();
+    let mut handle = tokio::task::spawn_blocking(move || work(&flag));
+    let internal = |err: tokio::task::JoinError| Answer::error(format!("internal error: {err}"));
+    tokio::select! {
+        joined = &mut handle => joined.map(Some).map_err(internal),
+        _ = call.ctx.ct.cancelled() => {
+            stop.store(true, Ordering::Relaxed);
+            let _ = handle.await;
+            Ok(None)
+        }
+    }
 }
 
 /// Deserializers that accept numbers sent as strings ("20"), which some clients do.

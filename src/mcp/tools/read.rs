@@ -8,12 +8,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, schema_of,
+    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, resolve_path,
+    schema_of,
 };
 use crate::access::Access;
 use crate::files::{info, read};
 use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
-use crate::roots::{PathError, Resolved, file_uri_from_path, resolve};
+use crate::roots::{Resolved, file_uri_from_path, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -21,8 +22,9 @@ pub fn tools() -> Vec<Tool> {
             "list_roots",
             "List the workspace roots this server may access (and where they came from: the \
              client, the command line, or the working directory), the --confine boundary, \
-             and the directories the user granted or refused during this session.",
-            schema_of::<NoArgs>(),
+             and the directories the user granted or refused during this session. Roots are \
+             paged with head_limit/offset (default 100).",
+            schema_of::<ListRootsArgs>(),
         )
         .with_raw_output_schema(schema_of::<RootsOut>())
         .with_annotations(read_only_annotations("List workspace roots")),
@@ -57,20 +59,41 @@ pub fn tools() -> Vec<Tool> {
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-pub struct NoArgs {}
+pub struct ListRootsArgs {
+    /// Roots to return (default 100; at most 1,000; the output budget applies too).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 1, max = 1000))]
+    pub head_limit: Option<usize>,
+    /// Roots to skip first (for paging; default 0).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(min = 0, max = 1_000_000))]
+    pub offset: Option<usize>,
+}
+
+/// Most roots one list_roots answer holds.
+const MAX_ROOTS_SHOWN: usize = 1000;
+/// Most grants, refusals or notes listed (each list; the rest are counted).
+const MAX_LISTED: usize = 20;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct RootsOut {
     /// Where the roots came from: client, command line, working directory, --confine.
     pub source: String,
+    /// The roots of this page.
     pub roots: Vec<RootOut>,
+    /// How many roots are in force.
+    pub total: usize,
+    pub truncated: bool,
+    /// When more roots follow: the offset to ask for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
     /// The operator's --confine directories (empty when not set).
     pub confine: Vec<String>,
-    /// Directories the user granted for this session.
+    /// Directories the user granted for this session (the first 20).
     pub grants: Vec<AccessOut>,
-    /// Paths the user refused during this session.
+    /// Paths the user refused during this session (the first 20).
     pub refusals: Vec<AccessOut>,
-    /// Warnings about roots (ignored, dropped, missing).
+    /// Warnings about roots (ignored, dropped, missing; the first 20, then how many more).
     pub notes: Vec<String>,
 }
 
@@ -99,8 +122,10 @@ pub struct AccessOut {
     pub access: String,
 }
 
-pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
+pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     let roots = &call.roots;
+    let offset = args.offset.unwrap_or(0);
+    let limit = args.head_limit.unwrap_or(100).clamp(1, MAX_ROOTS_SHOWN);
     let grants = call.session.grants.snapshot();
     let (watch_status, index_status) = match &call.session.live {
         Some(live) => (live.watcher.status(), live.index.status()),
@@ -137,13 +162,25 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
     };
     let out = RootsOut {
         source: roots.source.label().to_string(),
+        total: roots.roots.len(),
+        truncated: false,
+        next_offset: None,
         roots: roots
             .roots
             .iter()
+            .skip(offset)
+            .take(limit)
             .map(|root| RootOut {
-                path: root.effective().display().to_string(),
+                path: path_text(root.effective()),
                 uri: file_uri_from_path(root.effective()),
-                name: root.name.clone(),
+                // A client's display name is free text: keep its start.
+                name: root
+                    .name
+                    .as_ref()
+                    .map(|name| match name.char_indices().nth(200) {
+                        Some((cut, _)) => format!("{}…", &name[..cut]),
+                        None => name.clone(),
+                    }),
                 exists: root.canonical.is_some(),
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
                 watched: root.canonical.is_some() && watch_of(root.effective()) == "watching",
@@ -165,27 +202,54 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
             .confine
             .dirs
             .iter()
-            .map(|d| d.display().to_string())
+            .map(|d| path_text(d))
             .collect(),
         grants: grants
             .granted
             .iter()
+            .take(MAX_LISTED)
             .map(|(path, access)| AccessOut {
-                path: path.display().to_string(),
+                path: path_text(path),
                 access: access.verb().to_string(),
             })
             .collect(),
         refusals: grants
             .refused
             .iter()
+            .take(MAX_LISTED)
             .map(|(path, access)| AccessOut {
-                path: path.display().to_string(),
+                path: path_text(path),
                 access: access.verb().to_string(),
             })
             .collect(),
-        notes: call.session.roots_notes(),
+        notes: bounded_notes(call.session.roots_notes()),
     };
+    let (granted, refused) = (grants.granted.len(), grants.refused.len());
+    let mut out = out;
+    // The text and the structured copy both count against the budget: keep the page to
+    // about a third of it each, and say where to continue.
+    let room = call.budget() / 3;
     let mut text = format!("Roots ({}):\n", out.source);
+    let mut kept = 0;
+    let mut root_bytes = 0;
+    for root in &out.roots {
+        let cost = root.path.len()
+            + root.uri.len()
+            + root.watch.len()
+            + root.index.len()
+            + root.name.as_ref().map_or(0, |n| n.len() * 2)
+            + 160;
+        if kept > 0 && root_bytes + cost > room {
+            break;
+        }
+        root_bytes += cost;
+        kept += 1;
+    }
+    out.roots.truncate(kept);
+    if offset + kept < out.total {
+        out.truncated = true;
+        out.next_offset = Some(offset + kept);
+    }
     for root in &out.roots {
         let mut flags = vec![root.kind.clone()];
         if !root.exists {
@@ -203,17 +267,62 @@ pub async fn list_roots(call: &Call<'_>, _args: NoArgs) -> Answer {
     if !out.confine.is_empty() {
         text.push_str(&format!("Confined to: {}\n", out.confine.join(", ")));
     }
+    if let Some(next) = out.next_offset {
+        text.push_str(&format!(
+            "[showing roots {}-{} of {}; call list_roots with offset={next} for more]\n",
+            offset + 1,
+            offset + out.roots.len(),
+            out.total
+        ));
+    } else if out.roots.is_empty() && out.total > 0 {
+        text.push_str(&format!(
+            "[offset {offset} is past the last of the {} roots]\n",
+            out.total
+        ));
+    }
     for grant in &out.grants {
         text.push_str(&format!("Granted ({}): {}\n", grant.access, grant.path));
     }
+    if granted > out.grants.len() {
+        text.push_str(&format!(
+            "… and {} more grants\n",
+            granted - out.grants.len()
+        ));
+    }
     for refusal in &out.refusals {
         text.push_str(&format!("Refused ({}): {}\n", refusal.access, refusal.path));
+    }
+    if refused > out.refusals.len() {
+        text.push_str(&format!(
+            "… and {} more refusals\n",
+            refused - out.refusals.len()
+        ));
     }
     for note in &out.notes {
         text.push_str(&format!("Note: {note}\n"));
     }
     let structured = serde_json::to_value(&out).unwrap_or(Value::Null);
     Answer::text(text).with_structured(structured)
+}
+
+/// The first notes about roots (each cut to 500 bytes), then how many more there are.
+fn bounded_notes(mut notes: Vec<String>) -> Vec<String> {
+    let more = notes.len().saturating_sub(MAX_LISTED);
+    notes.truncate(MAX_LISTED);
+    for note in &mut notes {
+        if note.len() > 500 {
+            let mut cut = 500;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+            note.push('…');
+        }
+    }
+    if more > 0 {
+        notes.push(format!("… and {more} more notes like these"));
+    }
+    notes
 }
 
 // ---------------------------------------------------------------------------------------
@@ -263,17 +372,17 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     if !resolved.exists {
         return Answer::error(format!(
             "{}: no such file or directory",
-            resolved.path.display()
+            path_text(&resolved.path)
         ));
     }
     let (given, canonical) = (resolved.given.clone(), resolved.path.clone());
     let facts = match blocking(move || info::file_info(&given, &canonical)).await {
         Ok(Ok(facts)) => facts,
-        Ok(Err(err)) => return Answer::error(format!("{}: {err}", resolved.path.display())),
+        Ok(Err(err)) => return Answer::error(format!("{}: {err}", path_text(&resolved.path))),
         Err(answer) => return answer,
     };
     let mut out = FileInfoOut {
-        path: facts.path.display().to_string(),
+        path: path_text(&facts.path),
         kind: match &facts.kind {
             info::Kind::File => "file".to_string(),
             info::Kind::Directory => "directory".to_string(),
@@ -284,10 +393,7 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         permissions: facts.permissions.clone(),
         mode: format!("{:04o}", facts.mode),
         readonly: facts.readonly,
-        symlink_target: facts
-            .symlink_target
-            .as_ref()
-            .map(|p| p.display().to_string()),
+        symlink_target: facts.symlink_target.as_ref().map(|p| path_text(p)),
         content: None,
         encoding: None,
         lines: None,
@@ -350,17 +456,41 @@ pub struct ReadFileArgs {
     /// The file: absolute path, file:// URI, or relative to the workspace roots.
     #[serde(alias = "file_path")]
     pub path: String,
-    /// 1-based line to start at (default 1).
+    /// 1-based line to start at (default 1; at most 1,000,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 1_000_000_000))]
     pub offset: Option<usize>,
-    /// Maximum number of lines to return (default 2000).
+    /// Maximum number of lines to return (default 2000; at most 100,000, and the output
+    /// budget applies anyway).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 100_000))]
     pub limit: Option<usize>,
     /// Prefix lines with their numbers, cat -n style (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
+}
+
+/// Largest `offset` (a line number) read_file accepts.
+pub const MAX_OFFSET: usize = 1_000_000_000;
+/// Largest `limit` (lines); larger values are clamped to it.
+pub const MAX_LIMIT: usize = 100_000;
+
+impl ReadFileArgs {
+    /// The first line and the line limit, after the documented bounds.
+    fn range(&self) -> Result<(usize, usize), Answer> {
+        let offset = self.offset.unwrap_or(1);
+        if offset > MAX_OFFSET {
+            return Err(Answer::error(format!(
+                "offset {offset} is above the maximum of {MAX_OFFSET}; no file here has that many lines"
+            )));
+        }
+        Ok((offset, clamp_limit(self.limit)))
+    }
+}
+
+/// The line limit, default 2000, at most [`MAX_LIMIT`].
+fn clamp_limit(limit: Option<usize>) -> usize {
+    limit.unwrap_or(DEFAULT_READ_LIMIT).clamp(1, MAX_LIMIT)
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -368,9 +498,9 @@ pub struct ReadFileArgs {
 pub struct ReadFilesArgs {
     /// The files to read.
     pub paths: Vec<String>,
-    /// Maximum number of lines per file (default 2000).
+    /// Maximum number of lines per file (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1))]
+    #[schemars(range(min = 1, max = 100_000))]
     pub limit: Option<usize>,
     /// Prefix lines with their numbers (default true).
     #[serde(default)]
@@ -379,16 +509,31 @@ pub struct ReadFilesArgs {
 
 pub const DEFAULT_READ_LIMIT: usize = 2000;
 
-/// Reads one file within `budget` bytes of text, or returns the error text.
+/// Bytes an image costs in the answer: its base64 text plus the JSON around it.
+fn image_cost(raw_bytes: u64) -> usize {
+    usize::try_from(raw_bytes.div_ceil(3) * 4).unwrap_or(usize::MAX) + IMAGE_OVERHEAD
+}
+
+/// The JSON of one image content block around its data (`{"type":"image",…}`).
+const IMAGE_OVERHEAD: usize = 64;
+
+/// The largest raw image whose [`image_cost`] fits in `room` bytes.
+fn image_room(room: usize) -> u64 {
+    (room.saturating_sub(IMAGE_OVERHEAD) / 4 * 3) as u64
+}
+
+/// Reads one file within `budget` bytes of text and `room` bytes of image, or returns the
+/// error text. `alone` says whether the file is the only one of its call (to word the advice
+/// when an image does not fit).
 async fn read_one(
     call: &Call<'_>,
-    resolved: Result<Resolved, PathError>,
-    offset: usize,
-    limit: usize,
+    resolved: Result<Resolved, String>,
+    (offset, limit): (usize, usize),
     numbers: bool,
     budget: usize,
+    room: usize,
 ) -> Result<(String, Option<(String, String)>), String> {
-    let resolved = resolved.map_err(|err| err.to_string())?;
+    let resolved = resolved?;
     authorize(call, &resolved, Access::Read)
         .await
         .map_err(|answer| answer.text)?;
@@ -397,6 +542,7 @@ async fn read_one(
         offset,
         limit,
         max_bytes: budget.saturating_sub(300),
+        max_image_bytes: image_room(room),
     };
     let outcome = blocking(move || read::read(&target, &request))
         .await
@@ -407,7 +553,7 @@ async fn read_one(
         read::ReadOutcome::Image { path, mime, bytes } => (
             format!(
                 "{} is a {mime} image ({}); it is attached.",
-                path.display(),
+                path_text(&path),
                 human_size(bytes.len() as u64)
             ),
             Some((
@@ -415,10 +561,33 @@ async fn read_one(
                 base64::engine::general_purpose::STANDARD.encode(&bytes),
             )),
         ),
+        read::ReadOutcome::ImageOverBudget { path, mime, size } => {
+            let whole = call.budget();
+            let advice = if image_cost(size) <= whole.saturating_sub(512) {
+                "read it in a call of its own (read_file), where the whole budget is free"
+                    .to_string()
+            } else {
+                format!(
+                    "it cannot fit in one answer under this server's output budget \
+                     (--max-output-bytes {whole}); the operator can raise that limit"
+                )
+            };
+            (
+                format!(
+                    "{} is a {mime} image ({}); it is not attached: as base64 it takes {} bytes, \
+                     more than the {} bytes left of the output budget; {advice}.",
+                    path_text(&path),
+                    human_size(size),
+                    image_cost(size),
+                    room,
+                ),
+                None,
+            )
+        }
         read::ReadOutcome::Binary { path, size, kind } => (
             format!(
                 "{} is a binary file ({kind}, {}); its bytes are not shown.",
-                path.display(),
+                path_text(&path),
                 human_size(size)
             ),
             None,
@@ -430,10 +599,10 @@ fn render_page(page: &read::TextPage, numbers: bool) -> String {
     let mut text = String::new();
     if page.lines.is_empty() {
         return match page.total_lines {
-            Some(0) => format!("[{} is empty]", page.path.display()),
+            Some(0) => format!("[{} is empty]", path_text(&page.path)),
             Some(total) => format!(
                 "[{} has {total} lines; offset {} is past the end]",
-                page.path.display(),
+                path_text(&page.path),
                 page.first_line
             ),
             None => String::new(),
@@ -476,14 +645,20 @@ fn render_page(page: &read::TextPage, numbers: bool) -> String {
 }
 
 pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
-    let budget = call.session.config.max_output_bytes;
+    let budget = call.budget();
+    let range = match args.range() {
+        Ok(range) => range,
+        Err(answer) => return answer,
+    };
+    let resolved = resolve_path(&call.roots, &args.path).await;
+    // The image's share: the budget less room for the sentence that accompanies it.
     match read_one(
         call,
-        resolve(&args.path, &call.roots),
-        args.offset.unwrap_or(1),
-        args.limit.unwrap_or(DEFAULT_READ_LIMIT),
+        resolved,
+        range,
         args.line_numbers.unwrap_or(true),
         budget,
+        budget.saturating_sub(512),
     )
     .await
     {
@@ -503,42 +678,52 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     }
 }
 
+/// Room kept for the closing note of read_files (and a heading) when deciding whether the
+/// next file still fits.
+const READ_FILES_RESERVE: usize = 400;
+
 pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     if args.paths.is_empty() {
         return Answer::error("`paths` is empty; give at least one file");
     }
-    let budget = call.session.config.max_output_bytes;
+    let budget = call.budget();
     let share = (budget / args.paths.len()).max(512);
+    let limit = clamp_limit(args.limit);
     let mut answer = Answer::default();
+    // Everything the answer holds so far: its text and its images (base64 and wrapping).
+    let mut used = 0usize;
+    let mut image_bytes = 0usize;
     let mut failures = 0;
+    let mut done = 0;
     for (index, path) in args.paths.iter().enumerate() {
-        if answer.text.len() + 200 > budget {
-            answer.text.push_str(&format!(
-                "[output budget reached after {index} of {} files; read the rest with another call]\n",
-                args.paths.len()
-            ));
+        if used + READ_FILES_RESERVE > budget {
             break;
         }
         // Headings carry the absolute path, like every result.
-        let resolved = resolve(path, &call.roots);
+        let resolved = resolve_path(&call.roots, path).await;
         let heading = match &resolved {
-            Ok(resolved) => resolved.path.display().to_string(),
+            Ok(resolved) => path_text(&resolved.path),
             Err(_) => path.clone(),
         };
-        answer.text.push_str(&format!("==> {heading} <==\n"));
+        let heading = format!("==> {heading} <==\n");
+        let left = budget.saturating_sub(used + heading.len() + READ_FILES_RESERVE);
+        answer.text.push_str(&heading);
         match read_one(
             call,
             resolved,
-            1,
-            args.limit.unwrap_or(DEFAULT_READ_LIMIT),
+            (1, limit),
             args.line_numbers.unwrap_or(true),
-            share,
+            share.min(left),
+            left,
         )
         .await
         {
             Ok((text, image)) => {
                 answer.text.push_str(&text);
-                answer.images.extend(image);
+                if let Some((mime, data)) = image {
+                    image_bytes += data.len() + IMAGE_OVERHEAD;
+                    answer.images.push((mime, data));
+                }
             }
             Err(message) => {
                 failures += 1;
@@ -546,8 +731,17 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             }
         }
         answer.text.push('\n');
+        done = index + 1;
+        used = answer.text.len() + image_bytes;
+    }
+    if done < args.paths.len() {
+        answer.text.push_str(&format!(
+            "[output budget reached after {done} of {} files; call read_files again with the \
+             remaining paths, starting with paths[{done}]]\n",
+            args.paths.len()
+        ));
     }
     // Only a complete failure is an error for the call as a whole.
-    answer.is_error = failures == args.paths.len();
+    answer.is_error = failures == done && done == args.paths.len();
     answer
 }

@@ -17,9 +17,14 @@
 //!   [`WatchEvent::Overflow`] (anything may have changed); a watch that cannot be added
 //!   (`max_user_watches`, permissions) is [`WatchEvent::Error`] plus a
 //!   [`WatchEvent::Status`] marking that root failed. [`Watcher::status`] reports every root.
-//! - **Noise that is not a change** is dropped before it reaches the actor: opens and
-//!   read-only closes (our own searches cause them by the thousand), and the
-//!   `*.rootgrep-tmp` files of our atomic writes (their final rename is what counts).
+//! - **Reads cost nothing.** Only changes are subscribed to in the kernel ([`EVENT_KINDS`]:
+//!   no open, access or read-only close events), so other processes reading the tree (a
+//!   build, an IDE, `rg`) and our own searches never wake the server. The `*.rootgrep-tmp`
+//!   files of our atomic writes are dropped before they reach the actor (their final rename
+//!   is what counts).
+//! - **Bounded.** Raw events reach the actor through a queue of at most [`QUEUE`] entries;
+//!   when it is full, further events are dropped and reported as one
+//!   [`WatchEvent::Overflow`], exactly like a kernel queue overflow (consumers rebuild).
 //!
 //! Roots are watched on the actor thread (adding a recursive inotify watch walks the tree,
 //! which can take a while), so [`Watcher::set_roots`] returns at once; the outcome for
@@ -28,13 +33,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 /// A path is settled once it has had no event for this long.
 pub const QUIET: Duration = Duration::from_millis(100);
@@ -49,6 +55,14 @@ pub const SETUP_QUIET: Duration = Duration::from_millis(250);
 pub const SETUP_MAX: Duration = Duration::from_secs(3);
 /// Suffix of the temporary files written by our atomic writes; never reported.
 pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
+/// Most raw events queued between notify's thread and the actor (the kernel's own default
+/// queue, `fs.inotify.max_queued_events`, is as long). Past it, events are dropped and an
+/// [`WatchEvent::Overflow`] is reported.
+pub const QUEUE: usize = 16 * 1024;
+/// The kernel events subscribed to: creations, removals, renames, content and attribute
+/// changes, and closes after writing. Opens, reads and read-only closes are left out in
+/// the kernel (inotify's mask), so reading the tree wakes nobody.
+pub const EVENT_KINDS: EventKindMask = EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
 
 /// What the watcher reports. Paths are absolute and lie under one of the watched roots
 /// (which are expected to be canonical, so event paths are canonical too).
@@ -90,13 +104,19 @@ pub type Handler = Box<dyn FnMut(WatchEvent) + Send + 'static>;
 
 /// A running watcher over a set of roots. Dropping it stops everything.
 pub struct Watcher {
-    commands: Sender<Msg>,
+    commands: SyncSender<Msg>,
+    /// Shared with the actor (see `Actor::lost`); read here only by tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    lost: Arc<AtomicBool>,
     status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
     actor: Option<JoinHandle<()>>,
 }
 
 enum Msg {
     Raw(notify::Result<notify::Event>),
+    /// Raw events were dropped because the queue was full (see `Actor::lost`); this only
+    /// wakes the actor, which may be idle when the flag is set.
+    Lost,
     SetRoots(Vec<PathBuf>),
     Stop,
 }
@@ -105,11 +125,20 @@ impl Watcher {
     /// Starts the actor with no roots; `handler` receives every event, on the actor thread,
     /// so it must not block for long (hand work off to another thread).
     pub fn new(handler: impl FnMut(WatchEvent) + Send + 'static) -> Watcher {
-        let (commands, inbox) = mpsc::channel();
+        Watcher::with_queue(handler, QUEUE)
+    }
+
+    /// Like [`Watcher::new`], with at most `queue` raw events waiting for the actor.
+    fn with_queue(handler: impl FnMut(WatchEvent) + Send + 'static, queue: usize) -> Watcher {
+        // Commands share the queue: they are rare, and the actor drains it quickly (its
+        // handler must not block), so sending one waits at most for one free slot.
+        let (commands, inbox) = mpsc::sync_channel(queue.max(1));
         let status = Arc::new(Mutex::new(Vec::new()));
+        let lost = Arc::new(AtomicBool::new(false));
         let actor = Actor {
             inbox,
             raw_sender: commands.clone(),
+            lost: Arc::clone(&lost),
             handler: Box::new(handler),
             status: Arc::clone(&status),
             notify: None,
@@ -124,6 +153,7 @@ impl Watcher {
             .expect("spawning the watcher thread");
         Watcher {
             commands,
+            lost,
             status,
             actor: Some(actor),
         }
@@ -185,7 +215,9 @@ struct Burst {
 struct Actor {
     inbox: Receiver<Msg>,
     /// Handed to notify's callback; raw events come back through `inbox`.
-    raw_sender: Sender<Msg>,
+    raw_sender: SyncSender<Msg>,
+    /// Set by notify's callback when the queue was full and an event was dropped.
+    lost: Arc<AtomicBool>,
     handler: Handler,
     status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
     notify: Option<RecommendedWatcher>,
@@ -226,7 +258,11 @@ impl Actor {
                 Some(Msg::Raw(raw)) => self.on_raw(raw),
                 Some(Msg::SetRoots(roots)) => self.set_roots(roots),
                 Some(Msg::Stop) => break,
-                None => {}
+                Some(Msg::Lost) | None => {}
+            }
+            if self.lost.swap(false, Ordering::SeqCst) {
+                tracing::warn!("the watch queue was full: events were dropped");
+                self.on_overflow();
             }
             self.finish_setup();
             self.flush_due();
@@ -255,6 +291,7 @@ impl Actor {
             return Ok(());
         }
         let sender = self.raw_sender.clone();
+        let lost = Arc::clone(&self.lost);
         let callback = move |event: notify::Result<notify::Event>| {
             // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
             if let Ok(event) = &event
@@ -262,10 +299,19 @@ impl Actor {
             {
                 return;
             }
-            let _ = sender.send(Msg::Raw(event));
+            // Never block notify's thread (the kernel queue would overflow behind it) and
+            // never queue without limit: a full queue loses the event, and says so.
+            if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
+                lost.store(true, Ordering::SeqCst);
+                // The actor may have drained the queue and gone idle before the flag was
+                // set: wake it. If the queue is still full, it is busy and sees the flag.
+                let _ = sender.try_send(Msg::Lost);
+            }
         };
         // Never follow symlinks: a link inside a root may point anywhere on the machine.
-        let config = notify::Config::default().with_follow_symlinks(false);
+        let config = notify::Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(EVENT_KINDS);
         let watcher = RecommendedWatcher::new(callback, config)
             .map_err(|err| format!("cannot start the file watcher: {err}"))?;
         self.notify = Some(watcher);
@@ -361,21 +407,31 @@ impl Actor {
         }
     }
 
-    fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
-        let now = Instant::now();
+    /// Events were lost (kernel or our queue): anything may have changed.
+    fn on_overflow(&mut self) {
+        self.busy(Instant::now());
+        // Lost events matter only to roots already reported as watched.
+        if self.setting_up.len() < self.watched.len() {
+            self.emit(WatchEvent::Overflow);
+        }
+    }
+
+    /// Something happened: roots being set up are not quiet yet.
+    fn busy(&mut self, now: Instant) {
         for (_, quiet, max) in &mut self.setting_up {
             *quiet = (now + SETUP_QUIET).min(*max);
         }
+    }
+
+    fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
+        let now = Instant::now();
+        self.busy(now);
         let event = match raw {
             Ok(event) => event,
             Err(err) => return self.on_error(err),
         };
         if event.need_rescan() {
-            // Lost events matter only to roots already reported as watched.
-            if self.setting_up.len() < self.watched.len() {
-                self.emit(WatchEvent::Overflow);
-            }
-            return;
+            return self.on_overflow();
         }
         let kind = match event.kind {
             EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
@@ -486,7 +542,8 @@ fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
     }
 }
 
-/// Raw events that never mean a change: opens and read-only closes.
+/// Raw events that never mean a change: opens and read-only closes (not subscribed to, see
+/// [`EVENT_KINDS`]; kept out here too in case a backend reports them anyway).
 fn is_noise(event: &notify::Event) -> bool {
     match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
@@ -732,6 +789,49 @@ mod tests {
         assert!(!seen.iter().any(|e| matches!(e, WatchEvent::Pending(p) if p.starts_with(&root) && !p.starts_with(&other))), "{seen:?}");
         drop(watcher);
         drop(other_dir);
+    }
+
+    #[test]
+    fn a_full_queue_is_reported_as_an_overflow() {
+        let (_dir, root) = root();
+        let (tx, rx) = mpsc::channel();
+        // The handler stalls on the first change until the gate opens, so raw events pile
+        // up behind it.
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let held = Arc::clone(&gate);
+        let watcher = Watcher::with_queue(
+            move |event| {
+                let stall = matches!(event, WatchEvent::Pending(_));
+                let _ = tx.send(event);
+                let (open, wake) = &*held;
+                let mut open = lock(open);
+                while stall && !*open {
+                    open = wake.wait(open).unwrap_or_else(PoisonError::into_inner);
+                }
+            },
+            4,
+        );
+        watcher.set_roots(std::slice::from_ref(&root));
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(
+            e,
+            WatchEvent::Status(_, RootStatus::Watching)
+        ))));
+        for n in 0..50 {
+            fs::write(root.join(format!("f{n}.txt")), "x").unwrap();
+        }
+        let deadline = Instant::now() + DEADLINE;
+        while !watcher.lost.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the queue never filled");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (open, wake) = &*gate;
+        *lock(open) = true;
+        wake.notify_all();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Overflow)),
+            "{seen:?}"
+        );
     }
 
     #[test]

@@ -317,9 +317,16 @@ impl RootIndex {
 
     /// Reads file `id`'s size and mtime again. False when it is no longer a regular file.
     fn restat(&self, id: usize) -> bool {
+        let path = self.root.join(self.rel_of(self.files[id].path));
+        self.store_stat(id, std::fs::symlink_metadata(path).ok().as_ref())
+    }
+
+    /// Stores file `id`'s size and mtime from `meta` (its `lstat`, read by the caller).
+    /// False when it is no longer a regular file.
+    fn store_stat(&self, id: usize, meta: Option<&std::fs::Metadata>) -> bool {
         let rec = &self.files[id];
-        match std::fs::symlink_metadata(self.root.join(self.rel_of(rec.path))) {
-            Ok(meta) if meta.is_file() => {
+        match meta {
+            Some(meta) if meta.is_file() => {
                 rec.size.store(meta.len(), AtomicOrdering::Relaxed);
                 rec.mtime
                     .store(to_nanos(meta.modified().ok()), AtomicOrdering::Relaxed);
@@ -860,6 +867,8 @@ impl FileIndex {
     /// Sets the roots to index (canonical directories; files and missing paths are
     /// skipped). Roots kept keep their index; a root is built once it is watched.
     pub fn set_roots(&self, roots: &[PathBuf]) {
+        // The filesystem is asked before the lock is taken: searches wait on that lock.
+        let dirs: Vec<&PathBuf> = roots.iter().filter(|root| root.is_dir()).collect();
         let mut state = self.lock();
         state.slots.retain(|slot| {
             let keep = roots.contains(&slot.root);
@@ -869,8 +878,8 @@ impl FileIndex {
             keep
         });
         let now = Instant::now();
-        for root in roots {
-            if !root.is_dir() || state.slots.iter().any(|s| &s.root == root) {
+        for root in dirs {
+            if state.slots.iter().any(|s| &s.root == root) {
                 continue;
             }
             let mut slot = Slot::new(root.clone());
@@ -957,9 +966,17 @@ impl FileIndex {
             .collect()
     }
 
-    /// Applies one watcher event (call it from the watcher's handler; it is quick: at most
-    /// a binary search and an `lstat`).
+    /// Applies one watcher event (call it from the watcher's handler; it is quick: an
+    /// `lstat`, then a few binary searches under the lock).
     pub fn apply(&self, event: &WatchEvent) {
+        // Read the disk before taking the lock: every search and `list_roots` waits on it,
+        // and an `lstat` can be slow (network filesystems, a loaded disk).
+        let meta = match event {
+            WatchEvent::Changed(path) | WatchEvent::Created(path) => {
+                std::fs::symlink_metadata(path).ok()
+            }
+            _ => None,
+        };
         let now = Instant::now();
         let mut state = self.lock();
         match event {
@@ -1021,7 +1038,7 @@ impl FileIndex {
                         continue;
                     };
                     slot.settling.retain(|p| p != path);
-                    settle(slot, event, rel.as_os_str().as_bytes(), now);
+                    settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
                 }
             }
         }
@@ -1030,8 +1047,14 @@ impl FileIndex {
     }
 }
 
-/// Applies a settled event to one root's slot.
-fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
+/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now.
+fn settle(
+    slot: &mut Slot,
+    event: &WatchEvent,
+    rel: &[u8],
+    meta: Option<&std::fs::Metadata>,
+    now: Instant,
+) {
     let maybe_structural = !is_hidden(rel) || is_ignore_name(rel);
     if slot.building.is_some() || slot.current.is_none() || slot.stale {
         match event {
@@ -1048,7 +1071,7 @@ fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
     let rebuild = match event {
         WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
             // Same file set; refresh size and mtime (a replacement keeps the entry).
-            !index.restat(file.expect("checked"))
+            !index.store_stat(file.expect("checked"), meta)
         }
         WatchEvent::Changed(_) => {
             index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel)
@@ -1056,8 +1079,7 @@ fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
         WatchEvent::Created(_) => {
             let still_ignored = index.find_ignored(rel).is_some_and(|i| {
                 let was_dir = index.ignored[i].is_dir;
-                std::fs::symlink_metadata(index.root.join(as_path(rel)))
-                    .is_ok_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
+                meta.is_some_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
             });
             !still_ignored
                 && (index.ignore_rules_at(rel) || (!is_hidden(rel) && index.parent_visited(rel)))
@@ -1149,7 +1171,33 @@ fn builder_loop(shared: &Shared) {
         let built = build_limited(&root, &control, max_files);
         tracing::debug!(root = %root.display(), "index build ended");
 
+        // Content changes seen during the walk are applied to the new build (not shared
+        // yet) outside the lock, since they read the disk; the slot stays `building`
+        // meanwhile, so changes arriving now queue up for the next round.
+        let mut vanished = false;
         state = lock();
+        while let Ok(Some(built)) = &built {
+            let Some(slot) = state.slots.iter_mut().find(|s| {
+                s.building
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(c, &control))
+            }) else {
+                break;
+            };
+            if slot.restat.is_empty() {
+                break;
+            }
+            let pending = std::mem::take(&mut slot.restat);
+            drop(state);
+            for path in pending {
+                if let Ok(rel) = path.strip_prefix(&root)
+                    && let Some(id) = built.find_file(rel)
+                {
+                    vanished |= !built.restat(id);
+                }
+            }
+            state = lock();
+        }
         let Some(slot) = state.slots.iter_mut().find(|s| {
             s.root == root
                 && s.building
@@ -1182,14 +1230,10 @@ fn builder_loop(shared: &Shared) {
             slot.due.get_or_insert(Instant::now());
             continue;
         }
-        for path in std::mem::take(&mut slot.restat) {
-            if let Ok(rel) = path.strip_prefix(&root)
-                && let Some(id) = built.find_file(rel)
-                && !built.restat(id)
-            {
-                slot.generation += 1;
-                slot.due.get_or_insert(Instant::now());
-            }
+        if vanished {
+            // A file changed into something else during the walk: the set is wrong.
+            slot.generation += 1;
+            slot.due.get_or_insert(Instant::now());
         }
         slot.stale = slot.generation != generation;
         slot.current = Some(Arc::new(built));

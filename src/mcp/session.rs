@@ -28,8 +28,9 @@ pub struct Session {
     pub log_level: AtomicU8,
     /// Resource subscriptions and the change notifications behind them.
     pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
-    /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key).
-    pub state_codec: rmcp::model::RequestStateCodec,
+    /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key); `Err`
+    /// says why there is no key, and 2026-07-28 requests are then refused.
+    pub state_codec: Result<rmcp::model::RequestStateCodec, String>,
     /// The watcher and the file index over the roots (absent with `--no-watch`).
     pub live: Option<Live>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
@@ -49,6 +50,10 @@ impl Session {
             tracing::warn!("{warning}");
         }
         let (roots_ready, _) = watch::channel(false);
+        let state_codec = crate::mcp::modern::new_codec();
+        if let Err(why) = &state_codec {
+            tracing::warn!("{why}: 2026-07-28 requests will be refused");
+        }
         let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
         let live = config
             .watch
@@ -65,7 +70,7 @@ impl Session {
             roots_notes: Mutex::new(warnings),
             subscriptions,
             live,
-            state_codec: crate::mcp::modern::new_codec(),
+            state_codec,
             config,
         })
     }
@@ -243,10 +248,13 @@ impl Live {
                 WatchEvent::Removed(path) => {
                     subscriptions.file_event(structural(Change::Removed, &path), path)
                 }
-                WatchEvent::Overflow => tracing::warn!(
-                    "file watching overflowed (events were lost); the index is rebuilt and \
-                     searches walk the disk meanwhile"
-                ),
+                WatchEvent::Overflow => {
+                    tracing::warn!(
+                        "file watching overflowed (events were lost); the index is rebuilt and \
+                         searches walk the disk meanwhile"
+                    );
+                    subscriptions.everything_changed();
+                }
                 WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
                 WatchEvent::Status(root, crate::watch::RootStatus::Failed(why)) => tracing::warn!(
                     "{} is not watched ({why}); searches there walk the disk",

@@ -71,7 +71,7 @@ pub fn glob_files(
         dir,
         &matcher,
         types.as_ref(),
-        query.sort,
+        (query.sort, query.after.as_deref()),
         cap,
         control,
     );
@@ -84,7 +84,7 @@ fn from_index(
     dir: &Path,
     matcher: &GlobMatcher,
     types: Option<&Types>,
-    sort: SortBy,
+    (sort, after): (SortBy, Option<&Path>),
     cap: usize,
     control: &Control,
 ) -> Option<Found> {
@@ -118,6 +118,9 @@ fn from_index(
                 path: index.path_of(id),
                 modified: file.modified,
             };
+            if after.is_some_and(|after| item.path.as_path() <= after) {
+                continue;
+            }
             found.best.push(Ranked { rank, item });
         }
         control
@@ -157,9 +160,7 @@ fn run(
                 control.file_examined();
                 let mut found = Found::new(cap);
                 let parent = path.parent().unwrap_or(Path::new("/"));
-                found.consider(&path, parent, &matcher, query.sort, || {
-                    std::fs::metadata(&path)
-                });
+                found.consider(&path, parent, &matcher, query, || std::fs::metadata(&path));
                 total.merge(found);
             }
             Target::Dir(dir) => {
@@ -167,9 +168,9 @@ fn run(
                     .filter(|_| index_compatible(query.hidden, query.no_ignore))
                     .and_then(|index| index.snapshot_for(&dir));
                 let types = options.types.as_ref();
-                let sort = query.sort;
+                let order = (query.sort, query.after.as_deref());
                 if let Some(found) = snapshot.as_deref().and_then(|snapshot| {
-                    from_index(snapshot, &dir, &matcher, types, sort, cap, control)
+                    from_index(snapshot, &dir, &matcher, types, order, cap, control)
                 }) {
                     total.merge(found);
                     continue;
@@ -220,9 +221,8 @@ impl PerThread for GlobWorker<'_> {
     }
 
     fn file(&mut self, entry: &DirEntry) {
-        let sort = self.query.sort;
         self.found
-            .consider(entry.path(), self.dir, self.matcher, sort, || {
+            .consider(entry.path(), self.dir, self.matcher, self.query, || {
                 entry.metadata()
             });
     }
@@ -242,24 +242,25 @@ impl Found {
         }
     }
 
-    /// Keeps `path` if its path relative to `base` matches. `metadata` is only called
-    /// when sorting by modification time.
+    /// Keeps `path` if its path relative to `base` matches (and sorts after
+    /// `query.after`). `metadata` is only called when sorting by modification time.
     fn consider<M, E>(
         &mut self,
         path: &Path,
         base: &Path,
         matcher: &GlobMatcher,
-        sort: SortBy,
+        query: &GlobQuery,
         metadata: M,
     ) where
         M: FnOnce() -> Result<std::fs::Metadata, E>,
     {
         self.stats.files_searched += 1;
         let relative = path.strip_prefix(base).unwrap_or(path);
-        if !matcher.is_match(relative) {
+        if !matcher.is_match(relative) || query.after.as_deref().is_some_and(|after| path <= after)
+        {
             return;
         }
-        let (rank, modified): (Rank, _) = match sort {
+        let (rank, modified): (Rank, _) = match query.sort {
             SortBy::Path => (None, None),
             SortBy::Modified => {
                 let modified = metadata().ok().and_then(|m| m.modified().ok());

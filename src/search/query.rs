@@ -116,6 +116,10 @@ pub struct GlobQuery {
     pub sort: SortBy,
     pub offset: usize,
     pub limit: Option<usize>,
+    /// Only paths sorting strictly after this one (with [`SortBy::Path`]): paging that
+    /// resumes after the last path served, so files added or removed before it shift
+    /// nothing (`resources/list`).
+    pub after: Option<std::path::PathBuf>,
 }
 
 impl GlobQuery {
@@ -130,6 +134,7 @@ impl GlobQuery {
             sort: SortBy::Path,
             offset: 0,
             limit: None,
+            after: None,
         }
     }
 }

@@ -10,6 +10,7 @@ mod crash;
 mod elicitation;
 mod files;
 mod fixtures;
+mod hostile_live;
 mod lifecycle;
 mod live;
 mod load;

@@ -26,6 +26,13 @@
 //!   when it is full, further events are dropped and reported as one
 //!   [`WatchEvent::Overflow`], exactly like a kernel queue overflow (consumers rebuild).
 //!
+//! - **A root replaced is watched again.** inotify watches inodes, so a root directory
+//!   deleted and re-created (or renamed away and re-created) would silently lose its watch.
+//!   When an event says a root itself went away (or, after an overflow, its device and
+//!   inode changed), the root goes back to [`RootStatus::Starting`] at once (consumers stop
+//!   trusting what they built) and is watched again once the dust settles; while it does not
+//!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`].
+//!
 //! Roots are watched on the actor thread (adding a recursive inotify watch walks the tree,
 //! which can take a while), so [`Watcher::set_roots`] returns at once; the outcome for
 //! each root arrives as a `Status` event and in [`Watcher::status`]. Dropping the
@@ -53,6 +60,8 @@ pub const MAX_DELAY: Duration = Duration::from_secs(1);
 /// `Watching`, so an overflow before that carries no information and is not reported.
 pub const SETUP_QUIET: Duration = Duration::from_millis(250);
 pub const SETUP_MAX: Duration = Duration::from_secs(3);
+/// How often a root that vanished is looked for again.
+pub const RETRY: Duration = Duration::from_secs(1);
 /// Suffix of the temporary files written by our atomic writes; never reported.
 pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
 /// Most raw events queued between notify's thread and the actor (the kernel's own default
@@ -146,6 +155,8 @@ impl Watcher {
             bursts: HashMap::new(),
             announced: false,
             setting_up: Vec::new(),
+            identity: Vec::new(),
+            vanished: Vec::new(),
         };
         let actor = std::thread::Builder::new()
             .name("rootgrep-watch".into())
@@ -228,6 +239,10 @@ struct Actor {
     announced: bool,
     /// Roots whose watch was just added: (root, quiet until, give up waiting at).
     setting_up: Vec<(PathBuf, Instant, Instant)>,
+    /// (device, inode) of each watched root when its watch was added.
+    identity: Vec<(PathBuf, (u64, u64))>,
+    /// Roots that went away (deleted, renamed, replaced): watched again at the time given.
+    vanished: Vec<(PathBuf, Instant)>,
 }
 
 /// The raw event kinds, reduced to what matters here.
@@ -266,6 +281,7 @@ impl Actor {
             }
             self.finish_setup();
             self.flush_due();
+            self.rewatch_due();
         }
         // Dropping the notify watcher stops its thread; events still queued are dropped.
         self.notify = None;
@@ -327,47 +343,23 @@ impl Actor {
             .cloned()
             .collect();
         for root in &gone {
-            if let Some(notify) = self.notify.as_mut() {
-                let _ = notify.unwatch(root);
-            }
-            self.watched.retain(|known| known != root);
-            self.setting_up.retain(|(known, _, _)| known != root);
+            self.unwatch(root);
         }
+        self.vanished.retain(|(root, _)| wanted.contains(root));
         self.bursts
             .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
         lock(&self.status).retain(|(root, _)| roots.contains(root));
 
         for root in &wanted {
-            if self.watched.contains(root) {
+            if self.watched.contains(root) || self.vanished.iter().any(|(r, _)| r == root) {
                 continue;
             }
-            let outcome = self.ensure_notify().and_then(|()| {
-                let mode = match root.is_dir() {
-                    true => RecursiveMode::Recursive,
-                    false => RecursiveMode::NonRecursive,
-                };
-                let notify = self.notify.as_mut().expect("created above");
-                notify.watch(root, mode).map_err(|err| describe(&err))
-            });
-            match outcome {
-                Ok(()) => {
-                    self.watched.push(root.clone());
-                    let now = Instant::now();
-                    self.setting_up
-                        .push((root.clone(), now + SETUP_QUIET, now + SETUP_MAX));
-                }
-                Err(reason) => {
-                    // A recursive watch that failed half-way leaves some directories
-                    // watched; remove them so that the root is cleanly unwatched.
-                    if let Some(notify) = self.notify.as_mut() {
-                        let _ = notify.unwatch(root);
-                    }
-                    self.emit(WatchEvent::Error(format!(
-                        "cannot watch {}: {reason}",
-                        root.display()
-                    )));
-                    self.set_status(root, RootStatus::Failed(reason));
-                }
+            if let Err(reason) = self.watch(root) {
+                self.emit(WatchEvent::Error(format!(
+                    "cannot watch {}: {reason}",
+                    root.display()
+                )));
+                self.set_status(root, RootStatus::Failed(reason));
             }
         }
         // Roots nested in another root share its watch, and so its status.
@@ -384,6 +376,92 @@ impl Actor {
                 .and_then(|outer| lock(&self.status).iter().find(|(r, _)| r == outer).cloned())
                 .map_or(RootStatus::Starting, |(_, status)| status);
             self.set_status(root, status);
+        }
+    }
+
+    /// Adds the recursive watch of one root; it is `Starting` until setup goes quiet.
+    fn watch(&mut self, root: &Path) -> Result<(), String> {
+        let outcome = self.ensure_notify().and_then(|()| {
+            let mode = match root.is_dir() {
+                true => RecursiveMode::Recursive,
+                false => RecursiveMode::NonRecursive,
+            };
+            let notify = self.notify.as_mut().expect("created above");
+            notify.watch(root, mode).map_err(|err| describe(&err))
+        });
+        if outcome.is_err() {
+            // A recursive watch that failed half-way leaves some directories watched;
+            // remove them so that the root is cleanly unwatched.
+            self.unwatch(root);
+            return outcome;
+        }
+        self.watched.push(root.to_path_buf());
+        if let Some(identity) = identity(root) {
+            self.identity.push((root.to_path_buf(), identity));
+        }
+        let now = Instant::now();
+        self.setting_up
+            .push((root.to_path_buf(), now + SETUP_QUIET, now + SETUP_MAX));
+        Ok(())
+    }
+
+    fn unwatch(&mut self, root: &Path) {
+        if let Some(notify) = self.notify.as_mut() {
+            let _ = notify.unwatch(root);
+        }
+        self.watched.retain(|known| known != root);
+        self.identity.retain(|(known, _)| known != root);
+        self.setting_up.retain(|(known, _, _)| known != root);
+    }
+
+    /// A watched root itself was deleted, renamed or replaced: its watch (on the old inode)
+    /// no longer covers the path. Consumers stop trusting it now; it is watched again
+    /// once the burst is over (`rm -rf DIR && mkdir DIR` takes a moment).
+    fn root_gone(&mut self, root: &Path) {
+        if self.vanished.iter().any(|(r, _)| r == root) {
+            return;
+        }
+        self.emit(WatchEvent::Error(format!(
+            "{} was removed or replaced; watching it again",
+            root.display()
+        )));
+        let affected: Vec<PathBuf> = lock(&self.status)
+            .iter()
+            .map(|(r, _)| r.clone())
+            .filter(|r| r.starts_with(root))
+            .collect();
+        for r in affected {
+            self.set_status(&r, RootStatus::Starting);
+        }
+        self.vanished
+            .push((root.to_path_buf(), Instant::now() + QUIET));
+    }
+
+    /// Watches again the roots that went away, once due; one still missing is `Failed`
+    /// and looked for again after [`RETRY`].
+    fn rewatch_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<PathBuf> = self
+            .vanished
+            .extract_if(.., |(_, at)| *at <= now)
+            .map(|(root, _)| root)
+            .collect();
+        for root in due {
+            self.unwatch(&root);
+            let outcome = match root.exists() {
+                true => self.watch(&root),
+                false => Err("the root was removed; rootgrep watches for it to come back".into()),
+            };
+            if let Err(reason) = outcome {
+                let status = RootStatus::Failed(reason);
+                let known = lock(&self.status)
+                    .iter()
+                    .any(|(r, s)| *r == root && *s == status);
+                if !known {
+                    self.set_status(&root, status);
+                }
+                self.vanished.push((root, now + RETRY));
+            }
         }
     }
 
@@ -413,6 +491,16 @@ impl Actor {
         // Lost events matter only to roots already reported as watched.
         if self.setting_up.len() < self.watched.len() {
             self.emit(WatchEvent::Overflow);
+        }
+        // The event saying that a root itself was replaced may be among those lost.
+        let replaced: Vec<PathBuf> = self
+            .identity
+            .iter()
+            .filter(|(root, known)| identity(root) != Some(*known))
+            .map(|(root, _)| root.clone())
+            .collect();
+        for root in replaced {
+            self.root_gone(&root);
         }
     }
 
@@ -450,6 +538,9 @@ impl Actor {
         for path in event.paths {
             if is_temporary(&path) {
                 continue;
+            }
+            if !matches!(kind, Raw::Modify) && self.watched.contains(&path) {
+                self.root_gone(&path);
             }
             let fresh = !self.bursts.contains_key(&path);
             let burst = self.bursts.entry(path.clone()).or_insert(Burst {
@@ -500,7 +591,13 @@ impl Actor {
 
     fn next_due(&self) -> Option<Instant> {
         let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
-        self.bursts.values().map(due).chain(setup).min()
+        let vanished = self.vanished.iter().map(|(_, at)| *at);
+        self.bursts
+            .values()
+            .map(due)
+            .chain(setup)
+            .chain(vanished)
+            .min()
     }
 
     fn flush_due(&mut self) {
@@ -528,6 +625,14 @@ impl Actor {
 
 fn due(burst: &Burst) -> Instant {
     (burst.last + QUIET).min(burst.started + MAX_DELAY)
+}
+
+/// The (device, inode) of a path, not following a final symlink.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
 }
 
 /// Turns a burst into its settled event by looking at the path now.
@@ -832,6 +937,43 @@ mod tests {
             wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Overflow)),
             "{seen:?}"
         );
+    }
+
+    #[test]
+    fn a_root_replaced_is_watched_again() {
+        let (_dir, base) = root();
+        let root = base.join("r");
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("a.txt"), "x").unwrap();
+        let (watcher, rx) = started(&root);
+        for replace in ["remove", "rename"] {
+            match replace {
+                "remove" => fs::remove_dir_all(&root).unwrap(),
+                _ => fs::rename(&root, base.join("r.old")).unwrap(),
+            }
+            fs::create_dir(&root).unwrap();
+            let mut seen = Vec::new();
+            assert!(
+                wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+                WatchEvent::Status(p, RootStatus::Starting) if p == &root))),
+                "{replace}: {seen:?}"
+            );
+            assert!(
+                wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+                WatchEvent::Status(p, RootStatus::Watching) if p == &root))),
+                "{replace}: {seen:?}"
+            );
+            let new = root.join(format!("{replace}.txt"));
+            fs::write(&new, "y").unwrap();
+            assert!(
+                wait_for(&rx, &mut seen, |s| has(
+                    s,
+                    &WatchEvent::Created(new.clone())
+                )),
+                "{replace}: {seen:?}"
+            );
+        }
+        assert_eq!(watcher.status(), [(root.clone(), RootStatus::Watching)]);
     }
 
     #[test]

@@ -263,3 +263,44 @@ fn garbage_list_cursors_are_invalid_params() {
     let (first, _) = list_page(&mut client, None);
     assert_eq!(first, [uri(&ws.app.join("src/main.rs"))]);
 }
+
+/// Waits until the index of `root` is fresh and `glob` finds `name` (from the index).
+fn wait_indexed(client: &mut Client, root: &Path, name: &str) {
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let fresh = roots["structuredContent"]["roots"][0]["index"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("fresh");
+        let found = client.call("glob", json!({"pattern": name, "head_limit": 0}));
+        if fresh && listed_files(&found).contains(&s(&root.join(name)).to_string()) {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{name} never appeared in the index: {roots} {found}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_root_directory_replaced_is_watched_and_indexed_again() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    wait_fresh(&mut client, &ws.app);
+    for replace in ["rm", "mv"] {
+        match replace {
+            "rm" => std::fs::remove_dir_all(&ws.app).unwrap(),
+            _ => std::fs::rename(&ws.app, ws.base.join("app.old")).unwrap(),
+        }
+        std::fs::create_dir(&ws.app).unwrap();
+        std::fs::write(ws.app.join(format!("{replace}.txt")), "x").unwrap();
+        wait_indexed(&mut client, &ws.app, &format!("{replace}.txt"));
+        // And the new directory is watched: a later file reaches the index too.
+        std::fs::write(ws.app.join(format!("{replace}-later.txt")), "x").unwrap();
+        wait_indexed(&mut client, &ws.app, &format!("{replace}-later.txt"));
+    }
+}

@@ -15,6 +15,11 @@
 //!   done, while a burst of events is still settling (from [`WatchEvent::Pending`] to its
 //!   settled event), and for a root that is not (or no longer) watched. Callers then walk.
 //!   A content change only refreshes that file's size and mtime in place.
+//! - **Our own writes.** The server's writes are announced with
+//!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
+//!   that path's event (or a build that started after the write has landed), so a write is
+//!   visible to the very next request even when the watcher has a backlog. A change whose
+//!   event does not come within [`EXPECT_WAIT`] makes the root rebuild.
 //!
 //! Ordering: paths are sorted component-wise (as `Path`'s `Ord` does), which is byte order
 //! with `/` sorting before every other byte; so all entries below a directory are
@@ -43,6 +48,9 @@ use crate::watch::{RootStatus, WatchEvent};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
 pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+/// How long a write by the server waits for its watch event before the root is rebuilt.
+pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
 
 /// Stored modification time meaning "could not be read".
 const NO_MTIME: i64 = i64::MIN;
@@ -752,6 +760,8 @@ struct Slot {
     settling: Vec<PathBuf>,
     /// Content changes seen while building, applied to the new build when it lands.
     restat: Vec<PathBuf>,
+    /// Paths the server itself changed, whose watch event has not arrived yet, with when.
+    expected: Vec<(PathBuf, Instant)>,
     last_build: Option<BuildInfo>,
     /// The tree holds more files than the index may (the limit): never indexed; searches
     /// walk the disk.
@@ -769,6 +779,7 @@ impl Slot {
             building: None,
             settling: Vec::new(),
             restat: Vec::new(),
+            expected: Vec::new(),
             last_build: None,
             too_many: None,
         }
@@ -784,8 +795,20 @@ impl Slot {
 
     fn fresh(&self) -> Option<&Arc<RootIndex>> {
         match (&self.current, self.stale, self.settling.is_empty()) {
-            (Some(index), false, true) => Some(index),
+            (Some(index), false, true) if self.expected.is_empty() => Some(index),
             _ => None,
+        }
+    }
+
+    /// Our own writes whose event is overdue: rebuild instead of waiting longer.
+    fn expire(&mut self, now: Instant) {
+        if self
+            .expected
+            .iter()
+            .any(|(_, at)| now.duration_since(*at) >= EXPECT_WAIT)
+        {
+            self.expected.clear();
+            self.schedule(now);
         }
     }
 }
@@ -937,6 +960,21 @@ impl FileIndex {
         }
     }
 
+    /// The server itself just changed `path` (wrote, edited, created, moved): until the
+    /// watcher reports it, the root containing it is not served, so the next request
+    /// never answers from before the change.
+    pub fn expect_change(&self, path: &Path) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        for slot in &mut state.slots {
+            if path.starts_with(&slot.root) {
+                slot.expected.push((path.to_path_buf(), now));
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
     /// Every root's state, in the order set.
     pub fn status(&self) -> Vec<RootIndexStatus> {
         let state = self.lock();
@@ -1038,6 +1076,7 @@ impl FileIndex {
                         continue;
                     };
                     slot.settling.retain(|p| p != path);
+                    slot.expected.retain(|(p, _)| p != path);
                     settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
                 }
             }
@@ -1126,6 +1165,13 @@ fn builder_loop(shared: &Shared) {
         let now = Instant::now();
         let mut next_due: Option<Instant> = None;
         let mut job = None;
+        for slot in &mut state.slots {
+            slot.expire(now);
+            if let Some((_, at)) = slot.expected.first() {
+                let due = *at + EXPECT_WAIT;
+                next_due = Some(next_due.map_or(due, |d: Instant| d.min(due)));
+            }
+        }
         for i in 0..state.slots.len() {
             let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
             let slot = &state.slots[i];
@@ -1165,6 +1211,7 @@ fn builder_loop(shared: &Shared) {
         slot.restat.clear();
         let generation = slot.generation;
         let root = slot.root.clone();
+        let started = Instant::now();
         drop(state);
 
         let max_files = shared.max_files;
@@ -1236,6 +1283,8 @@ fn builder_loop(shared: &Shared) {
             slot.due.get_or_insert(Instant::now());
         }
         slot.stale = slot.generation != generation;
+        // This walk read the disk after these writes: it holds them.
+        slot.expected.retain(|(_, at)| *at > started);
         slot.current = Some(Arc::new(built));
         shared.wake.notify_all();
     }
@@ -1459,6 +1508,38 @@ mod tests {
             .expect("a content change keeps it fresh");
         assert!(Arc::ptr_eq(&before, &after), "same build, updated in place");
         assert_eq!(after.file(1).size, 18);
+    }
+
+    #[test]
+    fn our_own_write_is_never_answered_from_before_it() {
+        let f = Fixture::new();
+        let index = f.live();
+        // Written by the server; the watcher has not delivered its event yet (backlog).
+        let path = f.write("a/new.rs", "x");
+        index.expect_change(&path);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served before its event"
+        );
+        index.apply(&WatchEvent::Quiet);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "an earlier burst settling is not this write's event"
+        );
+        index.apply(&WatchEvent::Pending(path.clone()));
+        index.apply(&WatchEvent::Created(path.clone()));
+        let fresh = index.wait_fresh(&f.root, DEADLINE).expect("rebuilt");
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
+
+        // An event that never comes (lost) does not keep the root unserved for good: it
+        // is rebuilt, and the rebuild holds the write.
+        let lost = f.write("a/lost.rs", "x");
+        index.expect_change(&lost);
+        assert!(index.snapshot(&f.root).is_none());
+        let fresh = index
+            .wait_fresh(&f.root, EXPECT_WAIT + DEADLINE)
+            .expect("rebuilt after the wait");
+        assert!(fresh.find_file(Path::new("a/lost.rs")).is_some());
     }
 
     #[test]

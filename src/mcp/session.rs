@@ -139,6 +139,16 @@ impl Session {
         self.roots()
     }
 
+    /// The server itself changed these paths: the index must not answer the next request
+    /// from before the change (see [`crate::index::FileIndex::expect_change`]).
+    pub fn wrote(&self, paths: &[&std::path::Path]) {
+        if let Some(live) = &self.live {
+            for path in paths {
+                live.index.expect_change(path);
+            }
+        }
+    }
+
     pub fn log_level(&self) -> u8 {
         self.log_level.load(Ordering::Relaxed)
     }

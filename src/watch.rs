@@ -977,6 +977,36 @@ mod tests {
     }
 
     #[test]
+    fn a_root_gone_for_a_while_is_reported_and_watched_when_it_returns() {
+        let (_dir, base) = root();
+        let root = base.join("r");
+        fs::create_dir(&root).unwrap();
+        let (_watcher, rx) = started(&root);
+        fs::remove_dir(&root).unwrap();
+        let mut seen = Vec::new();
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+            WatchEvent::Status(p, RootStatus::Failed(_)) if p == &root))),
+            "{seen:?}"
+        );
+        fs::create_dir(&root).unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+            WatchEvent::Status(p, RootStatus::Watching) if p == &root))),
+            "{seen:?}"
+        );
+        let new = root.join("back.txt");
+        fs::write(&new, "y").unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(
+                s,
+                &WatchEvent::Created(new.clone())
+            )),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
     fn nested_roots_share_one_watch() {
         assert_eq!(
             outermost(&[

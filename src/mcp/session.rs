@@ -235,12 +235,18 @@ impl Live {
                     Change::Modified
                 }
             };
-            if let WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) =
-                &event
-                && path
+            // Ignore rules changed, or a root was (re)watched (it may have been replaced
+            // by a directory with other rules): read them again.
+            let rules_changed = match &event {
+                WatchEvent::Changed(path)
+                | WatchEvent::Created(path)
+                | WatchEvent::Removed(path) => path
                     .file_name()
-                    .is_some_and(|n| n == ".gitignore" || n == ".ignore")
-            {
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore"),
+                WatchEvent::Status(_, crate::watch::RootStatus::Watching) => true,
+                _ => false,
+            };
+            if rules_changed {
                 let roots: Vec<PathBuf> = lists
                     .read()
                     .unwrap_or_else(|e| e.into_inner())

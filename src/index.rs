@@ -15,6 +15,11 @@
 //!   done, while a burst of events is still settling (from [`WatchEvent::Pending`] to its
 //!   settled event), and for a root that is not (or no longer) watched. Callers then walk.
 //!   A content change only refreshes that file's size and mtime in place.
+//! - **Our own writes.** The server's writes are announced with
+//!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
+//!   that path's event (or a build that started after the write has landed), so a write is
+//!   visible to the very next request even when the watcher has a backlog. A change whose
+//!   event does not come within [`EXPECT_WAIT`] makes the root rebuild.
 //!
 //! Ordering: paths are sorted component-wise (as `Path`'s `Ord` does), which is byte order
 //! with `/` sorting before every other byte; so all entries below a directory are
@@ -43,6 +48,9 @@ use crate::watch::{RootStatus, WatchEvent};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
 pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+/// How long a write by the server waits for its watch event before the root is rebuilt.
+pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
 
 /// Stored modification time meaning "could not be read".
 const NO_MTIME: i64 = i64::MIN;
@@ -317,9 +325,16 @@ impl RootIndex {
 
     /// Reads file `id`'s size and mtime again. False when it is no longer a regular file.
     fn restat(&self, id: usize) -> bool {
+        let path = self.root.join(self.rel_of(self.files[id].path));
+        self.store_stat(id, std::fs::symlink_metadata(path).ok().as_ref())
+    }
+
+    /// Stores file `id`'s size and mtime from `meta` (its `lstat`, read by the caller).
+    /// False when it is no longer a regular file.
+    fn store_stat(&self, id: usize, meta: Option<&std::fs::Metadata>) -> bool {
         let rec = &self.files[id];
-        match std::fs::symlink_metadata(self.root.join(self.rel_of(rec.path))) {
-            Ok(meta) if meta.is_file() => {
+        match meta {
+            Some(meta) if meta.is_file() => {
                 rec.size.store(meta.len(), AtomicOrdering::Relaxed);
                 rec.mtime
                     .store(to_nanos(meta.modified().ok()), AtomicOrdering::Relaxed);
@@ -745,6 +760,8 @@ struct Slot {
     settling: Vec<PathBuf>,
     /// Content changes seen while building, applied to the new build when it lands.
     restat: Vec<PathBuf>,
+    /// Paths the server itself changed, whose watch event has not arrived yet, with when.
+    expected: Vec<(PathBuf, Instant)>,
     last_build: Option<BuildInfo>,
     /// The tree holds more files than the index may (the limit): never indexed; searches
     /// walk the disk.
@@ -762,6 +779,7 @@ impl Slot {
             building: None,
             settling: Vec::new(),
             restat: Vec::new(),
+            expected: Vec::new(),
             last_build: None,
             too_many: None,
         }
@@ -777,8 +795,20 @@ impl Slot {
 
     fn fresh(&self) -> Option<&Arc<RootIndex>> {
         match (&self.current, self.stale, self.settling.is_empty()) {
-            (Some(index), false, true) => Some(index),
+            (Some(index), false, true) if self.expected.is_empty() => Some(index),
             _ => None,
+        }
+    }
+
+    /// Our own writes whose event is overdue: rebuild instead of waiting longer.
+    fn expire(&mut self, now: Instant) {
+        if self
+            .expected
+            .iter()
+            .any(|(_, at)| now.duration_since(*at) >= EXPECT_WAIT)
+        {
+            self.expected.clear();
+            self.schedule(now);
         }
     }
 }
@@ -860,6 +890,8 @@ impl FileIndex {
     /// Sets the roots to index (canonical directories; files and missing paths are
     /// skipped). Roots kept keep their index; a root is built once it is watched.
     pub fn set_roots(&self, roots: &[PathBuf]) {
+        // The filesystem is asked before the lock is taken: searches wait on that lock.
+        let dirs: Vec<&PathBuf> = roots.iter().filter(|root| root.is_dir()).collect();
         let mut state = self.lock();
         state.slots.retain(|slot| {
             let keep = roots.contains(&slot.root);
@@ -869,8 +901,8 @@ impl FileIndex {
             keep
         });
         let now = Instant::now();
-        for root in roots {
-            if !root.is_dir() || state.slots.iter().any(|s| &s.root == root) {
+        for root in dirs {
+            if state.slots.iter().any(|s| &s.root == root) {
                 continue;
             }
             let mut slot = Slot::new(root.clone());
@@ -928,6 +960,21 @@ impl FileIndex {
         }
     }
 
+    /// The server itself just changed `path` (wrote, edited, created, moved): until the
+    /// watcher reports it, the root containing it is not served, so the next request
+    /// never answers from before the change.
+    pub fn expect_change(&self, path: &Path) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        for slot in &mut state.slots {
+            if path.starts_with(&slot.root) {
+                slot.expected.push((path.to_path_buf(), now));
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
     /// Every root's state, in the order set.
     pub fn status(&self) -> Vec<RootIndexStatus> {
         let state = self.lock();
@@ -957,9 +1004,17 @@ impl FileIndex {
             .collect()
     }
 
-    /// Applies one watcher event (call it from the watcher's handler; it is quick: at most
-    /// a binary search and an `lstat`).
+    /// Applies one watcher event (call it from the watcher's handler; it is quick: an
+    /// `lstat`, then a few binary searches under the lock).
     pub fn apply(&self, event: &WatchEvent) {
+        // Read the disk before taking the lock: every search and `list_roots` waits on it,
+        // and an `lstat` can be slow (network filesystems, a loaded disk).
+        let meta = match event {
+            WatchEvent::Changed(path) | WatchEvent::Created(path) => {
+                std::fs::symlink_metadata(path).ok()
+            }
+            _ => None,
+        };
         let now = Instant::now();
         let mut state = self.lock();
         match event {
@@ -1021,7 +1076,8 @@ impl FileIndex {
                         continue;
                     };
                     slot.settling.retain(|p| p != path);
-                    settle(slot, event, rel.as_os_str().as_bytes(), now);
+                    slot.expected.retain(|(p, _)| p != path);
+                    settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
                 }
             }
         }
@@ -1030,8 +1086,14 @@ impl FileIndex {
     }
 }
 
-/// Applies a settled event to one root's slot.
-fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
+/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now.
+fn settle(
+    slot: &mut Slot,
+    event: &WatchEvent,
+    rel: &[u8],
+    meta: Option<&std::fs::Metadata>,
+    now: Instant,
+) {
     let maybe_structural = !is_hidden(rel) || is_ignore_name(rel);
     if slot.building.is_some() || slot.current.is_none() || slot.stale {
         match event {
@@ -1048,7 +1110,7 @@ fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
     let rebuild = match event {
         WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
             // Same file set; refresh size and mtime (a replacement keeps the entry).
-            !index.restat(file.expect("checked"))
+            !index.store_stat(file.expect("checked"), meta)
         }
         WatchEvent::Changed(_) => {
             index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel)
@@ -1056,8 +1118,7 @@ fn settle(slot: &mut Slot, event: &WatchEvent, rel: &[u8], now: Instant) {
         WatchEvent::Created(_) => {
             let still_ignored = index.find_ignored(rel).is_some_and(|i| {
                 let was_dir = index.ignored[i].is_dir;
-                std::fs::symlink_metadata(index.root.join(as_path(rel)))
-                    .is_ok_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
+                meta.is_some_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
             });
             !still_ignored
                 && (index.ignore_rules_at(rel) || (!is_hidden(rel) && index.parent_visited(rel)))
@@ -1104,6 +1165,13 @@ fn builder_loop(shared: &Shared) {
         let now = Instant::now();
         let mut next_due: Option<Instant> = None;
         let mut job = None;
+        for slot in &mut state.slots {
+            slot.expire(now);
+            if let Some((_, at)) = slot.expected.first() {
+                let due = *at + EXPECT_WAIT;
+                next_due = Some(next_due.map_or(due, |d: Instant| d.min(due)));
+            }
+        }
         for i in 0..state.slots.len() {
             let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
             let slot = &state.slots[i];
@@ -1143,13 +1211,40 @@ fn builder_loop(shared: &Shared) {
         slot.restat.clear();
         let generation = slot.generation;
         let root = slot.root.clone();
+        let started = Instant::now();
         drop(state);
 
         let max_files = shared.max_files;
         let built = build_limited(&root, &control, max_files);
         tracing::debug!(root = %root.display(), "index build ended");
 
+        // Content changes seen during the walk are applied to the new build (not shared
+        // yet) outside the lock, since they read the disk; the slot stays `building`
+        // meanwhile, so changes arriving now queue up for the next round.
+        let mut vanished = false;
         state = lock();
+        while let Ok(Some(built)) = &built {
+            let Some(slot) = state.slots.iter_mut().find(|s| {
+                s.building
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(c, &control))
+            }) else {
+                break;
+            };
+            if slot.restat.is_empty() {
+                break;
+            }
+            let pending = std::mem::take(&mut slot.restat);
+            drop(state);
+            for path in pending {
+                if let Ok(rel) = path.strip_prefix(&root)
+                    && let Some(id) = built.find_file(rel)
+                {
+                    vanished |= !built.restat(id);
+                }
+            }
+            state = lock();
+        }
         let Some(slot) = state.slots.iter_mut().find(|s| {
             s.root == root
                 && s.building
@@ -1182,16 +1277,14 @@ fn builder_loop(shared: &Shared) {
             slot.due.get_or_insert(Instant::now());
             continue;
         }
-        for path in std::mem::take(&mut slot.restat) {
-            if let Ok(rel) = path.strip_prefix(&root)
-                && let Some(id) = built.find_file(rel)
-                && !built.restat(id)
-            {
-                slot.generation += 1;
-                slot.due.get_or_insert(Instant::now());
-            }
+        if vanished {
+            // A file changed into something else during the walk: the set is wrong.
+            slot.generation += 1;
+            slot.due.get_or_insert(Instant::now());
         }
         slot.stale = slot.generation != generation;
+        // This walk read the disk after these writes: it holds them.
+        slot.expected.retain(|(_, at)| *at > started);
         slot.current = Some(Arc::new(built));
         shared.wake.notify_all();
     }
@@ -1415,6 +1508,38 @@ mod tests {
             .expect("a content change keeps it fresh");
         assert!(Arc::ptr_eq(&before, &after), "same build, updated in place");
         assert_eq!(after.file(1).size, 18);
+    }
+
+    #[test]
+    fn our_own_write_is_never_answered_from_before_it() {
+        let f = Fixture::new();
+        let index = f.live();
+        // Written by the server; the watcher has not delivered its event yet (backlog).
+        let path = f.write("a/new.rs", "x");
+        index.expect_change(&path);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served before its event"
+        );
+        index.apply(&WatchEvent::Quiet);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "an earlier burst settling is not this write's event"
+        );
+        index.apply(&WatchEvent::Pending(path.clone()));
+        index.apply(&WatchEvent::Created(path.clone()));
+        let fresh = index.wait_fresh(&f.root, DEADLINE).expect("rebuilt");
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
+
+        // An event that never comes (lost) does not keep the root unserved for good: it
+        // is rebuilt, and the rebuild holds the write.
+        let lost = f.write("a/lost.rs", "x");
+        index.expect_change(&lost);
+        assert!(index.snapshot(&f.root).is_none());
+        let fresh = index
+            .wait_fresh(&f.root, EXPECT_WAIT + DEADLINE)
+            .expect("rebuilt after the wait");
+        assert!(fresh.find_file(Path::new("a/lost.rs")).is_some());
     }
 
     #[test]

@@ -17,9 +17,21 @@
 //!   [`WatchEvent::Overflow`] (anything may have changed); a watch that cannot be added
 //!   (`max_user_watches`, permissions) is [`WatchEvent::Error`] plus a
 //!   [`WatchEvent::Status`] marking that root failed. [`Watcher::status`] reports every root.
-//! - **Noise that is not a change** is dropped before it reaches the actor: opens and
-//!   read-only closes (our own searches cause them by the thousand), and the
-//!   `*.rootgrep-tmp` files of our atomic writes (their final rename is what counts).
+//! - **Reads cost nothing.** Only changes are subscribed to in the kernel ([`EVENT_KINDS`]:
+//!   no open, access or read-only close events), so other processes reading the tree (a
+//!   build, an IDE, `rg`) and our own searches never wake the server. The `*.rootgrep-tmp`
+//!   files of our atomic writes are dropped before they reach the actor (their final rename
+//!   is what counts).
+//! - **Bounded.** Raw events reach the actor through a queue of at most [`QUEUE`] entries;
+//!   when it is full, further events are dropped and reported as one
+//!   [`WatchEvent::Overflow`], exactly like a kernel queue overflow (consumers rebuild).
+//!
+//! - **A root replaced is watched again.** inotify watches inodes, so a root directory
+//!   deleted and re-created (or renamed away and re-created) would silently lose its watch.
+//!   When an event says a root itself went away (or, after an overflow, its device and
+//!   inode changed), the root goes back to [`RootStatus::Starting`] at once (consumers stop
+//!   trusting what they built) and is watched again once the dust settles; while it does not
+//!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`].
 //!
 //! Roots are watched on the actor thread (adding a recursive inotify watch walks the tree,
 //! which can take a while), so [`Watcher::set_roots`] returns at once; the outcome for
@@ -28,13 +40,14 @@
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 /// A path is settled once it has had no event for this long.
 pub const QUIET: Duration = Duration::from_millis(100);
@@ -47,8 +60,18 @@ pub const MAX_DELAY: Duration = Duration::from_secs(1);
 /// `Watching`, so an overflow before that carries no information and is not reported.
 pub const SETUP_QUIET: Duration = Duration::from_millis(250);
 pub const SETUP_MAX: Duration = Duration::from_secs(3);
+/// How often a root that vanished is looked for again.
+pub const RETRY: Duration = Duration::from_secs(1);
 /// Suffix of the temporary files written by our atomic writes; never reported.
 pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
+/// Most raw events queued between notify's thread and the actor (the kernel's own default
+/// queue, `fs.inotify.max_queued_events`, is as long). Past it, events are dropped and an
+/// [`WatchEvent::Overflow`] is reported.
+pub const QUEUE: usize = 16 * 1024;
+/// The kernel events subscribed to: creations, removals, renames, content and attribute
+/// changes, and closes after writing. Opens, reads and read-only closes are left out in
+/// the kernel (inotify's mask), so reading the tree wakes nobody.
+pub const EVENT_KINDS: EventKindMask = EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
 
 /// What the watcher reports. Paths are absolute and lie under one of the watched roots
 /// (which are expected to be canonical, so event paths are canonical too).
@@ -90,13 +113,19 @@ pub type Handler = Box<dyn FnMut(WatchEvent) + Send + 'static>;
 
 /// A running watcher over a set of roots. Dropping it stops everything.
 pub struct Watcher {
-    commands: Sender<Msg>,
+    commands: SyncSender<Msg>,
+    /// Shared with the actor (see `Actor::lost`); read here only by tests.
+    #[cfg_attr(not(test), allow(dead_code))]
+    lost: Arc<AtomicBool>,
     status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
     actor: Option<JoinHandle<()>>,
 }
 
 enum Msg {
     Raw(notify::Result<notify::Event>),
+    /// Raw events were dropped because the queue was full (see `Actor::lost`); this only
+    /// wakes the actor, which may be idle when the flag is set.
+    Lost,
     SetRoots(Vec<PathBuf>),
     Stop,
 }
@@ -105,11 +134,20 @@ impl Watcher {
     /// Starts the actor with no roots; `handler` receives every event, on the actor thread,
     /// so it must not block for long (hand work off to another thread).
     pub fn new(handler: impl FnMut(WatchEvent) + Send + 'static) -> Watcher {
-        let (commands, inbox) = mpsc::channel();
+        Watcher::with_queue(handler, QUEUE)
+    }
+
+    /// Like [`Watcher::new`], with at most `queue` raw events waiting for the actor.
+    fn with_queue(handler: impl FnMut(WatchEvent) + Send + 'static, queue: usize) -> Watcher {
+        // Commands share the queue: they are rare, and the actor drains it quickly (its
+        // handler must not block), so sending one waits at most for one free slot.
+        let (commands, inbox) = mpsc::sync_channel(queue.max(1));
         let status = Arc::new(Mutex::new(Vec::new()));
+        let lost = Arc::new(AtomicBool::new(false));
         let actor = Actor {
             inbox,
             raw_sender: commands.clone(),
+            lost: Arc::clone(&lost),
             handler: Box::new(handler),
             status: Arc::clone(&status),
             notify: None,
@@ -117,6 +155,8 @@ impl Watcher {
             bursts: HashMap::new(),
             announced: false,
             setting_up: Vec::new(),
+            identity: Vec::new(),
+            vanished: Vec::new(),
         };
         let actor = std::thread::Builder::new()
             .name("rootgrep-watch".into())
@@ -124,6 +164,7 @@ impl Watcher {
             .expect("spawning the watcher thread");
         Watcher {
             commands,
+            lost,
             status,
             actor: Some(actor),
         }
@@ -185,7 +226,9 @@ struct Burst {
 struct Actor {
     inbox: Receiver<Msg>,
     /// Handed to notify's callback; raw events come back through `inbox`.
-    raw_sender: Sender<Msg>,
+    raw_sender: SyncSender<Msg>,
+    /// Set by notify's callback when the queue was full and an event was dropped.
+    lost: Arc<AtomicBool>,
     handler: Handler,
     status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
     notify: Option<RecommendedWatcher>,
@@ -196,6 +239,10 @@ struct Actor {
     announced: bool,
     /// Roots whose watch was just added: (root, quiet until, give up waiting at).
     setting_up: Vec<(PathBuf, Instant, Instant)>,
+    /// (device, inode) of each watched root when its watch was added.
+    identity: Vec<(PathBuf, (u64, u64))>,
+    /// Roots that went away (deleted, renamed, replaced): watched again at the time given.
+    vanished: Vec<(PathBuf, Instant)>,
 }
 
 /// The raw event kinds, reduced to what matters here.
@@ -226,10 +273,15 @@ impl Actor {
                 Some(Msg::Raw(raw)) => self.on_raw(raw),
                 Some(Msg::SetRoots(roots)) => self.set_roots(roots),
                 Some(Msg::Stop) => break,
-                None => {}
+                Some(Msg::Lost) | None => {}
+            }
+            if self.lost.swap(false, Ordering::SeqCst) {
+                tracing::warn!("the watch queue was full: events were dropped");
+                self.on_overflow();
             }
             self.finish_setup();
             self.flush_due();
+            self.rewatch_due();
         }
         // Dropping the notify watcher stops its thread; events still queued are dropped.
         self.notify = None;
@@ -255,6 +307,7 @@ impl Actor {
             return Ok(());
         }
         let sender = self.raw_sender.clone();
+        let lost = Arc::clone(&self.lost);
         let callback = move |event: notify::Result<notify::Event>| {
             // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
             if let Ok(event) = &event
@@ -262,10 +315,19 @@ impl Actor {
             {
                 return;
             }
-            let _ = sender.send(Msg::Raw(event));
+            // Never block notify's thread (the kernel queue would overflow behind it) and
+            // never queue without limit: a full queue loses the event, and says so.
+            if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
+                lost.store(true, Ordering::SeqCst);
+                // The actor may have drained the queue and gone idle before the flag was
+                // set: wake it. If the queue is still full, it is busy and sees the flag.
+                let _ = sender.try_send(Msg::Lost);
+            }
         };
         // Never follow symlinks: a link inside a root may point anywhere on the machine.
-        let config = notify::Config::default().with_follow_symlinks(false);
+        let config = notify::Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(EVENT_KINDS);
         let watcher = RecommendedWatcher::new(callback, config)
             .map_err(|err| format!("cannot start the file watcher: {err}"))?;
         self.notify = Some(watcher);
@@ -281,47 +343,23 @@ impl Actor {
             .cloned()
             .collect();
         for root in &gone {
-            if let Some(notify) = self.notify.as_mut() {
-                let _ = notify.unwatch(root);
-            }
-            self.watched.retain(|known| known != root);
-            self.setting_up.retain(|(known, _, _)| known != root);
+            self.unwatch(root);
         }
+        self.vanished.retain(|(root, _)| wanted.contains(root));
         self.bursts
             .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
         lock(&self.status).retain(|(root, _)| roots.contains(root));
 
         for root in &wanted {
-            if self.watched.contains(root) {
+            if self.watched.contains(root) || self.vanished.iter().any(|(r, _)| r == root) {
                 continue;
             }
-            let outcome = self.ensure_notify().and_then(|()| {
-                let mode = match root.is_dir() {
-                    true => RecursiveMode::Recursive,
-                    false => RecursiveMode::NonRecursive,
-                };
-                let notify = self.notify.as_mut().expect("created above");
-                notify.watch(root, mode).map_err(|err| describe(&err))
-            });
-            match outcome {
-                Ok(()) => {
-                    self.watched.push(root.clone());
-                    let now = Instant::now();
-                    self.setting_up
-                        .push((root.clone(), now + SETUP_QUIET, now + SETUP_MAX));
-                }
-                Err(reason) => {
-                    // A recursive watch that failed half-way leaves some directories
-                    // watched; remove them so that the root is cleanly unwatched.
-                    if let Some(notify) = self.notify.as_mut() {
-                        let _ = notify.unwatch(root);
-                    }
-                    self.emit(WatchEvent::Error(format!(
-                        "cannot watch {}: {reason}",
-                        root.display()
-                    )));
-                    self.set_status(root, RootStatus::Failed(reason));
-                }
+            if let Err(reason) = self.watch(root) {
+                self.emit(WatchEvent::Error(format!(
+                    "cannot watch {}: {reason}",
+                    root.display()
+                )));
+                self.set_status(root, RootStatus::Failed(reason));
             }
         }
         // Roots nested in another root share its watch, and so its status.
@@ -338,6 +376,92 @@ impl Actor {
                 .and_then(|outer| lock(&self.status).iter().find(|(r, _)| r == outer).cloned())
                 .map_or(RootStatus::Starting, |(_, status)| status);
             self.set_status(root, status);
+        }
+    }
+
+    /// Adds the recursive watch of one root; it is `Starting` until setup goes quiet.
+    fn watch(&mut self, root: &Path) -> Result<(), String> {
+        let outcome = self.ensure_notify().and_then(|()| {
+            let mode = match root.is_dir() {
+                true => RecursiveMode::Recursive,
+                false => RecursiveMode::NonRecursive,
+            };
+            let notify = self.notify.as_mut().expect("created above");
+            notify.watch(root, mode).map_err(|err| describe(&err))
+        });
+        if outcome.is_err() {
+            // A recursive watch that failed half-way leaves some directories watched;
+            // remove them so that the root is cleanly unwatched.
+            self.unwatch(root);
+            return outcome;
+        }
+        self.watched.push(root.to_path_buf());
+        if let Some(identity) = identity(root) {
+            self.identity.push((root.to_path_buf(), identity));
+        }
+        let now = Instant::now();
+        self.setting_up
+            .push((root.to_path_buf(), now + SETUP_QUIET, now + SETUP_MAX));
+        Ok(())
+    }
+
+    fn unwatch(&mut self, root: &Path) {
+        if let Some(notify) = self.notify.as_mut() {
+            let _ = notify.unwatch(root);
+        }
+        self.watched.retain(|known| known != root);
+        self.identity.retain(|(known, _)| known != root);
+        self.setting_up.retain(|(known, _, _)| known != root);
+    }
+
+    /// A watched root itself was deleted, renamed or replaced: its watch (on the old inode)
+    /// no longer covers the path. Consumers stop trusting it now; it is watched again
+    /// once the burst is over (`rm -rf DIR && mkdir DIR` takes a moment).
+    fn root_gone(&mut self, root: &Path) {
+        if self.vanished.iter().any(|(r, _)| r == root) {
+            return;
+        }
+        self.emit(WatchEvent::Error(format!(
+            "{} was removed or replaced; watching it again",
+            root.display()
+        )));
+        let affected: Vec<PathBuf> = lock(&self.status)
+            .iter()
+            .map(|(r, _)| r.clone())
+            .filter(|r| r.starts_with(root))
+            .collect();
+        for r in affected {
+            self.set_status(&r, RootStatus::Starting);
+        }
+        self.vanished
+            .push((root.to_path_buf(), Instant::now() + QUIET));
+    }
+
+    /// Watches again the roots that went away, once due; one still missing is `Failed`
+    /// and looked for again after [`RETRY`].
+    fn rewatch_due(&mut self) {
+        let now = Instant::now();
+        let due: Vec<PathBuf> = self
+            .vanished
+            .extract_if(.., |(_, at)| *at <= now)
+            .map(|(root, _)| root)
+            .collect();
+        for root in due {
+            self.unwatch(&root);
+            let outcome = match root.exists() {
+                true => self.watch(&root),
+                false => Err("the root was removed; rootgrep watches for it to come back".into()),
+            };
+            if let Err(reason) = outcome {
+                let status = RootStatus::Failed(reason);
+                let known = lock(&self.status)
+                    .iter()
+                    .any(|(r, s)| *r == root && *s == status);
+                if !known {
+                    self.set_status(&root, status);
+                }
+                self.vanished.push((root, now + RETRY));
+            }
         }
     }
 
@@ -361,21 +485,41 @@ impl Actor {
         }
     }
 
-    fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
-        let now = Instant::now();
+    /// Events were lost (kernel or our queue): anything may have changed.
+    fn on_overflow(&mut self) {
+        self.busy(Instant::now());
+        // Lost events matter only to roots already reported as watched.
+        if self.setting_up.len() < self.watched.len() {
+            self.emit(WatchEvent::Overflow);
+        }
+        // The event saying that a root itself was replaced may be among those lost.
+        let replaced: Vec<PathBuf> = self
+            .identity
+            .iter()
+            .filter(|(root, known)| identity(root) != Some(*known))
+            .map(|(root, _)| root.clone())
+            .collect();
+        for root in replaced {
+            self.root_gone(&root);
+        }
+    }
+
+    /// Something happened: roots being set up are not quiet yet.
+    fn busy(&mut self, now: Instant) {
         for (_, quiet, max) in &mut self.setting_up {
             *quiet = (now + SETUP_QUIET).min(*max);
         }
+    }
+
+    fn on_raw(&mut self, raw: notify::Result<notify::Event>) {
+        let now = Instant::now();
+        self.busy(now);
         let event = match raw {
             Ok(event) => event,
             Err(err) => return self.on_error(err),
         };
         if event.need_rescan() {
-            // Lost events matter only to roots already reported as watched.
-            if self.setting_up.len() < self.watched.len() {
-                self.emit(WatchEvent::Overflow);
-            }
-            return;
+            return self.on_overflow();
         }
         let kind = match event.kind {
             EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
@@ -394,6 +538,9 @@ impl Actor {
         for path in event.paths {
             if is_temporary(&path) {
                 continue;
+            }
+            if !matches!(kind, Raw::Modify) && self.watched.contains(&path) {
+                self.root_gone(&path);
             }
             let fresh = !self.bursts.contains_key(&path);
             let burst = self.bursts.entry(path.clone()).or_insert(Burst {
@@ -444,7 +591,13 @@ impl Actor {
 
     fn next_due(&self) -> Option<Instant> {
         let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
-        self.bursts.values().map(due).chain(setup).min()
+        let vanished = self.vanished.iter().map(|(_, at)| *at);
+        self.bursts
+            .values()
+            .map(due)
+            .chain(setup)
+            .chain(vanished)
+            .min()
     }
 
     fn flush_due(&mut self) {
@@ -474,6 +627,14 @@ fn due(burst: &Burst) -> Instant {
     (burst.last + QUIET).min(burst.started + MAX_DELAY)
 }
 
+/// The (device, inode) of a path, not following a final symlink.
+fn identity(path: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(path)
+        .ok()
+        .map(|meta| (meta.dev(), meta.ino()))
+}
+
 /// Turns a burst into its settled event by looking at the path now.
 fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
     let exists = std::fs::symlink_metadata(&path).is_ok();
@@ -486,7 +647,8 @@ fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
     }
 }
 
-/// Raw events that never mean a change: opens and read-only closes.
+/// Raw events that never mean a change: opens and read-only closes (not subscribed to, see
+/// [`EVENT_KINDS`]; kept out here too in case a backend reports them anyway).
 fn is_noise(event: &notify::Event) -> bool {
     match event.kind {
         EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
@@ -732,6 +894,116 @@ mod tests {
         assert!(!seen.iter().any(|e| matches!(e, WatchEvent::Pending(p) if p.starts_with(&root) && !p.starts_with(&other))), "{seen:?}");
         drop(watcher);
         drop(other_dir);
+    }
+
+    #[test]
+    fn a_full_queue_is_reported_as_an_overflow() {
+        let (_dir, root) = root();
+        let (tx, rx) = mpsc::channel();
+        // The handler stalls on the first change until the gate opens, so raw events pile
+        // up behind it.
+        let gate = Arc::new((Mutex::new(false), std::sync::Condvar::new()));
+        let held = Arc::clone(&gate);
+        let watcher = Watcher::with_queue(
+            move |event| {
+                let stall = matches!(event, WatchEvent::Pending(_));
+                let _ = tx.send(event);
+                let (open, wake) = &*held;
+                let mut open = lock(open);
+                while stall && !*open {
+                    open = wake.wait(open).unwrap_or_else(PoisonError::into_inner);
+                }
+            },
+            4,
+        );
+        watcher.set_roots(std::slice::from_ref(&root));
+        let mut seen = Vec::new();
+        assert!(wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(
+            e,
+            WatchEvent::Status(_, RootStatus::Watching)
+        ))));
+        for n in 0..50 {
+            fs::write(root.join(format!("f{n}.txt")), "x").unwrap();
+        }
+        let deadline = Instant::now() + DEADLINE;
+        while !watcher.lost.load(Ordering::SeqCst) {
+            assert!(Instant::now() < deadline, "the queue never filled");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let (open, wake) = &*gate;
+        *lock(open) = true;
+        wake.notify_all();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(s, &WatchEvent::Overflow)),
+            "{seen:?}"
+        );
+    }
+
+    #[test]
+    fn a_root_replaced_is_watched_again() {
+        let (_dir, base) = root();
+        let root = base.join("r");
+        fs::create_dir(&root).unwrap();
+        fs::write(root.join("a.txt"), "x").unwrap();
+        let (watcher, rx) = started(&root);
+        for replace in ["remove", "rename"] {
+            match replace {
+                "remove" => fs::remove_dir_all(&root).unwrap(),
+                _ => fs::rename(&root, base.join("r.old")).unwrap(),
+            }
+            fs::create_dir(&root).unwrap();
+            let mut seen = Vec::new();
+            assert!(
+                wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+                WatchEvent::Status(p, RootStatus::Starting) if p == &root))),
+                "{replace}: {seen:?}"
+            );
+            assert!(
+                wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+                WatchEvent::Status(p, RootStatus::Watching) if p == &root))),
+                "{replace}: {seen:?}"
+            );
+            let new = root.join(format!("{replace}.txt"));
+            fs::write(&new, "y").unwrap();
+            assert!(
+                wait_for(&rx, &mut seen, |s| has(
+                    s,
+                    &WatchEvent::Created(new.clone())
+                )),
+                "{replace}: {seen:?}"
+            );
+        }
+        assert_eq!(watcher.status(), [(root.clone(), RootStatus::Watching)]);
+    }
+
+    #[test]
+    fn a_root_gone_for_a_while_is_reported_and_watched_when_it_returns() {
+        let (_dir, base) = root();
+        let root = base.join("r");
+        fs::create_dir(&root).unwrap();
+        let (_watcher, rx) = started(&root);
+        fs::remove_dir(&root).unwrap();
+        let mut seen = Vec::new();
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+            WatchEvent::Status(p, RootStatus::Failed(_)) if p == &root))),
+            "{seen:?}"
+        );
+        fs::create_dir(&root).unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.iter().any(|e| matches!(e,
+            WatchEvent::Status(p, RootStatus::Watching) if p == &root))),
+            "{seen:?}"
+        );
+        let new = root.join("back.txt");
+        fs::write(&new, "y").unwrap();
+        assert!(
+            wait_for(&rx, &mut seen, |s| has(
+                s,
+                &WatchEvent::Created(new.clone())
+            )),
+            "{seen:?}"
+        );
     }
 
     #[test]

@@ -169,9 +169,7 @@ impl ServerHandler for Handler {
         request: UnsubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
-        let path = resources::subscribable(&self.session, &request.uri)?;
-        self.session.subscriptions.unsubscribe(&path);
-        Ok(())
+        resources::unsubscribe(&self.session, &request.uri)
     }
 
     fn accepted_subscription_filter(

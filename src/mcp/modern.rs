@@ -8,8 +8,9 @@
 //! `input_required` with the questions and a sealed `requestState`; the client retries the
 //! same request with `inputResponses` and the state echoed back.
 //!
-//! The state is authenticated with HMAC (rmcp's `RequestStateCodec`, a random per-process
-//! key), bound to the method, the tool or resource name and a SHA-256 digest of the
+//! The state is authenticated with HMAC (rmcp's `RequestStateCodec`, a per-process key from
+//! the operating system's random source; without one, 2026-07-28 requests are refused
+//! rather than sealed with a guessable key), bound to the method, the tool or resource name and a SHA-256 digest of the
 //! arguments, and expires after [`STATE_TTL`]. It carries the roots received so far, the
 //! paths the user approved, and the question in flight, so a client cannot forge an approval,
 //! replay it for other arguments, or reuse it later. Nothing is remembered between requests:
@@ -46,24 +47,32 @@ pub fn is_modern(ctx: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
-/// The per-process sealing key.
-pub fn new_codec() -> RequestStateCodec {
+/// The per-process sealing key, from the operating system's random source (`getrandom`).
+/// `Err` says why there is none: the server then refuses 2026-07-28 requests (see
+/// [`codec`]) instead of sealing with a key an attacker could guess (time, pid).
+pub fn new_codec() -> Result<RequestStateCodec, String> {
+    codec_from(|key| getrandom::fill(key).map_err(|err| err.to_string()))
+}
+
+fn codec_from(
+    fill: impl FnOnce(&mut [u8]) -> Result<(), String>,
+) -> Result<RequestStateCodec, String> {
     let mut key = [0u8; 32];
-    if let Ok(mut random) = std::fs::File::open("/dev/urandom") {
-        use std::io::Read;
-        let _ = random.read_exact(&mut key);
-    }
-    if key == [0u8; 32] {
-        // No /dev/urandom: fall back to hashing what differs between processes.
-        let seed = format!(
-            "{:?}{}{:?}",
-            std::time::SystemTime::now(),
-            std::process::id(),
-            std::thread::current().id()
-        );
-        key.copy_from_slice(&sha2::Sha256::digest(seed.as_bytes()));
-    }
-    RequestStateCodec::try_new(key.to_vec()).expect("a 32-byte key meets the minimum length")
+    fill(&mut key).map_err(|err| format!("no random key to seal requestState: {err}"))?;
+    RequestStateCodec::try_new(key.to_vec()).map_err(|err| err.to_string())
+}
+
+/// The sealing key, or the error that refuses a 2026-07-28 request without one.
+fn codec(key: &Result<RequestStateCodec, String>) -> Result<&RequestStateCodec, McpError> {
+    key.as_ref().map_err(|why| {
+        McpError::internal_error(
+            format!(
+                "this server cannot serve 2026-07-28 requests ({why}); connect with \
+                 initialize (protocol 2025-11-25) instead"
+            ),
+            None,
+        )
+    })
 }
 
 /// What the sealed `requestState` carries between rounds.
@@ -115,6 +124,7 @@ impl ModernCall {
         responses: Option<&InputResponses>,
         request_state: Option<&str>,
     ) -> Result<ModernCall, McpError> {
+        let codec = codec(&session.state_codec)?;
         let capabilities = ctx.meta.client_capabilities().unwrap_or_default();
         let digest = sha2::Sha256::digest(arguments.to_string().as_bytes());
         let mut binding = format!("rootgrep/{method}/{name}/").into_bytes();
@@ -122,8 +132,7 @@ impl ModernCall {
         let mut declined = None;
         let mut state = match request_state {
             None => State::default(),
-            Some(sealed) => session
-                .state_codec
+            Some(sealed) => codec
                 .open_json_with::<State>(sealed, &binding)
                 .map_err(|err| {
                     McpError::invalid_params(
@@ -321,15 +330,38 @@ impl ModernCall {
     ) -> InputRequiredResult {
         let mut next = self.state.clone();
         next.asked = asked;
-        let sealed = session
-            .state_codec
-            .seal_json_with(
-                &next,
-                &SealOptions::new()
-                    .associated_data(&self.binding)
-                    .ttl(STATE_TTL),
-            )
-            .ok();
+        // A ModernCall exists only when there is a key (see `ModernCall::new`).
+        let sealed = codec(&session.state_codec).ok().and_then(|codec| {
+            codec
+                .seal_json_with(
+                    &next,
+                    &SealOptions::new()
+                        .associated_data(&self.binding)
+                        .ttl(STATE_TTL),
+                )
+                .ok()
+        });
         InputRequiredResult::new(Some(requests), sealed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn without_a_random_key_stateless_requests_are_refused() {
+        let none = codec_from(|_| Err("getrandom: unavailable".into()));
+        let Err(refused) = codec(&none) else {
+            panic!("no guessable fallback key")
+        };
+        assert!(refused.message.contains("2026-07-28"), "{refused:?}");
+        assert!(refused.message.contains("unavailable"), "{refused:?}");
+        // With the OS source there is a key, and two processes never share it.
+        let a = new_codec().expect("the OS random source");
+        let b = new_codec().expect("the OS random source");
+        let sealed = a.seal_json_with(&1, &SealOptions::new()).unwrap();
+        assert_eq!(a.open_json_with::<i32>(&sealed, b"").unwrap(), 1);
+        assert!(b.open_json_with::<i32>(&sealed, b"").is_err());
     }
 }

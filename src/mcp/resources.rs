@@ -1,8 +1,14 @@
 //! Files as MCP resources: the `file:///{+path}` template, `resources/read` (text, or base64
 //! `blob` for binary files, with a MIME type), and `resources/list` over the files of the
 //! roots (gitignore-aware, sorted, pages of at most [`PAGE`] with an opaque cursor).
+//! The cursor names the last path served (see [`encode_cursor`]), and the next page starts
+//! strictly after it: files created or deleted before it cannot make a page skip or repeat
+//! files that existed all along, as an offset would.
 //! Reads go through the same path policy as the tools, so a read outside the roots asks the
 //! user or is refused.
+
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
 
 use base64::Engine;
 use rmcp::ErrorData as McpError;
@@ -42,22 +48,51 @@ pub fn templates() -> ListResourceTemplatesResult {
     ListResourceTemplatesResult::with_all_items(vec![template])
 }
 
+/// Marks the cursors of this scheme (anything else is refused, not misread).
+const CURSOR_PREFIX: &str = "after:";
+
+/// The `nextCursor` after a page whose last path is `last`: opaque to the client (base64
+/// of the path's bytes, so any file name survives).
+pub fn encode_cursor(last: &Path) -> String {
+    let bytes = last.as_os_str().as_bytes();
+    format!(
+        "{CURSOR_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
+}
+
+/// The path a cursor names; `None` for anything this server did not hand out.
+pub fn decode_cursor(cursor: &str) -> Option<PathBuf> {
+    let encoded = cursor.strip_prefix(CURSOR_PREFIX)?;
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .ok()?;
+    let path = PathBuf::from(std::ffi::OsString::from_vec(bytes));
+    path.is_absolute().then_some(path)
+}
+
 /// `resources/list`: the files under the roots, sorted by path, one page per cursor.
 pub async fn list(
     session: &Session,
     roots: &RootSet,
     cursor: Option<String>,
 ) -> Result<ListResourcesResult, McpError> {
-    let offset = match cursor.as_deref() {
-        None | Some("") => 0,
-        Some(cursor) => cursor
-            .parse::<usize>()
-            .map_err(|_| McpError::invalid_params(format!("invalid cursor {cursor:?}"), None))?,
+    let after = match cursor.as_deref() {
+        None | Some("") => None,
+        Some(cursor) => Some(decode_cursor(cursor).ok_or_else(|| {
+            McpError::invalid_params(
+                format!(
+                    "invalid cursor {cursor:?}: pass back a nextCursor from resources/list, \
+                     or none to start from the beginning"
+                ),
+                None,
+            )
+        })?),
     };
     let targets = roots.existing();
     let mut query = GlobQuery::new("*");
     query.sort = SortBy::Path;
-    query.offset = offset;
+    query.after = after;
     query.limit = Some(PAGE);
     // The fresh index answers without a walk; otherwise (or for what it cannot answer
     // exactly) the disk is walked.
@@ -87,8 +122,10 @@ pub async fn list(
         })
         .collect();
     let mut result = json!({ "resultType": "complete", "resources": resources });
-    if let Some(next) = outcome.next_offset {
-        result["nextCursor"] = Value::String(next.to_string());
+    if outcome.next_offset.is_some()
+        && let Some(last) = outcome.files.last()
+    {
+        result["nextCursor"] = Value::String(encode_cursor(&last.path));
     }
     serde_json::from_value(result)
         .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))
@@ -176,6 +213,20 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
             Some(json!({ "uri": uri })),
         )),
     }
+}
+
+/// `resources/unsubscribe`: ends the subscription made with this URI (or naming the same
+/// file). Judged against the subscription table, not the roots in force: a subscription
+/// made before the roots changed must still be removable, or its updates would resume when
+/// the root came back. Unsubscribing from something not subscribed is not an error.
+pub fn unsubscribe(session: &Session, uri: &str) -> Result<(), McpError> {
+    path_from_file_uri(uri)
+        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
+    let path = resolve(uri, &session.roots())
+        .ok()
+        .map(|resolved| resolved.path);
+    session.subscriptions.unsubscribe(uri, path.as_deref());
+    Ok(())
 }
 
 fn not_found(uri: &str) -> McpError {

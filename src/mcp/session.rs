@@ -28,8 +28,9 @@ pub struct Session {
     pub log_level: AtomicU8,
     /// Resource subscriptions and the change notifications behind them.
     pub subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
-    /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key).
-    pub state_codec: rmcp::model::RequestStateCodec,
+    /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key); `Err`
+    /// says why there is no key, and 2026-07-28 requests are then refused.
+    pub state_codec: Result<rmcp::model::RequestStateCodec, String>,
     /// The watcher and the file index over the roots (absent with `--no-watch`).
     pub live: Option<Live>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
@@ -49,6 +50,10 @@ impl Session {
             tracing::warn!("{warning}");
         }
         let (roots_ready, _) = watch::channel(false);
+        let state_codec = crate::mcp::modern::new_codec();
+        if let Err(why) = &state_codec {
+            tracing::warn!("{why}: 2026-07-28 requests will be refused");
+        }
         let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
         let live = config
             .watch
@@ -65,7 +70,7 @@ impl Session {
             roots_notes: Mutex::new(warnings),
             subscriptions,
             live,
-            state_codec: crate::mcp::modern::new_codec(),
+            state_codec,
             config,
         })
     }
@@ -132,6 +137,16 @@ impl Session {
             }
         }
         self.roots()
+    }
+
+    /// The server itself changed these paths: the index must not answer the next request
+    /// from before the change (see [`crate::index::FileIndex::expect_change`]).
+    pub fn wrote(&self, paths: &[&std::path::Path]) {
+        if let Some(live) = &self.live {
+            for path in paths {
+                live.index.expect_change(path);
+            }
+        }
     }
 
     pub fn log_level(&self) -> u8 {
@@ -220,12 +235,18 @@ impl Live {
                     Change::Modified
                 }
             };
-            if let WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) =
-                &event
-                && path
+            // Ignore rules changed, or a root was (re)watched (it may have been replaced
+            // by a directory with other rules): read them again.
+            let rules_changed = match &event {
+                WatchEvent::Changed(path)
+                | WatchEvent::Created(path)
+                | WatchEvent::Removed(path) => path
                     .file_name()
-                    .is_some_and(|n| n == ".gitignore" || n == ".ignore")
-            {
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore"),
+                WatchEvent::Status(_, crate::watch::RootStatus::Watching) => true,
+                _ => false,
+            };
+            if rules_changed {
                 let roots: Vec<PathBuf> = lists
                     .read()
                     .unwrap_or_else(|e| e.into_inner())
@@ -243,10 +264,13 @@ impl Live {
                 WatchEvent::Removed(path) => {
                     subscriptions.file_event(structural(Change::Removed, &path), path)
                 }
-                WatchEvent::Overflow => tracing::warn!(
-                    "file watching overflowed (events were lost); the index is rebuilt and \
-                     searches walk the disk meanwhile"
-                ),
+                WatchEvent::Overflow => {
+                    tracing::warn!(
+                        "file watching overflowed (events were lost); the index is rebuilt and \
+                         searches walk the disk meanwhile"
+                    );
+                    subscriptions.everything_changed();
+                }
                 WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
                 WatchEvent::Status(root, crate::watch::RootStatus::Failed(why)) => tracing::warn!(
                     "{} is not watched ({why}); searches there walk the disk",

@@ -82,6 +82,7 @@ fn from_index(
     control: &Control,
 ) -> Option<Found> {
     let (sort, threads) = (query.sort, threads_for(query.threads));
+    let after = query.after.as_deref();
     let cap = retention_cap(query.offset, query.limit);
     let rel_dir = dir.strip_prefix(index.root()).ok()?;
     index.find_dir(rel_dir)?;
@@ -113,6 +114,9 @@ fn from_index(
                 path: index.path_of(id),
                 modified: file.modified,
             };
+            if after.is_some_and(|after| item.path.as_path() <= after) {
+                continue;
+            }
             found.best.push(Ranked { rank, item });
         }
         control
@@ -157,9 +161,7 @@ fn run(
                 control.file_examined();
                 let mut found = Found::new(cap);
                 let parent = path.parent().unwrap_or(Path::new("/"));
-                found.consider(&path, parent, &matcher, query.sort, || {
-                    std::fs::metadata(&path)
-                });
+                found.consider(&path, parent, &matcher, query, || std::fs::metadata(&path));
                 total.merge(found);
             }
             Target::Dir(dir) => {
@@ -221,9 +223,8 @@ impl PerThread for GlobWorker<'_> {
     }
 
     fn file(&mut self, entry: &DirEntry) {
-        let sort = self.query.sort;
         self.found
-            .consider(entry.path(), self.dir, self.matcher, sort, || {
+            .consider(entry.path(), self.dir, self.matcher, self.query, || {
                 entry.metadata()
             });
     }
@@ -243,24 +244,25 @@ impl Found {
         }
     }
 
-    /// Keeps `path` if its path relative to `base` matches. `metadata` is only called
-    /// when sorting by modification time.
+    /// Keeps `path` if its path relative to `base` matches (and sorts after
+    /// `query.after`). `metadata` is only called when sorting by modification time.
     fn consider<M, E>(
         &mut self,
         path: &Path,
         base: &Path,
         matcher: &GlobMatcher,
-        sort: SortBy,
+        query: &GlobQuery,
         metadata: M,
     ) where
         M: FnOnce() -> Result<std::fs::Metadata, E>,
     {
         self.stats.files_searched += 1;
         let relative = path.strip_prefix(base).unwrap_or(path);
-        if !matcher.is_match(relative) {
+        if !matcher.is_match(relative) || query.after.as_deref().is_some_and(|after| path <= after)
+        {
             return;
         }
-        let (rank, modified): (Rank, _) = match sort {
+        let (rank, modified): (Rank, _) = match query.sort {
             SortBy::Path => (None, None),
             SortBy::Modified => {
                 let modified = metadata().ok().and_then(|m| m.modified().ok());

@@ -126,6 +126,10 @@ pub struct GlobQuery {
     pub limit: Option<usize>,
     /// Threads to walk with; 0 means one per core.
     pub threads: usize,
+    /// Only paths sorting strictly after this one (with [`SortBy::Path`]): paging that
+    /// resumes after the last path served, so files added or removed before it shift
+    /// nothing (`resources/list`).
+    pub after: Option<std::path::PathBuf>,
 }
 
 impl GlobQuery {
@@ -141,6 +145,7 @@ impl GlobQuery {
             offset: 0,
             limit: None,
             threads: 0,
+            after: None,
         }
     }
 }

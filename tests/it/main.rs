@@ -11,6 +11,7 @@ mod elicitation;
 mod files;
 mod fixtures;
 mod hostile_files;
+mod hostile_live;
 mod hostile_search;
 mod lifecycle;
 mod live;

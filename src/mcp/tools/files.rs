@@ -447,6 +447,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
     let content = args.content;
     match blocking(move || write::write_atomic(&target, content.as_bytes(), create_dirs)).await {
         Ok(Ok(outcome)) => {
+            call.session.wrote(&[&outcome.path]);
             let verb = if outcome.created {
                 "Created"
             } else {
@@ -490,15 +491,18 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
     };
     let target = resolved.path.clone();
     match blocking(move || write::create_directory(&target)).await {
-        Ok(Ok(outcome)) if outcome.created => Answer::text(format!(
-            "Created {}.",
-            outcome
-                .created_dirs
-                .iter()
-                .map(|d| path_text(d))
-                .collect::<Vec<_>>()
-                .join(", ")
-        )),
+        Ok(Ok(outcome)) if outcome.created => {
+            call.session.wrote(&[&resolved.path]);
+            Answer::text(format!(
+                "Created {}.",
+                outcome
+                    .created_dirs
+                    .iter()
+                    .map(|d| path_text(d))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
         Ok(Ok(_)) => Answer::text(format!(
             "{} already exists; nothing to do.",
             path_text(&resolved.path)
@@ -599,6 +603,9 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
         Ok(None) => return Answer::error("cancelled"),
         Err(answer) => return answer,
     };
+    if outcome.changed && !dry_run {
+        call.session.wrote(&[&resolved.path]);
+    }
     let total: usize = outcome.replacements.iter().sum();
     let summary = if !outcome.changed {
         format!(
@@ -682,11 +689,14 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
     }
     let (from, to) = (source.path.clone(), destination.path.clone());
     match blocking(move || mv::move_no_replace(&from, &to)).await {
-        Ok(Ok(())) => Answer::text(format!(
-            "Moved {} to {}.",
-            path_text(&source.path),
-            path_text(&destination.path)
-        )),
+        Ok(Ok(())) => {
+            call.session.wrote(&[&source.path, &destination.path]);
+            Answer::text(format!(
+                "Moved {} to {}.",
+                path_text(&source.path),
+                path_text(&destination.path)
+            ))
+        }
         Ok(Err(err)) => Answer::error(err.to_string()),
         Err(answer) => answer,
     }

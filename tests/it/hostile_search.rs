@@ -436,3 +436,38 @@ fn concurrent_searches_share_a_bounded_pool_of_threads() {
         "{peak} threads with 16 searches in flight (idle {idle}, bound {bound})"
     );
 }
+
+/// With the smallest budget, a path longer than the room is shown cut rather than skipped,
+/// in every listing mode, and paging moves on.
+#[test]
+fn a_path_longer_than_the_budget_is_shown_cut() {
+    let ws = workspace();
+    let name = format!("{}.txt", "n".repeat(250));
+    std::fs::write(ws.app.join(&name), "needle\n").unwrap();
+    std::fs::write(ws.app.join("z.txt"), "needle\n").unwrap();
+    let mut client = server(&ws, &["--max-output-bytes", "1024"]);
+    for (tool, args) in [
+        ("grep", json!({"pattern": "needle"})),
+        ("grep", json!({"pattern": "needle", "output_mode": "count"})),
+        (
+            "grep",
+            json!({"pattern": "needle", "output_mode": "content"}),
+        ),
+        ("glob", json!({"pattern": "*.txt", "sort": "path"})),
+    ] {
+        let result = call(&mut client, tool, args.clone());
+        assert!(!is_error(&result), "{tool} {args}: {}", text(&result));
+        assert!(
+            wire_size(&result) <= 1024 + 256,
+            "{tool} {args}: {} bytes",
+            wire_size(&result)
+        );
+        assert!(
+            text(&result).contains("cut"),
+            "{tool} {args}: {}",
+            text(&result)
+        );
+        let next = result["structuredContent"]["next_offset"].as_u64();
+        assert_eq!(next, Some(1), "{tool} {args}: {result}");
+    }
+}

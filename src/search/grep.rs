@@ -5,6 +5,11 @@
 //! and walk directory targets in parallel, each walker thread with its own `Worker`
 //! (one `Searcher`, one bounded collector); merge the workers; cut the page.
 //!
+//! Every file is opened beneath its directory without following any symlink
+//! (`openat2`), so a file reached through a directory swapped for a symlink mid-walk is
+//! never opened, and grep results need no further check of where they were found (glob,
+//! which opens nothing, checks its page instead).
+//!
 //! Policy that follows ripgrep: walked files stop at the first NUL and are dropped as
 //! binary; explicitly named files are searched with NULs replaced. Files over
 //! `max_filesize` are not opened past `fstat`. A file whose search is interrupted by a
@@ -449,8 +454,7 @@ impl Collected {
                 let total = best.seen();
                 let page = page(best.into_sorted(), total, query.offset, query.limit);
                 let listed = page.items.len();
-                let keys = still_listed(page.items, |r| &r.item.path);
-                let (built, consumed) = job.build_page(keys, listed, &mut stats);
+                let (built, consumed) = job.build_page(page.items, &mut stats);
                 // Paging progresses by what this page consumed, which is less than the
                 // page when the byte allowance ran out.
                 let next_offset = match consumed < listed {
@@ -461,13 +465,11 @@ impl Collected {
             }
             Retained::Files(best) => {
                 let (items, total, next) = cut(best, query);
-                let items = still_listed(items, |r| &r.item);
                 let files = items.into_iter().map(|r| r.item).collect();
                 (GrepEntries::Files(files), total, next)
             }
             Retained::Counts(best) => {
                 let (items, total, next) = cut(best, query);
-                let items = still_listed(items, |r| &r.item.path);
                 let counts = items.into_iter().map(|r| r.item).collect();
                 (GrepEntries::Counts(counts), total, next)
             }
@@ -495,17 +497,6 @@ struct MatchKey {
     explicit: bool,
 }
 
-/// Keeps the page's items whose file is still inside the directory the walk read it from:
-/// the walk reads directories by path, so a directory swapped for a symlink mid-walk could
-/// lead it elsewhere. Only the page is checked (one `statat` per listed file).
-fn still_listed<T, P: AsRef<Path>>(items: Vec<T>, path: impl Fn(&T) -> &P) -> Vec<T> {
-    let inside = crate::files::safe::still_inside(items.iter().map(|i| path(i).as_ref()));
-    items
-        .into_iter()
-        .filter(|i| inside.contains(path(i).as_ref()))
-        .collect()
-}
-
 /// Whether a search error is the searcher refusing to hold more than [`MAX_BUFFER`].
 fn is_over_buffer(err: &std::io::Error) -> bool {
     err.to_string().contains("allocation limit")
@@ -514,17 +505,17 @@ fn is_over_buffer(err: &std::io::Error) -> bool {
 impl Job<'_> {
     /// The page pass: searches each file of the page again, with context, and builds the
     /// entries of its keys within the byte allowance. Returns the entries and how many of
-    /// the `listed` keys this page consumed (the keys dropped by `still_listed` or whose
-    /// file changed count as consumed; the first key always is, so paging progresses).
+    /// the keys this page consumed (keys whose file vanished or changed count as
+    /// consumed; the first key always is, so paging progresses).
     fn build_page(
         &self,
         keys: Vec<Ranked<MatchKey>>,
-        listed: usize,
         stats: &mut Stats,
     ) -> (Vec<GrepMatch>, usize) {
+        let listed = keys.len();
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
         let mut built: Vec<GrepMatch> = Vec::new();
-        let mut consumed = listed - keys.len();
+        let mut consumed = 0;
         let mut searcher = self.searcher(true);
         let mut rest = &keys[..];
         while let Some(first) = rest.first() {

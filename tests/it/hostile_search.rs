@@ -436,3 +436,86 @@ fn concurrent_searches_share_a_bounded_pool_of_threads() {
         "{peak} threads with 16 searches in flight (idle {idle}, bound {bound})"
     );
 }
+
+/// With the smallest budget, a path longer than the room is shown cut rather than skipped,
+/// in every listing mode, and paging moves on.
+#[test]
+fn a_path_longer_than_the_budget_is_shown_cut() {
+    let ws = workspace();
+    let name = format!("{}.txt", "n".repeat(250));
+    std::fs::write(ws.app.join(&name), "needle\n").unwrap();
+    std::fs::write(ws.app.join("z.txt"), "needle\n").unwrap();
+    let mut client = server(&ws, &["--max-output-bytes", "1024"]);
+    for (tool, args) in [
+        ("grep", json!({"pattern": "needle"})),
+        ("grep", json!({"pattern": "needle", "output_mode": "count"})),
+        (
+            "grep",
+            json!({"pattern": "needle", "output_mode": "content"}),
+        ),
+        ("glob", json!({"pattern": "*.txt", "sort": "path"})),
+    ] {
+        let result = call(&mut client, tool, args.clone());
+        assert!(!is_error(&result), "{tool} {args}: {}", text(&result));
+        assert!(
+            wire_size(&result) <= 1024 + 256,
+            "{tool} {args}: {} bytes",
+            wire_size(&result)
+        );
+        assert!(
+            text(&result).contains("cut"),
+            "{tool} {args}: {}",
+            text(&result)
+        );
+        let next = result["structuredContent"]["next_offset"].as_u64();
+        assert_eq!(next, Some(1), "{tool} {args}: {result}");
+    }
+}
+
+/// A search waiting for a search thread and the running one it waits behind are both
+/// cancelled: neither answers, neither keeps a search thread (the next search is answered)
+/// and the CPU goes idle.
+#[test]
+fn a_queued_search_is_cancelled_while_it_waits() {
+    let ws = workspace();
+    // Slow for the regex engine: a Unicode `\b` over non-ASCII text.
+    let line = format!("{}\n", "é ".repeat(50_000));
+    for i in 0..100 {
+        std::fs::write(ws.app.join(format!("slow{i:03}.txt")), &line).unwrap();
+    }
+    let mut client = server(&ws, &[]);
+    let pid = client.pid();
+    let slow = |token: u32| {
+        json!({"name": "grep", "arguments": {"pattern": r"\b\w+\b\d", "output_mode": "count"},
+               "_meta": {"progressToken": token}})
+    };
+    let running = client.start("tools/call", slow(1));
+    // Under way (it holds every search thread of an idle server).
+    let first = client.wait_for(SLOW, |m| {
+        m["method"] == "notifications/progress" || m.get("id") == Some(&json!(running))
+    });
+    assert_eq!(first.unwrap()["method"], "notifications/progress");
+    let queued = client.start("tools/call", slow(2));
+    assert_eq!(client.request("ping", json!({}))["result"], json!({}));
+    client.notify("notifications/cancelled", json!({"requestId": queued}));
+    client.notify("notifications/cancelled", json!({"requestId": running}));
+    assert_eq!(client.request("ping", json!({}))["result"], json!({}));
+    // Both gave their threads back: a new search runs and is answered.
+    let quick = call(
+        &mut client,
+        "grep",
+        json!({"pattern": "main", "output_mode": "count"}),
+    );
+    assert!(!is_error(&quick), "{}", text(&quick));
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1)); // a measuring window, not a wait
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 30,
+        "{used} ticks of CPU in the second after both cancels"
+    );
+    let late = client.collect(Duration::from_millis(200), |m| {
+        m.get("id") == Some(&json!(running)) || m.get("id") == Some(&json!(queued))
+    });
+    assert!(late.is_empty(), "answers to cancelled requests: {late:?}");
+}

@@ -581,12 +581,16 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             let mut used = 0;
             let mut listed = Vec::new();
             for path in files {
-                let shown = path.display().to_string();
+                let mut shown = path.display().to_string();
+                let cost = |p: &str| 2 * json_len(p) + 2;
+                if listed.is_empty() && cost(&shown) > room {
+                    shown = cut_to_fit(&shown, room, cost); // shown cut, never skipped
+                }
                 let line = format!("{shown}\n");
-                let cost = json_len(&line) + json_len(&shown) + 1;
-                if used + cost > room {
+                if used + cost(&shown) > room {
                     break;
                 }
+                let cost = cost(&shown);
                 used += cost;
                 text.push_str(&line);
                 listed.push(shown);
@@ -599,12 +603,16 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             let mut used = 0;
             let mut listed = Vec::new();
             for count in counts {
-                let path = count.path.display().to_string();
+                let mut path = count.path.display().to_string();
+                let cost = |p: &str| 2 * json_len(p) + 60;
+                if listed.is_empty() && cost(&path) > room {
+                    path = cut_to_fit(&path, room, cost); // shown cut, never skipped
+                }
                 let line = format!("{path}:{}\n", count.count);
-                let cost = json_len(&line) + json_len(&path) + 40;
-                if used + cost > room {
+                if used + cost(&path) > room {
                     break;
                 }
+                let cost = cost(&path);
                 used += cost;
                 text.push_str(&line);
                 listed.push(CountOut {
@@ -735,6 +743,18 @@ fn match_out(m: &GrepMatch) -> MatchOut {
         after: lines(&m.after),
         omitted_lines: m.omitted,
     }
+}
+
+/// `text` cut (with the usual marker) until `cost` of it fits in `room`: for a first entry
+/// that alone exceeds the budget, which is shown cut rather than skipped.
+fn cut_to_fit(text: &str, room: usize, cost: impl Fn(&str) -> usize) -> String {
+    let mut chars = text.chars().count();
+    let mut cut = text.to_owned();
+    while cost(&cut) > room && chars > 1 {
+        chars /= 2;
+        cut = search::lines::cut_around(text, 0, 0, chars);
+    }
+    cut
 }
 
 /// Decimal digits of `n`.
@@ -1031,12 +1051,16 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
     let mut files = Vec::new();
     let mut used = 0;
     for found in &outcome.files {
-        let path = found.path.display().to_string();
+        let mut path = found.path.display().to_string();
+        let cost = |p: &str| 2 * json_len(p) + 60;
+        if files.is_empty() && cost(&path) > room {
+            path = cut_to_fit(&path, room, cost); // shown cut, never skipped
+        }
         let line = format!("{path}\n");
-        let cost = json_len(&line) + json_len(&path) + 50;
-        if used + cost > room {
+        if used + cost(&path) > room {
             break;
         }
+        let cost = cost(&path);
         used += cost;
         text.push_str(&line);
         files.push(FoundOut {

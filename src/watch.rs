@@ -25,7 +25,6 @@
 //! - **Bounded.** Raw events reach the actor through a queue of at most [`QUEUE`] entries;
 //!   when it is full, further events are dropped and reported as one
 //!   [`WatchEvent::Overflow`], exactly like a kernel queue overflow (consumers rebuild).
-//!
 //! - **A root replaced is watched again.** inotify watches inodes, so a root directory
 //!   deleted and re-created (or renamed away and re-created) would silently lose its watch.
 //!   When an event says a root itself went away (or, after an overflow, its device and

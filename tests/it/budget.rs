@@ -374,3 +374,36 @@ fn search_answers_fit() {
         assert!(result["structuredContent"]["next_offset"].as_u64().unwrap() > 0);
     }
 }
+
+/// resources/read returns a file whole in one message: a file over the documented 16 MiB
+/// cap (here a sparse 1 GiB one, and one a byte over the cap) is refused at once with a
+/// JSON-RPC error naming the cap and pointing to read_file, never loaded.
+#[test]
+fn resources_read_refuses_files_over_the_cap() {
+    let ws = workspace();
+    let cap: u64 = 16 * 1024 * 1024;
+    for (name, size) in [("huge.bin", 1u64 << 30), ("over.txt", cap + 1)] {
+        let path = ws.app.join(name);
+        std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+    }
+    let mut client = server(&[], &ws.app);
+    let templates = client.request("resources/templates/list", json!({}));
+    let described = templates["result"]["resourceTemplates"][0]["description"].to_string();
+    assert!(described.contains("16 MiB"), "{described}");
+    for (name, size) in [("huge.bin", 1u64 << 30), ("over.txt", cap + 1)] {
+        let target = uri(&ws.app.join(name));
+        let response = client.request("resources/read", json!({"uri": target}));
+        let error = &response["error"];
+        assert_eq!(error["code"], -32602, "{response}");
+        let message = error["message"].as_str().unwrap();
+        assert!(
+            message.contains("16.0 MiB") && message.contains("read_file"),
+            "{message}"
+        );
+        assert_eq!(error["data"]["max_bytes"], cap);
+        assert_eq!(error["data"]["size"], size);
+        assert_eq!(error["data"]["uri"], target);
+    }
+    // Still serving.
+    assert!(client.request("ping", json!({})).get("result").is_some());
+}

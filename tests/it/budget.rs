@@ -407,3 +407,35 @@ fn resources_read_refuses_files_over_the_cap() {
     // Still serving.
     assert!(client.request("ping", json!({})).get("result").is_some());
 }
+
+/// A directory whose own path alone takes most of the budget: it is named cut, and its
+/// entries still page to the end, one page moving on from the last.
+#[test]
+fn list_directory_of_a_directory_with_a_huge_name_pages_to_the_end() {
+    let ws = workspace();
+    let dir = deep_path(&ws.app, 3);
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..30 {
+        std::fs::write(dir.join(format!("{i:02}-{}", "\u{1}".repeat(30))), "x").unwrap();
+    }
+    let mut client = server(&[], &ws.app);
+    let (mut offset, mut seen) = (0, 0);
+    loop {
+        let result = call(
+            &mut client,
+            "list_directory",
+            json!({"path": s(&dir), "offset": offset}),
+        );
+        assert!(!is_error(&result), "{}", text(&result));
+        let listed = &result["structuredContent"]["directories"][0];
+        seen += listed["entries"].as_array().unwrap().len();
+        match listed["next_offset"].as_u64() {
+            Some(next) => {
+                assert!(next as usize > offset, "next_offset {next} after {offset}");
+                offset = next as usize;
+            }
+            None => break,
+        }
+    }
+    assert_eq!(seen, 30);
+}

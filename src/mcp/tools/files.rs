@@ -320,29 +320,19 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
         directories_not_listed: None,
     };
     for (index, listing) in listings.iter().enumerate() {
-        let dir = path_text(&listing.dir);
-        let header = format!("{dir}/\n");
+        let mut dir = path_text(&listing.dir);
         // The directory's header, its structured frame, and its continuation line.
-        let frame = 2 * json_len(&dir) + json_len(&header) + 200;
-        if used + frame > room {
-            if index == 0 {
-                // One directory whose name alone exceeds the budget: shown cut.
-                let dir = cut_escaped(&dir, room / 4);
-                text.push_str(&format!("{dir}/\n"));
-                text.push_str(&format!(
-                    "[the name of this directory alone exceeds the output budget; {} entries \
-                     are not shown]\n",
-                    listing.total
-                ));
-                out.directories.push(ListedDir {
-                    path: dir,
-                    entries: Vec::new(),
-                    total: listing.total,
-                    truncated: true,
-                    next_offset: None,
-                });
-                continue;
-            }
+        let frame_of = |dir: &str| 3 * json_len(dir) + 210;
+        if index == 0 && frame_of(&dir) + MIN_ENTRY_ROOM > room {
+            // A directory whose name alone takes the budget: named cut, listed as usual.
+            dir = cut_escaped(&dir, room.saturating_sub(MIN_ENTRY_ROOM + 210) / 3);
+        }
+        let header = format!("{dir}/\n");
+        let frame = frame_of(&dir);
+        // A directory after the first is listed only with room for an entry too, so each
+        // one listed moves on; the first always shows one entry (cut if need be).
+        let need = frame + if index == 0 { 0 } else { MIN_ENTRY_ROOM };
+        if used + need > room && index > 0 {
             let left = listings.len() - index;
             text.push_str(&format!(
                 "[output budget reached after {index} of {} directories; call list_directory \
@@ -360,12 +350,11 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
             let mut item = entry_out(entry);
             let cost = json_len(&line) - 2 + item_len(&item) + 1;
             if used + cost > room {
-                let left = room.saturating_sub(used);
-                if !shown.is_empty() || left < 400 {
+                if !shown.is_empty() {
                     break;
                 }
                 // The first entry alone is larger than what is left: shown cut.
-                let share = (left - 200) / 5;
+                let share = room.saturating_sub(used + 200) / 5;
                 line = format!("  {}\n", cut_escaped(&entry_line(entry), share));
                 item.name = cut_escaped(&item.name, share);
                 item.path = cut_escaped(&item.path, share);
@@ -405,6 +394,9 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
     }
     (text, out)
 }
+
+/// Room an entry shown cut needs at least (its fixed fields and cut markers).
+const MIN_ENTRY_ROOM: usize = 400;
 
 /// Bytes of one entry in the structured content.
 fn item_len(item: &ListedEntry) -> usize {

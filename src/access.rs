@@ -120,10 +120,11 @@ pub fn boundary_verdict(canonical: &Path, roots: &RootSet, confine: &Confine) ->
     roots.containing(canonical).map(|_| Verdict::Allowed)
 }
 
-/// The directory a "remember" answer grants: the path itself when it is a directory,
-/// otherwise its parent.
-pub fn grant_dir_for(canonical: &Path) -> PathBuf {
-    if canonical.is_dir() {
+/// The directory a "remember" answer grants: the path itself when it is a directory
+/// (`is_dir`, which the caller finds out off the async executor: a `stat` may hang on a
+/// network mount), otherwise its parent. Touches no filesystem.
+pub fn grant_dir_for(canonical: &Path, is_dir: bool) -> PathBuf {
+    if is_dir {
         canonical.to_path_buf()
     } else {
         canonical
@@ -137,6 +138,24 @@ pub fn grant_dir_for(canonical: &Path) -> PathBuf {
 mod tests {
     use super::*;
     use crate::roots::{Root, RootSource};
+
+    #[test]
+    fn grant_dir_is_decided_without_the_filesystem() {
+        // Neither path exists: the answer comes from `is_dir` alone.
+        let dir = Path::new("/nonexistent-rootgrep/a/b");
+        assert_eq!(grant_dir_for(dir, true), dir);
+        assert_eq!(
+            grant_dir_for(dir, false),
+            Path::new("/nonexistent-rootgrep/a")
+        );
+        // An existing directory named as a file: its parent, whatever the disk says.
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(
+            grant_dir_for(tmp.path(), false),
+            tmp.path().parent().unwrap()
+        );
+        assert_eq!(grant_dir_for(Path::new("/"), false), Path::new("/"));
+    }
 
     #[test]
     fn grants_refusals_and_confine() {

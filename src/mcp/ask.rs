@@ -57,8 +57,10 @@ pub fn request_roots_refresh(session: Arc<Session>, peer: Peer<RoleServer>) {
     });
 }
 
-/// One `roots/list` round trip with a timeout; on failure the previous roots stay.
-async fn fetch_roots(session: &Session, peer: &Peer<RoleServer>) {
+/// One `roots/list` round trip with a timeout; on failure the previous roots stay. The
+/// answer is applied on the blocking pool: every root is canonicalised (a `stat` per
+/// component, which may hang on a network mount) and the live layer re-targeted.
+async fn fetch_roots(session: &Arc<Session>, peer: &Peer<RoleServer>) {
     let request = ServerRequest::ListRootsRequest(ListRootsRequest {
         method: Default::default(),
         extensions: Default::default(),
@@ -73,21 +75,28 @@ async fn fetch_roots(session: &Session, peer: &Peer<RoleServer>) {
     };
     match outcome {
         Ok(rmcp::model::ClientResult::ListRootsResult(result)) => {
-            let mut notes = Vec::new();
-            let roots: Vec<Root> = result
-                .roots
-                .into_iter()
-                .filter_map(|root| match path_from_file_uri(&root.uri) {
-                    Ok(path) => Some(Root::new(path, root.name)),
-                    Err(err) => {
-                        let note = format!("ignored client root {}: {err}", root.uri);
-                        tracing::warn!("{note}");
-                        notes.push(note);
-                        None
-                    }
-                })
-                .collect();
-            session.set_client_roots(roots, notes);
+            let session = session.clone();
+            let applied = tokio::task::spawn_blocking(move || {
+                let mut notes = Vec::new();
+                let roots: Vec<Root> = result
+                    .roots
+                    .into_iter()
+                    .filter_map(|root| match path_from_file_uri(&root.uri) {
+                        Ok(path) => Some(Root::new(path, root.name)),
+                        Err(err) => {
+                            let note = format!("ignored client root {}: {err}", root.uri);
+                            tracing::warn!("{note}");
+                            notes.push(note);
+                            None
+                        }
+                    })
+                    .collect();
+                session.set_client_roots(roots, notes);
+            })
+            .await;
+            if let Err(err) = applied {
+                tracing::warn!("applying the client's roots failed: {err}");
+            }
         }
         Ok(other) => {
             tracing::warn!(
@@ -152,7 +161,13 @@ async fn ask_user(
     if !can_elicit(ctx) {
         return Err(not_askable(resolved, access, roots));
     }
-    let dir = grant_dir_for(&resolved.path);
+    // Whether the path is a directory: a `stat`, which may hang on a network mount, so it
+    // runs on the blocking pool.
+    let path = resolved.path.clone();
+    let is_dir = tokio::task::spawn_blocking(move || path.is_dir())
+        .await
+        .unwrap_or(false);
+    let dir = grant_dir_for(&resolved.path, is_dir);
     let (message, schema) = permission_question(&resolved.path, access, roots, Some(&dir));
     let schema: ElicitationSchema = serde_json::from_value(schema)
         .map_err(|err| format!("internal error building the permission question: {err}"))?;

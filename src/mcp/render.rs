@@ -65,13 +65,34 @@ impl Answer {
         json_len(&self.text) + structured + images + ENVELOPE
     }
 
-    /// The answer cut to `budget` bytes when serialized (see [`Answer::size`]). Tools fit
-    /// their own results, keeping text and structured content consistent; this guard only
-    /// acts when one did not: it cuts the text at a line, then long strings of the
-    /// structured content, then its longest lists from the end. Images are the reading
-    /// tool's to bound (it has its own limit for them) and are left alone here.
+    /// The answer cut to `budget` bytes when serialized (see [`Answer::size`]): the guard
+    /// every answer passes last. Tools fit their own results, keeping text and structured
+    /// content consistent; this guard only acts when one did not: it drops images from the
+    /// end (saying so in the text), cuts the text at a line, then long strings of the
+    /// structured content, then its longest lists from the end.
     pub fn bounded(mut self, budget: usize) -> Answer {
-        if self.fitted || self.size_with_text_and_structured() <= budget {
+        if self.fitted && self.images.is_empty() {
+            return self;
+        }
+        let mut dropped = 0;
+        while !self.images.is_empty() && self.size() > budget {
+            self.images.pop();
+            dropped += 1;
+        }
+        if dropped > 0 {
+            let note = format!(
+                "[{dropped} image(s) not attached: over the output budget; read them one per call]"
+            );
+            if !self.text.is_empty() && !self.text.ends_with('\n') {
+                self.text.push('\n');
+            }
+            self.text.push_str(&note);
+        }
+        let image_bytes = self
+            .size()
+            .saturating_sub(self.size_with_text_and_structured());
+        let budget = budget.saturating_sub(image_bytes);
+        if self.size_with_text_and_structured() <= budget {
             return self;
         }
         let more = "[… output cut: over the output budget]";
@@ -86,18 +107,22 @@ impl Answer {
             cut_strings(&mut structured, longest);
             longest /= 2;
         }
-        while self.size_with(&structured) > budget && drop_last_item(&mut structured) {}
+        // Drop items from the end of the longest list, in proportion to the excess (one
+        // serialization per round, not one per item).
+        loop {
+            let size = self.size_with(&structured);
+            if size <= budget {
+                break;
+            }
+            let excess = size - budget;
+            if !drop_last_items(&mut structured, |len| {
+                (len * excess).div_ceil(size.max(1)).clamp(1, len)
+            }) {
+                break;
+            }
+        }
         self.structured = Some(structured);
         self
-    }
-
-    /// [`Answer::bounded`] for error answers (their text may quote huge input); other
-    /// answers are left to their tool, which fits text and structured content together.
-    pub fn errors_bounded(self, budget: usize) -> Answer {
-        match self.is_error {
-            true => self.bounded(budget),
-            false => self,
-        }
     }
 
     fn size_with_text_and_structured(&self) -> usize {
@@ -182,10 +207,10 @@ pub fn json_len(text: &str) -> usize {
 }
 
 /// [`fit_to_budget`] measured in escaped bytes: cuts `text` at a line so that its JSON
-/// form, with `more` appended, takes at most `budget` bytes.
-fn fit_escaped(text: &mut String, budget: usize, more: &str) {
+/// form, with `more` appended, takes at most `budget` bytes. Returns whether it cut.
+pub fn fit_escaped(text: &mut String, budget: usize, more: &str) -> bool {
     if json_len(text) <= budget {
-        return;
+        return false;
     }
     let room = budget.saturating_sub(json_len(more) + 1);
     let mut used = 2;
@@ -206,6 +231,29 @@ fn fit_escaped(text: &mut String, budget: usize, more: &str) {
         text.push('\n');
     }
     text.push_str(more);
+    true
+}
+
+/// The start of `text` whose JSON form takes at most `room` bytes, followed by the usual
+/// cut marker (`[… N chars cut …]`) when anything was cut: for a single entry (a path, a
+/// line) larger than the budget, shown cut rather than not at all.
+pub fn cut_escaped(text: &str, room: usize) -> String {
+    if json_len(text) <= room {
+        return text.to_string();
+    }
+    let room = room.saturating_sub(2 + 24);
+    let mut used = 0;
+    let mut cut = 0;
+    for (at, c) in text.char_indices() {
+        let mut buf = [0u8; 4];
+        used += json_len(c.encode_utf8(&mut buf)) - 2;
+        if used > room {
+            break;
+        }
+        cut = at + c.len_utf8();
+    }
+    let left = text[cut..].chars().count();
+    format!("{}{}", &text[..cut], crate::search::lines::marker(left))
 }
 
 /// Cuts every string longer than `max` characters in `value`, with the usual marker.
@@ -220,8 +268,9 @@ fn cut_strings(value: &mut Value, max: usize) {
     }
 }
 
-/// Drops the last item of the longest array in `value`; false when no array has any.
-fn drop_last_item(value: &mut Value) -> bool {
+/// Drops the last `count(len)` items of the longest array in `value` (`len` items long);
+/// false when no array has any.
+fn drop_last_items(value: &mut Value, count: impl Fn(usize) -> usize) -> bool {
     fn longest(value: &Value) -> usize {
         match value {
             Value::Array(items) => items.iter().map(longest).fold(items.len(), usize::max),
@@ -229,16 +278,19 @@ fn drop_last_item(value: &mut Value) -> bool {
             _ => 0,
         }
     }
-    fn pop(value: &mut Value, len: usize) -> bool {
+    fn cut(value: &mut Value, len: usize, keep: usize) -> bool {
         match value {
-            Value::Array(items) if items.len() == len => items.pop().is_some(),
-            Value::Array(items) => items.iter_mut().any(|v| pop(v, len)),
-            Value::Object(map) => map.values_mut().any(|v| pop(v, len)),
+            Value::Array(items) if items.len() == len => {
+                items.truncate(keep);
+                true
+            }
+            Value::Array(items) => items.iter_mut().any(|v| cut(v, len, keep)),
+            Value::Object(map) => map.values_mut().any(|v| cut(v, len, keep)),
             _ => false,
         }
     }
     let len = longest(value);
-    len > 0 && pop(value, len)
+    len > 0 && cut(value, len, len - count(len))
 }
 
 /// Formats a byte count for people: `1.2 MiB`.
@@ -299,6 +351,14 @@ mod tests {
         let bounded = answer.bounded(4096);
         let result = serde_json::to_string(&bounded.into_result()).unwrap();
         assert!(result.len() <= 4096 + 64, "{} bytes", result.len());
+        let images = Answer {
+            text: "two images".into(),
+            images: vec![("image/png".into(), "A".repeat(3000)); 2],
+            ..Answer::default()
+        }
+        .bounded(4096);
+        assert_eq!(images.images.len(), 1);
+        assert!(images.text.contains("1 image(s) not attached"));
         let error = Answer::error("e".repeat(100_000)).bounded(4096);
         assert!(serde_json::to_string(&error.into_result()).unwrap().len() <= 4096 + 64);
     }

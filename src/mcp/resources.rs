@@ -32,7 +32,9 @@ use crate::search::{self, Control, GlobQuery, SortBy};
 pub const TEMPLATE: &str = "file:///{+path}";
 /// Largest page of `resources/list`.
 pub const PAGE: usize = 1000;
-/// Largest file served by `resources/read`.
+/// Largest file served by `resources/read` (16 MiB): a resource comes back whole, in one
+/// message held in memory, so a larger file is refused with an error that names this cap and
+/// points to read_file, which pages.
 pub const MAX_RESOURCE_BYTES: u64 = 16 * 1024 * 1024;
 
 pub fn templates() -> ListResourceTemplatesResult {
@@ -42,7 +44,8 @@ pub fn templates() -> ListResourceTemplatesResult {
         "title": "Workspace file",
         "description": "Any file inside the workspace roots, by absolute path \
                         (e.g. file:///home/me/project/src/main.rs). Text files are returned \
-                        as text, others as base64 blobs.",
+                        as text, others as base64 blobs. Files over 16 MiB are refused: read \
+                        them in pages with the read_file tool.",
     }))
     .expect("static template is valid");
     ListResourceTemplatesResult::with_all_items(vec![template])
@@ -141,9 +144,13 @@ pub async fn read_resource(
 ) -> Result<ReadResourceResult, McpError> {
     path_from_file_uri(uri)
         .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
-    // `resolve` takes the URI itself, so non-UTF-8 names survive.
-    let resolved =
-        resolve(uri, roots).map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+    // `resolve` takes the URI itself, so non-UTF-8 names survive. It canonicalises (a
+    // `stat` per component, which may hang on a network mount): off the async executor.
+    let (given, set) = (uri.to_string(), roots.clone());
+    let resolved = tokio::task::spawn_blocking(move || resolve(&given, &set))
+        .await
+        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))?
+        .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
     if !resolved.exists {
         return Err(not_found(uri));
     }
@@ -170,11 +177,14 @@ pub async fn read_resource(
         Ok(Whole::TooLarge(size)) => {
             return Err(McpError::invalid_params(
                 format!(
-                    "{} is {size} bytes, over the {MAX_RESOURCE_BYTES}-byte limit for resources; \
-                     use the read_file tool with offset/limit",
-                    resolved.path.display()
+                    "{} is {} ({size} bytes), over the {} ({MAX_RESOURCE_BYTES} bytes) limit \
+                     of resources/read; read it in pages with the read_file tool \
+                     (offset/limit)",
+                    crate::roots::path_text(&resolved.path),
+                    crate::mcp::render::human_size(size),
+                    crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),
-                Some(json!({ "uri": uri })),
+                Some(json!({ "uri": uri, "size": size, "max_bytes": MAX_RESOURCE_BYTES })),
             ));
         }
         Err(ReadError::NotFound(_)) => return Err(not_found(uri)),

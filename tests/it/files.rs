@@ -281,7 +281,6 @@ fn listing_and_tree_stay_within_the_budget() {
 /// Paths are taken exactly as given (contract §10): a name that starts or ends with a
 /// space is that name, not the trimmed one.
 #[test]
-#[ignore = "server bug: roots::resolve trims the path argument, so ' lead.txt' and 'trail.txt ' cannot be read"]
 fn names_with_leading_or_trailing_spaces_are_taken_exactly() {
     let ws = workspace();
     std::fs::write(ws.app.join(" lead.txt"), "LEADING\n").unwrap();

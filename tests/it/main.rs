@@ -5,6 +5,7 @@ mod support;
 
 mod access;
 mod adversarial;
+mod budget;
 mod cli;
 mod crash;
 mod elicitation;

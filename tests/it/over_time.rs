@@ -391,7 +391,6 @@ fn a_subscription_follows_its_path_across_a_directory_rename() {
 /// The same for a 2026-07-28 `subscriptions/listen` stream: list changes on the stream
 /// are at least a second apart, and the last one comes after the last create.
 #[test]
-#[ignore = "server bug: a subscriptions/listen stream drops list changes that come within a second of the last one (no coalescing timer), so the end of a burst is never announced"]
 fn listen_stream_list_changed_is_spaced_and_never_loses_the_tail() {
     let ws = workspace();
     let mut client = Client::spawn(&[], &ws.app);

@@ -239,49 +239,9 @@ fn scratch() -> Workspace {
     ws
 }
 
-/// Cases that hit a server bug found by this fuzzer, with the bug. The default tests skip
-/// them (so every other case keeps running); `fuzz_known_server_bugs` runs only them.
-/// Delete an entry once its bug is fixed.
-fn known_bug(tool: &str, arguments: &Value) -> Option<&'static str> {
-    let big = |key: &str| arguments[key].as_u64().is_some_and(|n| n >= 1_000_000);
-    if tool == "grep" && (big("-B") || big("-C")) {
-        return Some("grep with -B/-C of 10^6 or more aborts the server (SIGABRT)");
-    }
-    if tool == "edit_file"
-        && let Some(edits) = arguments["edits"].as_array()
-    {
-        // old → text containing old, replace_all, applied again and again: each edit
-        // multiplies the file.
-        let growing = edits.iter().filter(|e| {
-            let (Some(old), Some(new)) = (e["old_string"].as_str(), e["new_string"].as_str())
-            else {
-                return false;
-            };
-            e["replace_all"] == true
-                && !old.is_empty()
-                && new.contains(old)
-                && new.len() > old.len()
-        });
-        if growing.count() >= 2 {
-            return Some(
-                "edit_file with chained replace_all edits that each grow the text grows the file \
-                 exponentially (no bound on the result: unbounded memory and time)",
-            );
-        }
-    }
-    None
-}
-
-/// Which cases a run sends: the ordinary ones, or only those of known server bugs.
-#[derive(Clone, Copy, PartialEq)]
-enum Select {
-    Ordinary,
-    KnownBugs,
-}
-
 /// Sends every case for `tool` and returns a description of each one that was not
 /// answered exactly once (or crashed the server, which is then restarted).
-fn fuzz_tool(tool: &str, seed: u64, select: Select) -> Vec<String> {
+fn fuzz_tool(tool: &str, seed: u64) -> Vec<String> {
     let ws = scratch();
     let start = |ws: &Workspace| {
         // 4 GiB of address space: a runaway allocation fails the server, not the machine.
@@ -302,9 +262,6 @@ fn fuzz_tool(tool: &str, seed: u64, select: Select) -> Vec<String> {
     let mut failures = Vec::new();
     let all = cases(tool, &schema, seed);
     for arguments in &all {
-        if (known_bug(tool, arguments).is_some()) != (select == Select::KnownBugs) {
-            continue;
-        }
         let shown = {
             let text = arguments.to_string();
             if text.len() > 200 {
@@ -361,7 +318,7 @@ fn seed(tool: &str) -> u64 {
 }
 
 fn check(tool: &str) {
-    let failures = fuzz_tool(tool, seed(tool), Select::Ordinary);
+    let failures = fuzz_tool(tool, seed(tool));
     assert!(
         failures.is_empty(),
         "{} failing cases for {tool}:\n{}",
@@ -462,16 +419,4 @@ fn fuzz_create_directory() {
 #[test]
 fn fuzz_move_file() {
     check("move_file");
-}
-
-/// The cases of the server bugs listed in [`known_bug`], for every tool: they must be
-/// answered like any other once the bugs are fixed.
-#[test]
-#[ignore = "server bugs: grep -B/-C of 10^6+ aborts; chained growing replace_all edits grow the file exponentially"]
-fn fuzz_known_server_bugs() {
-    let mut failures = Vec::new();
-    for tool in FUZZED {
-        failures.extend(fuzz_tool(tool, seed(tool), Select::KnownBugs));
-    }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

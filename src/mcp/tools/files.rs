@@ -16,7 +16,9 @@ use super::{
 };
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
-use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
+use crate::mcp::render::{
+    Answer, ENVELOPE, cut_escaped, fit_escaped, human_size, json_len, rfc3339,
+};
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -174,6 +176,10 @@ pub enum ListSort {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListOut {
     pub directories: Vec<ListedDir>,
+    /// Directories (roots) left out because the output budget was reached; list them by
+    /// path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub directories_not_listed: Option<usize>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -295,21 +301,72 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
         Ok(Err(err)) => return Answer::error(err.to_string()),
         Err(answer) => return answer,
     };
-    let budget = call.budget();
+    let (text, out) = render_listings(&listings, first, call.budget());
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+/// The listings as text and structured content, together within `budget` bytes once
+/// serialized: the same entries in both, each directory's continuation line kept. An entry
+/// larger than the room left is shown cut when it would be the first of its directory (so
+/// `next_offset` always moves on); directories that do not fit at all are counted and named
+/// in the last line.
+fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (String, ListOut) {
+    // `{"directories":[…]}` around the entries, and the key of the structured content.
+    let room = budget.saturating_sub(ENVELOPE + 80);
+    let mut used = 0;
     let mut text = String::new();
     let mut out = ListOut {
         directories: Vec::new(),
+        directories_not_listed: None,
     };
-    for listing in &listings {
-        text.push_str(&format!("{}/\n", path_text(&listing.dir)));
+    for (index, listing) in listings.iter().enumerate() {
+        let mut dir = path_text(&listing.dir);
+        // The directory's header, its structured frame, and its continuation line.
+        let frame_of = |dir: &str| 3 * json_len(dir) + 210;
+        if index == 0 && frame_of(&dir) + MIN_ENTRY_ROOM > room {
+            // A directory whose name alone takes the budget: named cut, listed as usual.
+            dir = cut_escaped(&dir, room.saturating_sub(MIN_ENTRY_ROOM + 210) / 3);
+        }
+        let header = format!("{dir}/\n");
+        let frame = frame_of(&dir);
+        // A directory after the first is listed only with room for an entry too, so each
+        // one listed moves on; the first always shows one entry (cut if need be).
+        let need = frame + if index == 0 { 0 } else { MIN_ENTRY_ROOM };
+        if used + need > room && index > 0 {
+            let left = listings.len() - index;
+            text.push_str(&format!(
+                "[output budget reached after {index} of {} directories; call list_directory \
+                 with path set to each of the {left} others, starting with the next root]\n",
+                listings.len()
+            ));
+            out.directories_not_listed = Some(left);
+            break;
+        }
+        used += frame;
+        text.push_str(&header);
         let mut shown = Vec::new();
         for entry in &listing.entries {
-            let line = format!("  {}\n", entry_line(entry));
-            if text.len() + line.len() + 200 > budget {
+            let mut line = format!("  {}\n", entry_line(entry));
+            let mut item = entry_out(entry);
+            let cost = json_len(&line) - 2 + item_len(&item) + 1;
+            if used + cost > room {
+                if !shown.is_empty() {
+                    break;
+                }
+                // The first entry alone is larger than what is left: shown cut.
+                let share = room.saturating_sub(used + 200) / 5;
+                line = format!("  {}\n", cut_escaped(&entry_line(entry), share));
+                item.name = cut_escaped(&item.name, share);
+                item.path = cut_escaped(&item.path, share);
+                item.target = item.target.map(|target| cut_escaped(&target, share));
+                used += json_len(&line) - 2 + item_len(&item) + 1;
+                text.push_str(&line);
+                shown.push(item);
                 break;
             }
+            used += cost;
             text.push_str(&line);
-            shown.push(entry_out(entry));
+            shown.push(item);
         }
         let cut_by_budget = shown.len() < listing.entries.len();
         let next = if cut_by_budget {
@@ -319,24 +376,31 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
         };
         if let Some(next) = next {
             text.push_str(&format!(
-                "[showing entries {}-{} of {} in {}; call list_directory with offset={next} for more]\n",
+                "[showing entries {}-{} of {} in {dir}; call list_directory with offset={next} for more]\n",
                 first + 1,
                 first + shown.len(),
                 listing.total,
-                path_text(&listing.dir)
             ));
         } else if listing.total == 0 {
             text.push_str("  (empty)\n");
         }
         out.directories.push(ListedDir {
-            path: path_text(&listing.dir),
+            path: dir,
             entries: shown,
             total: listing.total,
             truncated: next.is_some(),
             next_offset: next,
         });
     }
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    (text, out)
+}
+
+/// Room an entry shown cut needs at least (its fixed fields and cut markers).
+const MIN_ENTRY_ROOM: usize = 400;
+
+/// Bytes of one entry in the structured content.
+fn item_len(item: &ListedEntry) -> usize {
+    serde_json::to_string(item).map_or(0, |s| s.len())
 }
 
 // ---------------------------------------------------------------------------------------
@@ -402,9 +466,9 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
             }
         }
     }
-    fit_to_budget(
+    fit_escaped(
         &mut text,
-        call.budget(),
+        call.budget().saturating_sub(ENVELOPE),
         "[output budget reached; call directory_tree on a subdirectory or lower max_depth]",
     );
     Answer {
@@ -461,18 +525,31 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             if !outcome.created_dirs.is_empty() {
                 text.push_str(&format!(
                     " Created directories: {}.",
-                    outcome
-                        .created_dirs
-                        .iter()
-                        .map(|d| path_text(d))
-                        .collect::<Vec<_>>()
-                        .join(", ")
+                    created_dirs_text(&outcome.created_dirs)
                 ));
             }
             Answer::text(text)
         }
         Ok(Err(err)) => Answer::error(err.to_string()),
         Err(answer) => answer,
+    }
+}
+
+/// The directories a write created, each inside the one before: all of them when few, else
+/// the first and the last (the others lie between them).
+fn created_dirs_text(dirs: &[PathBuf]) -> String {
+    match dirs {
+        [first, .., last] if dirs.len() > 2 => format!(
+            "{} and {} directories inside it, down to {}",
+            path_text(first),
+            dirs.len() - 1,
+            path_text(last)
+        ),
+        _ => dirs
+            .iter()
+            .map(|d| path_text(d))
+            .collect::<Vec<_>>()
+            .join(", "),
     }
 }
 
@@ -495,12 +572,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
             call.session.wrote(&[&resolved.path]);
             Answer::text(format!(
                 "Created {}.",
-                outcome
-                    .created_dirs
-                    .iter()
-                    .map(|d| path_text(d))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                created_dirs_text(&outcome.created_dirs)
             ))
         }
         Ok(Ok(_)) => Answer::text(format!(
@@ -623,14 +695,9 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
             path_text(&outcome.path)
         )
     };
-    let mut text = format!("{summary}\n{}", outcome.diff);
-    fit_to_budget(
-        &mut text,
-        call.budget(),
-        "[diff cut at the output budget; read the file to see the rest]",
-    );
+    let budget = call.budget();
     let structured = serde_json::json!({
-        "path": path_text(&outcome.path),
+        "path": cut_escaped(&path_text(&outcome.path), budget / 4),
         "replacements": outcome.replacements,
         "changed": outcome.changed,
         "written": outcome.written,
@@ -638,6 +705,15 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
         "line_ending": match outcome.line_ending { edit::LineEnding::Lf => "lf", edit::LineEnding::Crlf => "crlf" },
         "bom": outcome.bom,
     });
+    // The diff takes what the structured result leaves of the budget.
+    let others = Answer::default().with_structured(structured.clone()).size();
+    let summary = cut_escaped(&summary, budget / 4);
+    let mut text = format!("{summary}\n{}", outcome.diff);
+    fit_escaped(
+        &mut text,
+        budget.saturating_sub(others),
+        "[diff cut at the output budget; read the file to see the rest]",
+    );
     Answer::text(text).with_structured(structured)
 }
 
@@ -679,7 +755,8 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
         Err(answer) => return answer,
     };
     // `dest/` names a directory: only a directory may be moved there (as the kernel says).
-    if destination.dir_only && !source.path.is_dir() {
+    let is_dir = |path: PathBuf| blocking(move || path.is_dir());
+    if destination.dir_only && !matches!(is_dir(source.path.clone()).await, Ok(true)) {
         return Answer::error(format!(
             "{:?} ends with '/', which names a directory, but {} is not a directory; drop the \
              trailing '/' to name the new file",

@@ -159,12 +159,13 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
     macro_rules! run {
         ($handler:path) => {
             match parse(args) {
-                Ok(args) => $handler(call, args).await.errors_bounded(call.budget()),
+                Ok(args) => $handler(call, args).await,
                 Err(answer) => answer,
             }
         };
     }
-    match name {
+    // The last guard of every answer: the whole result within the output budget.
+    let answer = match name {
         "grep" => run!(search::grep),
         "glob" => run!(search::glob),
         "list_roots" => run!(read::list_roots),
@@ -178,7 +179,8 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "create_directory" => run!(files::create_directory),
         "move_file" => run!(files::move_file),
         _ => Answer::error(format!("unknown tool {name}")),
-    }
+    };
+    answer.bounded(call.budget())
 }
 
 /// Decodes arguments, turning serde's complaint into an actionable tool error.

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::access::Access;
 use crate::files::{info, read};
-use crate::mcp::render::{Answer, fit_to_budget, human_size, rfc3339};
+use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::roots::{Resolved, file_uri_from_path, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -97,7 +97,7 @@ pub struct RootsOut {
     pub notes: Vec<String>,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RootOut {
     pub path: String,
     pub uri: String,
@@ -224,32 +224,92 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
             .collect(),
         notes: bounded_notes(call.session.roots_notes()),
     };
-    let (granted, refused) = (grants.granted.len(), grants.refused.len());
-    let mut out = out;
-    // The text and the structured copy both count against the budget: keep the page to
-    // about a third of it each, and say where to continue.
-    let room = call.budget() / 3;
-    let mut text = format!("Roots ({}):\n", out.source);
-    let mut kept = 0;
-    let mut root_bytes = 0;
-    for root in &out.roots {
-        let cost = root.path.len()
-            + root.uri.len()
-            + root.watch.len()
-            + root.index.len()
-            + root.name.as_ref().map_or(0, |n| n.len() * 2)
-            + 160;
-        if kept > 0 && root_bytes + cost > room {
-            break;
+    let totals = (
+        grants.granted.len(),
+        grants.refused.len(),
+        out.confine.len(),
+    );
+    fit_roots(out, offset, totals, call.budget())
+}
+
+/// The list_roots answer within `budget` bytes once serialized: the grants, refusals, notes
+/// and confine directories take at most half of it (long paths cut, the last items left out
+/// and counted), and the page holds as many roots as fit in both forms (at least one, cut if
+/// it alone is too large), with the continuation line when more follow.
+fn fit_roots(
+    mut out: RootsOut,
+    offset: usize,
+    totals: (usize, usize, usize),
+    budget: usize,
+) -> Answer {
+    let roots = std::mem::take(&mut out.roots);
+    let long = budget / 16;
+    for item in out.grants.iter_mut().chain(out.refusals.iter_mut()) {
+        item.path = cut_escaped(&item.path, long);
+    }
+    for text in out.notes.iter_mut().chain(out.confine.iter_mut()) {
+        *text = cut_escaped(text, long);
+    }
+    while render_roots(&out, offset, totals).size() > budget / 2 {
+        let lists = [
+            out.grants.len(),
+            out.refusals.len(),
+            out.notes.len(),
+            out.confine.len(),
+        ];
+        let longest = (0..4).max_by_key(|&i| lists[i]).unwrap_or(0);
+        match longest {
+            _ if lists[longest] == 0 => break,
+            0 => drop(out.grants.pop()),
+            1 => drop(out.refusals.pop()),
+            2 => drop(out.notes.pop()),
+            _ => drop(out.confine.pop()),
         }
-        root_bytes += cost;
-        kept += 1;
     }
-    out.roots.truncate(kept);
-    if offset + kept < out.total {
-        out.truncated = true;
-        out.next_offset = Some(offset + kept);
+    let fits = |out: &mut RootsOut, kept: usize| {
+        out.roots = roots[..kept].to_vec();
+        set_next(out, offset, kept);
+        render_roots(out, offset, totals).size() <= budget
+    };
+    // The largest page that fits: fitting is monotone in the number of roots kept.
+    let (mut low, mut high) = (0, roots.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if fits(&mut out, mid) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
     }
+    out.roots = roots[..low].to_vec();
+    if low == 0
+        && let Some(first) = roots.first()
+    {
+        // One root larger than what is left: shown cut, so paging moves on.
+        let share = budget / 16;
+        let mut root = first.clone();
+        root.path = cut_escaped(&root.path, share);
+        root.uri = cut_escaped(&root.uri, share);
+        root.name = root.name.map(|name| cut_escaped(&name, share));
+        root.watch = cut_escaped(&root.watch, share);
+        root.index = cut_escaped(&root.index, share);
+        out.roots = vec![root];
+    }
+    let kept = out.roots.len();
+    set_next(&mut out, offset, kept);
+    render_roots(&out, offset, totals)
+}
+
+fn set_next(out: &mut RootsOut, offset: usize, kept: usize) {
+    out.truncated = offset + kept < out.total;
+    out.next_offset = out.truncated.then_some(offset + kept);
+}
+
+/// The text and structured forms of a list_roots page (`totals`: grants, refusals and
+/// confine directories in all, for the "and N more" lines).
+fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) -> Answer {
+    let (granted, refused, confined) = totals;
+    let mut text = format!("Roots ({}):\n", out.source);
     for root in &out.roots {
         let mut flags = vec![root.kind.clone()];
         if !root.exists {
@@ -265,7 +325,11 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         text.push_str(&format!("  {}{name} ({})\n", root.path, flags.join(", ")));
     }
     if !out.confine.is_empty() {
-        text.push_str(&format!("Confined to: {}\n", out.confine.join(", ")));
+        text.push_str(&format!("Confined to: {}", out.confine.join(", ")));
+        if confined > out.confine.len() {
+            text.push_str(&format!(" and {} more", confined - out.confine.len()));
+        }
+        text.push('\n');
     }
     if let Some(next) = out.next_offset {
         text.push_str(&format!(
@@ -301,7 +365,7 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     for note in &out.notes {
         text.push_str(&format!("Note: {note}\n"));
     }
-    let structured = serde_json::to_value(&out).unwrap_or(Value::Null);
+    let structured = serde_json::to_value(out).unwrap_or(Value::Null);
     Answer::text(text).with_structured(structured)
 }
 
@@ -415,6 +479,20 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         }
         None => {}
     }
+    let budget = call.budget();
+    let answer = info_answer(&out);
+    if answer.size() <= budget {
+        return answer;
+    }
+    // A path (or link target) too long for the budget in both forms: shown cut.
+    let share = budget / 8;
+    out.path = cut_escaped(&out.path, share);
+    out.symlink_target = out.symlink_target.map(|t| cut_escaped(&t, share));
+    out.description = out.description.map(|d| cut_escaped(&d, share));
+    info_answer(&out)
+}
+
+fn info_answer(out: &FileInfoOut) -> Answer {
     let mut text = format!("{}\n  type: {}", out.path, out.kind);
     if let Some(target) = &out.symlink_target {
         text.push_str(&format!(" (named through symlink -> {target})"));
@@ -444,7 +522,7 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         }
     }
     text.push('\n');
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+    Answer::text(text).with_structured(serde_json::to_value(out).unwrap_or(Value::Null))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -522,9 +600,8 @@ fn image_room(room: usize) -> u64 {
     (room.saturating_sub(IMAGE_OVERHEAD) / 4 * 3) as u64
 }
 
-/// Reads one file within `budget` bytes of text and `room` bytes of image, or returns the
-/// error text. `alone` says whether the file is the only one of its call (to word the advice
-/// when an image does not fit).
+/// Reads one file within `budget` bytes of text (as serialized: JSON-escaped) and `room`
+/// bytes of image, or returns the error text.
 async fn read_one(
     call: &Call<'_>,
     resolved: Result<Resolved, String>,
@@ -548,12 +625,14 @@ async fn read_one(
         .await
         .map_err(|answer| answer.text)?
         .map_err(|err| err.to_string())?;
+    // A path too long for the room is shown cut (short enough to leave an image its room).
+    let name = |path: &std::path::Path| cut_escaped(&path_text(path), (budget / 4).min(300));
     Ok(match outcome {
-        read::ReadOutcome::Text(page) => (render_page(&page, numbers), None),
+        read::ReadOutcome::Text(page) => (render_page(&page, numbers, budget), None),
         read::ReadOutcome::Image { path, mime, bytes } => (
             format!(
                 "{} is a {mime} image ({}); it is attached.",
-                path_text(&path),
+                name(&path),
                 human_size(bytes.len() as u64)
             ),
             Some((
@@ -576,7 +655,7 @@ async fn read_one(
                 format!(
                     "{} is a {mime} image ({}); it is not attached: as base64 it takes {} bytes, \
                      more than the {} bytes left of the output budget; {advice}.",
-                    path_text(&path),
+                    name(&path),
                     human_size(size),
                     image_cost(size),
                     room,
@@ -587,7 +666,7 @@ async fn read_one(
         read::ReadOutcome::Binary { path, size, kind } => (
             format!(
                 "{} is a binary file ({kind}, {}); its bytes are not shown.",
-                path_text(&path),
+                name(&path),
                 human_size(size)
             ),
             None,
@@ -595,30 +674,59 @@ async fn read_one(
     })
 }
 
-fn render_page(page: &read::TextPage, numbers: bool) -> String {
-    let mut text = String::new();
+/// What the notes after a page's lines and its continuation line take at most.
+const PAGE_TRAILER: usize = 400;
+
+/// A page of lines within `room` bytes as serialized (JSON-escaped). Lines that do not fit
+/// are left for the next call (the continuation line says where it starts); a first line
+/// larger than the room alone is shown cut, so the next offset always moves on.
+fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String {
+    let name = || cut_escaped(&path_text(&page.path), room / 4);
     if page.lines.is_empty() {
         return match page.total_lines {
-            Some(0) => format!("[{} is empty]", path_text(&page.path)),
+            Some(0) => format!("[{} is empty]", name()),
             Some(total) => format!(
                 "[{} has {total} lines; offset {} is past the end]",
-                path_text(&page.path),
+                name(),
                 page.first_line
             ),
             None => String::new(),
         };
     }
+    let lines_room = room.saturating_sub(PAGE_TRAILER);
+    let mut text = String::new();
+    let mut used = 2;
+    let mut kept = 0;
     for (index, line) in page.lines.iter().enumerate() {
-        if numbers {
-            text.push_str(&format!("{:>6}\t{line}\n", page.first_line + index));
-        } else {
-            text.push_str(line);
-            text.push('\n');
+        let prefix = match numbers {
+            true => format!("{:>6}\t", page.first_line + index),
+            false => String::new(),
+        };
+        let cost = json_len(&prefix) + json_len(line) - 3;
+        if used + cost > lines_room {
+            if kept == 0 {
+                let left = lines_room.saturating_sub(used + json_len(&prefix));
+                text.push_str(&prefix);
+                text.push_str(&cut_escaped(line, left));
+                text.push('\n');
+                kept = 1;
+            }
+            break;
         }
+        used += cost;
+        text.push_str(&prefix);
+        text.push_str(line);
+        text.push('\n');
+        kept += 1;
     }
-    let last = page.first_line + page.lines.len() - 1;
-    if let Some(next) = page.next_line {
-        let why = if page.budget_cut {
+    let budget_cut = page.budget_cut || kept < page.lines.len();
+    let next = match kept < page.lines.len() {
+        true => Some(page.first_line + kept),
+        false => page.next_line,
+    };
+    let last = page.first_line + kept - 1;
+    if let Some(next) = next {
+        let why = if budget_cut {
             "the output budget is reached"
         } else {
             "the line limit is reached"
@@ -657,23 +765,16 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
         resolved,
         range,
         args.line_numbers.unwrap_or(true),
-        budget,
+        budget.saturating_sub(ENVELOPE),
         budget.saturating_sub(512),
     )
     .await
     {
-        Ok((mut text, image)) => {
-            fit_to_budget(
-                &mut text,
-                budget,
-                "[output budget reached; continue with a larger offset]",
-            );
-            Answer {
-                text,
-                images: image.into_iter().collect(),
-                ..Answer::default()
-            }
-        }
+        Ok((text, image)) => Answer {
+            text,
+            images: image.into_iter().collect(),
+            ..Answer::default()
+        },
         Err(message) => Answer::error(message),
     }
 }
@@ -690,9 +791,9 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     let share = (budget / args.paths.len()).max(512);
     let limit = clamp_limit(args.limit);
     let mut answer = Answer::default();
-    // Everything the answer holds so far: its text and its images (base64 and wrapping).
-    let mut used = 0usize;
-    let mut image_bytes = 0usize;
+    // Everything the answer holds so far as serialized: its text (escaped), its images
+    // (base64 and wrapping) and the envelope.
+    let mut used = ENVELOPE;
     let mut failures = 0;
     let mut done = 0;
     for (index, path) in args.paths.iter().enumerate() {
@@ -705,9 +806,10 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             Ok(resolved) => path_text(&resolved.path),
             Err(_) => path.clone(),
         };
-        let heading = format!("==> {heading} <==\n");
-        let left = budget.saturating_sub(used + heading.len() + READ_FILES_RESERVE);
+        let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));
+        let left = budget.saturating_sub(used + json_len(&heading) + READ_FILES_RESERVE);
         answer.text.push_str(&heading);
+        used += json_len(&heading) - 2;
         match read_one(
             call,
             resolved,
@@ -719,20 +821,23 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         .await
         {
             Ok((text, image)) => {
+                used += json_len(&text) - 2;
                 answer.text.push_str(&text);
                 if let Some((mime, data)) = image {
-                    image_bytes += data.len() + IMAGE_OVERHEAD;
+                    used += json_len(&mime) + json_len(&data) + 48;
                     answer.images.push((mime, data));
                 }
             }
             Err(message) => {
                 failures += 1;
-                answer.text.push_str(&format!("[error: {message}]\n"));
+                let line = format!("[error: {}]\n", cut_escaped(&message, left.max(128)));
+                used += json_len(&line) - 2;
+                answer.text.push_str(&line);
             }
         }
         answer.text.push('\n');
+        used += 2;
         done = index + 1;
-        used = answer.text.len() + image_bytes;
     }
     if done < args.paths.len() {
         answer.text.push_str(&format!(

@@ -156,6 +156,7 @@ impl Watcher {
             setting_up: Vec::new(),
             identity: Vec::new(),
             vanished: Vec::new(),
+            relost: Vec::new(),
         };
         let actor = std::thread::Builder::new()
             .name("rootgrep-watch".into())
@@ -242,6 +243,9 @@ struct Actor {
     identity: Vec<(PathBuf, (u64, u64))>,
     /// Roots that went away (deleted, renamed, replaced): watched again at the time given.
     vanished: Vec<(PathBuf, Instant)>,
+    /// Roots watched again after lost events: what changed while their watch was being
+    /// re-added is unknown too, so one more `Overflow` goes out once they are `Watching`.
+    relost: Vec<PathBuf>,
 }
 
 /// The raw event kinds, reduced to what matters here.
@@ -345,6 +349,7 @@ impl Actor {
             self.unwatch(root);
         }
         self.vanished.retain(|(root, _)| wanted.contains(root));
+        self.relost.retain(|root| wanted.contains(root));
         self.bursts
             .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
         lock(&self.status).retain(|(root, _)| roots.contains(root));
@@ -417,13 +422,24 @@ impl Actor {
     /// no longer covers the path. Consumers stop trusting it now; it is watched again
     /// once the burst is over (`rm -rf DIR && mkdir DIR` takes a moment).
     fn root_gone(&mut self, root: &Path) {
+        self.rewatch(
+            root,
+            format!(
+                "{} was removed or replaced; watching it again",
+                root.display()
+            ),
+        );
+    }
+
+    /// Drops a root's watch and watches it again once [`QUIET`] has passed: the walk that
+    /// adds a recursive watch reaches every directory there is then (used when the root
+    /// itself was replaced, and after lost events, which may have hidden the creation of
+    /// directories that then were never watched). The root is `Starting` meanwhile.
+    fn rewatch(&mut self, root: &Path, why: String) {
         if self.vanished.iter().any(|(r, _)| r == root) {
             return;
         }
-        self.emit(WatchEvent::Error(format!(
-            "{} was removed or replaced; watching it again",
-            root.display()
-        )));
+        self.emit(WatchEvent::Error(why));
         let affected: Vec<PathBuf> = lock(&self.status)
             .iter()
             .map(|(r, _)| r.clone())
@@ -481,6 +497,10 @@ impl Actor {
             for r in nested {
                 self.set_status(&r, RootStatus::Watching);
             }
+            if let Some(at) = self.relost.iter().position(|r| *r == root) {
+                self.relost.remove(at);
+                self.emit(WatchEvent::Overflow);
+            }
         }
     }
 
@@ -500,6 +520,27 @@ impl Actor {
             .collect();
         for root in replaced {
             self.root_gone(&root);
+        }
+        // So may the creation of directories: notify watches a new directory when it sees
+        // it created, so one created in the lost window would stay unwatched (and what is
+        // written there unseen). Watch every root that was fully watched again.
+        let settled: Vec<PathBuf> = self
+            .watched
+            .iter()
+            .filter(|root| !self.setting_up.iter().any(|(r, _, _)| r == *root))
+            .cloned()
+            .collect();
+        for root in settled {
+            if !self.relost.contains(&root) {
+                self.relost.push(root.clone());
+            }
+            self.rewatch(
+                &root,
+                format!(
+                    "events under {} were lost; watching it again",
+                    root.display()
+                ),
+            );
         }
     }
 

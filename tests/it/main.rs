@@ -5,6 +5,7 @@ mod support;
 
 mod access;
 mod adversarial;
+mod churn;
 mod cli;
 mod crash;
 mod elicitation;

@@ -97,6 +97,19 @@ struct IgnoredRec {
     is_dir: bool,
 }
 
+/// An entry the walk yielded but a search cannot read: a special file (FIFO, socket,
+/// device), or a path the walk failed on (permission denied, too long, vanished). A
+/// search from the index counts these in `skipped_unreadable` exactly as a walk would.
+#[derive(Debug)]
+struct SkippedRec {
+    path: Span,
+    /// The visited directory whose walk meets it (for a directory the walk failed to
+    /// list, that directory itself).
+    dir: u32,
+    /// A special file (filtered by globs and types as files are); else a walk error.
+    special: bool,
+}
+
 /// Figures about one build.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildInfo {
@@ -120,6 +133,7 @@ pub struct RootIndex {
     /// File indices grouped by directory (see [`DirRec::files`]), by name within each.
     dir_files: Box<[u32]>,
     ignored: Box<[IgnoredRec]>,
+    skipped: Box<[SkippedRec]>,
     info: BuildInfo,
 }
 
@@ -283,6 +297,18 @@ impl RootIndex {
             .map(|rec| (self.rel_of(rec.path), rec.parent as usize, rec.is_dir))
     }
 
+    /// Entries a search cannot read met in the visited directories `dirs` (a range from
+    /// [`RootIndex::dirs_below`]): (relative path, directory, is a special file).
+    pub(crate) fn skipped_in(
+        &self,
+        dirs: Range<usize>,
+    ) -> impl Iterator<Item = (&Path, usize, bool)> + '_ {
+        self.skipped
+            .iter()
+            .filter(move |rec| dirs.contains(&(rec.dir as usize)))
+            .map(|rec| (self.rel_of(rec.path), rec.dir as usize, rec.special))
+    }
+
     /// Whether an event at `rel` can change what this index holds (see [`FileIndex`]).
     fn touches(&self, rel: &[u8]) -> bool {
         self.find_file(as_path(rel)).is_some()
@@ -402,6 +428,7 @@ pub fn build_limited(
         dirs: Vec::with_capacity(parts.iter().map(|c| c.part.dirs.len()).sum()),
         others: Vec::with_capacity(parts.iter().map(|c| c.part.others.len()).sum()),
         listed: Vec::with_capacity(parts.iter().map(|c| c.part.listed.len()).sum()),
+        skipped: Vec::new(),
     };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;
@@ -441,6 +468,8 @@ struct Part {
     /// (the directory's path, the entry's name, is a directory): names only, so the paths
     /// the walk also yields are not stored twice.
     listed: Vec<(Span, Span, bool)>,
+    /// What a search cannot read: (path, is a special file; else a walk error).
+    skipped: Vec<(Span, bool)>,
 }
 
 impl Part {
@@ -469,6 +498,12 @@ impl Part {
                 .listed
                 .into_iter()
                 .map(|(dir, name, is_dir)| (moved(dir), moved(name), is_dir)),
+        );
+        self.skipped.extend(
+            other
+                .skipped
+                .into_iter()
+                .map(|(path, special)| (moved(path), special)),
         );
     }
 }
@@ -512,6 +547,9 @@ impl PerThread for Collector<'_> {
         let span = self.part.push(&rel);
         if !entry.file_type().is_some_and(|t| t.is_dir()) {
             self.part.others.push(span);
+            if !entry.file_type().is_some_and(|t| t.is_symlink()) {
+                self.part.skipped.push((span, true));
+            }
             return;
         }
         self.part.dirs.push(span);
@@ -535,6 +573,25 @@ impl PerThread for Collector<'_> {
             self.part.listed.push((span, name, kind.is_dir()));
         }
     }
+
+    fn failed(&mut self, err: &ignore::Error) {
+        let rel = error_path(err).map_or(Vec::new(), |path| self.rel(path).to_vec());
+        let span = self.part.push(&rel);
+        self.part.skipped.push((span, false));
+    }
+}
+
+/// The path an entry error of the walk is about, if it names one.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        ignore::Error::Partial(errs) => errs.iter().find_map(error_path),
+        _ => None,
+    }
 }
 
 /// Sorts and packs what the walk collected into the compact index.
@@ -545,6 +602,7 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         mut dirs,
         others,
         listed,
+        skipped: skipped_raw,
     } = part;
     let text = |s: Span| &raw[s.range()];
     files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
@@ -612,6 +670,22 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         })
         .collect();
     drop(ignored_raw);
+    let mut skipped_raw = skipped_raw;
+    skipped_raw.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    let skipped_spans: Vec<(Span, bool)> = skipped_raw
+        .into_iter()
+        .map(|(span, special)| {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(text(span));
+            (
+                Span {
+                    start,
+                    len: span.len,
+                },
+                special,
+            )
+        })
+        .collect();
     drop(raw);
     let arena = arena.into_boxed_slice();
     let at = |s: Span| &arena[s.range()];
@@ -680,6 +754,19 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
             is_dir,
         })
         .collect();
+    let skipped: Box<[SkippedRec]> = skipped_spans
+        .into_iter()
+        .map(|(path, special)| {
+            let bytes = at(path);
+            let dir = match special {
+                true => dir_of(bytes),
+                false => dir_spans
+                    .binary_search_by(|d| cmp_paths(at(*d), bytes))
+                    .map_or_else(|_| dir_of(bytes), |i| i as u32),
+            };
+            SkippedRec { path, dir, special }
+        })
+        .collect();
     let files: Box<[FileRec]> = file_spans
         .into_iter()
         .map(|(path, size, mtime)| FileRec {
@@ -694,7 +781,8 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         + std::mem::size_of_val(&*files)
         + std::mem::size_of_val(&*dirs)
         + std::mem::size_of_val(&*dir_files)
-        + std::mem::size_of_val(&*ignored);
+        + std::mem::size_of_val(&*ignored)
+        + std::mem::size_of_val(&*skipped);
     let info = BuildInfo {
         files: files.len(),
         dirs: dirs.len(),
@@ -710,6 +798,7 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         dirs,
         dir_files,
         ignored,
+        skipped,
         info,
     }
 }
@@ -1416,6 +1505,63 @@ mod tests {
             index.apply(&WatchEvent::Status(self.root.clone(), RootStatus::Watching));
             assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
             index
+        }
+    }
+
+    /// A socket, and a file below a directory chain longer than PATH_MAX (created through
+    /// directory handles): a grep answered from the index skips and counts them exactly
+    /// as a walk does, also below a sub-directory and with a type filter.
+    #[test]
+    fn what_the_walk_cannot_read_is_counted_by_the_index_too() {
+        use crate::search::query::GrepQuery;
+        use rustix::fs::{Mode, OFlags, mkdirat, openat};
+        let f = Fixture::new();
+        let _socket = std::os::unix::net::UnixListener::bind(f.root.join("a/sock")).unwrap();
+        let name = "d".repeat(200);
+        let mut dir = openat(
+            rustix::fs::CWD,
+            &f.root.join("a"),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+        for _ in 0..25 {
+            mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            dir = openat(
+                &dir,
+                name.as_str(),
+                OFlags::DIRECTORY | OFlags::RDONLY,
+                Mode::empty(),
+            )
+            .unwrap();
+        }
+        let deep = openat(
+            &dir,
+            "deep.rs",
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        rustix::io::write(&deep, b"x\n").unwrap();
+        let index = build(&f.root, &Control::new()).unwrap();
+        for (target, types) in [
+            (f.root.clone(), vec![]),
+            (f.root.join("a"), vec![]),
+            (f.root.join("a"), vec!["rust".to_string()]),
+        ] {
+            let mut query = GrepQuery::new("x");
+            query.types = types;
+            let walked =
+                crate::search::grep(&query, std::slice::from_ref(&target), &Control::new())
+                    .unwrap();
+            let served = crate::search::grep_files(&query, &target, &index, &Control::new())
+                .unwrap()
+                .unwrap();
+            assert!(walked.stats.skipped_unreadable >= 1, "{:?}", walked.stats);
+            assert_eq!(
+                served.stats.skipped_unreadable, walked.stats.skipped_unreadable,
+                "{target:?}"
+            );
         }
     }
 

@@ -108,6 +108,24 @@ impl<'a> Candidates<'a> {
             }
         }
         let mut extra = Vec::new();
+        // What the walk would meet but cannot read (special files, directories it could
+        // not list, paths too long): searching them fails exactly as it does in a walk,
+        // so they are counted as unreadable the same way.
+        for (rel, dir, special) in index.skipped_in(dirs.clone()) {
+            if !entered[dir - start] {
+                continue;
+            }
+            absolute(&mut scratch, rel);
+            let take = !special
+                || match overrides.map(|o| o.matched(&scratch, false)) {
+                    Some(ignore::Match::Ignore(_)) => false,
+                    Some(ignore::Match::Whitelist(_)) => true,
+                    _ => types.is_none_or(|types| !types.matched(rel, false).is_ignore()),
+                };
+            if take {
+                extra.push(scratch.clone());
+            }
+        }
         if let Some(overrides) = overrides {
             for (rel, parent, is_dir) in index.ignored_in(dirs.clone()) {
                 if !entered[parent - start] {

@@ -258,6 +258,9 @@ pub trait PerThread: Send {
     /// too, at depth 0), symlinks, special files. Searches ignore them; the file index
     /// records directories.
     fn other(&mut self, _entry: &DirEntry) {}
+    /// Called for every entry the walk could not read (already counted in
+    /// [`Stats::skipped_unreadable`]); the file index records where it was.
+    fn failed(&mut self, _err: &ignore::Error) {}
 }
 
 /// Walks one directory in parallel, giving each thread its own state from `make`, and
@@ -317,6 +320,7 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
             Err(err) => {
                 tracing::debug!(%err, "walk entry skipped");
                 state.stats().skipped_unreadable += 1;
+                state.failed(&err);
                 return WalkState::Continue;
             }
         };

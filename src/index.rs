@@ -1520,7 +1520,7 @@ mod tests {
         let name = "d".repeat(200);
         let mut dir = openat(
             rustix::fs::CWD,
-            &f.root.join("a"),
+            f.root.join("a"),
             OFlags::DIRECTORY | OFlags::RDONLY,
             Mode::empty(),
         )

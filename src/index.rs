@@ -43,11 +43,15 @@ use ignore::DirEntry;
 
 use crate::search::Control;
 use crate::search::outcome::Stats;
-use crate::search::walk::{PerThread, WalkOptions, walk_dir};
+use crate::search::walk::{PerThread, WalkOptions, walk_dir_background, yield_to_searches};
 use crate::watch::{RootStatus, WatchEvent};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
 pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+/// Longest pause of one build (in all), or of adding a watch, for running searches: a
+/// build that never ran would leave every search walking.
+pub const YIELD_MAX: Duration = Duration::from_secs(2);
 
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
@@ -410,9 +414,10 @@ pub fn build_limited(
             max_files,
             too_many: &too_many,
             control,
+            pause_until: started + YIELD_MAX,
         },
     };
-    let parts = walk_dir(&walker, control, &make);
+    let parts = walk_dir_background(&walker, control, &make);
     if too_many.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(max_files);
     }
@@ -443,6 +448,8 @@ struct Limit<'a> {
     max_files: usize,
     too_many: &'a std::sync::atomic::AtomicBool,
     control: &'a Control,
+    /// The build stops pausing for searches after this (see [`YIELD_MAX`]).
+    pause_until: Instant,
 }
 
 impl Limit<'_> {
@@ -517,6 +524,18 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
+    /// The build is background work: it pauses while a search runs (the first search of
+    /// a session must not share the cores with it), for at most [`YIELD_MAX`] at a time.
+    fn yield_to_searches(&self) {
+        let left = self
+            .limit
+            .pause_until
+            .saturating_duration_since(Instant::now());
+        if !left.is_zero() {
+            yield_to_searches(|| self.limit.control.is_cancelled(), left);
+        }
+    }
+
     fn rel<'p>(&self, path: &'p Path) -> &'p [u8] {
         path.strip_prefix(self.root)
             .unwrap_or(path)
@@ -531,6 +550,7 @@ impl PerThread for Collector<'_> {
     }
 
     fn file(&mut self, entry: &DirEntry) {
+        self.yield_to_searches();
         // A file that vanished between the listing and the stat is left out; its removal
         // event makes the build stale anyway.
         let Ok(meta) = entry.metadata() else {
@@ -543,6 +563,7 @@ impl PerThread for Collector<'_> {
     }
 
     fn other(&mut self, entry: &DirEntry) {
+        self.yield_to_searches();
         let rel = self.rel(entry.path()).to_vec();
         let span = self.part.push(&rel);
         if !entry.file_type().is_some_and(|t| t.is_dir()) {
@@ -1563,6 +1584,25 @@ mod tests {
                 "{target:?}"
             );
         }
+    }
+
+    /// The build is background work: while a search runs it waits (here the search is
+    /// held for longer than an unhindered build of the fixture takes), then lands.
+    #[test]
+    fn a_build_waits_while_a_search_runs() {
+        let f = Fixture::new();
+        let running = crate::search::walk::SearchRunning::start();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        index.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none(),
+            "built beside a running search"
+        );
+        drop(running);
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
     }
 
     fn rels(index: &RootIndex) -> Vec<String> {

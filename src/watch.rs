@@ -387,6 +387,9 @@ impl Actor {
 
     /// Adds the recursive watch of one root; it is `Starting` until setup goes quiet.
     fn watch(&mut self, root: &Path) -> Result<(), String> {
+        // Adding a recursive watch walks every directory: background work, which waits
+        // while a search runs (the first search of a session comes right after the roots).
+        crate::search::walk::yield_to_searches(|| false, crate::index::YIELD_MAX);
         let outcome = self.ensure_notify().and_then(|()| {
             let mode = match root.is_dir() {
                 true => RecursiveMode::Recursive,

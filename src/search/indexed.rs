@@ -171,6 +171,7 @@ pub fn for_each_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, usize) + Sync),
 ) -> Vec<T> {
+    let _running = super::walk::SearchRunning::start();
     let threads = threads.min(count).max(1);
     let cursor = AtomicUsize::new(0);
     let work = || {
@@ -208,6 +209,7 @@ pub fn chunks_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, std::ops::Range<usize>) + Sync),
 ) -> Vec<T> {
+    let _running = super::walk::SearchRunning::start();
     let len = range.len();
     // Below this, a thread costs more than it saves.
     const MIN_CHUNK: usize = 8 * 1024;

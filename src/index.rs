@@ -43,11 +43,15 @@ use ignore::DirEntry;
 
 use crate::search::Control;
 use crate::search::outcome::Stats;
-use crate::search::walk::{PerThread, WalkOptions, walk_dir};
+use crate::search::walk::{PerThread, WalkOptions, walk_dir_background, yield_to_searches};
 use crate::watch::{RootStatus, WatchEvent};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
 pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+/// Longest pause of one build (in all), or of adding a watch, for running searches: a
+/// build that never ran would leave every search walking.
+pub const YIELD_MAX: Duration = Duration::from_secs(2);
 
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
@@ -97,6 +101,19 @@ struct IgnoredRec {
     is_dir: bool,
 }
 
+/// An entry the walk yielded but a search cannot read: a special file (FIFO, socket,
+/// device), or a path the walk failed on (permission denied, too long, vanished). A
+/// search from the index counts these in `skipped_unreadable` exactly as a walk would.
+#[derive(Debug)]
+struct SkippedRec {
+    path: Span,
+    /// The visited directory whose walk meets it (for a directory the walk failed to
+    /// list, that directory itself).
+    dir: u32,
+    /// A special file (filtered by globs and types as files are); else a walk error.
+    special: bool,
+}
+
 /// Figures about one build.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BuildInfo {
@@ -120,6 +137,7 @@ pub struct RootIndex {
     /// File indices grouped by directory (see [`DirRec::files`]), by name within each.
     dir_files: Box<[u32]>,
     ignored: Box<[IgnoredRec]>,
+    skipped: Box<[SkippedRec]>,
     info: BuildInfo,
 }
 
@@ -283,6 +301,18 @@ impl RootIndex {
             .map(|rec| (self.rel_of(rec.path), rec.parent as usize, rec.is_dir))
     }
 
+    /// Entries a search cannot read met in the visited directories `dirs` (a range from
+    /// [`RootIndex::dirs_below`]): (relative path, directory, is a special file).
+    pub(crate) fn skipped_in(
+        &self,
+        dirs: Range<usize>,
+    ) -> impl Iterator<Item = (&Path, usize, bool)> + '_ {
+        self.skipped
+            .iter()
+            .filter(move |rec| dirs.contains(&(rec.dir as usize)))
+            .map(|rec| (self.rel_of(rec.path), rec.dir as usize, rec.special))
+    }
+
     /// Whether an event at `rel` can change what this index holds (see [`FileIndex`]).
     fn touches(&self, rel: &[u8]) -> bool {
         self.find_file(as_path(rel)).is_some()
@@ -384,9 +414,10 @@ pub fn build_limited(
             max_files,
             too_many: &too_many,
             control,
+            pause_until: started + YIELD_MAX,
         },
     };
-    let parts = walk_dir(&walker, control, &make);
+    let parts = walk_dir_background(&walker, control, &make);
     if too_many.load(std::sync::atomic::Ordering::Relaxed) {
         return Err(max_files);
     }
@@ -402,6 +433,7 @@ pub fn build_limited(
         dirs: Vec::with_capacity(parts.iter().map(|c| c.part.dirs.len()).sum()),
         others: Vec::with_capacity(parts.iter().map(|c| c.part.others.len()).sum()),
         listed: Vec::with_capacity(parts.iter().map(|c| c.part.listed.len()).sum()),
+        skipped: Vec::new(),
     };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;
@@ -416,6 +448,8 @@ struct Limit<'a> {
     max_files: usize,
     too_many: &'a std::sync::atomic::AtomicBool,
     control: &'a Control,
+    /// The build stops pausing for searches after this (see [`YIELD_MAX`]).
+    pause_until: Instant,
 }
 
 impl Limit<'_> {
@@ -441,6 +475,8 @@ struct Part {
     /// (the directory's path, the entry's name, is a directory): names only, so the paths
     /// the walk also yields are not stored twice.
     listed: Vec<(Span, Span, bool)>,
+    /// What a search cannot read: (path, is a special file; else a walk error).
+    skipped: Vec<(Span, bool)>,
 }
 
 impl Part {
@@ -470,6 +506,12 @@ impl Part {
                 .into_iter()
                 .map(|(dir, name, is_dir)| (moved(dir), moved(name), is_dir)),
         );
+        self.skipped.extend(
+            other
+                .skipped
+                .into_iter()
+                .map(|(path, special)| (moved(path), special)),
+        );
     }
 }
 
@@ -482,6 +524,18 @@ struct Collector<'a> {
 }
 
 impl Collector<'_> {
+    /// The build is background work: it pauses while a search runs (the first search of
+    /// a session must not share the cores with it), for at most [`YIELD_MAX`] at a time.
+    fn yield_to_searches(&self) {
+        let left = self
+            .limit
+            .pause_until
+            .saturating_duration_since(Instant::now());
+        if !left.is_zero() {
+            yield_to_searches(|| self.limit.control.is_cancelled(), left);
+        }
+    }
+
     fn rel<'p>(&self, path: &'p Path) -> &'p [u8] {
         path.strip_prefix(self.root)
             .unwrap_or(path)
@@ -496,6 +550,7 @@ impl PerThread for Collector<'_> {
     }
 
     fn file(&mut self, entry: &DirEntry) {
+        self.yield_to_searches();
         // A file that vanished between the listing and the stat is left out; its removal
         // event makes the build stale anyway.
         let Ok(meta) = entry.metadata() else {
@@ -508,10 +563,14 @@ impl PerThread for Collector<'_> {
     }
 
     fn other(&mut self, entry: &DirEntry) {
+        self.yield_to_searches();
         let rel = self.rel(entry.path()).to_vec();
         let span = self.part.push(&rel);
         if !entry.file_type().is_some_and(|t| t.is_dir()) {
             self.part.others.push(span);
+            if !entry.file_type().is_some_and(|t| t.is_symlink()) {
+                self.part.skipped.push((span, true));
+            }
             return;
         }
         self.part.dirs.push(span);
@@ -535,6 +594,25 @@ impl PerThread for Collector<'_> {
             self.part.listed.push((span, name, kind.is_dir()));
         }
     }
+
+    fn failed(&mut self, err: &ignore::Error) {
+        let rel = error_path(err).map_or(Vec::new(), |path| self.rel(path).to_vec());
+        let span = self.part.push(&rel);
+        self.part.skipped.push((span, false));
+    }
+}
+
+/// The path an entry error of the walk is about, if it names one.
+fn error_path(err: &ignore::Error) -> Option<&Path> {
+    match err {
+        ignore::Error::WithPath { path, .. } => Some(path),
+        ignore::Error::WithDepth { err, .. } | ignore::Error::WithLineNumber { err, .. } => {
+            error_path(err)
+        }
+        ignore::Error::Loop { child, .. } => Some(child),
+        ignore::Error::Partial(errs) => errs.iter().find_map(error_path),
+        _ => None,
+    }
 }
 
 /// Sorts and packs what the walk collected into the compact index.
@@ -545,6 +623,7 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         mut dirs,
         others,
         listed,
+        skipped: skipped_raw,
     } = part;
     let text = |s: Span| &raw[s.range()];
     files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
@@ -612,6 +691,22 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         })
         .collect();
     drop(ignored_raw);
+    let mut skipped_raw = skipped_raw;
+    skipped_raw.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    let skipped_spans: Vec<(Span, bool)> = skipped_raw
+        .into_iter()
+        .map(|(span, special)| {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(text(span));
+            (
+                Span {
+                    start,
+                    len: span.len,
+                },
+                special,
+            )
+        })
+        .collect();
     drop(raw);
     let arena = arena.into_boxed_slice();
     let at = |s: Span| &arena[s.range()];
@@ -680,6 +775,19 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
             is_dir,
         })
         .collect();
+    let skipped: Box<[SkippedRec]> = skipped_spans
+        .into_iter()
+        .map(|(path, special)| {
+            let bytes = at(path);
+            let dir = match special {
+                true => dir_of(bytes),
+                false => dir_spans
+                    .binary_search_by(|d| cmp_paths(at(*d), bytes))
+                    .map_or_else(|_| dir_of(bytes), |i| i as u32),
+            };
+            SkippedRec { path, dir, special }
+        })
+        .collect();
     let files: Box<[FileRec]> = file_spans
         .into_iter()
         .map(|(path, size, mtime)| FileRec {
@@ -694,7 +802,8 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         + std::mem::size_of_val(&*files)
         + std::mem::size_of_val(&*dirs)
         + std::mem::size_of_val(&*dir_files)
-        + std::mem::size_of_val(&*ignored);
+        + std::mem::size_of_val(&*ignored)
+        + std::mem::size_of_val(&*skipped);
     let info = BuildInfo {
         files: files.len(),
         dirs: dirs.len(),
@@ -710,6 +819,7 @@ fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootInd
         dirs,
         dir_files,
         ignored,
+        skipped,
         info,
     }
 }
@@ -1417,6 +1527,82 @@ mod tests {
             assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
             index
         }
+    }
+
+    /// A socket, and a file below a directory chain longer than PATH_MAX (created through
+    /// directory handles): a grep answered from the index skips and counts them exactly
+    /// as a walk does, also below a sub-directory and with a type filter.
+    #[test]
+    fn what_the_walk_cannot_read_is_counted_by_the_index_too() {
+        use crate::search::query::GrepQuery;
+        use rustix::fs::{Mode, OFlags, mkdirat, openat};
+        let f = Fixture::new();
+        let _socket = std::os::unix::net::UnixListener::bind(f.root.join("a/sock")).unwrap();
+        let name = "d".repeat(200);
+        let mut dir = openat(
+            rustix::fs::CWD,
+            f.root.join("a"),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+        for _ in 0..25 {
+            mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+            dir = openat(
+                &dir,
+                name.as_str(),
+                OFlags::DIRECTORY | OFlags::RDONLY,
+                Mode::empty(),
+            )
+            .unwrap();
+        }
+        let deep = openat(
+            &dir,
+            "deep.rs",
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        rustix::io::write(&deep, b"x\n").unwrap();
+        let index = build(&f.root, &Control::new()).unwrap();
+        for (target, types) in [
+            (f.root.clone(), vec![]),
+            (f.root.join("a"), vec![]),
+            (f.root.join("a"), vec!["rust".to_string()]),
+        ] {
+            let mut query = GrepQuery::new("x");
+            query.types = types;
+            let walked =
+                crate::search::grep(&query, std::slice::from_ref(&target), &Control::new())
+                    .unwrap();
+            let served = crate::search::grep_files(&query, &target, &index, &Control::new())
+                .unwrap()
+                .unwrap();
+            assert!(walked.stats.skipped_unreadable >= 1, "{:?}", walked.stats);
+            assert_eq!(
+                served.stats.skipped_unreadable, walked.stats.skipped_unreadable,
+                "{target:?}"
+            );
+        }
+    }
+
+    /// The build is background work: while a search runs it waits (here the search is
+    /// held for longer than an unhindered build of the fixture takes), then lands.
+    #[test]
+    fn a_build_waits_while_a_search_runs() {
+        let f = Fixture::new();
+        let running = crate::search::walk::SearchRunning::start();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        index.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none(),
+            "built beside a running search"
+        );
+        drop(running);
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
     }
 
     fn rels(index: &RootIndex) -> Vec<String> {

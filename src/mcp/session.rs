@@ -229,10 +229,11 @@ impl Live {
             // update (subscribers still hear about it).
             let structural = |change: Change, path: &std::path::Path| {
                 let listed = lists.read().unwrap_or_else(|e| e.into_inner());
-                if listed.lists(path) {
-                    change
-                } else {
-                    Change::Modified
+                match (listed.lists(path), change) {
+                    (true, change) => change,
+                    // Still gone for the subscribers of files below it.
+                    (false, Change::Removed) => Change::Vanished,
+                    (false, _) => Change::Modified,
                 }
             };
             // Ignore rules changed, or a root was (re)watched (it may have been replaced

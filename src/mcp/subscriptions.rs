@@ -30,6 +30,9 @@ pub enum Change {
     Modified,
     Created,
     Removed,
+    /// Removed, but not a path the resource list shows (hidden or ignored): the list
+    /// does not change; subscribed files at or below it are gone all the same.
+    Vanished,
 }
 
 /// Minimum spacing of `notifications/resources/list_changed`.
@@ -284,6 +287,8 @@ trait Sink {
     fn uri_of(&self, path: &Path) -> Option<String>;
     /// Every subscribed URI.
     fn all_uris(&self) -> Vec<String>;
+    /// The URIs subscribed to below the directory `dir`.
+    fn uris_under(&self, dir: &Path) -> Vec<String>;
     /// False when the client is gone.
     async fn updated(&self, uri: String) -> bool;
     async fn list_changed(&self) -> bool;
@@ -309,6 +314,11 @@ async fn pump(mut inbox: Inbox, sink: &impl Sink, list_changes: bool) {
             if let Some(uri) = sink.uri_of(&path) {
                 updated.insert(uri);
             }
+            // A directory removed or renamed away takes every file below it along, with
+            // no event of their own (inotify reports the directory only).
+            if matches!(change, Change::Removed | Change::Vanished) {
+                updated.extend(sink.uris_under(&path));
+            }
             if list_changes && matches!(change, Change::Created | Change::Removed) {
                 list.changed(now);
             }
@@ -324,6 +334,14 @@ async fn pump(mut inbox: Inbox, sink: &impl Sink, list_changes: bool) {
     }
 }
 
+/// The URIs of the subscriptions strictly below `dir`.
+fn below<'a>(table: impl Iterator<Item = (&'a PathBuf, &'a String)>, dir: &Path) -> Vec<String> {
+    table
+        .filter(|(path, _)| path.starts_with(dir) && path.as_path() != dir)
+        .map(|(_, uri)| uri.clone())
+        .collect()
+}
+
 /// The session's legacy subscriptions, to the session's peer.
 struct Session<'a> {
     subscriptions: &'a Subscriptions,
@@ -337,6 +355,10 @@ impl Sink for Session<'_> {
 
     fn all_uris(&self) -> Vec<String> {
         self.subscriptions.lock().values().cloned().collect()
+    }
+
+    fn uris_under(&self, dir: &Path) -> Vec<String> {
+        below(self.subscriptions.lock().iter(), dir)
     }
 
     async fn updated(&self, uri: String) -> bool {
@@ -362,6 +384,10 @@ impl Sink for Stream<'_> {
 
     fn all_uris(&self) -> Vec<String> {
         self.uris.values().cloned().collect()
+    }
+
+    fn uris_under(&self, dir: &Path) -> Vec<String> {
+        below(self.uris.iter(), dir)
     }
 
     async fn updated(&self, uri: String) -> bool {
@@ -424,6 +450,9 @@ mod tests {
             }
             fn all_uris(&self) -> Vec<String> {
                 vec!["file:///r/a".into(), "file:///r/b".into()]
+            }
+            fn uris_under(&self, _: &Path) -> Vec<String> {
+                Vec::new()
             }
             async fn updated(&self, uri: String) -> bool {
                 self.0.lock().unwrap().push(uri);

@@ -108,6 +108,24 @@ impl<'a> Candidates<'a> {
             }
         }
         let mut extra = Vec::new();
+        // What the walk would meet but cannot read (special files, directories it could
+        // not list, paths too long): searching them fails exactly as it does in a walk,
+        // so they are counted as unreadable the same way.
+        for (rel, dir, special) in index.skipped_in(dirs.clone()) {
+            if !entered[dir - start] {
+                continue;
+            }
+            absolute(&mut scratch, rel);
+            let take = !special
+                || match overrides.map(|o| o.matched(&scratch, false)) {
+                    Some(ignore::Match::Ignore(_)) => false,
+                    Some(ignore::Match::Whitelist(_)) => true,
+                    _ => types.is_none_or(|types| !types.matched(rel, false).is_ignore()),
+                };
+            if take {
+                extra.push(scratch.clone());
+            }
+        }
         if let Some(overrides) = overrides {
             for (rel, parent, is_dir) in index.ignored_in(dirs.clone()) {
                 if !entered[parent - start] {
@@ -153,6 +171,7 @@ pub fn for_each_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, usize) + Sync),
 ) -> Vec<T> {
+    let _running = super::walk::SearchRunning::start();
     let threads = threads.min(count).max(1);
     let cursor = AtomicUsize::new(0);
     let work = || {
@@ -190,6 +209,7 @@ pub fn chunks_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, std::ops::Range<usize>) + Sync),
 ) -> Vec<T> {
+    let _running = super::walk::SearchRunning::start();
     let len = range.len();
     // Below this, a thread costs more than it saves.
     const MIN_CHUNK: usize = 8 * 1024;

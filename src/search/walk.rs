@@ -18,7 +18,9 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
 
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
@@ -258,11 +260,63 @@ pub trait PerThread: Send {
     /// too, at depth 0), symlinks, special files. Searches ignore them; the file index
     /// records directories.
     fn other(&mut self, _entry: &DirEntry) {}
+    /// Called for every entry the walk could not read (already counted in
+    /// [`Stats::skipped_unreadable`]); the file index records where it was.
+    fn failed(&mut self, _err: &ignore::Error) {}
+}
+
+/// Searches running now (see [`SearchRunning`]).
+static SEARCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a search as running for as long as it is held: background work (the file index
+/// build, adding watches) waits meanwhile, so that a search, the first one of a session
+/// above all, never shares the cores with it.
+pub struct SearchRunning(());
+
+impl SearchRunning {
+    pub fn start() -> SearchRunning {
+        SEARCHES.fetch_add(1, AtomicOrdering::SeqCst);
+        SearchRunning(())
+    }
+}
+
+impl Drop for SearchRunning {
+    fn drop(&mut self) {
+        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
+    }
+}
+
+/// Whether a search is running now.
+pub fn searching() -> bool {
+    SEARCHES.load(AtomicOrdering::Relaxed) > 0
+}
+
+/// Blocks background work while a search runs, until `stop` says to give up, or at most
+/// `limit`. One atomic load when no search runs.
+pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
+    if !searching() {
+        return;
+    }
+    let deadline = Instant::now() + limit;
+    while searching() && !stop() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
 }
 
 /// Walks one directory in parallel, giving each thread its own state from `make`, and
-/// returns every thread's state when the walk ends (or is cancelled).
+/// returns every thread's state when the walk ends (or is cancelled). Counts as a running
+/// search (see [`SearchRunning`]).
 pub fn walk_dir<T: PerThread>(
+    walker: &WalkBuilder,
+    control: &Control,
+    make: &(dyn Fn() -> T + Sync),
+) -> Vec<T> {
+    let _running = SearchRunning::start();
+    walk_dir_background(walker, control, make)
+}
+
+/// [`walk_dir`] for background work (the index build), which does not count as a search.
+pub fn walk_dir_background<T: PerThread>(
     walker: &WalkBuilder,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),
@@ -317,6 +371,7 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
             Err(err) => {
                 tracing::debug!(%err, "walk entry skipped");
                 state.stats().skipped_unreadable += 1;
+                state.failed(&err);
                 return WalkState::Continue;
             }
         };

@@ -1139,7 +1139,6 @@ fn entries_unreadable_even_for_root_are_skipped_and_counted() {
 
 /// The same, answered from the file index: the counts must equal the walk's.
 #[test]
-#[ignore = "server bug: a grep served by the file index counts no FIFO/socket as unreadable (skipped.unreadable 0), a disk walk counts them"]
 fn entries_unreadable_even_for_root_are_counted_by_the_index_too() {
     let ws = workspace();
     let _listener = unreadable_for_anyone(&ws);

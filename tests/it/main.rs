@@ -6,6 +6,7 @@ mod support;
 mod access;
 mod adversarial;
 mod budget;
+mod churn;
 mod cli;
 mod crash;
 mod elicitation;

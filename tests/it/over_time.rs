@@ -339,7 +339,6 @@ fn until_marker_update(r: &mut Renaming, round: u32) -> Vec<Value> {
 /// Renaming the directory of a subscribed file away deletes the file at its URI: that is
 /// a change the subscriber must hear about.
 #[test]
-#[ignore = "server bug: renaming the directory of a subscribed file sends no resources/updated for it"]
 fn renaming_the_directory_away_notifies_the_subscribed_file() {
     let mut r = renaming_setup();
     let moved = r.ws.app.join("pkg-moved");
@@ -364,26 +363,12 @@ fn a_subscription_follows_its_path_across_a_directory_rename() {
         !seen.iter().any(|m| updated_for(m, &r.file_uri)),
         "writing the moved copy notified the old URI: {seen:?}"
     );
-    // A new directory and file at the old path. A file written into a brand-new directory
-    // at once may be missed (another case, ignored as a server bug:
-    // `a_file_created_with_its_new_directory_notifies_its_subscriber`), so the file is
-    // rewritten until the subscription reports it, with a deadline.
+    // A new directory and file at the old path, written at once (what is written in a
+    // new directory before it is watched is announced too).
     std::fs::create_dir(&r.dir).unwrap();
+    std::fs::write(&r.file, "pub fn b() {}\n").unwrap();
     let uri = r.file_uri.clone();
-    let deadline = Instant::now() + NOTICE;
-    loop {
-        std::fs::write(&r.file, "pub fn b() {}\n").unwrap();
-        if r.client
-            .wait_for(Duration::from_millis(400), |m| updated_for(m, &uri))
-            .is_some()
-        {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "no resources/updated for {uri} after re-creating it at its path"
-        );
-    }
+    expect_update(&mut r.client, &uri, "re-creating it at its path");
     std::fs::write(&r.file, "pub fn c() {}\n").unwrap();
     expect_update(&mut r.client, &uri, "changing the re-created file");
 }
@@ -477,7 +462,6 @@ fn listen_stream_list_changed_is_spaced_and_never_loses_the_tail() {
 /// checkout or an unpack do) is announced to its subscriber: the watcher must not miss
 /// what appeared in a new directory before it watched it.
 #[test]
-#[ignore = "server bug (racy, fails most runs): a file written right after its directory is created is not announced to its subscriber (nothing in a new directory is seen before the watcher watches it)"]
 fn a_file_created_with_its_new_directory_notifies_its_subscriber() {
     let ws = workspace();
     let file = ws.app.join("newdir/deeper/lib.rs");

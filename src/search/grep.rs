@@ -489,13 +489,46 @@ impl Collected {
 
 /// A content entry of the search pass: where a match starts. The page pass turns the keys
 /// of one page into entries; sorted like [`GrepMatch`] (path, then line).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug)]
 struct MatchKey {
     path: Arc<Path>,
     line: u64,
     /// The file was named explicitly (searched with NULs replaced, never dropped).
     explicit: bool,
 }
+
+impl MatchKey {
+    /// The keys of one file share one `Arc`: comparing them skips the component-wise path
+    /// comparison, which dominates sorting a file with many matches.
+    fn cmp_path(&self, other: &MatchKey) -> Ordering {
+        match Arc::ptr_eq(&self.path, &other.path) {
+            true => Ordering::Equal,
+            false => self.path.cmp(&other.path),
+        }
+    }
+}
+
+impl Ord for MatchKey {
+    fn cmp(&self, other: &MatchKey) -> Ordering {
+        self.cmp_path(other)
+            .then(self.line.cmp(&other.line))
+            .then(self.explicit.cmp(&other.explicit))
+    }
+}
+
+impl PartialOrd for MatchKey {
+    fn partial_cmp(&self, other: &MatchKey) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for MatchKey {
+    fn eq(&self, other: &MatchKey) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for MatchKey {}
 
 /// Whether a search error is the searcher refusing to hold more than [`MAX_BUFFER`].
 fn is_over_buffer(err: &std::io::Error) -> bool {
@@ -524,7 +557,10 @@ impl Job<'_> {
             }
             let path = first.item.path.clone();
             let explicit = first.item.explicit;
-            let count = rest.iter().take_while(|k| k.item.path == path).count();
+            let count = rest
+                .iter()
+                .take_while(|k| Arc::ptr_eq(&k.item.path, &path) || k.item.path == path)
+                .count();
             let wanted: Vec<u64> = rest[..count].iter().map(|k| k.item.line).collect();
             rest = &rest[count..];
             let build = Build {
@@ -595,4 +631,33 @@ fn cut<T: Ord>(best: Best<Ranked<T>>, query: &GrepQuery) -> (Vec<Ranked<T>>, usi
     let total = best.seen();
     let page = page(best.into_sorted(), total, query.offset, query.limit);
     (page.items, total, page.next_offset)
+}
+
+#[cfg(test)]
+mod key_tests {
+    use super::*;
+
+    fn key(path: &Arc<Path>, line: u64) -> MatchKey {
+        MatchKey {
+            path: path.clone(),
+            line,
+            explicit: false,
+        }
+    }
+
+    #[test]
+    fn keys_order_by_path_then_line_whether_or_not_they_share_the_path() {
+        let a: Arc<Path> = Arc::from(Path::new("/r/a/b.c"));
+        let a_again: Arc<Path> = Arc::from(Path::new("/r/a/b.c"));
+        let b: Arc<Path> = Arc::from(Path::new("/r/a.b"));
+        assert_eq!(key(&a, 3), key(&a_again, 3));
+        assert!(key(&a, 2) < key(&a_again, 3));
+        assert!(key(&a, 9) < key(&a, 10));
+        // Components, not bytes: "a" sorts before "a.b" although '/' > '.'.
+        assert!(key(&a, 100) < key(&b, 1));
+        assert_eq!(
+            key(&a, 1).cmp(&key(&b, 1)),
+            Path::new("/r/a/b.c").cmp(Path::new("/r/a.b"))
+        );
+    }
 }

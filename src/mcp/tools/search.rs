@@ -2,6 +2,7 @@
 //! blocking search engine with progress and cancellation, and rendering results grouped by
 //! file like `rg --heading`, within the output budget.
 
+use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
@@ -394,7 +395,11 @@ pub struct MatchOut {
     pub line: u64,
     pub column: u64,
     pub text: String,
+    /// Context lines before the match (absent when there are none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub before: Vec<LineOut>,
+    /// The rest of a multiline match and the context lines after it (absent when none).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<LineOut>,
     /// Lines of this match's context left out because it alone exceeds the output budget.
     #[serde(skip_serializing_if = "is_zero")]
@@ -724,7 +729,7 @@ impl GrepOut {
     }
 }
 
-fn match_out(m: &GrepMatch) -> MatchOut {
+fn match_out(m: &GrepMatch, path: &str) -> MatchOut {
     let lines = |lines: &[search::ContextLine]| {
         lines
             .iter()
@@ -735,7 +740,7 @@ fn match_out(m: &GrepMatch) -> MatchOut {
             .collect()
     };
     MatchOut {
-        path: m.path.display().to_string(),
+        path: path.to_owned(),
         line: m.line,
         column: m.column,
         text: m.text.clone(),
@@ -767,15 +772,17 @@ fn line_out_cost(line: &search::ContextLine) -> usize {
     18 + digits(line.line) + json_len(&line.text)
 }
 
-/// Serialized size of one structured match, with its comma (see [`MatchOut`]).
-fn match_out_cost(m: &GrepMatch) -> usize {
-    let path = json_len(&m.path.display().to_string());
+/// Serialized size of one structured match, with its comma (see [`MatchOut`]), given the
+/// serialized size of its path.
+fn match_out_cost(m: &GrepMatch, path_len: usize) -> usize {
     let lines: usize = m.before.iter().chain(&m.after).map(line_out_cost).sum();
     let omitted = match m.omitted {
         0 => 0,
         n => 17 + digits(n),
     };
-    59 + digits(m.line) + digits(m.column) + path + json_len(&m.text) + lines + omitted
+    // `,"before":[` … `]` and `,"after":[` … `]`, each only when not empty.
+    let lists = 12 * (usize::from(!m.before.is_empty()) + usize::from(!m.after.is_empty()));
+    36 + digits(m.line) + digits(m.column) + path_len + json_len(&m.text) + lines + omitted + lists
 }
 
 /// Renders matches grouped by file (`rg --heading`): the path once, then `N:text` for
@@ -795,35 +802,42 @@ fn render_matches(
     let mut shown: Vec<MatchOut> = Vec::new();
     let mut used = 0;
     let mut group = Group::default();
+    // The file's path as shown, and its serialized size: computed once per file.
+    let mut path = String::new();
+    let mut path_len = 0;
+    let mut block = String::new();
     for (k, m) in matches.iter().enumerate() {
         let new_file = group.path != Some(m.path.as_path());
         if new_file {
             group = Group::start(&m.path, k);
+            path = m.path.display().to_string();
+            path_len = json_len(&path);
         }
-        let mut block = String::new();
+        block.clear();
         if new_file {
             if k > 0 {
                 block.push('\n');
             }
-            block.push_str(&format!("{}\n", m.path.display()));
+            block.push_str(&path);
+            block.push('\n');
         }
         let mut trial = group.clone();
         trial.render(matches, m, numbers, &mut block);
-        let cost = json_len(&block) - 2 + match_out_cost(m);
+        let cost = json_len(&block) - 2 + match_out_cost(m, path_len);
         if used + cost <= room {
             used += cost;
             text.push_str(&block);
             group = trial;
-            shown.push(match_out(m));
+            shown.push(match_out(m, &path));
             continue;
         }
         if k == 0 {
             // Paging must progress: the first entry is shown, cut to the room.
             let cut = shrink(m, room, numbers);
-            let mut block = format!("{}\n", m.path.display());
+            let mut block = format!("{path}\n");
             Group::start(&m.path, 0).render(matches, &cut, numbers, &mut block);
             text.push_str(&block);
-            shown.push(match_out(&cut));
+            shown.push(match_out(&cut, &path));
             shrunk = true;
         }
         break;
@@ -888,7 +902,7 @@ impl<'a> Group<'a> {
             let is_match = self.match_end >= line || (m.line <= line && line <= m.end_line);
             if numbers {
                 let sep = if is_match { ':' } else { '-' };
-                out.push_str(&format!("{line}{sep}{text}\n"));
+                let _ = writeln!(out, "{line}{sep}{text}");
             } else {
                 out.push_str(text);
                 out.push('\n');
@@ -1056,13 +1070,13 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
         if files.is_empty() && cost(&path) > room {
             path = cut_to_fit(&path, room, cost); // shown cut, never skipped
         }
-        let line = format!("{path}\n");
-        if used + cost(&path) > room {
+        let cost = cost(&path);
+        if used + cost > room {
             break;
         }
-        let cost = cost(&path);
         used += cost;
-        text.push_str(&line);
+        text.push_str(&path);
+        text.push('\n');
         files.push(FoundOut {
             path,
             modified: found.modified.map(rfc3339),
@@ -1135,8 +1149,30 @@ mod tests {
             omitted: 7,
         };
         // Exact but for one comma per list, counted for every line.
-        let serialized = serde_json::to_string(&match_out(&m)).unwrap();
-        assert_eq!(match_out_cost(&m), serialized.len() + 1 + 1);
+        let path = m.path.display().to_string();
+        let serialized = serde_json::to_string(&match_out(&m, &path)).unwrap();
+        assert_eq!(
+            match_out_cost(&m, json_len(&path)),
+            serialized.len() + 1 + 1
+        );
+        // Without context the empty lists are left out, and the cost follows.
+        let bare = GrepMatch {
+            before: vec![],
+            omitted: 0,
+            ..m.clone()
+        };
+        let serialized = serde_json::to_string(&match_out(&bare, &path)).unwrap();
+        assert!(!serialized.contains("before") && !serialized.contains("after"));
+        assert_eq!(match_out_cost(&bare, json_len(&path)), serialized.len() + 1);
+        // The output schema does not require what may be left out.
+        let schema = Value::Object((*schema_of::<GrepOut>()).clone());
+        let mut item = &schema["properties"]["matches"]["items"];
+        if let Some(name) = item["$ref"].as_str() {
+            item = &schema["$defs"][name.rsplit('/').next().unwrap()];
+        }
+        let required = item["required"].to_string();
+        assert!(required.contains("\"text\""), "{item}");
+        assert!(!required.contains("before") && !required.contains("after"));
     }
 
     #[test]

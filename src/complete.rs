@@ -209,7 +209,7 @@ fn finish(mut ranked: Vec<(u8, String)>) -> Completion {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::watch::{RootStatus, WatchEvent};

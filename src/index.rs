@@ -1352,7 +1352,7 @@ fn from_nanos(nanos: i64) -> SystemTime {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
 
     #[test]

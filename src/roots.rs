@@ -692,7 +692,7 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;

@@ -156,7 +156,7 @@ fn rwx(mode: u32) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -352,6 +352,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    #[cfg(unix)]
     #[test]
     fn a_symlink_swapped_into_the_parent_path_is_refused() {
         // The caller checked `base/dir/f`; then `dir` became a link to the outside.

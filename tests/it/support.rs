@@ -109,10 +109,19 @@ impl Client {
 
     /// A second handle on the server's stdin, for writing from another thread while this
     /// one reads the answers.
+    #[cfg(unix)]
     pub fn stdin_clone(&self) -> std::fs::File {
         use std::os::fd::AsFd;
         let fd = self.stdin.as_ref().expect("stdin open").as_fd();
         std::fs::File::from(fd.try_clone_to_owned().expect("dup stdin"))
+    }
+
+    /// A second handle on the server's stdin (Windows: a duplicated pipe handle).
+    #[cfg(windows)]
+    pub fn stdin_clone(&self) -> std::fs::File {
+        use std::os::windows::io::AsHandle;
+        let handle = self.stdin.as_ref().expect("stdin open").as_handle();
+        std::fs::File::from(handle.try_clone_to_owned().expect("dup stdin"))
     }
 
     /// The server's process id.

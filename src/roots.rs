@@ -1013,3 +1013,57 @@ mod tests {
         assert_eq!(one.describe(), "/a");
     }
 }
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn drive_letter_and_unc_uris() {
+        assert_eq!(
+            path_from_file_uri("file:///C:/work/a%20b.rs").unwrap(),
+            PathBuf::from(r"C:\work\a b.rs")
+        );
+        assert_eq!(
+            path_from_file_uri("file:///c%3A/x").unwrap(),
+            PathBuf::from(r"c:\x")
+        );
+        assert_eq!(
+            path_from_file_uri("file://server/share/x").unwrap(),
+            PathBuf::from(r"\\server\share\x")
+        );
+        assert_eq!(
+            path_from_file_uri("file:///usr/lib"),
+            Err(UriError::NotAbsolute)
+        );
+        assert_eq!(
+            file_uri_from_path(Path::new(r"\\?\C:\work\a b.rs")),
+            "file:///C:/work/a%20b.rs"
+        );
+        assert_eq!(
+            file_uri_from_path(Path::new(r"\\?\UNC\server\share\x")),
+            "file://server/share/x"
+        );
+    }
+
+    #[test]
+    fn containment_ignores_case_and_verbatim_prefixes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = std::fs::canonicalize(tmp.path()).unwrap();
+        assert!(
+            canonical.to_str().unwrap().starts_with(r"\\?\"),
+            "{canonical:?}"
+        );
+        let root = Root::new(tmp.path().to_path_buf(), None);
+        let upper = PathBuf::from(canonical.to_str().unwrap().to_uppercase()).join("x");
+        assert!(root.contains(&upper));
+        let plain = PathBuf::from(canonical.to_str().unwrap().trim_start_matches(r"\\?\"));
+        assert!(root.contains(&plain.join("y")));
+        let sibling = PathBuf::from(format!("{}2", canonical.display()));
+        assert!(!root.contains(&sibling));
+        let set = RootSet::new(vec![root], RootSource::CommandLine);
+        let mixed = format!("{}/sub\\f.rs", plain.display());
+        let resolved = resolve(&mixed, &set).unwrap();
+        assert_eq!(resolved.root, Some(0), "{resolved:?}");
+    }
+}

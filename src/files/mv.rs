@@ -121,6 +121,15 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
             ),
         );
     }
+    // Windows reports a directory moved into itself as a sharing violation (the destination's
+    // parent, inside the source, is held open) or an invalid parameter.
+    #[cfg(windows)]
+    if src != dst && dst.starts_with(src) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot move {s} into itself ({d})"),
+        );
+    }
     if e.kind() == io::ErrorKind::NotFound {
         if std::fs::symlink_metadata(src).is_err() {
             return io::Error::new(

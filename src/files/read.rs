@@ -547,6 +547,7 @@ mod tests {
         assert_eq!(page.lines[1], "next");
     }
 
+    #[cfg(unix)]
     #[test]
     fn binary_image_and_special_files() {
         let tmp = tempfile::tempdir().unwrap();

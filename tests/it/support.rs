@@ -37,6 +37,7 @@ impl Client {
     /// Starts `rootgrep ARGS` in `cwd` with its address space limited to `max_kib` KiB
     /// (`ulimit -v` in a shell that then execs the server, so the pid is the server's):
     /// a runaway allocation makes the server fail instead of the machine swap.
+    #[cfg(unix)]
     pub fn spawn_limited(args: &[&str], cwd: &Path, max_kib: u64) -> Client {
         let mut command = Command::new("sh");
         command
@@ -45,6 +46,13 @@ impl Client {
             .arg(env!("CARGO_BIN_EXE_rootgrep"))
             .args(args);
         Client::spawn_command(command, cwd)
+    }
+
+    /// Windows has no `ulimit`: the server starts without an address-space limit (a job
+    /// object would be the equivalent; not set up here).
+    #[cfg(windows)]
+    pub fn spawn_limited(args: &[&str], cwd: &Path, _max_kib: u64) -> Client {
+        Client::spawn(args, cwd)
     }
 
     fn spawn_command(mut command: Command, cwd: &Path) -> Client {

@@ -16,8 +16,8 @@
 //! Speed: with a fresh [`FileIndex`] snapshot the children come from memory (no syscall
 //! but the canonicalization); otherwise one gitignore-aware listing of that directory.
 
+use crate::files::os::OsStrExt;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::index::FileIndex;
@@ -209,7 +209,7 @@ fn finish(mut ranked: Vec<(u8, String)>) -> Completion {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use crate::watch::{RootStatus, WatchEvent};

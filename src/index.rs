@@ -29,10 +29,10 @@
 //! the global git excludes file change without an event; a client relying on those changes
 //! sees them after the next rebuild (any structural event, or re-setting the roots).
 
+use crate::files::os::OsStrExt;
 use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::ops::Range;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -1462,7 +1462,7 @@ fn from_nanos(nanos: i64) -> SystemTime {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
 
     #[test]

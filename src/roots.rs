@@ -10,10 +10,11 @@
 //! and a symlink inside a root that points outside it is outside. A path that does not exist
 //! yet (a write target) is judged by its nearest existing ancestor.
 
+#[cfg(not(windows))]
+use crate::files::os::OsStringExt;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
-use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
 /// Where the roots in force came from, in order of precedence.
@@ -70,7 +71,7 @@ impl Root {
     pub fn contains(&self, canonical: &Path) -> bool {
         self.canonical
             .as_deref()
-            .is_some_and(|root| canonical.starts_with(root))
+            .is_some_and(|root| within(canonical, root))
     }
 
     /// The path to show and search from: the canonical path when known.
@@ -195,7 +196,26 @@ impl Confine {
 
     /// True when there is no confinement or the canonical path lies inside it.
     pub fn allows(&self, canonical: &Path) -> bool {
-        !self.is_active() || self.dirs.iter().any(|dir| canonical.starts_with(dir))
+        !self.is_active() || self.dirs.iter().any(|dir| within(canonical, dir))
+    }
+}
+
+/// True when the canonical `path` is `base` or below it, component by component.
+#[cfg(not(windows))]
+pub fn within(path: &Path, base: &Path) -> bool {
+    path.starts_with(base)
+}
+
+/// True when the canonical `path` is `base` or below it, compared as NTFS compares names:
+/// ignoring case, `\\?\` prefixes and separator style.
+#[cfg(windows)]
+pub fn within(path: &Path, base: &Path) -> bool {
+    if path.starts_with(base) {
+        return true;
+    }
+    match (path.to_str(), base.to_str()) {
+        (Some(path), Some(base)) => crate::files::winpath::starts_with(path, base),
+        _ => false,
     }
 }
 
@@ -286,6 +306,7 @@ pub fn path_from_file_uri(uri: &str) -> Result<PathBuf, UriError> {
         Some(slash) => (&rest[..slash], &rest[slash..]),
         None => (rest, ""),
     };
+    #[cfg(not(windows))]
     if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
         return Err(UriError::RemoteHost(host.to_string()));
     }
@@ -298,20 +319,39 @@ pub fn path_from_file_uri(uri: &str) -> Result<PathBuf, UriError> {
     if bytes.contains(&0) {
         return Err(UriError::Nul);
     }
+    #[cfg(windows)]
+    {
+        // `file:///C:/x` → `C:\x`; `file://server/share/x` → `\\server\share\x`.
+        let text = String::from_utf8_lossy(&bytes);
+        crate::files::winpath::from_uri_path(host, &text)
+            .map(PathBuf::from)
+            .ok_or(UriError::NotAbsolute)
+    }
+    #[cfg(not(windows))]
     Ok(PathBuf::from(OsString::from_vec(bytes)))
 }
 
 /// Builds the `file://` URI of an absolute path (percent-encoding what URIs cannot carry).
 pub fn file_uri_from_path(path: &Path) -> String {
-    use std::os::unix::ffi::OsStrExt;
     const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
         .remove(b'/')
         .remove(b'-')
         .remove(b'_')
         .remove(b'.')
         .remove(b'~');
-    let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), KEEP);
-    format!("file://{encoded}")
+    #[cfg(windows)]
+    {
+        let (host, path) = crate::files::winpath::to_uri_parts(&path.to_string_lossy());
+        const KEEP_COLON: &percent_encoding::AsciiSet = &KEEP.remove(b':');
+        let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
+        format!("file://{host}{encoded}")
+    }
+    #[cfg(not(windows))]
+    {
+        use crate::files::os::OsStrExt;
+        let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), KEEP);
+        format!("file://{encoded}")
+    }
 }
 
 /// `text` without `prefix` (compared ASCII-case-insensitively). `get` instead of slicing:
@@ -332,7 +372,7 @@ pub const NAME_MAX: usize = 255;
 /// Refuses paths no filesystem call could succeed on: a NUL byte, more than [`PATH_MAX`]
 /// bytes in all, or a component longer than [`NAME_MAX`] bytes.
 pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::files::os::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     if bytes.contains(&0) {
         return Err(PathError::Nul);
@@ -344,7 +384,7 @@ pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
         });
     }
     if let Some(long) = bytes
-        .split(|&b| b == b'/')
+        .split(|&b| b == b'/' || (cfg!(windows) && b == b'\\'))
         .find(|part| part.len() > NAME_MAX)
     {
         return Err(PathError::TooLong {
@@ -473,9 +513,9 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     };
     check_path_shape(&given)?;
     let dir_only = {
-        use std::os::unix::ffi::OsStrExt;
+        use crate::files::os::OsStrExt;
         let bytes = given.as_os_str().as_bytes();
-        bytes.len() > 1 && bytes.ends_with(b"/")
+        bytes.len() > 1 && (bytes.ends_with(b"/") || (cfg!(windows) && bytes.ends_with(b"\\")))
     };
     if given.is_absolute() {
         return resolve_absolute(&given, roots, dir_only);
@@ -533,8 +573,17 @@ pub fn resolve_entry(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> 
 /// (it does not change under a running server, and reading the environment takes a lock).
 fn expand_tilde(arg: &str) -> PathBuf {
     static HOME: std::sync::OnceLock<Option<OsString>> = std::sync::OnceLock::new();
-    if let Some(rest) = arg.strip_prefix("~/")
-        && let Some(home) = HOME.get_or_init(|| std::env::var_os("HOME"))
+    let rest = arg
+        .strip_prefix("~/")
+        .or_else(|| arg.strip_prefix("~\\").filter(|_| cfg!(windows)));
+    if let Some(rest) = rest
+        && let Some(home) = HOME.get_or_init(|| {
+            std::env::var_os("HOME").or_else(|| {
+                cfg!(windows)
+                    .then(|| std::env::var_os("USERPROFILE"))
+                    .flatten()
+            })
+        })
     {
         return PathBuf::from(home).join(rest);
     }
@@ -545,9 +594,13 @@ fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Reso
     let (canonical, exists) = if dir_only {
         // The kernel refuses `file/` (ENOTDIR), which the lenient walk would take for a
         // missing path; resolve without the slash and judge the kind here.
-        use std::os::unix::ffi::OsStrExt;
+        use crate::files::os::OsStrExt;
         let bytes = path.as_os_str().as_bytes();
-        let slashes = bytes.iter().rev().take_while(|&&b| b == b'/').count();
+        let slashes = bytes
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'/' || (cfg!(windows) && b == b'\\'))
+            .count();
         // Keep one byte at least: `//` is the root directory.
         let trimmed = Path::new(std::ffi::OsStr::from_bytes(
             &bytes[..(bytes.len() - slashes).max(1)],
@@ -639,7 +692,7 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
@@ -958,5 +1011,59 @@ mod tests {
             RootSource::Client,
         );
         assert_eq!(one.describe(), "/a");
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn drive_letter_and_unc_uris() {
+        assert_eq!(
+            path_from_file_uri("file:///C:/work/a%20b.rs").unwrap(),
+            PathBuf::from(r"C:\work\a b.rs")
+        );
+        assert_eq!(
+            path_from_file_uri("file:///c%3A/x").unwrap(),
+            PathBuf::from(r"c:\x")
+        );
+        assert_eq!(
+            path_from_file_uri("file://server/share/x").unwrap(),
+            PathBuf::from(r"\\server\share\x")
+        );
+        assert_eq!(
+            path_from_file_uri("file:///usr/lib"),
+            Err(UriError::NotAbsolute)
+        );
+        assert_eq!(
+            file_uri_from_path(Path::new(r"\\?\C:\work\a b.rs")),
+            "file:///C:/work/a%20b.rs"
+        );
+        assert_eq!(
+            file_uri_from_path(Path::new(r"\\?\UNC\server\share\x")),
+            "file://server/share/x"
+        );
+    }
+
+    #[test]
+    fn containment_ignores_case_and_verbatim_prefixes() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = std::fs::canonicalize(tmp.path()).unwrap();
+        assert!(
+            canonical.to_str().unwrap().starts_with(r"\\?\"),
+            "{canonical:?}"
+        );
+        let root = Root::new(tmp.path().to_path_buf(), None);
+        let upper = PathBuf::from(canonical.to_str().unwrap().to_uppercase()).join("x");
+        assert!(root.contains(&upper));
+        let plain = PathBuf::from(canonical.to_str().unwrap().trim_start_matches(r"\\?\"));
+        assert!(root.contains(&plain.join("y")));
+        let sibling = PathBuf::from(format!("{}2", canonical.display()));
+        assert!(!root.contains(&sibling));
+        let set = RootSet::new(vec![root], RootSource::CommandLine);
+        let mixed = format!("{}/sub\\f.rs", plain.display());
+        let resolved = resolve(&mixed, &set).unwrap();
+        assert_eq!(resolved.root, Some(0), "{resolved:?}");
     }
 }

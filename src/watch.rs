@@ -718,7 +718,7 @@ fn due(burst: &Burst) -> Instant {
 
 /// The (device, inode) of a path, not following a final symlink.
 fn identity(path: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
+    use crate::files::os::MetadataExt;
     std::fs::symlink_metadata(path)
         .ok()
         .map(|meta| (meta.dev(), meta.ino()))

@@ -3,6 +3,10 @@
 //! server calls "inside" is really inside (whatever `..`, `.`, `//`, symlinks or percent
 //! escapes it uses), URIs round-trip exactly, and no argument payload can panic the server.
 
+// Unix paths and bytes throughout; Windows path handling is tested in src/files/winpath.rs
+// and tests/it/windows.rs.
+#![cfg(unix)]
+
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};

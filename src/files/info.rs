@@ -3,6 +3,7 @@
 //! under a size cap. Special files are described from their metadata and never opened.
 
 use std::io::{self, Read};
+#[cfg(unix)]
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -64,7 +65,15 @@ pub fn file_info(given: &Path, canonical: &Path) -> io::Result<FileInfo> {
     } else {
         Kind::File
     };
+    #[cfg(unix)]
     let mode = meta.permissions().mode() & 0o7777;
+    // Windows keeps a read-only attribute, not permission bits: shown as r--/rw- for all.
+    #[cfg(windows)]
+    let mode = if meta.permissions().readonly() {
+        0o444
+    } else {
+        0o666
+    };
     let content = if kind == Kind::File {
         sniff_content(canonical, meta.len()).ok()
     } else {
@@ -147,7 +156,7 @@ fn rwx(mode: u32) -> String {
     out
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

@@ -70,7 +70,27 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     .map_err(io::Error::from)
 }
 
-#[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+/// Windows: `MoveFileExW` without `MOVEFILE_REPLACE_EXISTING` between held directories.
+#[cfg(windows)]
+fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
+    let split = |path: &Path| -> io::Result<(super::safe::DirFd, std::ffi::OsString)> {
+        match (path.parent(), path.file_name()) {
+            (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
+            _ => Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{} is not a movable path", crate::roots::path_text(path)),
+            )),
+        }
+    };
+    let (src_dir, src_name) = split(src)?;
+    let (dst_dir, dst_name) = split(dst)?;
+    super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)
+}
+
+#[cfg(all(
+    unix,
+    not(any(target_os = "linux", target_os = "android", target_vendor = "apple"))
+))]
 fn rename_noreplace(_src: &Path, _dst: &Path) -> io::Result<()> {
     Err(io::Error::from(io::ErrorKind::Unsupported))
 }
@@ -79,8 +99,14 @@ fn rename_noreplace(_src: &Path, _dst: &Path) -> io::Result<()> {
 fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
     let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
     let errno = e.raw_os_error();
+    #[cfg(unix)]
     let is = |code: rustix::io::Errno| errno == Some(code.raw_os_error());
+    #[cfg(unix)]
     use rustix::io::Errno;
+    #[cfg(windows)]
+    let is = |code: i32| errno == Some(code);
+    #[cfg(windows)]
+    use win_errors as Errno;
 
     if e.kind() == io::ErrorKind::AlreadyExists || is(Errno::EXIST) || is(Errno::NOTEMPTY) {
         let what = if src == dst {
@@ -93,6 +119,15 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
             format!(
                 "cannot move {s} to {d}: the destination already exists{what}; move_file never overwrites"
             ),
+        );
+    }
+    // Windows reports a directory moved into itself as a sharing violation (the destination's
+    // parent, inside the source, is held open) or an invalid parameter.
+    #[cfg(windows)]
+    if src != dst && dst.starts_with(src) {
+        return io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("cannot move {s} into itself ({d})"),
         );
     }
     if e.kind() == io::ErrorKind::NotFound {
@@ -153,6 +188,21 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
         );
     }
     io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
+}
+
+/// The Win32 error codes that play the part of the errno values `explain` looks for
+/// (`-1`: no Win32 counterpart).
+#[cfg(windows)]
+#[allow(non_snake_case, dead_code)]
+mod win_errors {
+    pub const EXIST: i32 = 183; // ERROR_ALREADY_EXISTS
+    pub const NOTEMPTY: i32 = 145; // ERROR_DIR_NOT_EMPTY
+    pub const XDEV: i32 = 17; // ERROR_NOT_SAME_DEVICE
+    pub const INVAL: i32 = 87; // ERROR_INVALID_PARAMETER
+    pub const NOTDIR: i32 = 267; // ERROR_DIRECTORY
+    pub const ISDIR: i32 = -1;
+    pub const NOSYS: i32 = 50; // ERROR_NOT_SUPPORTED
+    pub const OPNOTSUPP: i32 = -1;
 }
 
 #[cfg(test)]

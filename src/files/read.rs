@@ -126,6 +126,7 @@ impl std::fmt::Display for ReadError {
 }
 
 /// The kind of a non-regular file, for messages.
+#[cfg(unix)]
 pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_fifo() {
@@ -139,6 +140,13 @@ pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
     } else {
         None
     }
+}
+
+/// The kind of a non-regular file, for messages. Windows has no FIFOs, sockets or device
+/// nodes in its directories (device names such as `NUL` are refused when opened).
+#[cfg(windows)]
+pub fn special_kind(_file_type: &std::fs::FileType) -> Option<&'static str> {
+    None
 }
 
 /// Opens a regular file for reading without following a final symlink and without
@@ -539,6 +547,7 @@ mod tests {
         assert_eq!(page.lines[1], "next");
     }
 
+    #[cfg(unix)]
     #[test]
     fn binary_image_and_special_files() {
         let tmp = tempfile::tempdir().unwrap();

@@ -8,14 +8,18 @@
 //! swap turns into a clear error instead of a read or write outside the roots. Writes and
 //! renames then work relative to a directory handle opened this way (`*at` calls), so the
 //! name they act on cannot move either. On kernels without `openat2` (before 5.6) the final
-//! component is still opened with `O_NOFOLLOW`.
+//! component is still opened with `O_NOFOLLOW`. macOS gets the same guarantee from
+//! `O_NOFOLLOW_ANY` (macOS 11+); Windows from handles opened on the reparse point itself
+//! whose final path the system reports back is checked against the path asked for
+//! (`windows.rs`).
 
-use std::fs::File;
 use std::io;
-use std::os::fd::OwnedFd;
 use std::path::Path;
 
-use rustix::fs::{Mode, OFlags};
+#[cfg(unix)]
+pub use self::unix::*;
+#[cfg(windows)]
+pub use self::windows::*;
 
 /// The error for a symlink met where none may be.
 fn swapped(path: &Path) -> io::Error {
@@ -28,89 +32,171 @@ fn swapped(path: &Path) -> io::Error {
     )
 }
 
-#[cfg(any(target_os = "linux", target_os = "android"))]
-fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-    use rustix::fs::ResolveFlags;
-    let flags = flags | OFlags::CLOEXEC;
-    match rustix::fs::openat2(
-        rustix::fs::CWD,
-        path,
-        flags,
-        Mode::empty(),
-        ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
-    ) {
-        Ok(fd) => Ok(fd),
-        Err(rustix::io::Errno::LOOP) => Err(swapped(path)),
-        Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
-            // No openat2 (old kernel, or a seccomp filter): best effort.
-            rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()).map_err(|err| {
-                if err == rustix::io::Errno::LOOP {
-                    swapped(path)
-                } else {
-                    io::Error::from(err)
-                }
-            })
-        }
-        Err(err) => Err(io::Error::from(err)),
-    }
-}
+#[cfg(unix)]
+mod unix {
+    use std::fs::File;
+    use std::io;
+    use std::os::fd::OwnedFd;
+    use std::path::Path;
 
-/// Without `openat2` (not Linux): the final component is never followed; symlinks swapped
-/// into earlier components are caught by the containment checks around the call only.
-#[cfg(not(any(target_os = "linux", target_os = "android")))]
-fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-    rustix::fs::open(
-        path,
-        flags | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-        Mode::empty(),
-    )
-    .map_err(|err| {
-        if err == rustix::io::Errno::LOOP {
-            swapped(path)
+    use rustix::fs::{Mode, OFlags};
+
+    use super::swapped;
+
+    /// A directory opened for `*at` calls.
+    pub type DirFd = OwnedFd;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+        use rustix::fs::ResolveFlags;
+        let flags = flags | OFlags::CLOEXEC;
+        match rustix::fs::openat2(
+            rustix::fs::CWD,
+            path,
+            flags,
+            Mode::empty(),
+            ResolveFlags::NO_SYMLINKS | ResolveFlags::NO_MAGICLINKS,
+        ) {
+            Ok(fd) => Ok(fd),
+            Err(rustix::io::Errno::LOOP) => Err(swapped(path)),
+            Err(rustix::io::Errno::NOSYS) | Err(rustix::io::Errno::PERM) => {
+                // No openat2 (old kernel, or a seccomp filter): best effort.
+                rustix::fs::open(path, flags | OFlags::NOFOLLOW, Mode::empty()).map_err(|err| {
+                    if err == rustix::io::Errno::LOOP {
+                        swapped(path)
+                    } else {
+                        io::Error::from(err)
+                    }
+                })
+            }
+            Err(err) => Err(io::Error::from(err)),
+        }
+    }
+
+    /// macOS 11+: `O_NOFOLLOW_ANY` makes the kernel refuse a symlink anywhere on the path, as
+    /// `openat2(RESOLVE_NO_SYMLINKS)` does on Linux (`ELOOP`).
+    #[cfg(target_vendor = "apple")]
+    fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+        rustix::fs::open(
+            path,
+            flags | OFlags::CLOEXEC | OFlags::NOFOLLOW_ANY,
+            Mode::empty(),
+        )
+        .map_err(|err| {
+            if err == rustix::io::Errno::LOOP {
+                swapped(path)
+            } else {
+                io::Error::from(err)
+            }
+        })
+    }
+
+    /// Without `openat2` or `O_NOFOLLOW_ANY` (other Unixes): the final component is never
+    /// followed; symlinks swapped into earlier components are caught by the containment checks
+    /// around the call only.
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+    fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
+        rustix::fs::open(
+            path,
+            flags | OFlags::CLOEXEC | OFlags::NOFOLLOW,
+            Mode::empty(),
+        )
+        .map_err(|err| {
+            if err == rustix::io::Errno::LOOP {
+                swapped(path)
+            } else {
+                io::Error::from(err)
+            }
+        })
+    }
+    /// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.
+    pub fn open_read(path: &Path) -> io::Result<File> {
+        open_no_symlinks(path, OFlags::RDONLY | OFlags::NONBLOCK).map(File::from)
+    }
+
+    /// Opens a canonical directory as a handle for `*at` calls (create, rename, fsync).
+    pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+        open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
+    }
+
+    /// A directory held open (checked free of symlinks when opened) and reachable through
+    /// `/proc/self/fd`: reading entries and their metadata through [`DirHandle::path`] stays in
+    /// that very directory even if its path is swapped for a symlink meanwhile.
+    pub struct DirHandle {
+        _fd: OwnedFd,
+        path: std::path::PathBuf,
+    }
+
+    impl DirHandle {
+        pub fn open(dir: &Path) -> io::Result<DirHandle> {
+            use std::os::fd::AsRawFd;
+            let fd = open_dir(dir)?;
+            let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+            if !path.is_dir() {
+                // No /proc: fall back to the checked path itself.
+                return Ok(DirHandle {
+                    _fd: fd,
+                    path: dir.to_path_buf(),
+                });
+            }
+            Ok(DirHandle { _fd: fd, path })
+        }
+
+        /// The path to read the directory through.
+        pub fn path(&self) -> &Path {
+            &self.path
+        }
+    }
+
+    /// Creates `name` in `dir` exclusively (`O_EXCL`, never following a link), readable and
+    /// writable by the owner only when `private`, else by all (less the umask). `Ok(None)` when
+    /// the name is taken.
+    pub fn create_temp_at(dir: &DirFd, name: &str, private: bool) -> io::Result<Option<File>> {
+        let mode = if private {
+            Mode::RUSR | Mode::WUSR
         } else {
-            io::Error::from(err)
+            Mode::RUSR | Mode::WUSR | Mode::RGRP | Mode::WGRP | Mode::ROTH | Mode::WOTH
+        };
+        match rustix::fs::openat(
+            dir,
+            name,
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+            mode,
+        ) {
+            Ok(fd) => Ok(Some(File::from(fd))),
+            Err(rustix::io::Errno::EXIST) => Ok(None),
+            Err(e) => Err(e.into()),
         }
-    })
-}
-
-/// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.
-pub fn open_read(path: &Path) -> io::Result<File> {
-    open_no_symlinks(path, OFlags::RDONLY | OFlags::NONBLOCK).map(File::from)
-}
-
-/// Opens a canonical directory as a handle for `*at` calls (create, rename, fsync).
-pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
-    open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
-}
-
-/// A directory held open (checked free of symlinks when opened) and reachable through
-/// `/proc/self/fd`: reading entries and their metadata through [`DirHandle::path`] stays in
-/// that very directory even if its path is swapped for a symlink meanwhile.
-pub struct DirHandle {
-    _fd: OwnedFd,
-    path: std::path::PathBuf,
-}
-
-impl DirHandle {
-    pub fn open(dir: &Path) -> io::Result<DirHandle> {
-        use std::os::fd::AsRawFd;
-        let fd = open_dir(dir)?;
-        let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-        if !path.is_dir() {
-            // No /proc: fall back to the checked path itself.
-            return Ok(DirHandle {
-                _fd: fd,
-                path: dir.to_path_buf(),
-            });
-        }
-        Ok(DirHandle { _fd: fd, path })
     }
 
-    /// The path to read the directory through.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// `renameat(dir/from, dir/to)`: replaces the entry `to`, never writes through it.
+    pub fn rename_at(dir: &DirFd, from: &str, to: &std::ffi::OsStr) -> io::Result<()> {
+        rustix::fs::renameat(dir, from, dir, to).map_err(io::Error::from)
+    }
+
+    /// `unlinkat(dir/name)`.
+    pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
+        rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()).map_err(io::Error::from)
+    }
+
+    /// `mkdirat(dir/name, 0o777)` (less the umask).
+    pub fn mkdir_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
+        rustix::fs::mkdirat(dir, name, Mode::RWXU | Mode::RWXG | Mode::RWXO)
+            .map_err(io::Error::from)
+    }
+
+    /// fsync a directory handle (best effort).
+    pub fn fsync_dir(dir: &DirFd) {
+        let _ = rustix::fs::fsync(dir);
+    }
+
+    /// Whether `dir` holds an entry `name` (not following it).
+    pub fn exists_at(dir: &DirFd, name: &std::ffi::OsStr) -> bool {
+        rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 }
+
+#[cfg(windows)]
+mod windows;
 
 /// Keeps only the paths whose entry really exists in its (symlink-free) parent directory
 /// now: walks that read directories by path can be misled by a directory swapped for a
@@ -118,7 +204,7 @@ impl DirHandle {
 pub fn still_inside<'a>(
     paths: impl IntoIterator<Item = &'a Path>,
 ) -> std::collections::HashSet<std::path::PathBuf> {
-    let mut parents: std::collections::HashMap<std::path::PathBuf, Option<OwnedFd>> =
+    let mut parents: std::collections::HashMap<std::path::PathBuf, Option<DirFd>> =
         std::collections::HashMap::new();
     let mut good = std::collections::HashSet::new();
     for path in paths {
@@ -129,7 +215,7 @@ pub fn still_inside<'a>(
             .entry(parent.to_path_buf())
             .or_insert_with(|| open_dir(parent).ok());
         if let Some(fd) = fd
-            && rustix::fs::statat(&*fd, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
+            && exists_at(fd, name)
         {
             good.insert(path.to_path_buf());
         }
@@ -137,7 +223,7 @@ pub fn still_inside<'a>(
     good
 }
 
-#[cfg(test)]
+#[cfg(all(test, unix))]
 mod tests {
     use super::*;
 

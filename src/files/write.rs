@@ -99,8 +99,7 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
     // Hidden, recognisable temp name in the same directory, so the rename stays on one
     // filesystem (and therefore atomic).
     let short = temp_stem(name);
-    let mode = if existing.is_none() { 0o666 } else { 0o600 };
-    let (tmp_name, tmp) = create_temp(&dir, &short, mode)
+    let (tmp_name, tmp) = create_temp(&dir, &short, existing.is_some())
         .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
     let written = (|| -> io::Result<()> {
         let mut tmp = tmp;
@@ -111,14 +110,14 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
         tmp.sync_all()?;
         // renameat(2) replaces the directory entry; it never writes through a symlink that
         // may have appeared at `path` after the check above.
-        rustix::fs::renameat(&dir, &tmp_name, &dir, name)?;
+        super::safe::rename_at(&dir, &tmp_name, name)?;
         Ok(())
     })();
     if let Err(e) = written {
-        let _ = rustix::fs::unlinkat(&dir, &tmp_name, rustix::fs::AtFlags::empty());
+        let _ = super::safe::unlink_at(&dir, &tmp_name);
         return Err(with_context(e, "cannot write", path));
     }
-    let _ = rustix::fs::fsync(&dir);
+    super::safe::fsync_dir(&dir);
 
     Ok(WriteOutcome {
         path: path.to_path_buf(),
@@ -147,9 +146,9 @@ fn temp_stem(name: &std::ffi::OsStr) -> String {
 /// Bytes of the target's name kept in its temp file's name.
 const TEMP_STEM_BYTES: usize = 32;
 
-/// Creates a new, uniquely named temp file in `dir` (`O_EXCL`, never following a link).
-fn create_temp(dir: &std::os::fd::OwnedFd, short: &str, mode: u32) -> io::Result<(String, File)> {
-    use rustix::fs::{Mode, OFlags};
+/// Creates a new, uniquely named temp file in `dir` (`O_EXCL`, never following a link),
+/// for the owner only when `private` (it replaces an existing file, whose mode it gets next).
+fn create_temp(dir: &super::safe::DirFd, short: &str, private: bool) -> io::Result<(String, File)> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     for _ in 0..100 {
@@ -164,15 +163,8 @@ fn create_temp(dir: &std::os::fd::OwnedFd, short: &str, mode: u32) -> io::Result
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let tmp_name = format!(".{short}.{unique}{TEMP_SUFFIX}");
-        match rustix::fs::openat(
-            dir,
-            &tmp_name,
-            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC,
-            Mode::from_raw_mode(mode),
-        ) {
-            Ok(fd) => return Ok((tmp_name, File::from(fd))),
-            Err(rustix::io::Errno::EXIST) => continue,
-            Err(e) => return Err(e.into()),
+        if let Some(file) = super::safe::create_temp_at(dir, &tmp_name, private)? {
+            return Ok((tmp_name, file));
         }
     }
     Err(io::Error::new(
@@ -245,8 +237,7 @@ fn make_dir(dir: &Path) -> io::Result<()> {
         ));
     };
     let handle = super::safe::open_dir(parent)?;
-    rustix::fs::mkdirat(&handle, name, rustix::fs::Mode::from_raw_mode(0o777))
-        .map_err(io::Error::from)
+    super::safe::mkdir_at(&handle, name)
 }
 
 /// Check that `path` may be replaced by a regular file: returns the existing file's metadata,
@@ -361,6 +352,7 @@ mod tests {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicBool, Ordering};
 
+    #[cfg(unix)]
     #[test]
     fn a_symlink_swapped_into_the_parent_path_is_refused() {
         // The caller checked `base/dir/f`; then `dir` became a link to the outside.

@@ -108,7 +108,7 @@ pub struct ModernCall {
 }
 
 fn path_bytes(path: &std::path::Path) -> Vec<u8> {
-    use std::os::unix::ffi::OsStrExt;
+    use crate::files::os::OsStrExt;
     path.as_os_str().as_bytes().to_vec()
 }
 

@@ -7,7 +7,7 @@
 //! Reads go through the same path policy as the tools, so a read outside the roots asks the
 //! user or is refused.
 
-use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use crate::files::os::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 
 use base64::Engine;

@@ -11,9 +11,9 @@
 //! Modification times are read during the walk only when sorting by them; otherwise they
 //! are filled in for the returned page alone, which keeps path-sorted globs stat-free.
 
+use crate::files::os::OsStrExt;
 use std::cmp::Reverse;
 use std::ffi::OsStr;
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::time::{Instant, SystemTime};

@@ -1,19 +1,26 @@
 //! Wire tests: the real binary, driven over stdin/stdout with JSON-RPC lines, as a host
 //! would. One module per behaviour.
 
+#[cfg_attr(not(unix), allow(dead_code))]
 mod support;
 
+#[cfg(unix)]
 mod access;
+#[cfg(unix)]
 mod adversarial;
 mod budget;
 mod churn;
 mod cli;
 mod crash;
+#[cfg(unix)]
 mod elicitation;
+#[cfg(unix)]
 mod files;
 mod fixtures;
+#[cfg(unix)]
 mod hostile_files;
 mod hostile_live;
+#[cfg(unix)]
 mod hostile_search;
 mod lifecycle;
 mod live;
@@ -26,3 +33,5 @@ mod resources;
 mod roots;
 mod schema_fuzz;
 mod search;
+#[cfg(windows)]
+mod windows;

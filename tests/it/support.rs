@@ -37,6 +37,7 @@ impl Client {
     /// Starts `rootgrep ARGS` in `cwd` with its address space limited to `max_kib` KiB
     /// (`ulimit -v` in a shell that then execs the server, so the pid is the server's):
     /// a runaway allocation makes the server fail instead of the machine swap.
+    #[cfg(unix)]
     pub fn spawn_limited(args: &[&str], cwd: &Path, max_kib: u64) -> Client {
         let mut command = Command::new("sh");
         command
@@ -45,6 +46,13 @@ impl Client {
             .arg(env!("CARGO_BIN_EXE_rootgrep"))
             .args(args);
         Client::spawn_command(command, cwd)
+    }
+
+    /// Windows has no `ulimit`: the server starts without an address-space limit (a job
+    /// object would be the equivalent; not set up here).
+    #[cfg(windows)]
+    pub fn spawn_limited(args: &[&str], cwd: &Path, _max_kib: u64) -> Client {
+        Client::spawn(args, cwd)
     }
 
     fn spawn_command(mut command: Command, cwd: &Path) -> Client {
@@ -109,10 +117,19 @@ impl Client {
 
     /// A second handle on the server's stdin, for writing from another thread while this
     /// one reads the answers.
+    #[cfg(unix)]
     pub fn stdin_clone(&self) -> std::fs::File {
         use std::os::fd::AsFd;
         let fd = self.stdin.as_ref().expect("stdin open").as_fd();
         std::fs::File::from(fd.try_clone_to_owned().expect("dup stdin"))
+    }
+
+    /// A second handle on the server's stdin (Windows: a duplicated pipe handle).
+    #[cfg(windows)]
+    pub fn stdin_clone(&self) -> std::fs::File {
+        use std::os::windows::io::AsHandle;
+        let handle = self.stdin.as_ref().expect("stdin open").as_handle();
+        std::fs::File::from(handle.try_clone_to_owned().expect("dup stdin"))
     }
 
     /// The server's process id.

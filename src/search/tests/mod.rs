@@ -9,9 +9,11 @@ mod errors;
 mod files;
 mod filters;
 mod glob_tool;
+#[cfg(unix)]
 mod indexed;
 mod modes;
 mod paging;
+#[cfg(unix)]
 mod robustness;
 
 use std::fs;

@@ -1,0 +1,229 @@
+//! Windows path text, as pure functions that run (and are tested) on every platform:
+//! `\\?\` verbatim prefixes, drive letters, UNC shares, mixed separators, `file:///C:/…`
+//! URIs, reserved device names, and comparing paths the way NTFS does (ignoring case).
+
+/// `path` without its verbatim prefix, with `/` turned into `\` and no trailing `\`
+/// (except after a drive's root): `\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
+/// `\\srv\share\x`, `C:/x/y/` → `C:\x\y`. Other text is returned with separators unified.
+pub fn plain(path: &str) -> String {
+    let unified = path.replace('/', "\\");
+    let body = if let Some(rest) =
+        strip_prefix_ci(&unified, r"\\?\UNC\").or_else(|| strip_prefix_ci(&unified, r"\\.\UNC\"))
+    {
+        format!(r"\\{rest}")
+    } else if let Some(rest) = unified
+        .strip_prefix(r"\\?\")
+        .or_else(|| unified.strip_prefix(r"\??\"))
+    {
+        rest.to_string()
+    } else {
+        unified
+    };
+    let mut body = body;
+    while body.ends_with('\\') && !is_drive_root(&body) && body.len() > 1 {
+        body.pop();
+    }
+    body
+}
+
+fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = text.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix)
+        .then(|| &text[prefix.len()..])
+}
+
+fn is_drive_root(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() == 3 && b[0].is_ascii_alphabetic() && b[1] == b':' && b[2] == b'\\'
+}
+
+/// True when `text` starts with a drive letter and a colon (`C:`, `c:/x`).
+pub fn has_drive(text: &str) -> bool {
+    let b = text.as_bytes();
+    b.len() >= 2 && b[0].is_ascii_alphabetic() && b[1] == b':'
+}
+
+/// The key NTFS compares names by: case folded (NTFS's upcase table maps each UTF-16 unit
+/// to its simple uppercase; `to_uppercase` agrees for everything but a few characters
+/// whose uppercase is several characters, which are kept as they are).
+pub fn fold(path: &str) -> String {
+    path.chars()
+        .map(|c| {
+            let mut up = c.to_uppercase();
+            match (up.next(), up.next()) {
+                (Some(one), None) => one,
+                _ => c,
+            }
+        })
+        .collect()
+}
+
+/// Whether two Windows paths name the same place, compared as the file system does:
+/// verbatim prefixes and separators do not matter, case does not matter.
+pub fn same_path(a: &str, b: &str) -> bool {
+    fold(&plain(a)) == fold(&plain(b))
+}
+
+/// Whether `path` is `base` or lies below it (component-wise, ignoring case and prefixes).
+pub fn starts_with(path: &str, base: &str) -> bool {
+    let (path, base) = (fold(&plain(path)), fold(&plain(base)));
+    if path == base {
+        return true;
+    }
+    let base = if base.ends_with('\\') {
+        base
+    } else {
+        format!("{base}\\")
+    };
+    path.starts_with(&base)
+}
+
+/// Device names Windows resolves in every directory (`CON`, `NUL`, `COM1`, …), also with an
+/// extension (`nul.txt`) and trailing dots or spaces, as Win32 path parsing treats them.
+pub fn is_reserved_name(name: &str) -> bool {
+    let stem = name.split('.').next().unwrap_or("");
+    let stem = stem.trim_end_matches([' ', '.']);
+    let upper = stem.to_ascii_uppercase();
+    match upper.as_str() {
+        "CON" | "PRN" | "AUX" | "NUL" | "CONIN$" | "CONOUT$" => true,
+        _ => {
+            let b = upper.as_bytes();
+            b.len() == 4
+                && (upper.starts_with("COM") || upper.starts_with("LPT"))
+                && matches!(b[3], b'1'..=b'9')
+        }
+    }
+}
+
+/// The first component of `path` that is a reserved device name, if any.
+pub fn reserved_component(path: &str) -> Option<&str> {
+    path.split(['\\', '/'])
+        .filter(|part| !part.is_empty() && !part.ends_with(':'))
+        .find(|part| is_reserved_name(part))
+}
+
+/// The Windows path of a decoded `file:` URI path: `/C:/x` → `C:\x`, `//srv/share/x` (a host
+/// given) → `\\srv\share\x`; `None` when it names no drive or share.
+pub fn from_uri_path(host: &str, path: &str) -> Option<String> {
+    if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
+        return Some(format!(r"\\{host}{}", path.replace('/', "\\")));
+    }
+    let rest = path.strip_prefix('/').unwrap_or(path);
+    let rest = rest.replacen('|', ":", 1);
+    if has_drive(&rest) {
+        let mut out = rest.replace('/', "\\");
+        if out.len() == 2 {
+            out.push('\\');
+        }
+        Some(out)
+    } else {
+        None
+    }
+}
+
+/// The URI path (before percent-encoding) of a Windows path: `\\?\C:\x` → `/C:/x`,
+/// `\\srv\share\x` → host `srv`, path `/share/x`.
+pub fn to_uri_parts(path: &str) -> (String, String) {
+    let plain = plain(path);
+    if let Some(unc) = plain.strip_prefix(r"\\") {
+        let (host, rest) = unc.split_once('\\').unwrap_or((unc, ""));
+        return (host.to_string(), format!("/{}", rest.replace('\\', "/")));
+    }
+    (String::new(), format!("/{}", plain.replace('\\', "/")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbatim_prefixes_drop_away() {
+        assert_eq!(plain(r"\\?\C:\work\x"), r"C:\work\x");
+        assert_eq!(plain(r"\\?\Z:\"), r"Z:\");
+        assert_eq!(plain(r"\\?\UNC\srv\share\dir"), r"\\srv\share\dir");
+        assert_eq!(plain(r"\\?\unc\srv\share"), r"\\srv\share");
+        assert_eq!(plain(r"\??\C:\x"), r"C:\x");
+        assert_eq!(plain(r"C:\x\"), r"C:\x");
+    }
+
+    #[test]
+    fn mixed_separators_are_one_separator() {
+        assert_eq!(plain("C:/work/src\\lib.rs"), r"C:\work\src\lib.rs");
+        assert!(same_path("c:/Work/SRC", r"\\?\C:\work\src\"));
+        assert!(!same_path(r"C:\work\src", r"C:\work\src2"));
+    }
+
+    #[test]
+    fn containment_ignores_case_and_prefix_but_not_name_prefixes() {
+        assert!(starts_with(r"\\?\C:\Work\app\x.rs", r"c:\work\APP"));
+        assert!(starts_with(r"C:\work\app", r"\\?\C:\work\app\"));
+        assert!(!starts_with(r"C:\work\app2\x", r"C:\work\app"));
+        assert!(starts_with(r"C:\x", r"C:\"));
+        assert!(starts_with(r"\\srv\share\a\b", r"\\?\UNC\srv\share"));
+        assert!(!starts_with(r"D:\work\app", r"C:\work\app"));
+    }
+
+    #[test]
+    fn case_folding_is_per_character() {
+        assert!(same_path(r"C:\Ärger\ß", r"c:\ärger\ß"));
+        assert_eq!(fold("straße"), "STRAßE");
+    }
+
+    #[test]
+    fn reserved_device_names() {
+        for name in [
+            "CON",
+            "con",
+            "NUL",
+            "nul.txt",
+            "Com1",
+            "LPT9",
+            "aux.tar.gz",
+            "NUL ",
+            "prn.",
+        ] {
+            assert!(is_reserved_name(name), "{name}");
+        }
+        for name in ["CONSOLE", "nul_", "COM0", "COM10", "x.nul", "lpt", "a"] {
+            assert!(!is_reserved_name(name), "{name}");
+        }
+        assert_eq!(reserved_component(r"C:\work\NUL"), Some("NUL"));
+        assert_eq!(
+            reserved_component(r"\\?\C:\work\com1.log"),
+            Some("com1.log")
+        );
+        assert_eq!(reserved_component(r"C:\work\ok\file.txt"), None);
+    }
+
+    #[test]
+    fn file_uris_with_drive_letters_and_hosts() {
+        assert_eq!(
+            from_uri_path("", "/C:/work/x"),
+            Some(r"C:\work\x".to_string())
+        );
+        assert_eq!(from_uri_path("localhost", "/c:/"), Some(r"c:\".to_string()));
+        assert_eq!(from_uri_path("", "/C:"), Some(r"C:\".to_string()));
+        assert_eq!(from_uri_path("", "/C|/old"), Some(r"C:\old".to_string()));
+        assert_eq!(
+            from_uri_path("srv", "/share/dir"),
+            Some(r"\\srv\share\dir".to_string())
+        );
+        assert_eq!(from_uri_path("", "/usr/lib"), None);
+        assert_eq!(
+            to_uri_parts(r"\\?\C:\work\x y"),
+            (String::new(), "/C:/work/x y".to_string())
+        );
+        assert_eq!(
+            to_uri_parts(r"\\?\UNC\srv\share\d"),
+            ("srv".to_string(), "/share/d".to_string())
+        );
+    }
+
+    #[test]
+    fn drive_detection() {
+        assert!(has_drive("C:"));
+        assert!(has_drive("z:/x"));
+        assert!(!has_drive("/C:"));
+        assert!(!has_drive("1:"));
+    }
+}

@@ -1,0 +1,119 @@
+//! Windows paths over the wire (run under Wine in CI): drive letters, `\\?\` verbatim
+//! paths, mixed separators, `file:///C:/…` URIs, case-insensitive containment, reserved
+//! device names, writes and no-replace moves.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use crate::support::*;
+
+/// `\\?\C:\x` → `C:\x`: the form people and hosts write.
+fn plain(path: &Path) -> String {
+    let text = path.to_str().unwrap();
+    text.strip_prefix(r"\\?\").unwrap_or(text).to_string()
+}
+
+#[test]
+fn drive_letters_verbatim_and_mixed_separators_all_name_the_same_file() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake_with_roots(json!({}), &[&ws.app]);
+    let main = ws.app.join("src").join("main.rs");
+    let forms = [
+        main.to_str().unwrap().to_string(),
+        plain(&main),
+        plain(&main).replace('\\', "/"),
+        format!("{}/src\\main.rs", plain(&ws.app)),
+        plain(&main).to_uppercase(),
+        "src/main.rs".to_string(),
+        r"src\main.rs".to_string(),
+        uri(&main),
+    ];
+    for form in forms {
+        let result = client.call("read_file", json!({"path": form}));
+        assert!(!is_error(&result), "{form}: {}", text(&result));
+        assert!(text(&result).contains("println!"), "{form}");
+    }
+}
+
+#[test]
+fn roots_given_as_drive_letter_uris_work() {
+    let ws = workspace();
+    let uri = uri(&ws.app);
+    assert!(uri.starts_with("file:///"), "{uri}");
+    assert!(!uri.contains('\\'), "{uri}");
+    let mut client = Client::spawn(&[], &ws.base);
+    client.handshake_with_roots(json!({}), &[&ws.app]);
+    let result = client.call("read_file", json!({"path": "src/main.rs"}));
+    assert!(!is_error(&result), "{}", text(&result));
+}
+
+#[test]
+fn outside_stays_outside_whatever_the_case_or_prefix() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    let secret = ws.outside.join("secret.txt");
+    for form in [
+        plain(&secret),
+        plain(&secret).to_lowercase(),
+        secret.to_str().unwrap().to_string(),
+        format!("{}\\..\\outside\\secret.txt", plain(&ws.app)),
+        uri(&secret),
+    ] {
+        let result = client.call("read_file", json!({"path": form}));
+        assert!(is_error(&result), "{form} was read");
+        assert!(!text(&result).contains("TOP-SECRET"), "{form}");
+    }
+}
+
+#[test]
+fn reserved_device_names_are_refused_like_special_files() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    for name in ["NUL", "con", "COM1", "nul.txt"] {
+        let read = client.call("read_file", json!({"path": name}));
+        assert!(is_error(&read), "read {name}: {}", text(&read));
+        let write = client.call("write_file", json!({"path": name, "content": "x"}));
+        assert!(is_error(&write), "write {name}: {}", text(&write));
+    }
+}
+
+#[test]
+fn writes_and_moves_never_replace() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    let write = client.call(
+        "write_file",
+        json!({"path": "notes\\a.txt", "content": "one", "create_dirs": true}),
+    );
+    assert!(!is_error(&write), "{}", text(&write));
+    let again = client.call(
+        "write_file",
+        json!({"path": "notes/a.txt", "content": "two"}),
+    );
+    assert!(!is_error(&again), "{}", text(&again));
+    assert_eq!(
+        std::fs::read_to_string(ws.app.join("notes").join("a.txt")).unwrap(),
+        "two"
+    );
+    std::fs::write(ws.app.join("b.txt"), "B").unwrap();
+    let clash = client.call(
+        "move_file",
+        json!({"source": "notes/a.txt", "destination": "b.txt"}),
+    );
+    assert!(is_error(&clash), "{}", text(&clash));
+    assert_eq!(std::fs::read_to_string(ws.app.join("b.txt")).unwrap(), "B");
+    let moved = client.call(
+        "move_file",
+        json!({"source": "notes/a.txt", "destination": "c.txt"}),
+    );
+    assert!(!is_error(&moved), "{}", text(&moved));
+    assert_eq!(
+        std::fs::read_to_string(ws.app.join("c.txt")).unwrap(),
+        "two"
+    );
+}

@@ -5,7 +5,7 @@
 //! Everything here is pure: `main` supplies the binary's path, the OS and the arguments.
 
 use rootgrep::cli::Host;
-use serde_json::json;
+use serde_json::Value;
 
 /// The operating systems whose config locations differ.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,8 +55,7 @@ pub struct Rendered {
 /// The config for `host` on `os`, running `exe` with `args`.
 pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
     let mut notes = Vec::new();
-    let entry = json!({ "command": exe, "args": args });
-    let mcp_servers = || pretty(&json!({ "mcpServers": { "rootgrep": entry } }));
+    let mcp_servers = || servers_json("mcpServers", None, exe, args);
     let merge = |key: &str| {
         format!(
             "The snippet on stdout is a whole file: save it as the file, or, if the file \
@@ -133,8 +132,7 @@ pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
                  Configuration\" opens the current profile's)"
             ));
             notes.push(merge("servers"));
-            let entry = json!({ "type": "stdio", "command": exe, "args": args });
-            pretty(&json!({ "servers": { "rootgrep": entry } }))
+            servers_json("servers", Some("stdio"), exe, args)
         }
         Host::Codex => {
             notes.push(format!("Codex on {}:", os.name()));
@@ -168,16 +166,16 @@ pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
                 .to_string(),
         );
     } else {
-        notes.push(
+        notes.push(format!(
             "Roots: if the host sends roots, rootgrep needs no DIR; otherwise pass the \
-             workspace as DIR (rootgrep print-config HOST /path/to/project), or rootgrep \
-             serves the directory the host starts it in."
-                .to_string(),
-        );
+             workspace as DIR (rootgrep print-config {} /path/to/project), or rootgrep \
+             serves the directory the host starts it in.",
+            host_name(host)
+        ));
     }
     if host == Host::Vscode {
         notes.push(
-            "  In .vscode/mcp.json, \"${workspaceFolder}\" in args names the workspace folder."
+            "In .vscode/mcp.json, \"${workspaceFolder}\" in args names the workspace folder."
                 .to_string(),
         );
     }
@@ -187,6 +185,13 @@ pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
             .to_string(),
     );
     Rendered { snippet, notes }
+}
+
+fn host_name(host: Host) -> String {
+    use clap::ValueEnum;
+    host.to_possible_value()
+        .map(|value| value.get_name().to_string())
+        .unwrap_or_default()
 }
 
 /// True when `args` hold a DIR: a value that is not a flag and not a flag's value.
@@ -225,8 +230,22 @@ pub fn build_dir_note(exe: &std::path::Path) -> Option<String> {
     })
 }
 
-fn pretty(value: &serde_json::Value) -> String {
-    serde_json::to_string_pretty(value).unwrap_or_default() + "\n"
+/// `{ KEY: { "rootgrep": { ["type": KIND,] "command": EXE, "args": [...] } } }`, pretty,
+/// keys in the order people write them (serde_json's maps would sort them).
+fn servers_json(key: &str, kind: Option<&str>, exe: &str, args: &[String]) -> String {
+    let string = |text: &str| Value::from(text).to_string();
+    let mut fields = Vec::new();
+    if let Some(kind) = kind {
+        fields.push(format!("\"type\": {}", string(kind)));
+    }
+    fields.push(format!("\"command\": {}", string(exe)));
+    let args: Vec<String> = args.iter().map(|arg| string(arg)).collect();
+    fields.push(format!("\"args\": [{}]", args.join(", ")));
+    format!(
+        "{{\n  {}: {{\n    \"rootgrep\": {{\n      {}\n    }}\n  }}\n}}\n",
+        string(key),
+        fields.join(",\n      ")
+    )
 }
 
 /// A TOML basic string: JSON's escapes are TOML's for quotes, backslashes and control
@@ -296,6 +315,8 @@ mod tests {
                 };
                 assert_eq!(value[key]["rootgrep"]["command"], exe);
                 assert_eq!(value[key]["rootgrep"]["args"][1], "/p q");
+                let command = out.snippet.find("\"command\"").unwrap();
+                assert!(command < out.snippet.find("\"args\"").unwrap());
             }
         }
     }

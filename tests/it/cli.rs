@@ -190,6 +190,11 @@ fn print_config_prints_valid_json_with_the_absolute_binary_path() {
         if host == "vscode" {
             assert_eq!(entry["type"], "stdio");
         }
+        // Written the way people write it: command, then args.
+        assert!(
+            stdout.find("\"command\"") < stdout.find("\"args\""),
+            "{stdout}"
+        );
         if cfg!(target_os = "linux") && host == "claude-desktop" {
             assert!(stderr.contains("macOS and Windows"), "{stderr}");
         } else {

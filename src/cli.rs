@@ -149,7 +149,7 @@ fn seconds(name: &str, value: f64) -> Result<Duration, CliError> {
 
 /// A directory argument must name an existing directory: a typo would otherwise serve (or
 /// confine to) nothing, and the host would only show a server that finds no files.
-fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
+pub fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
     match std::fs::metadata(dir) {
         Ok(meta) if meta.is_dir() => Ok(()),
         Ok(_) => Err(CliError(format!(
@@ -168,13 +168,30 @@ fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
     }
 }
 
+/// Checks the DIR arguments of a server: each must be a directory, except that a missing
+/// one among existing ones is served as a root that does not exist yet (logged here, and
+/// shown by `list_roots`); when none exists there would be nothing to serve.
+fn check_dirs(cwd: &std::path::Path, dirs: &[PathBuf]) -> Result<(), CliError> {
+    let missing = |dir: &PathBuf| !cwd.join(dir).exists();
+    let all_missing = dirs.iter().all(missing);
+    for dir in dirs {
+        if missing(dir) && !all_missing {
+            tracing::warn!(
+                "DIR {} does not exist; serving the other DIRs (list_roots reports it)",
+                dir.display()
+            );
+            continue;
+        }
+        check_dir("DIR", &cwd.join(dir))?;
+    }
+    Ok(())
+}
+
 /// Builds the validated configuration from parsed options. `Err` is a usage error.
 pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError(format!("cannot read the working directory: {err}")))?;
-    for dir in dirs {
-        check_dir("DIR", &cwd.join(dir))?;
-    }
+    check_dirs(&cwd, dirs)?;
     for dir in &options.confine {
         check_dir("--confine", &cwd.join(dir))?;
     }

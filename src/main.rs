@@ -35,7 +35,13 @@ fn usage_error(prefix: &str, message: &str) -> ExitCode {
 /// `rootgrep print-config HOST [OPTIONS] [DIR]...`.
 fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::PathBuf]) -> ExitCode {
     const PREFIX: &str = "rootgrep print-config";
-    if let Err(err) = cli::config(options, dirs) {
+    // A config file with a directory that does not exist is always a mistake.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let checked = dirs
+        .iter()
+        .try_for_each(|dir| cli::check_dir("DIR", &cwd.join(dir)))
+        .and_then(|()| cli::config(options, dirs));
+    if let Err(err) = checked {
         return usage_error(PREFIX, &err.to_string());
     }
     let exe = match std::env::current_exe().and_then(std::fs::canonicalize) {
@@ -52,7 +58,6 @@ fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::Path
         ));
         return ExitCode::FAILURE;
     };
-    let cwd = std::env::current_dir().unwrap_or_default();
     let mut args = options.to_args(&cwd);
     args.extend(dirs.iter().map(|dir| cli::absolute(&cwd, dir)));
     let rendered = hostconfig::render(host, hostconfig::Os::current(), &exe_text, &args);

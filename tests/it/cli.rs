@@ -144,6 +144,11 @@ fn usage_errors_exit_2_with_one_line_naming_the_fix() {
         &ws.app,
         &["does not exist"],
     );
+    assert_usage_error(
+        &["print-config", "cursor", s(&ws.app), s(&missing)],
+        &ws.app,
+        &["does not exist"],
+    );
     let (code, _, stderr) = run(&["print-config", "zed"], &ws.app);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(stderr.contains("claude-code"), "{stderr}");
@@ -158,6 +163,15 @@ fn runtime_failures_exit_1() {
     // Valid arguments serve; stdin EOF ends the server with 0.
     let (code, stdout, _) = run(&[s(&ws.app), "--no-watch"], &ws.app);
     assert_eq!((code, stdout.as_str()), (Some(0), ""));
+    // A missing DIR among existing ones is served as a root that does not exist yet, with
+    // a warning (one that is all the workspace is a usage error, tested above).
+    let missing = ws.app.join("later");
+    let (code, _, stderr) = run(&[s(&ws.app), s(&missing), "--no-watch"], &ws.app);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stderr.contains("later does not exist; serving the other DIRs"),
+        "{stderr}"
+    );
 }
 
 /// The binary's own canonical path, as print-config must write it.

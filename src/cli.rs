@@ -19,7 +19,9 @@ use crate::roots::Confine;
 ///
 /// A host (Claude Code, Claude Desktop, VS Code, Cursor, …) runs `rootgrep` as a stdio
 /// command. The workspace is the client's roots; without them, the DIR arguments; without
-/// those, the current directory.
+/// those, the current directory. To set a host up: `rootgrep print-config HOST`.
+///
+/// Usage errors exit with status 2, failures at run time with 1.
 #[derive(Debug, Parser)]
 #[command(name = "rootgrep", version, args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -52,10 +54,11 @@ pub enum Command {
         #[command(flatten)]
         options: Options,
     },
-    /// Print the config entry that makes HOST run this rootgrep (absolute path of this
-    /// binary), for this OS. stdout: the snippet (JSON, or TOML for codex); stderr: where it
-    /// goes, for project and user scope. Server options and DIRs given here are put in its
-    /// args.
+    /// Print HOST's config entry for this rootgrep (its absolute path) and where it goes.
+    ///
+    /// stdout: the snippet, a whole config file for this OS (JSON, or TOML for codex);
+    /// stderr: where the file is for project and user scope. Server options and DIRs given
+    /// here go into its args, with directories made absolute.
     PrintConfig {
         /// The MCP host to configure.
         host: Host,

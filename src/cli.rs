@@ -144,7 +144,8 @@ impl std::fmt::Display for CliError {
 fn seconds(name: &str, value: f64) -> Result<Duration, CliError> {
     if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
         return Err(CliError(format!(
-            "{name} must be a number of seconds between 0 and 86400, got {value}"
+            "{name} must be a number of seconds above 0 and at most 86400, got {value}: \
+             pass e.g. {name} 5"
         )));
     }
     Ok(Duration::from_secs_f64(value))
@@ -200,9 +201,11 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
     }
     let confine = Confine::new(&options.confine).map_err(|err| CliError(err.to_string()))?;
     if options.max_output_bytes < 1024 {
-        return Err(CliError(
-            "--max-output-bytes must be at least 1024".to_string(),
-        ));
+        return Err(CliError(format!(
+            "--max-output-bytes must be at least 1024, got {}: pass a larger byte count \
+             (default {DEFAULT_MAX_OUTPUT_BYTES})",
+            options.max_output_bytes
+        )));
     }
     Ok(Config {
         dirs: dirs

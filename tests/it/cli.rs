@@ -103,6 +103,17 @@ fn usage_errors_exit_2_with_one_line_naming_the_fix() {
         &ws.app,
         &["--confine", "is not a directory"],
     );
+    // Bad flag values.
+    assert_usage_error(
+        &["--max-output-bytes", "10"],
+        &ws.app,
+        &["--max-output-bytes must be at least 1024, got 10"],
+    );
+    assert_usage_error(
+        &["--roots-timeout", "0"],
+        &ws.app,
+        &["--roots-timeout must be a number of seconds", "got 0"],
+    );
     // call: unknown tool, malformed or non-object ARGS_JSON, a DIR where ARGS_JSON goes,
     // a DIR that does not exist.
     assert_usage_error(

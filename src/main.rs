@@ -53,7 +53,8 @@ fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::Path
     };
     let Some(exe_text) = exe.to_str().map(cli::plain_path) else {
         report(&format!(
-            "{PREFIX}: this binary's path {} is not valid UTF-8, so no config file can hold              it: install rootgrep under a UTF-8 path",
+            "{PREFIX}: this binary's path {} is not valid UTF-8, so no config file can hold \
+             it: install rootgrep under a UTF-8 path",
             exe.display()
         ));
         return ExitCode::FAILURE;

@@ -1,11 +1,16 @@
-//! The command line: `rootgrep [OPTIONS] [DIR]...` serves MCP over stdio, and
+//! The command line: `rootgrep [OPTIONS] [DIR]...` serves MCP over stdio,
 //! `rootgrep call <TOOL> [ARGS_JSON] [DIR]...` runs one tool in-process and prints its
-//! answer. The doc comments below are the `--help` text.
+//! answer, and `rootgrep print-config <HOST> [OPTIONS] [DIR]...` prints a host's config
+//! entry for this binary. The doc comments below are the `--help` text.
+//!
+//! Usage errors (a missing DIR, a bad flag value, malformed ARGS_JSON, an unknown tool)
+//! are found here, before anything starts, and exit with status 2 like clap's own; each
+//! says what was wrong and what to pass instead.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::{Config, DEFAULT_MAX_OUTPUT_BYTES};
 use crate::roots::Confine;
@@ -14,7 +19,9 @@ use crate::roots::Confine;
 ///
 /// A host (Claude Code, Claude Desktop, VS Code, Cursor, …) runs `rootgrep` as a stdio
 /// command. The workspace is the client's roots; without them, the DIR arguments; without
-/// those, the current directory.
+/// those, the current directory. To set a host up: `rootgrep print-config HOST`.
+///
+/// Usage errors exit with status 2, failures at run time with 1.
 #[derive(Debug, Parser)]
 #[command(name = "rootgrep", version, args_conflicts_with_subcommands = true)]
 pub struct Args {
@@ -47,6 +54,37 @@ pub enum Command {
         #[command(flatten)]
         options: Options,
     },
+    /// Print HOST's config entry for this rootgrep (its absolute path) and where it goes.
+    ///
+    /// stdout: the snippet, a whole config file for this OS (JSON, or TOML for codex);
+    /// stderr: where the file is for project and user scope. Server options and DIRs given
+    /// here go into its args, with directories made absolute.
+    PrintConfig {
+        /// The MCP host to configure.
+        host: Host,
+        /// Workspace directories the server gets as DIR arguments (used when the host sends
+        /// no roots).
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        options: Options,
+    },
+}
+
+/// MCP hosts `print-config` knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Host {
+    /// Claude Code (`claude` CLI): `.mcp.json` or `claude mcp add`.
+    ClaudeCode,
+    /// Claude Desktop: `claude_desktop_config.json`.
+    ClaudeDesktop,
+    /// Cursor: `.cursor/mcp.json` or `~/.cursor/mcp.json`.
+    Cursor,
+    /// VS Code: `.vscode/mcp.json` or the user `mcp.json`.
+    #[value(alias = "vs-code", alias = "code")]
+    Vscode,
+    /// Codex: `~/.codex/config.toml`.
+    Codex,
 }
 
 #[derive(Debug, Clone, clap::Args)]
@@ -106,21 +144,68 @@ impl std::fmt::Display for CliError {
 fn seconds(name: &str, value: f64) -> Result<Duration, CliError> {
     if !(value.is_finite() && value > 0.0 && value <= 86_400.0) {
         return Err(CliError(format!(
-            "{name} must be a number of seconds between 0 and 86400, got {value}"
+            "{name} must be a number of seconds above 0 and at most 86400, got {value}: \
+             pass e.g. {name} 5"
         )));
     }
     Ok(Duration::from_secs_f64(value))
 }
 
-/// Builds the validated configuration from parsed options.
+/// A directory argument must name an existing directory: a typo would otherwise serve (or
+/// confine to) nothing, and the host would only show a server that finds no files.
+pub fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
+    match std::fs::metadata(dir) {
+        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(_) => Err(CliError(format!(
+            "{what} {} is not a directory: pass the directory that contains it",
+            dir.display()
+        ))),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Err(CliError(format!(
+            "{what} {} does not exist: pass an existing directory (check the spelling, and \
+             that a relative path is relative to the directory rootgrep starts in)",
+            dir.display()
+        ))),
+        Err(err) => Err(CliError(format!(
+            "{what} {} cannot be opened ({err}): pass a directory this user can read",
+            dir.display()
+        ))),
+    }
+}
+
+/// Checks the DIR arguments of a server: each must be a directory, except that a missing
+/// one among existing ones is served as a root that does not exist yet (logged here, and
+/// shown by `list_roots`); when none exists there would be nothing to serve.
+fn check_dirs(cwd: &std::path::Path, dirs: &[PathBuf]) -> Result<(), CliError> {
+    let missing = |dir: &PathBuf| !cwd.join(dir).exists();
+    let all_missing = dirs.iter().all(missing);
+    for dir in dirs {
+        if missing(dir) && !all_missing {
+            tracing::warn!(
+                "DIR {} does not exist; serving the other DIRs (list_roots reports it)",
+                dir.display()
+            );
+            continue;
+        }
+        check_dir("DIR", &cwd.join(dir))?;
+    }
+    Ok(())
+}
+
+/// Builds the validated configuration from parsed options. `Err` is a usage error.
 pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
     let cwd = std::env::current_dir()
         .map_err(|err| CliError(format!("cannot read the working directory: {err}")))?;
+    check_dirs(&cwd, dirs)?;
+    for dir in &options.confine {
+        check_dir("--confine", &cwd.join(dir))?;
+    }
     let confine = Confine::new(&options.confine).map_err(|err| CliError(err.to_string()))?;
     if options.max_output_bytes < 1024 {
-        return Err(CliError(
-            "--max-output-bytes must be at least 1024".to_string(),
-        ));
+        return Err(CliError(format!(
+            "--max-output-bytes must be at least 1024, got {}: pass a larger byte count \
+             (default {DEFAULT_MAX_OUTPUT_BYTES})",
+            options.max_output_bytes
+        )));
     }
     Ok(Config {
         dirs: dirs
@@ -142,6 +227,105 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
     })
+}
+
+/// Checks `rootgrep call`'s TOOL and ARGS_JSON before anything starts, so that a mistake
+/// is a usage error (exit 2) saying what to pass, not a failure of the call.
+pub fn check_call(tool: &str, args_json: &str) -> Result<(), CliError> {
+    if !crate::mcp::tools::is_known(tool) {
+        let names: Vec<String> = crate::mcp::tools::tool_list(false)
+            .into_iter()
+            .map(|tool| tool.name.to_string())
+            .collect();
+        let wanted = tool.to_ascii_lowercase().replace('-', "_");
+        let hint = match names.iter().find(|name| **name == wanted) {
+            Some(name) => format!("did you mean {name}? "),
+            None => String::new(),
+        };
+        return Err(CliError(format!(
+            "unknown tool {tool:?}: {hint}pass one of {}",
+            names.join(", ")
+        )));
+    }
+    match serde_json::from_str::<serde_json::Value>(args_json) {
+        Ok(serde_json::Value::Object(_)) => Ok(()),
+        Ok(_) => Err(CliError(format!(
+            "ARGS_JSON must be a JSON object, got {args_json}: pass e.g. '{{\"pattern\":\"main\"}}' \
+             (or '{{}}' for no arguments)"
+        ))),
+        Err(_) if std::path::Path::new(args_json).exists() => Err(CliError(format!(
+            "ARGS_JSON {args_json:?} is a path, not JSON: ARGS_JSON comes before DIR, so pass \
+             '{{}}' first, e.g. rootgrep call {tool} '{{}}' {args_json}"
+        ))),
+        Err(err) => Err(CliError(format!(
+            "ARGS_JSON is not valid JSON ({err}): pass one JSON object, quoted for your shell, \
+             e.g. '{{\"pattern\":\"main\"}}'"
+        ))),
+    }
+}
+
+impl Options {
+    /// These options as command-line arguments, only those that differ from the defaults,
+    /// with directories made absolute (a host starts the server in a directory of its own
+    /// choosing). What `print-config` puts in a snippet's `args`.
+    pub fn to_args(&self, cwd: &std::path::Path) -> Vec<String> {
+        let defaults = Args::parse_from(["rootgrep"]).options;
+        let mut args = Vec::new();
+        let mut push = |flag: &str, value: Option<String>| {
+            args.push(flag.to_string());
+            args.extend(value);
+        };
+        if self.read_only {
+            push("--read-only", None);
+        }
+        for dir in &self.confine {
+            push("--confine", Some(absolute(cwd, dir)));
+        }
+        if self.no_watch {
+            push("--no-watch", None);
+        }
+        if self.index_max_files != defaults.index_max_files {
+            push("--index-max-files", Some(self.index_max_files.to_string()));
+        }
+        if self.max_output_bytes != defaults.max_output_bytes {
+            push(
+                "--max-output-bytes",
+                Some(self.max_output_bytes.to_string()),
+            );
+        }
+        if self.roots_timeout != defaults.roots_timeout {
+            push("--roots-timeout", Some(self.roots_timeout.to_string()));
+        }
+        if self.elicitation_timeout != defaults.elicitation_timeout {
+            push(
+                "--elicitation-timeout",
+                Some(self.elicitation_timeout.to_string()),
+            );
+        }
+        if let Some(level) = &self.log_level {
+            push("--log-level", Some(level.clone()));
+        }
+        args
+    }
+}
+
+/// `dir` made absolute and canonical (it was checked to exist), as the host will pass it.
+pub fn absolute(cwd: &std::path::Path, dir: &std::path::Path) -> String {
+    let joined = cwd.join(dir);
+    let path = std::fs::canonicalize(&joined).unwrap_or(joined);
+    plain_path(&path.to_string_lossy())
+}
+
+/// Windows' canonical paths carry the verbatim prefix (`\\?\C:\…`, `\\?\UNC\srv\…`),
+/// which some programs that launch servers cannot use: give the ordinary form.
+pub fn plain_path(path: &str) -> String {
+    if let Some(rest) = path.strip_prefix(r"\\?\UNC\") {
+        return format!(r"\\{rest}");
+    }
+    match path.strip_prefix(r"\\?\") {
+        Some(rest) if rest.as_bytes().get(1) == Some(&b':') => rest.to_string(),
+        _ => path.to_string(),
+    }
 }
 
 #[cfg(test)]
@@ -177,9 +361,65 @@ mod tests {
                 assert!(json);
                 assert_eq!(dirs, vec![PathBuf::from("src")]);
             }
-            None => panic!("expected call"),
+            _ => panic!("expected call"),
         }
         assert!(seconds("--x", 0.0).is_err());
         assert!(seconds("--x", f64::NAN).is_err());
+    }
+
+    #[test]
+    fn to_args_round_trips_every_option() {
+        let cwd = std::env::current_dir().unwrap();
+        let given = Args::parse_from([
+            "rootgrep",
+            "--read-only",
+            "--confine",
+            ".",
+            "--no-watch",
+            "--index-max-files",
+            "7",
+            "--max-output-bytes",
+            "2048",
+            "--roots-timeout",
+            "1.5",
+            "--elicitation-timeout",
+            "9",
+            "--log-level",
+            "debug",
+        ])
+        .options;
+        let args = given.to_args(&cwd);
+        let again = Args::parse_from(std::iter::once("rootgrep".to_string()).chain(args)).options;
+        let canonical = std::fs::canonicalize(&cwd).unwrap();
+        let expected = Options {
+            confine: vec![canonical],
+            ..given
+        };
+        assert_eq!(format!("{again:?}"), format!("{expected:?}"));
+        assert!(
+            Args::parse_from(["rootgrep"])
+                .options
+                .to_args(&cwd)
+                .is_empty()
+        );
+    }
+
+    #[test]
+    fn plain_path_drops_the_verbatim_prefix() {
+        assert_eq!(
+            plain_path(r"\\?\C:\Users\a\rootgrep.exe"),
+            r"C:\Users\a\rootgrep.exe"
+        );
+        assert_eq!(plain_path(r"\\?\UNC\srv\share\r.exe"), r"\\srv\share\r.exe");
+        assert_eq!(plain_path("/usr/bin/rootgrep"), "/usr/bin/rootgrep");
+    }
+
+    #[test]
+    fn check_call_names_the_fix() {
+        assert!(check_call("grep", "{}").is_ok());
+        let err = check_call("read-file", "{}").unwrap_err().0;
+        assert!(err.contains("did you mean read_file?"), "{err}");
+        let err = check_call("grep", "[1]").unwrap_err().0;
+        assert!(err.contains("must be a JSON object"), "{err}");
     }
 }

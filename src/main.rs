@@ -1,7 +1,11 @@
-//! The `rootgrep` binary: parse flags into a `Config`, then serve MCP over stdio or run
-//! one tool (`rootgrep call`). Errors are reported once, on stderr. When serving, stdout
-//! carries protocol messages only (written by `mcp::stdio`); `rootgrep call` is not an MCP
-//! session, and its answer is the one thing this file writes to stdout.
+//! The `rootgrep` binary: parse flags into a `Config`, then serve MCP over stdio, run one
+//! tool (`rootgrep call`) or print a host's config (`rootgrep print-config`). Errors are
+//! reported once, on stderr: usage errors exit 2 (as clap's own do), failures at run time
+//! exit 1. When serving, stdout carries protocol messages only (written by `mcp::stdio`);
+//! `call`'s answer and `print-config`'s snippet are the only things this file writes to
+//! stdout.
+
+mod hostconfig;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -15,12 +19,78 @@ fn report(message: &str) {
     let _ = writeln!(std::io::stderr(), "{message}");
 }
 
+/// Writes `text` to stdout (a `call` answer or a `print-config` snippet).
+fn print(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.flush();
+}
+
+/// A usage error: one line saying what is wrong and what to pass, exit status 2.
+fn usage_error(prefix: &str, message: &str) -> ExitCode {
+    report(&format!("{prefix}: {message}"));
+    ExitCode::from(2)
+}
+
+/// `rootgrep print-config HOST [OPTIONS] [DIR]...`.
+fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::PathBuf]) -> ExitCode {
+    const PREFIX: &str = "rootgrep print-config";
+    // A config file with a directory that does not exist is always a mistake.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let checked = dirs
+        .iter()
+        .try_for_each(|dir| cli::check_dir("DIR", &cwd.join(dir)))
+        .and_then(|()| cli::config(options, dirs));
+    if let Err(err) = checked {
+        return usage_error(PREFIX, &err.to_string());
+    }
+    let exe = match std::env::current_exe().and_then(std::fs::canonicalize) {
+        Ok(exe) => exe,
+        Err(err) => {
+            report(&format!("{PREFIX}: cannot find this binary's path: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let Some(exe_text) = exe.to_str().map(cli::plain_path) else {
+        report(&format!(
+            "{PREFIX}: this binary's path {} is not valid UTF-8, so no config file can hold \
+             it: install rootgrep under a UTF-8 path",
+            exe.display()
+        ));
+        return ExitCode::FAILURE;
+    };
+    let mut args = options.to_args(&cwd);
+    args.extend(dirs.iter().map(|dir| cli::absolute(&cwd, dir)));
+    let rendered = hostconfig::render(host, hostconfig::Os::current(), &exe_text, &args);
+    for note in rendered
+        .notes
+        .iter()
+        .chain(&hostconfig::build_dir_note(&exe))
+    {
+        report(note);
+    }
+    print(&rendered.snippet);
+    ExitCode::SUCCESS
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let (options, dirs) = match &args.command {
         Some(Command::Call { options, dirs, .. }) => (options, dirs),
+        Some(Command::PrintConfig {
+            host,
+            options,
+            dirs,
+        }) => return print_config(*host, options, dirs),
         None => (&args.options, &args.dirs),
     };
+    if let Some(Command::Call {
+        tool, args_json, ..
+    }) = &args.command
+        && let Err(err) = cli::check_call(tool, args_json)
+    {
+        return usage_error("rootgrep call", &err.to_string());
+    }
     mcp::logging::init_tracing(options.log_level.as_deref());
     let config = match cli::config(options, dirs) {
         // One call needs no watcher or index: it would only add start-up work.
@@ -30,8 +100,12 @@ fn main() -> ExitCode {
         },
         Ok(config) => config,
         Err(err) => {
-            report(&format!("rootgrep: {err}"));
-            return ExitCode::from(2);
+            let prefix = if args.command.is_some() {
+                "rootgrep call"
+            } else {
+                "rootgrep"
+            };
+            return usage_error(prefix, &err.to_string());
         }
     };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -53,20 +127,20 @@ fn main() -> ExitCode {
                 ..
             }) => match mcp::call::run(config, &tool, &args_json, json).await {
                 Ok(output) => {
-                    let mut stdout = std::io::stdout().lock();
-                    let _ = stdout.write_all(output.text.as_bytes());
-                    let _ = stdout.flush();
+                    print(&output.text);
                     if output.is_error {
                         ExitCode::FAILURE
                     } else {
                         ExitCode::SUCCESS
                     }
                 }
+                // TOOL and ARGS_JSON were checked above: what fails here failed at run time.
                 Err(message) => {
                     report(&format!("rootgrep call: {message}"));
-                    ExitCode::from(2)
+                    ExitCode::FAILURE
                 }
             },
+            Some(Command::PrintConfig { .. }) => ExitCode::SUCCESS,
             None => {
                 use std::io::IsTerminal;
                 if std::io::stdin().is_terminal() {

@@ -119,6 +119,11 @@ resources::listing_and_completion_wait_for_the_clients_roots same: completion va
 over_time::a_subscription_follows_its_path_across_a_directory_rename Wine reports the rename of a watched directory differently (old URI notified)
 SKIPS
 )
-cargo test --locked --target x86_64-pc-windows-gnu --test it -- "${wire_skips[@]}"
+# Wine itself sometimes fails to start a process (Windows error 1359 from CreateProcess,
+# seen once in many runs): a failed run is retried once, and both runs are printed.
+if ! cargo test --locked --target x86_64-pc-windows-gnu --test it -- "${wire_skips[@]}"; then
+    echo "== Wine: wire tests failed; retrying once (Wine process-start flakes)"
+    cargo test --locked --target x86_64-pc-windows-gnu --test it -- "${wire_skips[@]}"
+fi
 
 echo "== platforms: done in $(( $(date +%s) - start )) s"

@@ -53,6 +53,11 @@ pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
 /// build that never ran would leave every search walking.
 pub const YIELD_MAX: Duration = Duration::from_secs(2);
 
+/// A rebuild due while events are still settling (a build writing thousands of files, an
+/// unpack) waits for them to settle, at most this long past its due time: a build that
+/// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
+pub const REBUILD_DEFER: Duration = Duration::from_secs(2);
+
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
 
@@ -1288,7 +1293,12 @@ fn builder_loop(shared: &Shared) {
             if !watching || slot.building.is_some() || slot.too_many.is_some() {
                 continue;
             }
-            match slot.due {
+            // While events settle, nothing would be served anyway: wait for the burst.
+            let due = match (slot.due, slot.settling.is_empty()) {
+                (Some(due), false) if slot.current.is_some() => Some(due + REBUILD_DEFER),
+                (due, _) => due,
+            };
+            match due {
                 Some(due) if due <= now => {
                     job = Some(i);
                     break;
@@ -1603,6 +1613,30 @@ mod tests {
         );
         drop(running);
         assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+    }
+
+    /// A rebuild waits while other events are still settling (a burst of creations is
+    /// one rebuild at its end, not one every few hundred milliseconds).
+    #[test]
+    fn a_rebuild_waits_for_the_burst_to_settle() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.status()[0].last_build.clone().unwrap().files;
+        let other = f.root.join("a/other.rs");
+        index.apply(&WatchEvent::Pending(other.clone()));
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Pending(new.clone()));
+        index.apply(&WatchEvent::Created(new.clone()));
+        std::thread::sleep(REBUILD_DELAY * 2);
+        assert_eq!(
+            index.status()[0].last_build.clone().unwrap().files,
+            before,
+            "rebuilt while events were settling"
+        );
+        index.apply(&WatchEvent::Removed(other));
+        index.apply(&WatchEvent::Quiet);
+        let fresh = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
     }
 
     fn rels(index: &RootIndex) -> Vec<String> {

@@ -934,6 +934,9 @@ struct State {
     /// watcher may report before the index learns of the root).
     watch: Vec<(PathBuf, Watch)>,
     stop: bool,
+    /// The watcher has bursts of events in flight (from a `Pending` anywhere to `Quiet`),
+    /// whether or not they matter to the index: a rebuild would likely be out of date.
+    bursting: bool,
 }
 
 impl State {
@@ -981,6 +984,7 @@ impl FileIndex {
                 slots: Vec::new(),
                 watch: Vec::new(),
                 stop: false,
+                bursting: false,
             }),
             wake: Condvar::new(),
         });
@@ -1164,11 +1168,13 @@ impl FileIndex {
                 }
             }
             WatchEvent::Quiet => {
+                state.bursting = false;
                 for slot in &mut state.slots {
                     slot.settling.clear();
                 }
             }
             WatchEvent::Pending(path) => {
+                state.bursting = true;
                 for slot in state.slots.iter_mut() {
                     let Ok(rel) = path.strip_prefix(&slot.root) else {
                         continue;
@@ -1294,8 +1300,9 @@ fn builder_loop(shared: &Shared) {
                 continue;
             }
             // While events settle, nothing would be served anyway: wait for the burst.
-            let due = match (slot.due, slot.settling.is_empty()) {
-                (Some(due), false) if slot.current.is_some() => Some(due + REBUILD_DEFER),
+            let settled = slot.settling.is_empty() && !state.bursting;
+            let due = match (slot.due, settled) {
+                (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
                 (due, _) => due,
             };
             match due {
@@ -1622,7 +1629,9 @@ mod tests {
         let f = Fixture::new();
         let index = f.live();
         let before = index.status()[0].last_build.clone().unwrap().files;
-        let other = f.root.join("a/other.rs");
+        // Events in a directory the index does not hold yet do not matter to it, but a
+        // build landing mid-burst would be out of date all the same.
+        let other = f.root.join("gen/d0/other.rs");
         index.apply(&WatchEvent::Pending(other.clone()));
         let new = f.write("a/new.rs", "");
         index.apply(&WatchEvent::Pending(new.clone()));

@@ -53,6 +53,11 @@ pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
 /// build that never ran would leave every search walking.
 pub const YIELD_MAX: Duration = Duration::from_secs(2);
 
+/// A rebuild due while events are still settling (a build writing thousands of files, an
+/// unpack) waits for them to settle, at most this long past its due time: a build that
+/// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
+pub const REBUILD_DEFER: Duration = Duration::from_secs(2);
+
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
 
@@ -929,6 +934,9 @@ struct State {
     /// watcher may report before the index learns of the root).
     watch: Vec<(PathBuf, Watch)>,
     stop: bool,
+    /// The watcher has bursts of events in flight (from a `Pending` anywhere to `Quiet`),
+    /// whether or not they matter to the index: a rebuild would likely be out of date.
+    bursting: bool,
 }
 
 impl State {
@@ -976,6 +984,7 @@ impl FileIndex {
                 slots: Vec::new(),
                 watch: Vec::new(),
                 stop: false,
+                bursting: false,
             }),
             wake: Condvar::new(),
         });
@@ -1159,11 +1168,13 @@ impl FileIndex {
                 }
             }
             WatchEvent::Quiet => {
+                state.bursting = false;
                 for slot in &mut state.slots {
                     slot.settling.clear();
                 }
             }
             WatchEvent::Pending(path) => {
+                state.bursting = true;
                 for slot in state.slots.iter_mut() {
                     let Ok(rel) = path.strip_prefix(&slot.root) else {
                         continue;
@@ -1288,7 +1299,13 @@ fn builder_loop(shared: &Shared) {
             if !watching || slot.building.is_some() || slot.too_many.is_some() {
                 continue;
             }
-            match slot.due {
+            // While events settle, nothing would be served anyway: wait for the burst.
+            let settled = slot.settling.is_empty() && !state.bursting;
+            let due = match (slot.due, settled) {
+                (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
+                (due, _) => due,
+            };
+            match due {
                 Some(due) if due <= now => {
                     job = Some(i);
                     break;
@@ -1603,6 +1620,32 @@ mod tests {
         );
         drop(running);
         assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+    }
+
+    /// A rebuild waits while other events are still settling (a burst of creations is
+    /// one rebuild at its end, not one every few hundred milliseconds).
+    #[test]
+    fn a_rebuild_waits_for_the_burst_to_settle() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.status()[0].last_build.clone().unwrap().files;
+        // Events in a directory the index does not hold yet do not matter to it, but a
+        // build landing mid-burst would be out of date all the same.
+        let other = f.root.join("gen/d0/other.rs");
+        index.apply(&WatchEvent::Pending(other.clone()));
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Pending(new.clone()));
+        index.apply(&WatchEvent::Created(new.clone()));
+        std::thread::sleep(REBUILD_DELAY * 2);
+        assert_eq!(
+            index.status()[0].last_build.clone().unwrap().files,
+            before,
+            "rebuilt while events were settling"
+        );
+        index.apply(&WatchEvent::Removed(other));
+        index.apply(&WatchEvent::Quiet);
+        let fresh = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
     }
 
     fn rels(index: &RootIndex) -> Vec<String> {

@@ -9,6 +9,7 @@ mod access;
 #[cfg(unix)]
 mod adversarial;
 mod budget;
+#[cfg(unix)] // stops the server with SIGSTOP
 mod churn;
 mod cli;
 mod crash;

@@ -390,7 +390,9 @@ mod tests {
         .options;
         let args = given.to_args(&cwd);
         let again = Args::parse_from(std::iter::once("rootgrep".to_string()).chain(args)).options;
+        // Paths are given back in their plain form (Windows: without `\\?\`).
         let canonical = std::fs::canonicalize(&cwd).unwrap();
+        let canonical = PathBuf::from(plain_path(&canonical.to_string_lossy()));
         let expected = Options {
             confine: vec![canonical],
             ..given

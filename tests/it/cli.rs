@@ -185,13 +185,15 @@ fn runtime_failures_exit_1() {
     );
 }
 
-/// The binary's own canonical path, as print-config must write it.
+/// The binary's own canonical path, as print-config must write it (Windows: without the
+/// verbatim prefix).
 fn this_binary() -> String {
-    std::fs::canonicalize(env!("CARGO_BIN_EXE_rootgrep"))
-        .unwrap()
-        .to_str()
-        .unwrap()
-        .to_string()
+    rootgrep::cli::plain_path(
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_rootgrep"))
+            .unwrap()
+            .to_str()
+            .unwrap(),
+    )
 }
 
 #[test]
@@ -251,7 +253,11 @@ fn print_config_puts_options_and_absolute_dirs_in_args() {
     let value: serde_json::Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(
         value["mcpServers"]["rootgrep"]["args"],
-        serde_json::json!(["--read-only", "--no-watch", s(&ws.app)])
+        serde_json::json!([
+            "--read-only",
+            "--no-watch",
+            rootgrep::cli::plain_path(s(&ws.app))
+        ])
     );
     assert!(stderr.contains("DIR arguments are the workspace when the host sends no roots"));
     // The printed args start a server that works.
@@ -271,7 +277,7 @@ fn print_config_codex_prints_a_toml_table() {
     assert_eq!(code, Some(0), "{stderr}");
     let exe = this_binary();
     let quoted = serde_json::to_string(&exe).unwrap();
-    let dir = serde_json::to_string(s(&ws.app)).unwrap();
+    let dir = serde_json::to_string(&rootgrep::cli::plain_path(s(&ws.app))).unwrap();
     assert_eq!(
         stdout,
         format!("[mcp_servers.rootgrep]\ncommand = {quoted}\nargs = [{dir}]\n")

@@ -9,7 +9,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$(date +%s)
-work="$PWD/target/platforms"
+target_dir="${CARGO_TARGET_DIR:-$PWD/target}"
+work="$target_dir/platforms"
 mkdir -p "$work"
 
 echo "== platforms: toolchains"
@@ -31,7 +32,7 @@ done
 
 echo "== build for x86_64-pc-windows-gnu"
 cargo build --locked --target x86_64-pc-windows-gnu
-ls -l target/x86_64-pc-windows-gnu/debug/rootgrep.exe
+ls -l "$target_dir/x86_64-pc-windows-gnu/debug/rootgrep.exe"
 
 echo "== Wine: ProcessPrng shim and runner"
 cat > "$work/prng-shim.c" <<'C'
@@ -73,7 +74,7 @@ export WINEPREFIX="$work/wineprefix"
 
 echo "== Wine: the binary answers initialize over pipes"
 printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"ci","version":"0"}}}' \
-    | "$work/wine-runner.sh" target/x86_64-pc-windows-gnu/debug/rootgrep.exe . \
+    | "$work/wine-runner.sh" "$target_dir/x86_64-pc-windows-gnu/debug/rootgrep.exe" . \
     | head -c 300
 echo
 

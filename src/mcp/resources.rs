@@ -100,9 +100,21 @@ pub async fn list(
     // The fresh index answers without a walk; otherwise (or for what it cannot answer
     // exactly) the disk is walked.
     let index = session.live.as_ref().map(|live| live.index.clone());
-    let outcome = tokio::task::spawn_blocking(move || match &index {
-        Some(index) => search::glob_indexed(&query, &targets, index, &Control::new()),
-        None => search::glob(&query, &targets, &Control::new()),
+    // A walk takes its threads from the same process-wide pool as grep and glob (one
+    // permit, one walker thread), so many listings at once queue instead of each starting
+    // a thread per core.
+    query.threads = 1;
+    let permit = crate::mcp::tools::search::search_slots()
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let _permit = permit; // held until the walk is done
+        match &index {
+            Some(index) => search::glob_indexed(&query, &targets, index, &Control::new()),
+            None => search::glob(&query, &targets, &Control::new()),
+        }
     })
     .await
     .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?

@@ -519,3 +519,39 @@ fn a_queued_search_is_cancelled_while_it_waits() {
     });
     assert!(late.is_empty(), "answers to cancelled requests: {late:?}");
 }
+
+/// `resources/list` walks (without an index) take their threads from the same pool as
+/// grep and glob: many listings at once queue instead of each starting a walker per core.
+#[test]
+fn concurrent_resource_listings_share_the_search_pool() {
+    let ws = workspace();
+    for d in 0..20 {
+        let dir = ws.app.join(format!("d{d}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..150 {
+            std::fs::write(dir.join(format!("f{f}.txt")), "x\n").unwrap();
+        }
+    }
+    let mut client = server(&ws, &[]); // without watching: every listing walks
+    let idle = status(client.pid(), "Threads");
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as u64;
+    let ids: Vec<i64> = (0..24)
+        .map(|_| client.start("resources/list", json!({})))
+        .collect();
+    let mut peak = 0;
+    let mut answered = 0;
+    while answered < ids.len() {
+        peak = peak.max(status(client.pid(), "Threads"));
+        if client
+            .recv(Duration::from_millis(2))
+            .is_some_and(|m| m.get("result").is_some())
+        {
+            answered += 1;
+        }
+    }
+    let bound = idle + 3 * cores + 4;
+    assert!(
+        peak <= bound,
+        "{peak} threads with 24 listings in flight (idle {idle}, bound {bound})"
+    );
+}

@@ -22,7 +22,7 @@ use crate::roots::{Resolved, RootSet, resolve};
 
 mod files;
 mod read;
-mod search;
+pub(crate) mod search;
 
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];

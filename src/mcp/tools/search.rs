@@ -296,7 +296,7 @@ async fn targets(call: &Call<'_>, path: Option<&OneOrMany>) -> Result<Vec<PathBu
 /// (waiting for it in line, first come first served, cancellable while it waits) and takes
 /// as many more as are free when it starts, so one search alone uses every core and many at
 /// once share them instead of each starting a thread per core.
-fn search_slots() -> &'static Arc<Semaphore> {
+pub(crate) fn search_slots() -> &'static Arc<Semaphore> {
     static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
     SLOTS.get_or_init(|| Arc::new(Semaphore::new(search::walk::thread_count())))
 }

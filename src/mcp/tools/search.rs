@@ -402,7 +402,7 @@ pub struct MatchOut {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub after: Vec<LineOut>,
     /// Lines of this match's context left out because it alone exceeds the output budget.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted_lines: u64,
 }
 

@@ -72,41 +72,25 @@ mod unix {
         }
     }
 
-    /// macOS 11+: `O_NOFOLLOW_ANY` makes the kernel refuse a symlink anywhere on the path, as
-    /// `openat2(RESOLVE_NO_SYMLINKS)` does on Linux (`ELOOP`).
-    #[cfg(target_vendor = "apple")]
+    /// Without `openat2`: on macOS 11+ `O_NOFOLLOW_ANY` makes the kernel refuse a symlink
+    /// anywhere on the path, as `openat2(RESOLVE_NO_SYMLINKS)` does on Linux (`ELOOP`); on
+    /// other Unixes only the final component is never followed (`O_NOFOLLOW`), and symlinks
+    /// swapped into earlier components are caught by the containment checks around the call.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-        rustix::fs::open(
-            path,
-            flags | OFlags::CLOEXEC | OFlags::NOFOLLOW_ANY,
-            Mode::empty(),
+        #[cfg(target_vendor = "apple")]
+        const NO_SYMLINKS: OFlags = OFlags::NOFOLLOW_ANY;
+        #[cfg(not(target_vendor = "apple"))]
+        const NO_SYMLINKS: OFlags = OFlags::NOFOLLOW;
+        rustix::fs::open(path, flags | OFlags::CLOEXEC | NO_SYMLINKS, Mode::empty()).map_err(
+            |err| {
+                if err == rustix::io::Errno::LOOP {
+                    swapped(path)
+                } else {
+                    io::Error::from(err)
+                }
+            },
         )
-        .map_err(|err| {
-            if err == rustix::io::Errno::LOOP {
-                swapped(path)
-            } else {
-                io::Error::from(err)
-            }
-        })
-    }
-
-    /// Without `openat2` or `O_NOFOLLOW_ANY` (other Unixes): the final component is never
-    /// followed; symlinks swapped into earlier components are caught by the containment checks
-    /// around the call only.
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
-    fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
-        rustix::fs::open(
-            path,
-            flags | OFlags::CLOEXEC | OFlags::NOFOLLOW,
-            Mode::empty(),
-        )
-        .map_err(|err| {
-            if err == rustix::io::Errno::LOOP {
-                swapped(path)
-            } else {
-                io::Error::from(err)
-            }
-        })
     }
     /// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.
     pub fn open_read(path: &Path) -> io::Result<File> {

@@ -213,16 +213,7 @@ pub fn fit_escaped(text: &mut String, budget: usize, more: &str) -> bool {
         return false;
     }
     let room = budget.saturating_sub(json_len(more) + 1);
-    let mut used = 2;
-    let mut cut = 0;
-    for (at, c) in text.char_indices() {
-        let mut buf = [0u8; 4];
-        used += json_len(c.encode_utf8(&mut buf)) - 2;
-        if used > room {
-            break;
-        }
-        cut = at + c.len_utf8();
-    }
+    let mut cut = escaped_prefix(text, room.saturating_sub(2));
     if let Some(newline) = text[..cut].rfind('\n') {
         cut = newline + 1;
     }
@@ -241,7 +232,14 @@ pub fn cut_escaped(text: &str, room: usize) -> String {
     if json_len(text) <= room {
         return text.to_string();
     }
-    let room = room.saturating_sub(2 + 24);
+    let cut = escaped_prefix(text, room.saturating_sub(2 + 24));
+    let left = text[cut..].chars().count();
+    format!("{}{}", &text[..cut], crate::search::lines::marker(left))
+}
+
+/// The byte length of the longest prefix of `text` (whole characters) whose JSON-escaped
+/// form, without quotes, takes at most `room` bytes.
+fn escaped_prefix(text: &str, room: usize) -> usize {
     let mut used = 0;
     let mut cut = 0;
     for (at, c) in text.char_indices() {
@@ -252,8 +250,7 @@ pub fn cut_escaped(text: &str, room: usize) -> String {
         }
         cut = at + c.len_utf8();
     }
-    let left = text[cut..].chars().count();
-    format!("{}{}", &text[..cut], crate::search::lines::marker(left))
+    cut
 }
 
 /// Cuts every string longer than `max` characters in `value`, with the usual marker.

@@ -389,7 +389,7 @@ impl Actor {
     fn watch(&mut self, root: &Path) -> Result<(), String> {
         // Adding a recursive watch walks every directory: background work, which waits
         // while a search runs (the first search of a session comes right after the roots).
-        crate::search::walk::yield_to_searches(|| false, crate::index::YIELD_MAX);
+        crate::walk::yield_to_searches(|| false, crate::walk::YIELD_MAX);
         let outcome = self.ensure_notify().and_then(|()| {
             let mode = match root.is_dir() {
                 true => RecursiveMode::Recursive,

@@ -1,11 +1,11 @@
 //! Per-process session state shared by every request: the configuration, the roots in
 //! force (swapped atomically when the client's roots change), whether the first
 //! `roots/list` answer has arrived, the user's out-of-root grants, and the client's log
-//! level.
+//! level, and the live layer (`crate::live`), whose changes it forwards to the
+//! subscriptions.
 //!
 //! One stdio process serves one client, so "session" and "process" coincide.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
@@ -14,6 +14,7 @@ use tokio::sync::watch;
 
 use crate::access::Grants;
 use crate::config::Config;
+use crate::live::Live;
 use crate::roots::{Root, RootSet, choose_roots};
 
 /// Shared state of one server.
@@ -31,7 +32,8 @@ pub struct Session {
     /// Seals `requestState` for 2026-07-28 multi round-trip requests (random key); `Err`
     /// says why there is no key, and 2026-07-28 requests are then refused.
     pub state_codec: Result<rmcp::model::RequestStateCodec, String>,
-    /// The watcher and the file index over the roots (absent with `--no-watch`).
+    /// The live layer: the watcher and the indexes over the roots, whose changes feed the
+    /// subscriptions (absent with `--no-watch`).
     pub live: Option<Live>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
     roots_notes: Mutex<Vec<String>>,
@@ -55,9 +57,15 @@ impl Session {
             tracing::warn!("{why}: 2026-07-28 requests will be refused");
         }
         let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
-        let live = config
-            .watch
-            .then(|| Live::start(subscriptions.clone(), config.index_max_files));
+        let live = config.watch.then(|| {
+            // The adapter only subscribes to the live layer: its changes become
+            // notifications here.
+            let notify = subscriptions.clone();
+            Live::start(config.index_max_files, move |change| match change {
+                crate::live::Change::File(kind, path) => notify.file_event(kind, path),
+                crate::live::Change::EverythingChanged => notify.everything_changed(),
+            })
+        });
         if let Some(live) = &live {
             live.set_roots(&set);
         }
@@ -144,7 +152,7 @@ impl Session {
     pub fn wrote(&self, paths: &[&std::path::Path]) {
         if let Some(live) = &self.live {
             for path in paths {
-                live.index.expect_change(path);
+                live.expect_change(path);
             }
         }
     }
@@ -155,142 +163,5 @@ impl Session {
 
     pub fn roots_timeout(&self) -> Duration {
         self.config.roots_timeout
-    }
-}
-
-/// The live layer: a watcher over the roots feeding the file index and the subscriptions.
-pub struct Live {
-    pub index: Arc<crate::index::FileIndex>,
-    pub watcher: crate::watch::Watcher,
-    listed: Arc<RwLock<Listed>>,
-}
-
-/// Which created/removed paths change the resource list: not hidden, not ignored by the
-/// root's own `.ignore` (and `.gitignore` in a git repository). Build outputs and `.git`
-/// churn then do not send `list_changed`; subscribed files are notified regardless.
-#[derive(Default)]
-struct Listed {
-    roots: Vec<(PathBuf, Option<ignore::gitignore::Gitignore>)>,
-}
-
-impl Listed {
-    fn new(roots: &[PathBuf]) -> Listed {
-        let roots = roots
-            .iter()
-            .map(|root| {
-                let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
-                if root.join(".git").exists() {
-                    builder.add(root.join(".gitignore"));
-                }
-                builder.add(root.join(".ignore"));
-                (root.clone(), builder.build().ok())
-            })
-            .collect();
-        Listed { roots }
-    }
-
-    fn lists(&self, path: &std::path::Path) -> bool {
-        let Some((root, matcher)) = self.roots.iter().find(|(root, _)| path.starts_with(root))
-        else {
-            return false;
-        };
-        let Ok(rel) = path.strip_prefix(root) else {
-            return false;
-        };
-        if rel
-            .components()
-            .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
-        {
-            return false;
-        }
-        match matcher {
-            Some(matcher) => !matcher
-                .matched_path_or_any_parents(rel, path.is_dir())
-                .is_ignore(),
-            None => true,
-        }
-    }
-}
-
-impl Live {
-    fn start(
-        subscriptions: Arc<crate::mcp::subscriptions::Subscriptions>,
-        max_files: usize,
-    ) -> Live {
-        use crate::mcp::subscriptions::Change;
-        use crate::watch::WatchEvent;
-        let index = Arc::new(crate::index::FileIndex::with_max_files(max_files));
-        let fed = index.clone();
-        let listed: Arc<RwLock<Listed>> = Arc::default();
-        let lists = listed.clone();
-        let watcher = crate::watch::Watcher::new(move |event: WatchEvent| {
-            fed.apply(&event);
-            // A path the resource list does not show changes no list: report it as a mere
-            // update (subscribers still hear about it).
-            let structural = |change: Change, path: &std::path::Path| {
-                let listed = lists.read().unwrap_or_else(|e| e.into_inner());
-                match (listed.lists(path), change) {
-                    (true, change) => change,
-                    // Still gone for the subscribers of files below it.
-                    (false, Change::Removed) => Change::Vanished,
-                    (false, _) => Change::Modified,
-                }
-            };
-            // Ignore rules changed, or a root was (re)watched (it may have been replaced
-            // by a directory with other rules): read them again.
-            let rules_changed = match &event {
-                WatchEvent::Changed(path)
-                | WatchEvent::Created(path)
-                | WatchEvent::Removed(path) => path
-                    .file_name()
-                    .is_some_and(|n| n == ".gitignore" || n == ".ignore"),
-                WatchEvent::Status(_, crate::watch::RootStatus::Watching) => true,
-                _ => false,
-            };
-            if rules_changed {
-                let roots: Vec<PathBuf> = lists
-                    .read()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .roots
-                    .iter()
-                    .map(|(root, _)| root.clone())
-                    .collect();
-                *lists.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
-            }
-            match event {
-                WatchEvent::Changed(path) => subscriptions.file_event(Change::Modified, path),
-                WatchEvent::Created(path) => {
-                    subscriptions.file_event(structural(Change::Created, &path), path)
-                }
-                WatchEvent::Removed(path) => {
-                    subscriptions.file_event(structural(Change::Removed, &path), path)
-                }
-                WatchEvent::Overflow => {
-                    tracing::warn!(
-                        "file watching overflowed (events were lost); the index is rebuilt and \
-                         searches walk the disk meanwhile"
-                    );
-                    subscriptions.everything_changed();
-                }
-                WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
-                WatchEvent::Status(root, crate::watch::RootStatus::Failed(why)) => tracing::warn!(
-                    "{} is not watched ({why}); searches there walk the disk",
-                    root.display()
-                ),
-                _ => {}
-            }
-        });
-        Live {
-            index,
-            watcher,
-            listed,
-        }
-    }
-
-    fn set_roots(&self, set: &RootSet) {
-        let roots = set.existing();
-        *self.listed.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
-        self.index.set_roots(&roots);
-        self.watcher.set_roots(&roots);
     }
 }

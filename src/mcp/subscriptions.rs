@@ -24,16 +24,8 @@ use rmcp::model::ResourceUpdatedNotificationParam;
 use rmcp::{Peer, RoleServer};
 use tokio::sync::{Notify, mpsc};
 
-/// What happened to a path under the roots.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Modified,
-    Created,
-    Removed,
-    /// Removed, but not a path the resource list shows (hidden or ignored): the list
-    /// does not change; subscribed files at or below it are gone all the same.
-    Vanished,
-}
+/// What happened to a path under the roots (the live layer's own type).
+pub use crate::live::FileChange as Change;
 
 /// Minimum spacing of `notifications/resources/list_changed`.
 pub const LIST_CHANGED_INTERVAL: Duration = Duration::from_secs(1);

@@ -5,7 +5,9 @@
 //! `max_line_chars`. Rendering (grouping by file, budgets) is the caller's job.
 
 use std::path::PathBuf;
-use std::time::{Duration, SystemTime};
+use std::time::SystemTime;
+
+pub use crate::walk::Stats;
 
 /// One matching line in content mode, with its context. Ordered by path, then line.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -62,44 +64,6 @@ impl GrepEntries {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-}
-
-/// What happened to the files a search looked at.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Stats {
-    /// Files searched to the end (or to their first match in files-with-matches mode).
-    pub files_searched: u64,
-    /// Bytes the searcher read from those files (after transcoding).
-    pub bytes_searched: u64,
-    pub elapsed: Duration,
-    /// Files found by walking that contain a NUL byte; their matches are dropped.
-    pub skipped_binary: u64,
-    /// Files over `max_filesize`, and files the searcher would have to hold in memory
-    /// beyond [`MAX_BUFFER`](super::grep::MAX_BUFFER) at once (a single line that long, or
-    /// a whole file in multiline mode).
-    pub skipped_too_large: u64,
-    /// Files or directories that could not be read: permission denied, vanished during the
-    /// search, broken targets, symlink loops, and special files (FIFOs, sockets, devices),
-    /// which are never opened.
-    pub skipped_unreadable: u64,
-    /// Diagnostic: the most entries held in memory at once (per-thread collectors plus the
-    /// file being searched, summed over threads). Stays near `threads * 2 * (offset+limit)`
-    /// however large the full result is.
-    pub peak_retained: usize,
-    /// Directory targets whose files came from the file index instead of a walk.
-    pub indexed_targets: u64,
-}
-
-impl Stats {
-    pub(crate) fn add(&mut self, other: &Stats) {
-        self.files_searched += other.files_searched;
-        self.bytes_searched += other.bytes_searched;
-        self.skipped_binary += other.skipped_binary;
-        self.skipped_too_large += other.skipped_too_large;
-        self.skipped_unreadable += other.skipped_unreadable;
-        self.peak_retained += other.peak_retained;
-        self.indexed_targets += other.indexed_targets;
     }
 }
 

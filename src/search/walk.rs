@@ -1,6 +1,7 @@
-//! Everything between "a list of target paths" and "an open regular file": classifying
-//! targets, building the ignore-aware parallel walker, running it with per-thread state,
-//! and opening files safely.
+//! Everything between "a list of target paths" and "an open regular file" that is
+//! particular to searching: classifying targets, compiling `--glob` overrides and file
+//! types, and opening files safely. The parallel walker itself is [`crate::walk`]
+//! (re-exported here), shared with the file index.
 //!
 //! Rules enforced here, so both tools share them:
 //! - Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, global excludes) apply
@@ -18,17 +19,19 @@
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::{Duration, Instant};
 
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
-use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use super::control::Control;
 use super::error::SearchError;
 use super::outcome::Stats;
+
+// The walker itself lives below both the search engine and the file index.
+pub use crate::walk::{
+    PerThread, SearchRunning, WalkOptions, searching, thread_count, threads_for, walk_dir,
+    walk_dir_background, yield_to_searches,
+};
 
 /// A target the caller asked to search, once we know what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,54 +76,6 @@ fn without_nested(targets: &[PathBuf]) -> Vec<&PathBuf> {
         }
     }
     kept
-}
-
-/// The filters shared by every directory walk of one request.
-#[derive(Clone, Debug)]
-pub struct WalkOptions {
-    pub hidden: bool,
-    pub no_ignore: bool,
-    pub types: Option<Types>,
-}
-
-impl WalkOptions {
-    /// Builds the walker for one directory target. `overrides` are the `--glob` filters,
-    /// which are rooted at this directory.
-    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> WalkBuilder {
-        let mut builder = WalkBuilder::new(dir);
-        builder
-            .standard_filters(!self.no_ignore)
-            .hidden(!self.hidden)
-            .follow_links(false)
-            .threads(thread_count());
-        if let Some(types) = &self.types {
-            builder.types(types.clone());
-        }
-        if let Some(overrides) = overrides {
-            builder.overrides(overrides);
-        }
-        if !self.hidden {
-            // A whitelisting --glob would otherwise let hidden entries through (ripgrep's
-            // behaviour); rootgrep skips hidden entries unless `hidden` is asked for.
-            builder.filter_entry(|entry| {
-                entry.depth() == 0 || !entry.file_name().as_encoded_bytes().starts_with(b".")
-            });
-        }
-        builder
-    }
-}
-
-/// Worker threads for a walk: one per available core.
-pub fn thread_count() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
-
-/// The threads a query asked for (`0`: one per core).
-pub fn threads_for(requested: usize) -> usize {
-    match requested {
-        0 => thread_count(),
-        n => n,
-    }
 }
 
 /// Longest glob accepted, in bytes (a path is at most 4 KiB on Linux).
@@ -248,159 +203,6 @@ fn glob_error(glob: &str, err: ignore::Error) -> SearchError {
     SearchError::InvalidGlob {
         glob: glob.to_owned(),
         message,
-    }
-}
-
-/// Per-thread state of a walk: what to do with each regular file, and where to count.
-pub trait PerThread: Send {
-    fn stats(&mut self) -> &mut Stats;
-    /// Called for every regular file the walk yields (after the ignore filters).
-    fn file(&mut self, entry: &DirEntry);
-    /// Called for every other entry the walk yields: directories (the start directory
-    /// too, at depth 0), symlinks, special files. Searches ignore them; the file index
-    /// records directories.
-    fn other(&mut self, _entry: &DirEntry) {}
-    /// Called for every entry the walk could not read (already counted in
-    /// [`Stats::skipped_unreadable`]); the file index records where it was.
-    fn failed(&mut self, _err: &ignore::Error) {}
-}
-
-/// Searches running now (see [`SearchRunning`]).
-static SEARCHES: AtomicUsize = AtomicUsize::new(0);
-
-/// Marks a search as running for as long as it is held: background work (the file index
-/// build, adding watches) waits meanwhile, so that a search, the first one of a session
-/// above all, never shares the cores with it.
-pub struct SearchRunning(());
-
-impl SearchRunning {
-    pub fn start() -> SearchRunning {
-        SEARCHES.fetch_add(1, AtomicOrdering::SeqCst);
-        SearchRunning(())
-    }
-}
-
-impl Drop for SearchRunning {
-    fn drop(&mut self) {
-        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
-    }
-}
-
-/// Whether a search is running now.
-pub fn searching() -> bool {
-    SEARCHES.load(AtomicOrdering::Relaxed) > 0
-}
-
-/// Blocks background work while a search runs, until `stop` says to give up, or at most
-/// `limit`. One atomic load when no search runs.
-pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
-    if !searching() {
-        return;
-    }
-    let deadline = Instant::now() + limit;
-    while searching() && !stop() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-/// Walks one directory in parallel, giving each thread its own state from `make`, and
-/// returns every thread's state when the walk ends (or is cancelled). Counts as a running
-/// search (see [`SearchRunning`]).
-pub fn walk_dir<T: PerThread>(
-    walker: &WalkBuilder,
-    control: &Control,
-    make: &(dyn Fn() -> T + Sync),
-) -> Vec<T> {
-    let _running = SearchRunning::start();
-    walk_dir_background(walker, control, make)
-}
-
-/// [`walk_dir`] for background work (the index build), which does not count as a search.
-pub fn walk_dir_background<T: PerThread>(
-    walker: &WalkBuilder,
-    control: &Control,
-    make: &(dyn Fn() -> T + Sync),
-) -> Vec<T> {
-    let done = Arc::new(Mutex::new(Vec::new()));
-    let mut builder = VisitorBuilder {
-        control,
-        make,
-        done: Arc::clone(&done),
-    };
-    walker.build_parallel().visit(&mut builder);
-    drop(builder);
-    // Every visitor was dropped when its thread ended, inside `visit`.
-    let mut guard = done.lock().unwrap_or_else(PoisonError::into_inner);
-    std::mem::take(&mut *guard)
-}
-
-struct VisitorBuilder<'a, T> {
-    control: &'a Control,
-    make: &'a (dyn Fn() -> T + Sync),
-    done: Arc<Mutex<Vec<T>>>,
-}
-
-impl<'s, T: PerThread + 's> ParallelVisitorBuilder<'s> for VisitorBuilder<'s, T> {
-    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
-        Box::new(Visitor {
-            control: self.control,
-            state: Some((self.make)()),
-            done: Arc::clone(&self.done),
-        })
-    }
-}
-
-/// One walker thread. Its state is handed back through `done` when the thread drops it,
-/// which is how per-thread results reach the caller without a lock per file.
-struct Visitor<'a, T: PerThread> {
-    control: &'a Control,
-    state: Option<T>,
-    done: Arc<Mutex<Vec<T>>>,
-}
-
-impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
-    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
-        if self.control.is_cancelled() {
-            return WalkState::Quit;
-        }
-        let Some(state) = self.state.as_mut() else {
-            return WalkState::Quit;
-        };
-        let entry = match entry {
-            Ok(entry) => entry,
-            Err(err) => {
-                tracing::debug!(%err, "walk entry skipped");
-                state.stats().skipped_unreadable += 1;
-                state.failed(&err);
-                return WalkState::Continue;
-            }
-        };
-        let Some(kind) = entry.file_type() else {
-            return WalkState::Continue;
-        };
-        if kind.is_file() {
-            self.control.file_examined();
-            state.file(&entry);
-            return WalkState::Continue;
-        }
-        if !kind.is_dir() && !kind.is_symlink() {
-            // FIFO, socket or device: opening a FIFO would block the thread forever.
-            self.control.file_examined();
-            state.stats().skipped_unreadable += 1;
-        }
-        state.other(&entry);
-        WalkState::Continue
-    }
-}
-
-impl<T: PerThread> Drop for Visitor<'_, T> {
-    fn drop(&mut self) {
-        if let Some(state) = self.state.take() {
-            self.done
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(state);
-        }
     }
 }
 

@@ -1,0 +1,872 @@
+//! The live file index: per root, the files a default search walk yields (gitignore-aware,
+//! hidden skipped, symlinks not followed, regular files only) with their size and
+//! modification time, built in the background and kept fresh by [`WatchEvent`]s, so that
+//! `glob`, completion, `resources/list` and grep's candidate list need not walk the disk.
+//!
+//! Three parts, along the seams of the work:
+//! - `root`: [`RootIndex`], one immutable build of one root (packed, with its queries).
+//! - `build`: walking a root exactly as a default search does and packing the result.
+//! - this module: [`FileIndex`], the live set of roots, a builder thread, and the
+//!   freshness rules. [`FileIndex::snapshot`] answers `None` whenever the answer could be
+//!   out of date — while building, after a create/remove/rename/ignore-file change until
+//!   the rebuild is done, while a burst of events is still settling (from
+//!   [`WatchEvent::Pending`] to its settled event), and for a root that is not (or no
+//!   longer) watched. Callers then walk. A content change only refreshes that file's size
+//!   and mtime in place.
+//! - **Our own writes.** The server's writes are announced with
+//!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
+//!   that path's event (or a build that started after the write has landed), so a write is
+//!   visible to the very next request even when the watcher has a backlog. A change whose
+//!   event does not come within [`EXPECT_WAIT`] makes the root rebuild.
+//!
+//! The index knows the walker ([`crate::walk`]) and the watcher's events, never the search
+//! engine (which stands on it).
+//!
+//! Not covered (the walk decides, the index cannot know): ignore files *above* a root and
+//! the global git excludes file change without an event; a client relying on those changes
+//! sees them after the next rebuild (any structural event, or re-setting the roots).
+
+mod build;
+mod root;
+
+pub use build::{DEFAULT_MAX_FILES, build, build_limited};
+pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
+
+use crate::files::os::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crate::walk::Control;
+use crate::watch::{RootStatus, WatchEvent};
+use root::{as_path, is_hidden, is_ignore_name};
+
+/// After a structural change, wait this long for more before rebuilding (coalescing).
+pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+
+pub use crate::walk::YIELD_MAX;
+
+/// A rebuild due while events are still settling (a build writing thousands of files, an
+/// unpack) waits for them to settle, at most this long past its due time: a build that
+/// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
+pub const REBUILD_DEFER: Duration = Duration::from_secs(2);
+
+/// How long a write by the server waits for its watch event before the root is rebuilt.
+pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
+
+/// How one root's index stands, for `list_roots` and logs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum IndexState {
+    /// Waiting for the root to be watched (no index without a watch).
+    Waiting,
+    /// Being built (first build, or rebuild after a change).
+    Building,
+    /// Served.
+    Fresh,
+    /// Out of date; a rebuild is scheduled, or events are settling.
+    Stale,
+    /// Not indexed: the root is not watched (the reason says why).
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct RootIndexStatus {
+    pub root: PathBuf,
+    pub state: IndexState,
+    /// The last completed build.
+    pub last_build: Option<BuildInfo>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum Watch {
+    Unknown,
+    Watching,
+    Failed(String),
+}
+
+struct Slot {
+    root: PathBuf,
+    current: Option<Arc<RootIndex>>,
+    /// `current` no longer matches the disk; a rebuild is due at `due`.
+    stale: bool,
+    due: Option<Instant>,
+    /// Bumped by every structural change; a build that saw another value is discarded.
+    generation: u64,
+    building: Option<Arc<Control>>,
+    /// Paths with an event burst under way (from `Pending` to its settled event).
+    settling: Vec<PathBuf>,
+    /// Content changes seen while building, applied to the new build when it lands.
+    restat: Vec<PathBuf>,
+    /// Paths the server itself changed, whose watch event has not arrived yet, with when.
+    expected: Vec<(PathBuf, Instant)>,
+    last_build: Option<BuildInfo>,
+    /// The tree holds more files than the index may (the limit): never indexed; searches
+    /// walk the disk.
+    too_many: Option<usize>,
+}
+
+impl Slot {
+    fn new(root: PathBuf) -> Slot {
+        Slot {
+            root,
+            current: None,
+            stale: false,
+            due: None,
+            generation: 0,
+            building: None,
+            settling: Vec::new(),
+            restat: Vec::new(),
+            expected: Vec::new(),
+            last_build: None,
+            too_many: None,
+        }
+    }
+
+    fn schedule(&mut self, now: Instant) {
+        self.stale = true;
+        self.generation += 1;
+        // The first change of a burst fixes the time; later ones ride along (a change
+        // after the build starts bumps the generation and schedules another).
+        self.due.get_or_insert(now + REBUILD_DELAY);
+    }
+
+    fn fresh(&self) -> Option<&Arc<RootIndex>> {
+        match (&self.current, self.stale, self.settling.is_empty()) {
+            (Some(index), false, true) if self.expected.is_empty() => Some(index),
+            _ => None,
+        }
+    }
+
+    /// Our own writes whose event is overdue: rebuild instead of waiting longer.
+    fn expire(&mut self, now: Instant) {
+        if self
+            .expected
+            .iter()
+            .any(|(_, at)| now.duration_since(*at) >= EXPECT_WAIT)
+        {
+            self.expected.clear();
+            self.schedule(now);
+        }
+    }
+}
+
+struct State {
+    slots: Vec<Slot>,
+    /// Watch state per root as last reported (kept even for roots not set yet, since the
+    /// watcher may report before the index learns of the root).
+    watch: Vec<(PathBuf, Watch)>,
+    stop: bool,
+    /// The watcher has bursts of events in flight (from a `Pending` anywhere to `Quiet`),
+    /// whether or not they matter to the index: a rebuild would likely be out of date.
+    bursting: bool,
+}
+
+impl State {
+    fn watch_of(&self, root: &Path) -> Watch {
+        self.watch
+            .iter()
+            .find(|(r, _)| r == root)
+            .map_or(Watch::Unknown, |(_, w)| w.clone())
+    }
+}
+
+struct Shared {
+    state: Mutex<State>,
+    /// Most files one root's index may hold.
+    max_files: usize,
+    /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
+    wake: Condvar,
+}
+
+/// The live index over the current roots. Feed it every [`WatchEvent`] with
+/// [`FileIndex::apply`]; ask it with [`FileIndex::snapshot`].
+pub struct FileIndex {
+    shared: Arc<Shared>,
+    builder: Option<JoinHandle<()>>,
+}
+
+impl Default for FileIndex {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl FileIndex {
+    /// An empty index with its builder thread (idle until roots are set and watched).
+    pub fn new() -> FileIndex {
+        FileIndex::with_max_files(DEFAULT_MAX_FILES)
+    }
+
+    /// An index whose roots hold at most `max_files` files each; a bigger root is reported
+    /// `Unavailable` and searched by walking.
+    pub fn with_max_files(max_files: usize) -> FileIndex {
+        let shared = Arc::new(Shared {
+            max_files,
+            state: Mutex::new(State {
+                slots: Vec::new(),
+                watch: Vec::new(),
+                stop: false,
+                bursting: false,
+            }),
+            wake: Condvar::new(),
+        });
+        let for_builder = Arc::clone(&shared);
+        let builder = std::thread::Builder::new()
+            .name("rootgrep-index".into())
+            .spawn(move || builder_loop(&for_builder))
+            .expect("spawning the index thread");
+        FileIndex {
+            shared,
+            builder: Some(builder),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.shared
+            .state
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets the roots to index (canonical directories; files and missing paths are
+    /// skipped). Roots kept keep their index; a root is built once it is watched.
+    pub fn set_roots(&self, roots: &[PathBuf]) {
+        // The filesystem is asked before the lock is taken: searches wait on that lock.
+        let dirs: Vec<&PathBuf> = roots.iter().filter(|root| root.is_dir()).collect();
+        let mut state = self.lock();
+        state.slots.retain(|slot| {
+            let keep = roots.contains(&slot.root);
+            if !keep && let Some(control) = &slot.building {
+                control.cancel();
+            }
+            keep
+        });
+        let now = Instant::now();
+        for root in dirs {
+            if state.slots.iter().any(|s| &s.root == root) {
+                continue;
+            }
+            let mut slot = Slot::new(root.clone());
+            if state.watch_of(root) == Watch::Watching {
+                slot.due = Some(now);
+            }
+            state.slots.push(slot);
+        }
+        state.watch.retain(|(root, _)| roots.contains(root));
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    /// The fresh index of `root` (exactly as set), or `None` when it could be out of date.
+    pub fn snapshot(&self, root: &Path) -> Option<Arc<RootIndex>> {
+        let state = self.lock();
+        let slot = state.slots.iter().find(|s| s.root == root)?;
+        slot.fresh().cloned()
+    }
+
+    /// The fresh index of a root containing `dir`, if there is one.
+    pub fn snapshot_for(&self, dir: &Path) -> Option<Arc<RootIndex>> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| dir.starts_with(&s.root))
+            .find_map(|s| s.fresh().cloned())
+    }
+
+    /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
+    /// that would rather wait briefly than walk).
+    pub fn wait_fresh(&self, root: &Path, timeout: Duration) -> Option<Arc<RootIndex>> {
+        let deadline = Instant::now() + timeout;
+        let mut state = self.lock();
+        loop {
+            if let Some(index) = state
+                .slots
+                .iter()
+                .find(|s| s.root == root)
+                .and_then(|s| s.fresh().cloned())
+            {
+                return Some(index);
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return None;
+            }
+            state = self
+                .shared
+                .wake
+                .wait_timeout(state, left)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0;
+        }
+    }
+
+    /// The server itself just changed `path` (wrote, edited, created, moved): until the
+    /// watcher reports it, the root containing it is not served, so the next request
+    /// never answers from before the change.
+    pub fn expect_change(&self, path: &Path) {
+        let now = Instant::now();
+        let mut state = self.lock();
+        for slot in &mut state.slots {
+            if path.starts_with(&slot.root) {
+                slot.expected.push((path.to_path_buf(), now));
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    /// Every root's state, in the order set.
+    pub fn status(&self) -> Vec<RootIndexStatus> {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .map(|slot| {
+                let index_state = match state.watch_of(&slot.root) {
+                    _ if slot.too_many.is_some() => IndexState::Unavailable(format!(
+                        "more than {} files; searches walk the disk",
+                        slot.too_many.unwrap_or_default()
+                    )),
+                    Watch::Failed(reason) => IndexState::Unavailable(reason),
+                    Watch::Unknown => IndexState::Waiting,
+                    Watch::Watching if slot.fresh().is_some() => IndexState::Fresh,
+                    Watch::Watching if slot.building.is_some() || slot.current.is_none() => {
+                        IndexState::Building
+                    }
+                    Watch::Watching => IndexState::Stale,
+                };
+                RootIndexStatus {
+                    root: slot.root.clone(),
+                    state: index_state,
+                    last_build: slot.last_build.clone(),
+                }
+            })
+            .collect()
+    }
+
+    /// Applies one watcher event (call it from the watcher's handler; it is quick: an
+    /// `lstat`, then a few binary searches under the lock).
+    pub fn apply(&self, event: &WatchEvent) {
+        // Read the disk before taking the lock: every search and `list_roots` waits on it,
+        // and an `lstat` can be slow (network filesystems, a loaded disk).
+        let meta = match event {
+            WatchEvent::Changed(path) | WatchEvent::Created(path) => {
+                std::fs::symlink_metadata(path).ok()
+            }
+            _ => None,
+        };
+        let now = Instant::now();
+        let mut state = self.lock();
+        match event {
+            WatchEvent::Status(root, status) => {
+                let watch = match status {
+                    RootStatus::Watching => Watch::Watching,
+                    RootStatus::Starting => Watch::Unknown,
+                    RootStatus::Failed(reason) => Watch::Failed(reason.clone()),
+                };
+                match state.watch.iter_mut().find(|(r, _)| r == root) {
+                    Some(known) => known.1 = watch.clone(),
+                    None => state.watch.push((root.clone(), watch.clone())),
+                }
+                if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
+                    if watch == Watch::Watching {
+                        // (Re)build: events may have been missed while not watched.
+                        slot.current = None;
+                        slot.schedule(now);
+                        slot.due = Some(now);
+                    } else {
+                        slot.current = None;
+                        slot.due = None;
+                        if let Some(control) = slot.building.take() {
+                            control.cancel();
+                        }
+                    }
+                }
+            }
+            WatchEvent::Overflow | WatchEvent::Error(_) => {
+                for slot in &mut state.slots {
+                    slot.schedule(now);
+                }
+            }
+            WatchEvent::Quiet => {
+                state.bursting = false;
+                for slot in &mut state.slots {
+                    slot.settling.clear();
+                }
+            }
+            WatchEvent::Pending(path) => {
+                state.bursting = true;
+                for slot in state.slots.iter_mut() {
+                    let Ok(rel) = path.strip_prefix(&slot.root) else {
+                        continue;
+                    };
+                    let rel = rel.as_os_str().as_bytes();
+                    let matters = match (&slot.current, &slot.building) {
+                        (Some(index), None) if !slot.stale => index.touches(rel),
+                        // Building or stale: nothing is served now; just make sure the
+                        // build that lands next is not served before this settles.
+                        _ => !is_hidden(rel) || is_ignore_name(rel),
+                    };
+                    if matters && !slot.settling.contains(path) {
+                        slot.settling.push(path.clone());
+                    }
+                }
+            }
+            WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) => {
+                for slot in state.slots.iter_mut() {
+                    let Ok(rel) = path.strip_prefix(&slot.root) else {
+                        continue;
+                    };
+                    slot.settling.retain(|p| p != path);
+                    slot.expected.retain(|(p, _)| p != path);
+                    settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
+                }
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+}
+
+/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now.
+fn settle(
+    slot: &mut Slot,
+    event: &WatchEvent,
+    rel: &[u8],
+    meta: Option<&std::fs::Metadata>,
+    now: Instant,
+) {
+    let maybe_structural = !is_hidden(rel) || is_ignore_name(rel);
+    if slot.building.is_some() || slot.current.is_none() || slot.stale {
+        match event {
+            WatchEvent::Changed(path) => slot.restat.push(path.clone()),
+            _ if maybe_structural => slot.schedule(now),
+            _ => {}
+        }
+        return;
+    }
+    let Some(index) = slot.current.clone() else {
+        return;
+    };
+    let file = index.find_file(as_path(rel));
+    let rebuild = match event {
+        WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
+            // Same file set; refresh size and mtime (a replacement keeps the entry).
+            !index.store_stat(file.expect("checked"), meta)
+        }
+        WatchEvent::Changed(_) => {
+            index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel)
+        }
+        WatchEvent::Created(_) => {
+            let still_ignored = index.find_ignored(rel).is_some_and(|i| {
+                let was_dir = index.ignored[i].is_dir;
+                meta.is_some_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
+            });
+            !still_ignored
+                && (index.ignore_rules_at(rel) || (!is_hidden(rel) && index.parent_visited(rel)))
+        }
+        WatchEvent::Removed(_) => {
+            file.is_some()
+                || index.find_dir(as_path(rel)).is_some()
+                || index.find_ignored(rel).is_some()
+                || index.ignore_rules_at(rel)
+        }
+        _ => false,
+    };
+    if rebuild {
+        slot.schedule(now);
+    }
+}
+
+impl Drop for FileIndex {
+    fn drop(&mut self) {
+        {
+            let mut state = self.lock();
+            state.stop = true;
+            for slot in &state.slots {
+                if let Some(control) = &slot.building {
+                    control.cancel();
+                }
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(builder) = self.builder.take() {
+            let _ = builder.join();
+        }
+    }
+}
+
+/// The builder thread: builds one due root at a time, outside the lock.
+fn builder_loop(shared: &Shared) {
+    let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
+    let mut state = lock();
+    loop {
+        if state.stop {
+            return;
+        }
+        let now = Instant::now();
+        let mut next_due: Option<Instant> = None;
+        let mut job = None;
+        for slot in &mut state.slots {
+            slot.expire(now);
+            if let Some((_, at)) = slot.expected.first() {
+                let due = *at + EXPECT_WAIT;
+                next_due = Some(next_due.map_or(due, |d: Instant| d.min(due)));
+            }
+        }
+        for i in 0..state.slots.len() {
+            let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
+            let slot = &state.slots[i];
+            if !watching || slot.building.is_some() || slot.too_many.is_some() {
+                continue;
+            }
+            // While events settle, nothing would be served anyway: wait for the burst.
+            let settled = slot.settling.is_empty() && !state.bursting;
+            let due = match (slot.due, settled) {
+                (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
+                (due, _) => due,
+            };
+            match due {
+                Some(due) if due <= now => {
+                    job = Some(i);
+                    break;
+                }
+                Some(due) => next_due = Some(next_due.map_or(due, |d: Instant| d.min(due))),
+                None => {}
+            }
+        }
+        let Some(i) = job else {
+            state = match next_due {
+                Some(due) => {
+                    let wait = due.saturating_duration_since(now);
+                    shared
+                        .wake
+                        .wait_timeout(state, wait)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                None => shared
+                    .wake
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+            continue;
+        };
+        let control = Arc::new(Control::new());
+        let slot = &mut state.slots[i];
+        slot.building = Some(Arc::clone(&control));
+        slot.due = None;
+        slot.restat.clear();
+        let generation = slot.generation;
+        let root = slot.root.clone();
+        let started = Instant::now();
+        drop(state);
+
+        let max_files = shared.max_files;
+        let built = build_limited(&root, &control, max_files);
+        tracing::debug!(root = %root.display(), "index build ended");
+
+        // Content changes seen during the walk are applied to the new build (not shared
+        // yet) outside the lock, since they read the disk; the slot stays `building`
+        // meanwhile, so changes arriving now queue up for the next round.
+        let mut vanished = false;
+        state = lock();
+        while let Ok(Some(built)) = &built {
+            let Some(slot) = state.slots.iter_mut().find(|s| {
+                s.building
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(c, &control))
+            }) else {
+                break;
+            };
+            if slot.restat.is_empty() {
+                break;
+            }
+            let pending = std::mem::take(&mut slot.restat);
+            drop(state);
+            for path in pending {
+                if let Ok(rel) = path.strip_prefix(&root)
+                    && let Some(id) = built.find_file(rel)
+                {
+                    vanished |= !built.restat(id);
+                }
+            }
+            state = lock();
+        }
+        let Some(slot) = state.slots.iter_mut().find(|s| {
+            s.root == root
+                && s.building
+                    .as_ref()
+                    .is_some_and(|c| Arc::ptr_eq(c, &control))
+        }) else {
+            continue; // root removed or re-targeted meanwhile
+        };
+        slot.building = None;
+        let built = match built {
+            Ok(built) => built,
+            Err(limit) => {
+                tracing::warn!(
+                    root = %root.display(),
+                    "more than {limit} files: not indexed, searches there walk the disk"
+                );
+                slot.too_many = Some(limit);
+                slot.current = None;
+                slot.due = None;
+                continue;
+            }
+        };
+        let Some(built) = built else {
+            continue;
+        };
+        slot.last_build = Some(built.info.clone());
+        if slot.generation != generation {
+            // Something structural changed during the walk: build again (already due).
+            slot.current = None;
+            slot.due.get_or_insert(Instant::now());
+            continue;
+        }
+        if vanished {
+            // A file changed into something else during the walk: the set is wrong.
+            slot.generation += 1;
+            slot.due.get_or_insert(Instant::now());
+        }
+        slot.stale = slot.generation != generation;
+        // This walk read the disk after these writes: it holds them.
+        slot.expected.retain(|(_, at)| *at > started);
+        slot.current = Some(Arc::new(built));
+        shared.wake.notify_all();
+    }
+}
+
+#[cfg(all(test, unix))]
+pub(super) mod tests {
+    use super::*;
+    use std::fs;
+
+    pub(super) const DEADLINE: Duration = Duration::from_secs(5);
+
+    pub(super) struct Fixture {
+        _dir: tempfile::TempDir,
+        pub(super) root: PathBuf,
+    }
+
+    impl Fixture {
+        pub(super) fn new() -> Fixture {
+            let dir = tempfile::Builder::new()
+                .prefix("rootgrep-index")
+                .tempdir()
+                .unwrap();
+            let root = dir.path().canonicalize().unwrap();
+            let f = Fixture { _dir: dir, root };
+            f.write(".git/HEAD", "x");
+            f.write(".gitignore", "build/\n*.log\n");
+            f.write("a.b", "");
+            f.write("a/b", "");
+            f.write("a/c/d.rs", "12345");
+            f.write("build/out.rs", "");
+            f.write("app.log", "");
+            f.write(".env", "");
+            fs::create_dir_all(f.root.join("empty")).unwrap();
+            std::os::unix::fs::symlink("a.b", f.root.join("link")).unwrap();
+            f
+        }
+
+        pub(super) fn write(&self, rel: &str, text: &str) -> PathBuf {
+            let path = self.root.join(rel);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(&path, text).unwrap();
+            path
+        }
+
+        fn live(&self) -> FileIndex {
+            let index = FileIndex::new();
+            index.set_roots(std::slice::from_ref(&self.root));
+            index.apply(&WatchEvent::Status(self.root.clone(), RootStatus::Watching));
+            assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
+            index
+        }
+    }
+
+    /// The build is background work: while a search runs it waits (here the search is
+    /// held for longer than an unhindered build of the fixture takes), then lands.
+    #[test]
+    fn a_build_waits_while_a_search_runs() {
+        let f = Fixture::new();
+        let running = crate::walk::SearchRunning::start();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        index.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none(),
+            "built beside a running search"
+        );
+        drop(running);
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+    }
+
+    /// A rebuild waits while other events are still settling (a burst of creations is
+    /// one rebuild at its end, not one every few hundred milliseconds).
+    #[test]
+    fn a_rebuild_waits_for_the_burst_to_settle() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.status()[0].last_build.clone().unwrap().files;
+        // Events in a directory the index does not hold yet do not matter to it, but a
+        // build landing mid-burst would be out of date all the same.
+        let other = f.root.join("gen/d0/other.rs");
+        index.apply(&WatchEvent::Pending(other.clone()));
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Pending(new.clone()));
+        index.apply(&WatchEvent::Created(new.clone()));
+        std::thread::sleep(REBUILD_DELAY * 2);
+        assert_eq!(
+            index.status()[0].last_build.clone().unwrap().files,
+            before,
+            "rebuilt while events were settling"
+        );
+        index.apply(&WatchEvent::Removed(other));
+        index.apply(&WatchEvent::Quiet);
+        let fresh = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
+    }
+
+    #[test]
+    fn content_changes_are_applied_in_place() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index.snapshot(&f.root).unwrap();
+        let path = f.write("a/c/d.rs", "longer content now");
+        index.apply(&WatchEvent::Pending(path.clone()));
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served while settling"
+        );
+        index.apply(&WatchEvent::Changed(path));
+        let after = index
+            .snapshot(&f.root)
+            .expect("a content change keeps it fresh");
+        assert!(Arc::ptr_eq(&before, &after), "same build, updated in place");
+        assert_eq!(after.file(1).size, 18);
+    }
+
+    #[test]
+    fn our_own_write_is_never_answered_from_before_it() {
+        let f = Fixture::new();
+        let index = f.live();
+        // Written by the server; the watcher has not delivered its event yet (backlog).
+        let path = f.write("a/new.rs", "x");
+        index.expect_change(&path);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "not served before its event"
+        );
+        index.apply(&WatchEvent::Quiet);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "an earlier burst settling is not this write's event"
+        );
+        index.apply(&WatchEvent::Pending(path.clone()));
+        index.apply(&WatchEvent::Created(path.clone()));
+        let fresh = index.wait_fresh(&f.root, DEADLINE).expect("rebuilt");
+        assert!(fresh.find_file(Path::new("a/new.rs")).is_some());
+
+        // An event that never comes (lost) does not keep the root unserved for good: it
+        // is rebuilt, and the rebuild holds the write.
+        let lost = f.write("a/lost.rs", "x");
+        index.expect_change(&lost);
+        assert!(index.snapshot(&f.root).is_none());
+        let fresh = index
+            .wait_fresh(&f.root, EXPECT_WAIT + DEADLINE)
+            .expect("rebuilt after the wait");
+        assert!(fresh.find_file(Path::new("a/lost.rs")).is_some());
+    }
+
+    #[test]
+    fn events_that_cannot_matter_keep_it_fresh() {
+        let f = Fixture::new();
+        let index = f.live();
+        for rel in [
+            "build/new.rs",
+            ".git/objects/ab",
+            ".hidden",
+            "x.log.swp/../app.log",
+        ] {
+            let path = f.root.join(rel);
+            index.apply(&WatchEvent::Pending(path.clone()));
+            index.apply(&WatchEvent::Created(path.clone()));
+            index.apply(&WatchEvent::Removed(path));
+        }
+        // `app.log` is an ignored file that still exists: its re-creation changes nothing.
+        f.write("app.log", "again");
+        let log = f.root.join("app.log");
+        index.apply(&WatchEvent::Created(log.clone()));
+        index.apply(&WatchEvent::Changed(log));
+        assert!(index.snapshot(&f.root).is_some(), "{:?}", index.status());
+        assert_eq!(index.status()[0].state, IndexState::Fresh);
+    }
+
+    #[test]
+    fn structural_changes_rebuild_and_failures_disable() {
+        let f = Fixture::new();
+        let index = f.live();
+        let new = f.write("a/new.rs", "");
+        index.apply(&WatchEvent::Created(new));
+        assert!(index.snapshot(&f.root).is_none());
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(rebuilt.find_file(Path::new("a/new.rs")).is_some());
+
+        f.write(".gitignore", "build/\n");
+        index.apply(&WatchEvent::Changed(f.root.join(".gitignore")));
+        let rebuilt = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(
+            rebuilt.find_file(Path::new("app.log")).is_some(),
+            "ignore rules re-read"
+        );
+
+        index.apply(&WatchEvent::Overflow);
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "overflow: anything may have changed"
+        );
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+
+        index.apply(&WatchEvent::Status(
+            f.root.clone(),
+            RootStatus::Failed("limit".into()),
+        ));
+        assert!(index.snapshot(&f.root).is_none());
+        assert_eq!(
+            index.status()[0].state,
+            IndexState::Unavailable("limit".into())
+        );
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn roots_are_only_built_once_watched() {
+        let f = Fixture::new();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&f.root));
+        assert!(
+            index
+                .wait_fresh(&f.root, Duration::from_millis(300))
+                .is_none()
+        );
+        assert_eq!(index.status()[0].state, IndexState::Waiting);
+        // The watcher may report before the root is set; the status is remembered.
+        let other = FileIndex::new();
+        other.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
+        other.set_roots(std::slice::from_ref(&f.root));
+        assert!(other.wait_fresh(&f.root, DEADLINE).is_some());
+        other.set_roots(&[]);
+        assert!(other.status().is_empty());
+    }
+}

@@ -1,0 +1,323 @@
+//! The live layer: one watcher over the roots feeding every index kept beside them (the
+//! file index today; the symbol index will be a second [`Consumer`]) and telling the
+//! subscribers what changed, as plain domain [`Change`]s. It knows nothing of MCP: the
+//! adapter (`mcp/session.rs`) installs the sink that turns changes into notifications.
+//!
+//! Why it is one place: every consumer must see the same events in the same order as the
+//! subscribers (an index fresh before the notification of a change goes out, so a client
+//! reacting to it reads the new state), the roots must be re-targeted together, and the
+//! server's own writes must reach every consumer ([`Live::expect_change`]).
+//!
+//! Adding an index: implement [`Consumer`], then register it in [`Live::start`] (one line
+//! there, plus a field if callers need to query it).
+//!
+//! What changes the resource list is decided here too (`Listed`): created or removed
+//! paths that are neither hidden nor ignored by the root's own `.ignore` (and `.gitignore`
+//! in a git repository). Build outputs and `.git` churn then do not announce a list
+//! change; subscribers of files below them still hear about them.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use crate::index::FileIndex;
+use crate::roots::RootSet;
+use crate::watch::{RootStatus, WatchEvent, Watcher};
+
+/// Something kept up to date by the watcher's events (an index over the roots).
+pub trait Consumer: Send + Sync {
+    /// The roots to cover now (canonical, existing); called before the watcher is
+    /// re-targeted, so no event for a new root arrives before its consumer knows of it.
+    fn set_roots(&self, roots: &[PathBuf]);
+    /// One watcher event, in order (called on the watcher's thread: be quick).
+    fn apply(&self, event: &WatchEvent);
+    /// The server itself just changed `path`: do not answer from before the change.
+    fn expect_change(&self, _path: &Path) {}
+}
+
+impl Consumer for FileIndex {
+    fn set_roots(&self, roots: &[PathBuf]) {
+        FileIndex::set_roots(self, roots);
+    }
+
+    fn apply(&self, event: &WatchEvent) {
+        FileIndex::apply(self, event);
+    }
+
+    fn expect_change(&self, path: &Path) {
+        FileIndex::expect_change(self, path);
+    }
+}
+
+/// What happened to one path, as subscribers see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileChange {
+    Modified,
+    Created,
+    Removed,
+    /// Removed, but not a path the resource list shows (hidden or ignored): the list
+    /// does not change; subscribed files at or below it are gone all the same.
+    Vanished,
+}
+
+/// A change delivered to the subscribers' sink.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Change {
+    File(FileChange, PathBuf),
+    /// Events were lost (an overflow): anything may have changed.
+    EverythingChanged,
+}
+
+/// The watcher, the consumers it feeds, and the list rules for the subscribers' changes.
+pub struct Live {
+    /// The file index (also registered as a consumer).
+    pub index: Arc<FileIndex>,
+    pub watcher: Watcher,
+    consumers: Arc<[Arc<dyn Consumer>]>,
+    listed: Arc<RwLock<Listed>>,
+}
+
+impl Live {
+    /// Starts watching (no roots yet) with the file index holding at most `max_files` files
+    /// per root; every change for subscribers goes to `sink` (on the watcher's thread; it
+    /// must not block).
+    pub fn start(max_files: usize, sink: impl Fn(Change) + Send + Sync + 'static) -> Live {
+        let index = Arc::new(FileIndex::with_max_files(max_files));
+        // The one place where consumers are registered.
+        let consumers: Vec<Arc<dyn Consumer>> = vec![index.clone()];
+        Live::with_consumers(index, consumers, sink)
+    }
+
+    /// [`Live::start`] with the consumers given (`index` among them or not).
+    pub fn with_consumers(
+        index: Arc<FileIndex>,
+        consumers: Vec<Arc<dyn Consumer>>,
+        sink: impl Fn(Change) + Send + Sync + 'static,
+    ) -> Live {
+        let consumers: Arc<[Arc<dyn Consumer>]> = consumers.into();
+        let listed: Arc<RwLock<Listed>> = Arc::default();
+        let fed = consumers.clone();
+        let lists = listed.clone();
+        let watcher = Watcher::new(move |event: WatchEvent| {
+            // Consumers first: a subscriber told of a change must find it in the indexes.
+            for consumer in fed.iter() {
+                consumer.apply(&event);
+            }
+            notify(&lists, &event, &sink);
+        });
+        Live {
+            index,
+            watcher,
+            consumers,
+            listed,
+        }
+    }
+
+    /// Re-targets every consumer, the list rules, then the watcher.
+    pub fn set_roots(&self, set: &RootSet) {
+        let roots = set.existing();
+        *self.listed.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
+        for consumer in self.consumers.iter() {
+            consumer.set_roots(&roots);
+        }
+        self.watcher.set_roots(&roots);
+    }
+
+    /// The server itself changed `path` (see [`Consumer::expect_change`]).
+    pub fn expect_change(&self, path: &Path) {
+        for consumer in self.consumers.iter() {
+            consumer.expect_change(path);
+        }
+    }
+}
+
+/// Turns one watcher event into the subscribers' changes (and re-reads the list rules
+/// when they may have changed).
+fn notify(lists: &RwLock<Listed>, event: &WatchEvent, sink: &impl Fn(Change)) {
+    // A path the resource list does not show changes no list: report it as a mere update
+    // (subscribers still hear about it).
+    let structural = |change: FileChange, path: &Path| {
+        let listed = lists.read().unwrap_or_else(|e| e.into_inner());
+        match (listed.lists(path), change) {
+            (true, change) => change,
+            // Still gone for the subscribers of files below it.
+            (false, FileChange::Removed) => FileChange::Vanished,
+            (false, _) => FileChange::Modified,
+        }
+    };
+    // Ignore rules changed, or a root was (re)watched (it may have been replaced by a
+    // directory with other rules): read them again.
+    let rules_changed = match event {
+        WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) => path
+            .file_name()
+            .is_some_and(|n| n == ".gitignore" || n == ".ignore"),
+        WatchEvent::Status(_, RootStatus::Watching) => true,
+        _ => false,
+    };
+    if rules_changed {
+        let roots: Vec<PathBuf> = lists
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .roots
+            .iter()
+            .map(|(root, _)| root.clone())
+            .collect();
+        *lists.write().unwrap_or_else(|e| e.into_inner()) = Listed::new(&roots);
+    }
+    match event {
+        WatchEvent::Changed(path) => sink(Change::File(FileChange::Modified, path.clone())),
+        WatchEvent::Created(path) => sink(Change::File(
+            structural(FileChange::Created, path),
+            path.clone(),
+        )),
+        WatchEvent::Removed(path) => sink(Change::File(
+            structural(FileChange::Removed, path),
+            path.clone(),
+        )),
+        WatchEvent::Overflow => {
+            tracing::warn!(
+                "file watching overflowed (events were lost); the index is rebuilt and \
+                 searches walk the disk meanwhile"
+            );
+            sink(Change::EverythingChanged);
+        }
+        WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
+        WatchEvent::Status(root, RootStatus::Failed(why)) => tracing::warn!(
+            "{} is not watched ({why}); searches there walk the disk",
+            root.display()
+        ),
+        _ => {}
+    }
+}
+
+/// Which created/removed paths change the resource list: not hidden, not ignored by the
+/// root's own `.ignore` (and `.gitignore` in a git repository).
+#[derive(Default)]
+struct Listed {
+    roots: Vec<(PathBuf, Option<ignore::gitignore::Gitignore>)>,
+}
+
+impl Listed {
+    fn new(roots: &[PathBuf]) -> Listed {
+        let roots = roots
+            .iter()
+            .map(|root| {
+                let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+                if root.join(".git").exists() {
+                    builder.add(root.join(".gitignore"));
+                }
+                builder.add(root.join(".ignore"));
+                (root.clone(), builder.build().ok())
+            })
+            .collect();
+        Listed { roots }
+    }
+
+    fn lists(&self, path: &Path) -> bool {
+        let Some((root, matcher)) = self.roots.iter().find(|(root, _)| path.starts_with(root))
+        else {
+            return false;
+        };
+        let Ok(rel) = path.strip_prefix(root) else {
+            return false;
+        };
+        if rel
+            .components()
+            .any(|c| c.as_os_str().as_encoded_bytes().starts_with(b"."))
+        {
+            return false;
+        }
+        match matcher {
+            Some(matcher) => !matcher
+                .matched_path_or_any_parents(rel, path.is_dir())
+                .is_ignore(),
+            None => true,
+        }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::sync::Mutex;
+    use std::time::{Duration, Instant};
+
+    /// A second index beside the file index: it only records what it was given.
+    #[derive(Default)]
+    struct Recorder {
+        roots: Mutex<Vec<PathBuf>>,
+        events: Mutex<Vec<WatchEvent>>,
+        expected: Mutex<Vec<PathBuf>>,
+    }
+
+    impl Consumer for Recorder {
+        fn set_roots(&self, roots: &[PathBuf]) {
+            *self.roots.lock().unwrap() = roots.to_vec();
+        }
+        fn apply(&self, event: &WatchEvent) {
+            self.events.lock().unwrap().push(event.clone());
+        }
+        fn expect_change(&self, path: &Path) {
+            self.expected.lock().unwrap().push(path.to_path_buf());
+        }
+    }
+
+    fn until(what: impl Fn() -> bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if what() {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// Registering a second consumer is all it takes for it to follow the roots, the
+    /// watcher's events and the server's own writes, beside the file index; subscribers
+    /// get domain changes, with what the list does not show demoted.
+    #[test]
+    fn a_second_consumer_is_fed_beside_the_file_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join(".ignore"), "out/\n").unwrap();
+        std::fs::create_dir(root.join("out")).unwrap();
+        let index = Arc::new(FileIndex::new());
+        let recorder = Arc::new(Recorder::default());
+        let changes: Arc<Mutex<Vec<Change>>> = Arc::default();
+        let seen = changes.clone();
+        let live = Live::with_consumers(
+            index.clone(),
+            vec![index.clone(), recorder.clone()],
+            move |change| seen.lock().unwrap().push(change),
+        );
+        let set = RootSet::new(
+            vec![crate::roots::Root::new(root.clone(), None)],
+            crate::roots::RootSource::CommandLine,
+        );
+        live.set_roots(&set);
+        assert_eq!(*recorder.roots.lock().unwrap(), std::slice::from_ref(&root));
+        assert!(index.wait_fresh(&root, Duration::from_secs(10)).is_some());
+
+        std::fs::write(root.join("new.rs"), "x").unwrap();
+        std::fs::write(root.join("out/built.o"), "x").unwrap();
+        let created = |p: &Path| Change::File(FileChange::Created, p.to_path_buf());
+        let demoted = Change::File(FileChange::Modified, root.join("out/built.o"));
+        assert!(
+            until(|| {
+                let changes = changes.lock().unwrap();
+                changes.contains(&created(&root.join("new.rs"))) && changes.contains(&demoted)
+            }),
+            "{:?}",
+            changes.lock().unwrap()
+        );
+        assert!(
+            recorder
+                .events
+                .lock()
+                .unwrap()
+                .contains(&WatchEvent::Created(root.join("new.rs")))
+        );
+        live.expect_change(&root.join("mine.rs"));
+        assert_eq!(*recorder.expected.lock().unwrap(), [root.join("mine.rs")]);
+    }
+}

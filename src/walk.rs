@@ -1,0 +1,318 @@
+//! The parallel directory walker that both the search engine and the file index stand on,
+//! and the state a walk shares with the outside world: [`Control`] (the stop flag and the
+//! progress counters) and [`Stats`] (what happened to the entries it met).
+//!
+//! It sits below `index` and `search` so that neither needs the other to walk: the index
+//! build is a walk with its own per-thread collector, a search is a walk with matchers.
+//! [`SearchRunning`] and [`yield_to_searches`] let background work (the index build, adding
+//! watches) step aside while a search runs, so that the first search of a session does not
+//! share the cores with it.
+//!
+//! Rules enforced here, for every walk: symlinks are never followed (a walk cannot leave
+//! its tree, and loops cannot occur); hidden entries are skipped unless asked for, whatever
+//! the globs; [`Control`] is checked before every entry; per-entry failures are counted in
+//! [`Stats::skipped_unreadable`] and the walk goes on.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, Ordering as AtomicOrdering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use ignore::overrides::Override;
+use ignore::types::Types;
+use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
+
+/// Longest pause of one piece of background work (an index build in all, or adding a
+/// watch) for running searches: work that never ran would leave every search walking.
+pub const YIELD_MAX: Duration = Duration::from_secs(2);
+
+// ---------------------------------------------------------------------------------------
+// Control: the stop flag and progress counters (polled from another thread)
+
+/// Cancellation flag and progress counters for one search.
+#[derive(Debug, Default)]
+pub struct Control {
+    /// Set to stop the search; it then returns promptly with `cancelled: true`.
+    pub cancelled: AtomicBool,
+    /// Files the search has looked at so far (searched or skipped). Only ever grows.
+    pub files_examined: AtomicU64,
+    /// Matching lines seen so far. Only ever grows (matches later dropped because their
+    /// file turned out to be binary stay counted).
+    pub matches: AtomicU64,
+}
+
+impl Control {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Asks the search to stop.
+    pub fn cancel(&self) {
+        self.cancelled.store(true, Ordering::Relaxed);
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled.load(Ordering::Relaxed)
+    }
+
+    pub fn files_examined(&self) -> u64 {
+        self.files_examined.load(Ordering::Relaxed)
+    }
+
+    pub fn matches(&self) -> u64 {
+        self.matches.load(Ordering::Relaxed)
+    }
+
+    pub(crate) fn file_examined(&self) {
+        self.files_examined.fetch_add(1, Ordering::Relaxed);
+    }
+
+    pub(crate) fn matched(&self) {
+        self.matches.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Stats
+
+/// What happened to the files a search looked at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Files searched to the end (or to their first match in files-with-matches mode).
+    pub files_searched: u64,
+    /// Bytes the searcher read from those files (after transcoding).
+    pub bytes_searched: u64,
+    pub elapsed: Duration,
+    /// Files found by walking that contain a NUL byte; their matches are dropped.
+    pub skipped_binary: u64,
+    /// Files over `max_filesize`, and files the searcher would have to hold in memory
+    /// beyond [`MAX_BUFFER`](crate::search::grep::MAX_BUFFER) at once (a single line that long, or
+    /// a whole file in multiline mode).
+    pub skipped_too_large: u64,
+    /// Files or directories that could not be read: permission denied, vanished during the
+    /// search, broken targets, symlink loops, and special files (FIFOs, sockets, devices),
+    /// which are never opened.
+    pub skipped_unreadable: u64,
+    /// Diagnostic: the most entries held in memory at once (per-thread collectors plus the
+    /// file being searched, summed over threads). Stays near `threads * 2 * (offset+limit)`
+    /// however large the full result is.
+    pub peak_retained: usize,
+    /// Directory targets whose files came from the file index instead of a walk.
+    pub indexed_targets: u64,
+}
+
+impl Stats {
+    pub(crate) fn add(&mut self, other: &Stats) {
+        self.files_searched += other.files_searched;
+        self.bytes_searched += other.bytes_searched;
+        self.skipped_binary += other.skipped_binary;
+        self.skipped_too_large += other.skipped_too_large;
+        self.skipped_unreadable += other.skipped_unreadable;
+        self.peak_retained += other.peak_retained;
+        self.indexed_targets += other.indexed_targets;
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// The walker
+
+/// The filters shared by every directory walk of one request.
+#[derive(Clone, Debug)]
+pub struct WalkOptions {
+    pub hidden: bool,
+    pub no_ignore: bool,
+    pub types: Option<Types>,
+}
+
+impl WalkOptions {
+    /// Builds the walker for one directory target. `overrides` are the `--glob` filters,
+    /// which are rooted at this directory.
+    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> WalkBuilder {
+        let mut builder = WalkBuilder::new(dir);
+        builder
+            .standard_filters(!self.no_ignore)
+            .hidden(!self.hidden)
+            .follow_links(false)
+            .threads(thread_count());
+        if let Some(types) = &self.types {
+            builder.types(types.clone());
+        }
+        if let Some(overrides) = overrides {
+            builder.overrides(overrides);
+        }
+        if !self.hidden {
+            // A whitelisting --glob would otherwise let hidden entries through (ripgrep's
+            // behaviour); rootgrep skips hidden entries unless `hidden` is asked for.
+            builder.filter_entry(|entry| {
+                entry.depth() == 0 || !entry.file_name().as_encoded_bytes().starts_with(b".")
+            });
+        }
+        builder
+    }
+}
+
+/// Worker threads for a walk: one per available core.
+pub fn thread_count() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// The threads a query asked for (`0`: one per core).
+pub fn threads_for(requested: usize) -> usize {
+    match requested {
+        0 => thread_count(),
+        n => n,
+    }
+}
+
+/// Per-thread state of a walk: what to do with each regular file, and where to count.
+pub trait PerThread: Send {
+    fn stats(&mut self) -> &mut Stats;
+    /// Called for every regular file the walk yields (after the ignore filters).
+    fn file(&mut self, entry: &DirEntry);
+    /// Called for every other entry the walk yields: directories (the start directory
+    /// too, at depth 0), symlinks, special files. Searches ignore them; the file index
+    /// records directories.
+    fn other(&mut self, _entry: &DirEntry) {}
+    /// Called for every entry the walk could not read (already counted in
+    /// [`Stats::skipped_unreadable`]); the file index records where it was.
+    fn failed(&mut self, _err: &ignore::Error) {}
+}
+
+/// Searches running now (see [`SearchRunning`]).
+static SEARCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a search as running for as long as it is held: background work (the file index
+/// build, adding watches) waits meanwhile, so that a search, the first one of a session
+/// above all, never shares the cores with it.
+pub struct SearchRunning(());
+
+impl SearchRunning {
+    pub fn start() -> SearchRunning {
+        SEARCHES.fetch_add(1, AtomicOrdering::SeqCst);
+        SearchRunning(())
+    }
+}
+
+impl Drop for SearchRunning {
+    fn drop(&mut self) {
+        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
+    }
+}
+
+/// Whether a search is running now.
+pub fn searching() -> bool {
+    SEARCHES.load(AtomicOrdering::Relaxed) > 0
+}
+
+/// Blocks background work while a search runs, until `stop` says to give up, or at most
+/// `limit`. One atomic load when no search runs.
+pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
+    if !searching() {
+        return;
+    }
+    let deadline = Instant::now() + limit;
+    while searching() && !stop() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Walks one directory in parallel, giving each thread its own state from `make`, and
+/// returns every thread's state when the walk ends (or is cancelled). Counts as a running
+/// search (see [`SearchRunning`]).
+pub fn walk_dir<T: PerThread>(
+    walker: &WalkBuilder,
+    control: &Control,
+    make: &(dyn Fn() -> T + Sync),
+) -> Vec<T> {
+    let _running = SearchRunning::start();
+    walk_dir_background(walker, control, make)
+}
+
+/// [`walk_dir`] for background work (the index build), which does not count as a search.
+pub fn walk_dir_background<T: PerThread>(
+    walker: &WalkBuilder,
+    control: &Control,
+    make: &(dyn Fn() -> T + Sync),
+) -> Vec<T> {
+    let done = Arc::new(Mutex::new(Vec::new()));
+    let mut builder = VisitorBuilder {
+        control,
+        make,
+        done: Arc::clone(&done),
+    };
+    walker.build_parallel().visit(&mut builder);
+    drop(builder);
+    // Every visitor was dropped when its thread ended, inside `visit`.
+    let mut guard = done.lock().unwrap_or_else(PoisonError::into_inner);
+    std::mem::take(&mut *guard)
+}
+
+struct VisitorBuilder<'a, T> {
+    control: &'a Control,
+    make: &'a (dyn Fn() -> T + Sync),
+    done: Arc<Mutex<Vec<T>>>,
+}
+
+impl<'s, T: PerThread + 's> ParallelVisitorBuilder<'s> for VisitorBuilder<'s, T> {
+    fn build(&mut self) -> Box<dyn ParallelVisitor + 's> {
+        Box::new(Visitor {
+            control: self.control,
+            state: Some((self.make)()),
+            done: Arc::clone(&self.done),
+        })
+    }
+}
+
+/// One walker thread. Its state is handed back through `done` when the thread drops it,
+/// which is how per-thread results reach the caller without a lock per file.
+struct Visitor<'a, T: PerThread> {
+    control: &'a Control,
+    state: Option<T>,
+    done: Arc<Mutex<Vec<T>>>,
+}
+
+impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
+    fn visit(&mut self, entry: Result<DirEntry, ignore::Error>) -> WalkState {
+        if self.control.is_cancelled() {
+            return WalkState::Quit;
+        }
+        let Some(state) = self.state.as_mut() else {
+            return WalkState::Quit;
+        };
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                tracing::debug!(%err, "walk entry skipped");
+                state.stats().skipped_unreadable += 1;
+                state.failed(&err);
+                return WalkState::Continue;
+            }
+        };
+        let Some(kind) = entry.file_type() else {
+            return WalkState::Continue;
+        };
+        if kind.is_file() {
+            self.control.file_examined();
+            state.file(&entry);
+            return WalkState::Continue;
+        }
+        if !kind.is_dir() && !kind.is_symlink() {
+            // FIFO, socket or device: opening a FIFO would block the thread forever.
+            self.control.file_examined();
+            state.stats().skipped_unreadable += 1;
+        }
+        state.other(&entry);
+        WalkState::Continue
+    }
+}
+
+impl<T: PerThread> Drop for Visitor<'_, T> {
+    fn drop(&mut self) {
+        if let Some(state) = self.state.take() {
+            self.done
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(state);
+        }
+    }
+}

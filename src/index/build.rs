@@ -4,6 +4,7 @@
 //! while a search runs (at most [`YIELD_MAX`] in all) and gives up past the file limit.
 
 use crate::files::os::OsStrExt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::time::Instant;
@@ -11,8 +12,8 @@ use std::time::Instant;
 use ignore::DirEntry;
 
 use super::root::{
-    BuildInfo, DirRec, FileRec, IgnoredRec, RootIndex, SkippedRec, Span, cmp_paths, parent_of,
-    to_nanos,
+    BuildInfo, DirRec, FileRec, IgnoredRec, RootIndex, SkippedRec, Span, as_path, cmp_paths,
+    is_hidden, parent_of, to_nanos,
 };
 use crate::walk::{
     Control, PerThread, Stats, WalkOptions, YIELD_MAX, walk_dir_background, yield_to_searches,
@@ -37,6 +38,22 @@ pub fn build_limited(
     max_files: usize,
 ) -> Result<Option<RootIndex>, usize> {
     let started = Instant::now();
+    let walked = collect(root, root, None, control, max_files, started)?;
+    Ok(walked.map(|(all, unreadable)| pack(root.to_path_buf(), all, unreadable, started)))
+}
+
+/// Walks `dir` (`root` itself, or a visited directory below it) exactly as a default
+/// search walks `root`, down to `max_depth` (children of `dir` are at depth 1), and
+/// collects what the index holds, with the count of unreadable entries. `Err(max_files)`
+/// past the file limit, `Ok(None)` when cancelled.
+fn collect(
+    root: &Path,
+    dir: &Path,
+    max_depth: Option<usize>,
+    control: &Control,
+    max_files: usize,
+    started: Instant,
+) -> Result<Option<(Part, u64)>, usize> {
     let counted = std::sync::atomic::AtomicUsize::new(0);
     let too_many = std::sync::atomic::AtomicBool::new(false);
     let options = WalkOptions {
@@ -44,7 +61,13 @@ pub fn build_limited(
         no_ignore: false,
         types: None,
     };
-    let walker = options.walker(root, None);
+    // Rooted below `root`, the walker still applies the ignore files of every directory
+    // above `dir` (ignore's parent rules), so it decides exactly as the whole walk would.
+    let mut walker = options.walker(dir, None);
+    if max_depth.is_some() {
+        // One directory's listing: not worth a thread per core.
+        walker.max_depth(max_depth).threads(1);
+    }
     let make = || Collector {
         root,
         part: Part::default(),
@@ -56,6 +79,7 @@ pub fn build_limited(
             control,
             pause_until: started + YIELD_MAX,
         },
+        list_below: max_depth.is_none(),
     };
     let parts = walk_dir_background(&walker, control, &make);
     if too_many.load(std::sync::atomic::Ordering::Relaxed) {
@@ -74,12 +98,217 @@ pub fn build_limited(
         others: Vec::with_capacity(parts.iter().map(|c| c.part.others.len()).sum()),
         listed: Vec::with_capacity(parts.iter().map(|c| c.part.listed.len()).sum()),
         skipped: Vec::new(),
+        ignored: Vec::new(),
     };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;
         all.absorb(collector.part);
     }
-    Ok(Some(pack(root.to_path_buf(), all, unreadable, started)))
+    Ok(Some((all, unreadable)))
+}
+
+// ---------------------------------------------------------------------------------------
+// Updating
+
+/// What [`update`] made of a batch of changed paths.
+pub(super) enum Update {
+    /// The index with the changes applied, and how many files that added or removed.
+    Applied(RootIndex, u64),
+    /// None of the changes concerns what the index holds.
+    Unchanged,
+    /// A full build is needed (ignore rules changed, a directory went missing under an
+    /// update) or cheaper (the directories to list again hold most of the root).
+    Rebuild,
+    Cancelled,
+}
+
+/// Applies created and removed paths (relative to the root) to `old` without walking the
+/// whole root: each visited directory that gained or lost an entry is listed again, one
+/// level deep, by the same walker as a build (so its entries are filtered exactly as the
+/// whole walk would filter them: ignore rules, hidden, special files), a new directory
+/// found there is walked whole, and a directory gone (or now ignored) is dropped with
+/// everything below it. Everything else is kept from `old`, then packed again.
+///
+/// Paths whose parent the index does not visit are left out: they are inside an ignored or
+/// hidden directory, or inside a new directory that its own parent's listing walks whole.
+/// Listing a directory again is always correct, whatever happened in it meanwhile, so a
+/// batch may hold duplicates and paths whose events arrived during an earlier update.
+pub(super) fn update(
+    old: &RootIndex,
+    changed: &[Vec<u8>],
+    control: &Control,
+    max_files: usize,
+) -> Update {
+    let started = Instant::now();
+    let mut relist: Vec<usize> = Vec::new();
+    for rel in changed {
+        if rel.is_empty() {
+            continue;
+        }
+        if old.ignore_rules_at(rel) {
+            return Update::Rebuild;
+        }
+        if is_hidden(rel) {
+            continue;
+        }
+        if let Some(dir) = old.find_dir(as_path(parent_of(rel))) {
+            relist.push(dir);
+        }
+    }
+    relist.sort_unstable();
+    relist.dedup();
+    if relist.is_empty() {
+        return Update::Unchanged;
+    }
+    // Listing those directories reads about as many entries as they held; past half the
+    // root, one walk of the whole root costs little more and is simpler.
+    let cost: usize = relist
+        .iter()
+        .map(|&dir| old.dir_file_ids(dir).len() + old.subdirs(dir).count() + 1)
+        .sum();
+    if cost > 4096 && cost * 2 > old.len() + old.info.dirs {
+        return Update::Rebuild;
+    }
+
+    let root = old.root();
+    let mut parts: Vec<Part> = Vec::new();
+    let mut unreadable = 0;
+    // Directories dropped with everything below them (ranges of directory positions).
+    let mut dropped: Vec<Range<usize>> = Vec::new();
+    let mut listed_again: Vec<usize> = Vec::new();
+    let (mut added, mut removed) = (0u64, 0u64);
+    // Pre-order: a directory comes before those below it, so a drop is known before
+    // anything below it would be listed.
+    for &dir in &relist {
+        if dropped.iter().any(|range| range.contains(&dir)) {
+            continue;
+        }
+        let rel = old.dir_rel(dir).to_path_buf();
+        let path = root.join(&rel);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            // Gone without its parent's event (yet): let a build sort it out.
+            return Update::Rebuild;
+        }
+        let Ok(Some((part, lost))) = collect(root, &path, Some(1), control, max_files, started)
+        else {
+            return match control.is_cancelled() {
+                true => Update::Cancelled,
+                false => Update::Rebuild,
+            };
+        };
+        unreadable += lost;
+        let text = |span: Span| &part.arena[span.range()];
+        // Files: count what changed by comparing the names before and after.
+        let mut now: Vec<&[u8]> = part.files.iter().map(|f| text(f.0)).collect();
+        now.sort_unstable_by(|a, b| cmp_paths(a, b));
+        let before = old.dir_file_ids(dir).len();
+        let kept = old
+            .dir_file_ids(dir)
+            .filter(|&id| {
+                now.binary_search_by(|n| cmp_paths(n, old.rel_bytes_of_file(id)))
+                    .is_ok()
+            })
+            .count();
+        added += (now.len() - kept) as u64;
+        removed += (before - kept) as u64;
+        // Sub-directories: the ones still yielded keep what is below them; the others are
+        // dropped; the new ones are walked whole.
+        let mut subdirs: Vec<&[u8]> = part
+            .dirs
+            .iter()
+            .map(|&d| text(d))
+            .filter(|d| *d != rel.as_os_str().as_bytes())
+            .collect();
+        subdirs.sort_unstable_by(|a, b| cmp_paths(a, b));
+        for sub in old.subdirs(dir).collect::<Vec<_>>() {
+            let sub_rel = old.dir_rel(sub).as_os_str().as_bytes();
+            if subdirs.binary_search_by(|d| cmp_paths(d, sub_rel)).is_err() {
+                let below = old.dirs_below(sub);
+                removed += below
+                    .clone()
+                    .map(|d| old.dir_file_ids(d).len() as u64)
+                    .sum::<u64>();
+                dropped.push(below);
+            }
+        }
+        let new_dirs: Vec<PathBuf> = subdirs
+            .iter()
+            .filter(|d| old.find_dir(as_path(d)).is_none())
+            .map(|d| root.join(as_path(d)))
+            .collect();
+        listed_again.push(dir);
+        parts.push(part);
+        for new_dir in new_dirs {
+            let Ok(Some((part, lost))) = collect(root, &new_dir, None, control, max_files, started)
+            else {
+                return match control.is_cancelled() {
+                    true => Update::Cancelled,
+                    false => Update::Rebuild,
+                };
+            };
+            unreadable += lost;
+            added += part.files.len() as u64;
+            parts.push(part);
+        }
+    }
+
+    // Keep the rest of `old`: one copy of its arena, its spans as they are.
+    let gone = |dir: usize| {
+        listed_again.contains(&dir) || dropped.iter().any(|range| range.contains(&dir))
+    };
+    let dir_gone = |dir: usize| dropped.iter().any(|range| range.contains(&dir));
+    let mut all = Part {
+        arena: old.arena.to_vec(),
+        ..Part::default()
+    };
+    let mut file_gone = vec![false; old.len()];
+    for dir in listed_again
+        .iter()
+        .copied()
+        .chain(dropped.iter().flat_map(|range| range.clone()))
+    {
+        for id in old.dir_file_ids(dir) {
+            file_gone[id] = true;
+        }
+    }
+    all.files = old
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(id, _)| !file_gone[*id])
+        .map(|(id, rec)| {
+            let file = old.file(id);
+            (rec.path, file.size, to_nanos(file.modified))
+        })
+        .collect();
+    all.dirs = old
+        .dirs
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !dir_gone(*d))
+        .map(|(_, rec)| rec.path)
+        .collect();
+    all.ignored = old
+        .ignored
+        .iter()
+        .filter(|rec| !gone(rec.parent as usize))
+        .map(|rec| (rec.path, rec.is_dir))
+        .collect();
+    all.skipped = old
+        .skipped
+        .iter()
+        .filter(|rec| !gone(rec.dir as usize))
+        .map(|rec| (rec.path, rec.special))
+        .collect();
+    unreadable += all.skipped.len() as u64;
+    for part in parts {
+        all.absorb(part);
+    }
+    let updated = pack(old.root().to_path_buf(), all, unreadable, started);
+    if updated.len() > max_files {
+        return Update::Rebuild;
+    }
+    Update::Applied(updated, added + removed)
 }
 
 /// The shared file budget of one build.
@@ -117,6 +346,9 @@ pub(super) struct Part {
     listed: Vec<(Span, Span, bool)>,
     /// What a search cannot read: (path, is a special file; else a walk error).
     skipped: Vec<(Span, bool)>,
+    /// Ignored entries already known (kept from an earlier build by an update), as
+    /// (path, is a directory).
+    ignored: Vec<(Span, bool)>,
 }
 
 impl Part {
@@ -152,6 +384,12 @@ impl Part {
                 .into_iter()
                 .map(|(path, special)| (moved(path), special)),
         );
+        self.ignored.extend(
+            other
+                .ignored
+                .into_iter()
+                .map(|(path, is_dir)| (moved(path), is_dir)),
+        );
     }
 }
 
@@ -161,6 +399,9 @@ pub(super) struct Collector<'a> {
     part: Part,
     stats: Stats,
     limit: Limit<'a>,
+    /// List the directories below the walk's start to learn their ignored entries (an
+    /// update re-listing one directory keeps what it knew of those below it).
+    list_below: bool,
 }
 
 impl Collector<'_> {
@@ -214,6 +455,9 @@ impl PerThread for Collector<'_> {
             return;
         }
         self.part.dirs.push(span);
+        if entry.depth() > 0 && !self.list_below {
+            return;
+        }
         // List the directory once more to learn what the ignore rules skip in it: the
         // entries the walk does not yield. Hidden entries are never searched, so skip them.
         let Ok(listing) = std::fs::read_dir(entry.path()) else {
@@ -264,6 +508,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         others,
         listed,
         skipped: skipped_raw,
+        ignored: known_ignored,
     } = part;
     let text = |s: Span| &raw[s.range()];
     files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
@@ -292,6 +537,11 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
             ignored_raw.push((full.clone(), is_dir));
         }
     }
+    ignored_raw.extend(
+        known_ignored
+            .into_iter()
+            .map(|(span, is_dir)| (text(span).to_vec(), is_dir)),
+    );
     ignored_raw.sort_unstable_by(|a, b| cmp_paths(&a.0, &b.0));
     drop(yielded);
 

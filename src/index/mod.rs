@@ -8,11 +8,20 @@
 //! - `build`: walking a root exactly as a default search does and packing the result.
 //! - this module: [`FileIndex`], the live set of roots, a builder thread, and the
 //!   freshness rules. [`FileIndex::snapshot`] answers `None` whenever the answer could be
-//!   out of date — while building, after a create/remove/rename/ignore-file change until
-//!   the rebuild is done, while a burst of events is still settling (from
+//!   out of date — while building, after a create/remove/rename until the update that
+//!   applies it lands (or an ignore-file change until the rebuild is done), while a burst
+//!   of events is still settling (from
 //!   [`WatchEvent::Pending`] to its settled event), and for a root that is not (or no
 //!   longer) watched. Callers then walk. A content change only refreshes that file's size
 //!   and mtime in place.
+//! - **Updates, not rebuilds.** A created or removed path is recorded; once the burst it
+//!   belongs to settles, one update lists again just the directories that gained or lost
+//!   entries (with the same walker, so new entries are filtered exactly as a build would
+//!   filter them) and walks new directories whole ([`build::update`]). The whole root is
+//!   walked again only when that is needed (ignore rules changed, events lost, the root
+//!   re-watched) or cheaper (the directories to list hold most of the root). Events that
+//!   cannot concern the index (inside an ignored or hidden directory) are settled by a few
+//!   binary searches, without even an `lstat`.
 //! - **Our own writes.** The server's writes are announced with
 //!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
 //!   that path's event (or a build that started after the write has landed), so a write is
@@ -29,6 +38,7 @@
 mod build;
 mod root;
 
+use build::Update;
 pub use build::{DEFAULT_MAX_FILES, build, build_limited};
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
 
@@ -51,6 +61,10 @@ pub use crate::walk::YIELD_MAX;
 /// unpack) waits for them to settle, at most this long past its due time: a build that
 /// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
 pub const REBUILD_DEFER: Duration = Duration::from_secs(2);
+
+/// Most created/removed paths waiting for one update; past that, the root is rebuilt
+/// (about 100 bytes each: a bound on memory, and by then a walk is no dearer).
+pub const CHANGED_MAX: usize = 100_000;
 
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
@@ -76,6 +90,12 @@ pub struct RootIndexStatus {
     pub state: IndexState,
     /// The last completed build.
     pub last_build: Option<BuildInfo>,
+    /// Full builds completed (walks of the whole root), the first one included.
+    pub builds: u64,
+    /// Changes to the file set applied without a full build (incremental updates).
+    pub updates: u64,
+    /// Files held now (the last build, updated in place since).
+    pub files: usize,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -88,12 +108,20 @@ enum Watch {
 struct Slot {
     root: PathBuf,
     current: Option<Arc<RootIndex>>,
-    /// `current` no longer matches the disk; a rebuild is due at `due`.
+    /// `current` no longer matches the disk; an update or a rebuild is due at `due`.
     stale: bool,
     due: Option<Instant>,
-    /// Bumped by every structural change; a build that saw another value is discarded.
+    /// Bumped by every structural change; a job that saw another value leaves the slot
+    /// stale (the changes since are applied next).
     generation: u64,
+    /// A build or an update is running.
     building: Option<Arc<Control>>,
+    /// The next job must walk the whole root (no index yet, ignore rules changed, events
+    /// lost, too many changes to list): `changed` is then moot.
+    rebuild: bool,
+    /// Created or removed paths (relative) not yet applied: the next update lists their
+    /// directories again (see [`build::update`]).
+    changed: Vec<Vec<u8>>,
     /// Paths with an event burst under way (from `Pending` to its settled event).
     settling: Vec<PathBuf>,
     /// Content changes seen while building, applied to the new build when it lands.
@@ -104,6 +132,9 @@ struct Slot {
     /// The tree holds more files than the index may (the limit): never indexed; searches
     /// walk the disk.
     too_many: Option<usize>,
+    /// Full builds landed, and changes applied without one (for `list_roots`).
+    builds: u64,
+    updates: u64,
 }
 
 impl Slot {
@@ -115,19 +146,41 @@ impl Slot {
             due: None,
             generation: 0,
             building: None,
+            rebuild: true,
+            changed: Vec::new(),
             settling: Vec::new(),
             restat: Vec::new(),
             expected: Vec::new(),
             last_build: None,
             too_many: None,
+            builds: 0,
+            updates: 0,
         }
     }
 
+    /// A full rebuild is needed.
     fn schedule(&mut self, now: Instant) {
+        self.rebuild = true;
+        self.changed = Vec::new();
         self.stale = true;
         self.generation += 1;
         // The first change of a burst fixes the time; later ones ride along (a change
         // after the build starts bumps the generation and schedules another).
+        self.due.get_or_insert(now + REBUILD_DELAY);
+    }
+
+    /// `rel` was created or removed: an update lists its directory again (unless a
+    /// rebuild is due anyway, or so many changes piled up that it is cheaper).
+    fn record(&mut self, rel: &[u8], now: Instant) {
+        if !self.rebuild {
+            if self.changed.len() >= CHANGED_MAX {
+                self.schedule(now);
+                return;
+            }
+            self.changed.push(rel.to_vec());
+        }
+        self.stale = true;
+        self.generation += 1;
         self.due.get_or_insert(now + REBUILD_DELAY);
     }
 
@@ -341,18 +394,36 @@ impl FileIndex {
                     root: slot.root.clone(),
                     state: index_state,
                     last_build: slot.last_build.clone(),
+                    builds: slot.builds,
+                    updates: slot.updates,
+                    files: slot.current.as_ref().map_or(0, |index| index.len()),
                 }
             })
             .collect()
+    }
+
+    /// Whether settling an event at `path` reads its `lstat`: only for a path that a
+    /// root's index holds as a file or as an ignored entry.
+    fn needs_stat(&self, path: &Path) -> bool {
+        let state = self.lock();
+        state.slots.iter().any(|slot| {
+            let (Some(index), Ok(rel)) = (&slot.current, path.strip_prefix(&slot.root)) else {
+                return false;
+            };
+            index.find_file(rel).is_some()
+                || index.find_ignored(rel.as_os_str().as_bytes()).is_some()
+        })
     }
 
     /// Applies one watcher event (call it from the watcher's handler; it is quick: an
     /// `lstat`, then a few binary searches under the lock).
     pub fn apply(&self, event: &WatchEvent) {
         // Read the disk before taking the lock: every search and `list_roots` waits on it,
-        // and an `lstat` can be slow (network filesystems, a loaded disk).
+        // and an `lstat` can be slow (network filesystems, a loaded disk). Only when the
+        // path is one the index holds, though: most events (a build writing its ignored
+        // output, `.git` churn) are settled by a few binary searches without it.
         let meta = match event {
-            WatchEvent::Changed(path) | WatchEvent::Created(path) => {
+            WatchEvent::Changed(path) | WatchEvent::Created(path) if self.needs_stat(path) => {
                 std::fs::symlink_metadata(path).ok()
             }
             _ => None,
@@ -378,6 +449,7 @@ impl FileIndex {
                         slot.due = Some(now);
                     } else {
                         slot.current = None;
+                        slot.rebuild = true;
                         slot.due = None;
                         if let Some(control) = slot.building.take() {
                             control.cancel();
@@ -404,9 +476,9 @@ impl FileIndex {
                     };
                     let rel = rel.as_os_str().as_bytes();
                     let matters = match (&slot.current, &slot.building) {
-                        (Some(index), None) if !slot.stale => index.touches(rel),
-                        // Building or stale: nothing is served now; just make sure the
-                        // build that lands next is not served before this settles.
+                        (Some(index), None) => index.touches(rel),
+                        // Building: nothing is served now; just make sure the build that
+                        // lands next is not served before this settles.
                         _ => !is_hidden(rel) || is_ignore_name(rel),
                     };
                     if matters && !slot.settling.contains(path) {
@@ -430,7 +502,14 @@ impl FileIndex {
     }
 }
 
-/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now.
+/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now (`None`
+/// also when it was not read: see [`FileIndex::needs_stat`]).
+///
+/// A content change refreshes the file in place. A creation or removal that can change
+/// what the index holds is recorded for the next update ([`build::update`]), which lists
+/// that directory again; a change of ignore rules (or of a directory's own attributes)
+/// makes the root rebuild. Deciding that an event does not matter (inside an ignored or
+/// hidden directory, an ignored file re-created) takes a few binary searches.
 fn settle(
     slot: &mut Slot,
     event: &WatchEvent,
@@ -438,45 +517,60 @@ fn settle(
     meta: Option<&std::fs::Metadata>,
     now: Instant,
 ) {
-    let maybe_structural = !is_hidden(rel) || is_ignore_name(rel);
-    if slot.building.is_some() || slot.current.is_none() || slot.stale {
+    let (Some(index), None) = (slot.current.clone(), &slot.building) else {
+        // Building (or never built): what lands will be compared with nothing older, so
+        // record the path and let the update after it decide against the new index.
         match event {
             WatchEvent::Changed(path) => slot.restat.push(path.clone()),
-            _ if maybe_structural => slot.schedule(now),
+            _ if !is_hidden(rel) || is_ignore_name(rel) => slot.record(rel, now),
             _ => {}
         }
         return;
-    }
-    let Some(index) = slot.current.clone() else {
-        return;
     };
+    enum Action {
+        Nothing,
+        Update,
+        Rebuild,
+    }
     let file = index.find_file(as_path(rel));
-    let rebuild = match event {
+    let action = match event {
         WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
-            // Same file set; refresh size and mtime (a replacement keeps the entry).
-            !index.store_stat(file.expect("checked"), meta)
+            // Same file set; refresh size and mtime (a replacement keeps the entry). No
+            // longer a regular file: its directory is listed again.
+            match index.store_stat(file.expect("checked"), meta) {
+                true => Action::Nothing,
+                false => Action::Update,
+            }
         }
         WatchEvent::Changed(_) => {
-            index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel)
+            match index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel) {
+                true => Action::Rebuild,
+                false => Action::Nothing,
+            }
         }
+        _ if index.ignore_rules_at(rel) => Action::Rebuild,
         WatchEvent::Created(_) => {
             let still_ignored = index.find_ignored(rel).is_some_and(|i| {
                 let was_dir = index.ignored[i].is_dir;
                 meta.is_some_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
             });
-            !still_ignored
-                && (index.ignore_rules_at(rel) || (!is_hidden(rel) && index.parent_visited(rel)))
+            match !still_ignored && !is_hidden(rel) && index.parent_visited(rel) {
+                true => Action::Update,
+                false => Action::Nothing,
+            }
         }
-        WatchEvent::Removed(_) => {
-            file.is_some()
-                || index.find_dir(as_path(rel)).is_some()
-                || index.find_ignored(rel).is_some()
-                || index.ignore_rules_at(rel)
-        }
-        _ => false,
+        // Whatever it was (a file, a directory, an ignored or special entry), the walk
+        // met it only if its directory is visited.
+        WatchEvent::Removed(_) => match !is_hidden(rel) && index.parent_visited(rel) {
+            true => Action::Update,
+            false => Action::Nothing,
+        },
+        _ => Action::Nothing,
     };
-    if rebuild {
-        slot.schedule(now);
+    match action {
+        Action::Nothing => {}
+        Action::Update => slot.record(rel, now),
+        Action::Rebuild => slot.schedule(now),
     }
 }
 
@@ -559,14 +653,40 @@ fn builder_loop(shared: &Shared) {
         slot.building = Some(Arc::clone(&control));
         slot.due = None;
         slot.restat.clear();
+        // A whole walk, or an update of `current` with the paths changed since it landed.
+        let base = match slot.rebuild {
+            true => None,
+            false => slot.current.clone(),
+        };
+        let changed = std::mem::take(&mut slot.changed);
+        slot.rebuild = false;
         let generation = slot.generation;
         let root = slot.root.clone();
         let started = Instant::now();
         drop(state);
 
         let max_files = shared.max_files;
-        let built = build_limited(&root, &control, max_files);
-        tracing::debug!(root = %root.display(), "index build ended");
+        let mut rebuild = false;
+        let full = base.is_none();
+        let (built, applied) = match base {
+            None => (
+                build_limited(&root, &control, max_files).map(|b| b.map(Arc::new)),
+                0,
+            ),
+            Some(base) => match build::update(&base, &changed, &control, max_files) {
+                Update::Applied(updated, applied) => (Ok(Some(Arc::new(updated))), applied),
+                // Same file set: the index stays as it is (content changes were applied
+                // to it in place all along).
+                Update::Unchanged => (Ok(Some(base)), 0),
+                Update::Rebuild => {
+                    rebuild = true;
+                    (Ok(None), 0)
+                }
+                Update::Cancelled => (Ok(None), 0),
+            },
+        };
+        drop(changed);
+        tracing::debug!(root = %root.display(), full, applied, "index job ended");
 
         // Content changes seen during the walk are applied to the new build (not shared
         // yet) outside the lock, since they read the disk; the slot stays `building`
@@ -618,24 +738,30 @@ fn builder_loop(shared: &Shared) {
             }
         };
         let Some(built) = built else {
+            if rebuild {
+                // The update found a whole walk needed, or cheaper: now.
+                slot.schedule(Instant::now());
+                slot.due = Some(Instant::now());
+            }
             continue;
         };
         slot.last_build = Some(built.info.clone());
-        if slot.generation != generation {
-            // Something structural changed during the walk: build again (already due).
-            slot.current = None;
-            slot.due.get_or_insert(Instant::now());
-            continue;
+        match full {
+            true => {
+                slot.builds += 1;
+                // This walk read the disk after these writes: it holds them.
+                slot.expected.retain(|(_, at)| *at > started);
+            }
+            false => slot.updates += applied,
         }
         if vanished {
             // A file changed into something else during the walk: the set is wrong.
-            slot.generation += 1;
-            slot.due.get_or_insert(Instant::now());
+            slot.schedule(Instant::now());
         }
+        // Changes during the job were recorded (or a rebuild asked for) and are due: the
+        // index lands, but is served only once they are applied too.
         slot.stale = slot.generation != generation;
-        // This walk read the disk after these writes: it holds them.
-        slot.expected.retain(|(_, at)| *at > started);
-        slot.current = Some(Arc::new(built));
+        slot.current = Some(built);
         shared.wake.notify_all();
     }
 }
@@ -807,6 +933,48 @@ pub(super) mod tests {
         index.apply(&WatchEvent::Changed(log));
         assert!(index.snapshot(&f.root).is_some(), "{:?}", index.status());
         assert_eq!(index.status()[0].state, IndexState::Fresh);
+    }
+
+    /// Creations and removals are applied by listing their directory again, not by
+    /// walking the root; ignore rules changing still rebuild; events inside an ignored
+    /// directory change nothing at all.
+    #[test]
+    fn creations_and_removals_are_updates_not_rebuilds() {
+        let f = Fixture::new();
+        let index = f.live();
+        let counts = |index: &FileIndex| {
+            let status = &index.status()[0];
+            (status.builds, status.updates)
+        };
+        assert_eq!(counts(&index), (1, 0));
+        let new = f.write("a/c/new.rs", "");
+        index.apply(&WatchEvent::Created(new.clone()));
+        assert!(
+            index.snapshot(&f.root).is_none(),
+            "update pending: not served"
+        );
+        let updated = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(updated.find_file(Path::new("a/c/new.rs")).is_some());
+        assert_eq!(counts(&index), (1, 1));
+
+        fs::remove_file(&new).unwrap();
+        index.apply(&WatchEvent::Removed(new));
+        let updated = index.wait_fresh(&f.root, DEADLINE).unwrap();
+        assert!(updated.find_file(Path::new("a/c/new.rs")).is_none());
+        assert_eq!(counts(&index), (1, 2));
+
+        for n in 0..100 {
+            let out = f.write(&format!("build/gen/o{n}.o"), "");
+            index.apply(&WatchEvent::Pending(out.clone()));
+            index.apply(&WatchEvent::Created(out));
+        }
+        assert!(index.snapshot(&f.root).is_some(), "{:?}", index.status());
+        assert_eq!(counts(&index), (1, 2));
+
+        f.write(".gitignore", "build/\n");
+        index.apply(&WatchEvent::Changed(f.root.join(".gitignore")));
+        assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+        assert_eq!(counts(&index).0, 2, "ignore rules changed: rebuilt");
     }
 
     #[test]

@@ -236,6 +236,24 @@ impl RootIndex {
         dir..self.dirs[dir].subtree_end as usize
     }
 
+    /// The visited directories directly inside visited directory `dir`.
+    pub(super) fn subdirs(&self, dir: usize) -> impl Iterator<Item = usize> + '_ {
+        let end = self.dirs[dir].subtree_end as usize;
+        let mut next = dir + 1;
+        std::iter::from_fn(move || {
+            (next < end).then(|| {
+                let this = next;
+                next = self.dirs[this].subtree_end as usize;
+                this
+            })
+        })
+    }
+
+    /// File `id`'s path relative to the root, as bytes.
+    pub(super) fn rel_bytes_of_file(&self, id: usize) -> &[u8] {
+        self.bytes(self.files[id].path)
+    }
+
     pub(crate) fn dir_rel(&self, dir: usize) -> &Path {
         self.rel_of(self.dirs[dir].path)
     }
@@ -244,7 +262,7 @@ impl RootIndex {
         self.dirs[dir].parent as usize
     }
 
-    pub(crate) fn dir_file_ids(&self, dir: usize) -> impl Iterator<Item = usize> + '_ {
+    pub(crate) fn dir_file_ids(&self, dir: usize) -> impl ExactSizeIterator<Item = usize> + '_ {
         let files = &self.dirs[dir].files;
         self.dir_files[files.start as usize..files.end as usize]
             .iter()

@@ -85,7 +85,7 @@ fn from_index(
     let after = query.after.as_deref();
     let cap = retention_cap(query.offset, query.limit);
     let rel_dir = dir.strip_prefix(index.root()).ok()?;
-    index.find_dir(rel_dir)?;
+    let start = index.find_dir(rel_dir)?;
     // Bytes to cut from a root-relative path to make it relative to `dir`.
     let cut = match rel_dir.as_os_str().len() {
         0 => 0,
@@ -132,6 +132,13 @@ fn from_index(
     let mut total = Found::new(cap);
     for part in parts {
         total.merge(part);
+    }
+    // What the walk meets but cannot read (special files of the types asked for,
+    // directories it could not list) is counted as a walk counts it.
+    for (rel, _, special) in index.skipped_in(index.dirs_below(start)) {
+        if !special || types.is_none_or(|types| !types.matched(rel, false).is_ignore()) {
+            total.stats.skipped_unreadable += 1;
+        }
     }
     total.stats.indexed_targets += 1;
     Some(total)

@@ -71,3 +71,115 @@ fn a_directory_created_while_events_were_lost_is_watched_after_the_overflow() {
     std::fs::write(&late, "late\n").unwrap();
     wait_found(&mut client, "**/late.txt", &late);
 }
+
+/// The first root's index line from `list_roots` as (fresh, files, full builds, updates):
+/// `fresh (N files, built B×, U updates applied)`.
+fn index_counts(client: &mut Client) -> (bool, u64, u64, u64) {
+    let roots = client.call("list_roots", json!({}));
+    let line = roots["structuredContent"]["roots"][0]["index"]
+        .as_str()
+        .unwrap_or("")
+        .to_string();
+    let Some(inside) = line
+        .strip_prefix("fresh (")
+        .and_then(|rest| rest.strip_suffix(')'))
+    else {
+        return (false, 0, 0, 0);
+    };
+    let numbers: Vec<u64> = inside
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|n| !n.is_empty())
+        .map(|n| n.parse().unwrap())
+        .collect();
+    assert_eq!(numbers.len(), 3, "unexpected index line {line:?}");
+    (true, numbers[0], numbers[1], numbers[2])
+}
+
+/// Polls until the index is fresh and `done` holds for its counts; returns them.
+fn wait_counts(
+    client: &mut Client,
+    what: &str,
+    done: impl Fn(u64, u64, u64) -> bool,
+) -> (u64, u64, u64) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (fresh, files, builds, updates) = index_counts(client);
+        if fresh && done(files, builds, updates) {
+            return (files, builds, updates);
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what}: never reached (fresh {fresh}, {files} files, built {builds}×, \
+             {updates} updates)"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Churn case 4: 2,000 files created in a burst (in new directories, and beside existing
+/// files) are applied to the index without walking the whole root again: it becomes fresh
+/// with every one of them findable by glob and grep, built once (at the start) only.
+#[test]
+fn a_burst_of_creations_is_applied_without_a_rebuild() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_indexed(&mut client);
+    let (before, builds, _) = wait_counts(&mut client, "first build", |_, _, _| true);
+    assert_eq!(builds, 1, "one build at the start");
+    for n in 0..2000 {
+        let path = match n % 10 {
+            // Beside what the index already holds.
+            0 => ws.app.join(format!("src/new{n:04}.txt")),
+            _ => ws.app.join(format!("burst/d{:02}/f{n:04}.txt", n % 20)),
+        };
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("needle{n:04}\n")).unwrap();
+    }
+    let (files, builds, updates) =
+        wait_counts(&mut client, "all 2,000 files indexed", |f, _, _| {
+            f == before + 2000
+        });
+    let found = client.call("glob", json!({"pattern": "**/*.txt", "head_limit": 1}));
+    assert_eq!(found["structuredContent"]["total"], 2000, "{found}");
+    let grepped = client.call(
+        "grep",
+        json!({"pattern": "needle1[0-9]{3}", "output_mode": "files_with_matches", "head_limit": 1}),
+    );
+    assert_eq!(grepped["structuredContent"]["total"], 1000, "{grepped}");
+    assert_eq!(
+        builds, 1,
+        "the root was walked again ({files} files, {updates} updates applied)"
+    );
+    assert!(updates >= 1, "nothing was applied incrementally");
+}
+
+/// Churn case 4: a build writing 2,000 files into an ignored `target/` (created by the
+/// build itself) never makes the index walk the root again, and it stays fresh.
+#[test]
+fn writes_into_an_ignored_directory_cost_no_rebuild() {
+    let ws = workspace();
+    std::fs::write(ws.app.join(".ignore"), "target/\n").unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_indexed(&mut client);
+    let (before, builds, _) = wait_counts(&mut client, "first build", |_, _, _| true);
+    assert_eq!(builds, 1, "one build at the start");
+    for n in 0..2000 {
+        let path = ws
+            .app
+            .join(format!("target/debug/deps/d{:02}/o{n:04}.o", n % 20));
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, format!("object {n}\n")).unwrap();
+    }
+    // Every event has reached the index by then (the watcher settles a path within 1 s).
+    std::thread::sleep(Duration::from_secs(2));
+    let (files, builds, _) = wait_counts(&mut client, "fresh after the writes", |_, _, _| true);
+    assert_eq!(files, before, "ignored files were indexed");
+    assert_eq!(
+        builds, 1,
+        "writes into an ignored directory rebuilt the index"
+    );
+    let found = client.call("glob", json!({"pattern": "**/*.o", "head_limit": 1}));
+    assert_eq!(found["structuredContent"]["total"], 0, "{found}");
+}

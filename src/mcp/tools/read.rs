@@ -110,8 +110,9 @@ pub struct RootOut {
     pub watched: bool,
     /// Watch state: watching, starting, failed (with the reason), or off (--no-watch).
     pub watch: String,
-    /// File index state: fresh (with file count), building, stale, waiting, unavailable, or
-    /// off. Until it is fresh, searches walk the disk (same results, slower).
+    /// File index state: fresh (with the file count, full builds and incremental updates),
+    /// building, stale, waiting, unavailable, or off. Until it is fresh, searches walk the
+    /// disk (same results, slower).
     pub index: String,
 }
 
@@ -148,9 +149,11 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         }
         match index_status.iter().find(|status| status.root == path) {
             Some(status) => match &status.state {
+                // The counts say how the index kept up: full builds (walks of the whole
+                // root) and changes applied without one.
                 crate::index::IndexState::Fresh => format!(
-                    "fresh ({} files)",
-                    status.last_build.as_ref().map_or(0, |b| b.files)
+                    "fresh ({} files, built {}×, {} updates applied)",
+                    status.files, status.builds, status.updates
                 ),
                 crate::index::IndexState::Building => "building".to_string(),
                 crate::index::IndexState::Stale => "stale (rebuilding)".to_string(),

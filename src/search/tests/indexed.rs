@@ -380,3 +380,119 @@ fn index_stays_exact_under_a_running_watcher() {
     }
     drop(watcher);
 }
+
+/// Creations, removals and renames are applied to the index without walking the root
+/// again (each lists only the directories concerned, walking new ones whole), and the
+/// answers stay exactly the walk's: new entries are filtered by the ignore files of every
+/// level (including one inside a new directory), hidden names, special files.
+#[test]
+fn incremental_updates_stay_exact_without_walking_the_root() {
+    let tree = fixture();
+    let root = tree.root.clone();
+    let index = Arc::new(FileIndex::new());
+    index.set_roots(std::slice::from_ref(&root));
+    let feed = Arc::clone(&index);
+    let watcher = Watcher::new(move |event| feed.apply(&event));
+    watcher.set_roots(std::slice::from_ref(&root));
+    assert!(index.wait_fresh(&root, DEADLINE).is_some());
+
+    type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let steps: Vec<Step> = vec![
+        (
+            "files beside indexed ones",
+            Box::new(|| {
+                for n in 0..50 {
+                    tree.file(&format!("src/n{n}.rs"), "needle n\n");
+                }
+            }),
+        ),
+        (
+            "ignored by a nested .gitignore",
+            Box::new(|| {
+                std::fs::remove_file(tree.path("src/generated.rs")).unwrap();
+                tree.file("src/generated.rs", "needle generated again\n");
+            }),
+        ),
+        (
+            "ignored and hidden names",
+            Box::new(|| {
+                tree.file("more.log", "needle log\n");
+                tree.file("src/.hidden.rs", "needle hidden\n");
+                tree.file("build/again.rs", "needle built\n");
+                tree.file("target/release/y.rs", "needle target\n");
+            }),
+        ),
+        (
+            "a new tree with its own ignore file",
+            Box::new(|| {
+                tree.file("gen/.gitignore", "*.tmp\nskip/\n");
+                tree.file("gen/a/keep.rs", "needle gen\n");
+                tree.file("gen/a/drop.tmp", "needle tmp\n");
+                tree.file("gen/skip/x.rs", "needle skipped\n");
+                tree.file("gen/b/c/deep.md", "needle deep gen\n");
+            }),
+        ),
+        (
+            "a special file",
+            Box::new(|| {
+                let socket = std::os::unix::net::UnixListener::bind(tree.path("docs/sock"));
+                std::mem::forget(socket);
+            }),
+        ),
+        (
+            "rename a directory holding ignored entries",
+            Box::new(|| std::fs::rename(tree.path("logs"), tree.path("journal")).unwrap()),
+        ),
+        (
+            "rename a file across directories",
+            Box::new(|| std::fs::rename(tree.path("docs/a.b"), tree.path("src/deep/a.b")).unwrap()),
+        ),
+        (
+            "remove a directory tree",
+            Box::new(|| std::fs::remove_dir_all(tree.path("vendor")).unwrap()),
+        ),
+        (
+            "remove files",
+            Box::new(|| {
+                for n in 0..50 {
+                    std::fs::remove_file(tree.path(&format!("src/n{n}.rs"))).unwrap();
+                }
+            }),
+        ),
+    ];
+    for (name, step) in steps {
+        step();
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            std::thread::sleep(Duration::from_millis(20));
+            let query = GlobQuery {
+                sort: SortBy::Modified,
+                ..GlobQuery::new("**")
+            };
+            let walked = glob(&query, &tree.root(), &Control::new()).unwrap();
+            let indexed = glob_indexed(&query, &tree.root(), &index, &Control::new()).unwrap();
+            // (Unreadable counts too: a special file changes nothing else.)
+            if indexed.stats.indexed_targets > 0
+                && indexed.files == walked.files
+                && normalized(indexed.stats.clone()) == normalized(walked.stats.clone())
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: index never caught up: {:?} {:?} {:?}",
+                index.status(),
+                walked.stats,
+                indexed.stats
+            );
+        }
+        assert!(
+            assert_same(&tree, &index, &tree.root()) > 0,
+            "{name}: index unused"
+        );
+    }
+    let status = &index.status()[0];
+    assert_eq!(status.builds, 1, "the root was walked again: {status:?}");
+    assert!(status.updates >= 100, "{status:?}");
+    drop(watcher);
+}

@@ -12,7 +12,7 @@
 #   --k N           timed runs per case (default 5; one untimed warm-up first)
 #   --bin PATH      use this rootgrep binary (default: cargo build --release)
 #   --out DIR       where results go (default bench/results)
-#   --only LIST     sections (default all): warm,full,cold,first,idle,live
+#   --only LIST     sections (default all): warm,full,cold,first,idle,live,churn
 #
 # Sections, for each tree (real first, then the generated medium one):
 #   warm   the default server (watcher + index), after list_roots says the index is fresh:
@@ -25,6 +25,8 @@
 #   idle   server CPU while rg reads the whole tree 5 times beside an idle server
 #   live   roots answered -> index fresh, RSS with the index, resources/list and
 #          completion/complete latency (live_probe.py)
+#   churn  (once, on generated temp trees) server CPU while 25,000 files are created in the
+#          root, and in an ignored target/ (churn_probe.py)
 #
 # Pairing is fair (driver.py): the server is stopped (SIGSTOP) while rg runs and left to go
 # quiet after it resumes; ratios are medians of per-pair ratios from one run.
@@ -33,7 +35,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 repo=$(cd "$here/.." && pwd)
-real="" large=0 k=5 bin="" out="$here/results" only="warm,full,cold,first,idle,live"
+real="" large=0 k=5 bin="" out="$here/results" only="warm,full,cold,first,idle,live,churn"
 while [ $# -gt 0 ]; do
   case "$1" in
     --real) real=$2; shift ;;
@@ -139,5 +141,9 @@ if [ $large = 1 ] && want warm; then
     --cases "$here/cases/shapes_full.json" --only glob $(vars_for large) -k "$k" -w 1 --startup-runs 0 \
     --ping-runs 0 --wait-fresh --label "large, warm, glob full output" --json "$out/large.glob.json" \
     | tee "$out/large.glob.md"
+fi
+if want churn; then
+  python3 "$here/churn_probe.py" --server "$bin" --files 25000 --json "$out/churn.json" \
+    | tee "$out/churn.md"
 fi
 echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)" | tee -a "$out/meta.txt"

@@ -226,11 +226,18 @@ impl Listed {
         {
             return false;
         }
-        match matcher {
-            Some(matcher) => !matcher
+        let Some(matcher) = matcher else {
+            return true;
+        };
+        // Whether it is a directory matters only to rules that name directories (`out/`):
+        // most paths (all those below an ignored directory) are decided without a stat.
+        let as_file = matcher.matched_path_or_any_parents(rel, false).is_ignore();
+        let as_dir = matcher.matched_path_or_any_parents(rel, true).is_ignore();
+        match as_file == as_dir {
+            true => !as_file,
+            false => !matcher
                 .matched_path_or_any_parents(rel, path.is_dir())
                 .is_ignore(),
-            None => true,
         }
     }
 }
@@ -270,6 +277,25 @@ mod tests {
             std::thread::sleep(Duration::from_millis(20));
         }
         false
+    }
+
+    /// The list rules without a stat where it cannot matter, and with one where it does:
+    /// `out/` ignores a directory named `out`, not a file.
+    #[test]
+    fn listed_tells_directories_from_files_only_when_a_rule_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join(".ignore"), "out/\n*.o\n").unwrap();
+        std::fs::create_dir_all(root.join("out")).unwrap();
+        std::fs::create_dir_all(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/out"), "").unwrap();
+        let listed = Listed::new(std::slice::from_ref(&root));
+        assert!(!listed.lists(&root.join("out")));
+        assert!(!listed.lists(&root.join("out/deep/x.rs")));
+        assert!(listed.lists(&root.join("sub/out")), "a file named out");
+        assert!(!listed.lists(&root.join("a.o")));
+        assert!(listed.lists(&root.join("src.rs")));
+        assert!(!listed.lists(&root.join(".hidden/x.rs")));
     }
 
     /// Registering a second consumer is all it takes for it to follow the roots, the

@@ -13,4 +13,5 @@ pub mod index;
 pub mod mcp;
 pub mod roots;
 pub mod search;
+pub mod symbols;
 pub mod watch;

@@ -96,7 +96,7 @@ pub struct SymbolOutcome {
     pub entries: Vec<(Tier, Located)>,
     pub total: usize,
     pub next_offset: Option<usize>,
-    /// The fuzzy pass ran (nothing contained the query).
+    /// The second pass ran (no name starts with the query): substring and fuzzy matches.
     pub fuzzy: bool,
     pub stats: SymbolStats,
     pub cancelled: bool,
@@ -142,13 +142,15 @@ pub fn find_symbols(
                     .is_some_and(|have| same_name(have, c, insensitive))
             })
     };
-    // The exact name, or the query anywhere in a word: every exact, prefix and substring
-    // match is in a file containing the query.
+    // First pass: names equal to or starting with the query, so the pre-filter wants the
+    // query at the start of a word (most files mentioning a name only call it; fewer
+    // candidates is what keeps a first query on a large tree fast).
     let literal = regex_escape(name);
-    let pattern = if query.exact {
-        format!(r"\b{literal}\b")
-    } else {
-        literal
+    let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    let pattern = match (query.exact, word_start) {
+        (true, true) => format!(r"\b{literal}\b"),
+        (false, true) => format!(r"\b{literal}"),
+        (_, false) => literal,
     };
     let mut found = collect(
         query,
@@ -159,12 +161,17 @@ pub fn find_symbols(
         &pattern,
         insensitive,
         &mut stats,
-        |def| matcher.tier(&def.name, query.exact),
+        |def| {
+            matcher
+                .tier(&def.name, query.exact)
+                .filter(|t| *t <= Tier::Prefix)
+        },
         &keep,
     )?;
     let mut fuzzy = false;
-    if found.is_empty() && !query.exact && name.chars().count() >= 2 && !control.is_cancelled() {
-        // Nothing contains the query: look for names holding its letters in order.
+    if found.is_empty() && !query.exact && !control.is_cancelled() {
+        // No name starts with the query: names containing it, then names holding its
+        // letters in order (the pre-filter regex accepts both).
         fuzzy = true;
         let pattern = name
             .chars()
@@ -180,7 +187,11 @@ pub fn find_symbols(
             &pattern,
             insensitive,
             &mut stats,
-            |def| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy),
+            |def| {
+                matcher
+                    .tier(&def.name, false)
+                    .or_else(|| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
+            },
             &keep,
         )?;
     }

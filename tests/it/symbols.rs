@@ -290,3 +290,53 @@ fn symbols_and_outline_honour_the_parse_cap() {
     let result = client.call("outline", json!({"path": "src/big.rs"}));
     assert!(text(&result).contains("larger than 1 MiB"), "{result}");
 }
+
+/// A long `symbols` query reports progress (files parsed) and a cancel stops it: no
+/// response, the search threads given back, the CPU idle.
+#[cfg(target_os = "linux")]
+#[test]
+fn symbols_reports_progress_and_stops_when_cancelled() {
+    use std::time::Duration;
+    let ws = workspace();
+    // Many C files that all mention the name and take a while to parse.
+    let mut body = String::new();
+    for i in 0..4_000 {
+        body.push_str(&format!(
+            "static int needle_{i}(int a) {{ if (a) {{ return needle_{i}(a - 1); }} return 0; }}\n"
+        ));
+    }
+    for i in 0..300 {
+        std::fs::write(ws.app.join(format!("f{i:03}.c")), &body).unwrap();
+    }
+    let mut client = server(&ws, &[]);
+    let pid = client.pid();
+    let running = client.start(
+        "tools/call",
+        json!({"name": "symbols", "arguments": {"query": "needle"},
+               "_meta": {"progressToken": "sym"}}),
+    );
+    let first = client.wait_for(Duration::from_secs(60), |m| {
+        m["method"] == "notifications/progress" || m.get("id") == Some(&json!(running))
+    });
+    let first = first.expect("progress or an answer");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    assert_eq!(first["params"]["progressToken"], "sym");
+    client.notify("notifications/cancelled", json!({"requestId": running}));
+    assert_eq!(client.request("ping", json!({}))["result"], json!({}));
+    let quick = client.call("symbols", json!({"query": "main"}));
+    assert!(!is_error(&quick), "{quick}");
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1)); // a measuring window, not a wait
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 30,
+        "{used} ticks of CPU in the second after the cancel"
+    );
+    let late = client.collect(Duration::from_millis(200), |m| {
+        m.get("id") == Some(&json!(running))
+    });
+    assert!(
+        late.is_empty(),
+        "an answer to a cancelled request: {late:?}"
+    );
+}

@@ -14,5 +14,6 @@ pub mod live;
 pub mod mcp;
 pub mod roots;
 pub mod search;
+pub mod symbols;
 pub mod walk;
 pub mod watch;

@@ -33,7 +33,7 @@ POLL = 5.0  # seconds to wait for an asynchronous effect (roots re-fetch, cancel
 
 READ_ONLY_TOOLS = {"list_roots", "file_info", "read_file", "read_files", "list_directory", "directory_tree"}
 WRITE_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
-LATER_READ_ONLY_TOOLS = {"grep", "glob"}  # may appear later; read-only when they do
+LATER_READ_ONLY_TOOLS = {"grep", "glob", "symbols", "outline", "references"}  # read-only when listed
 SEVERITY = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 T = TypeVar("T")
@@ -593,6 +593,57 @@ async def test_glob(rootgrep_bin, ws):
             result = await call(client, "glob", {"pattern": "src/m*.rs"})
             ok(result)
             assert [entry["path"] for entry in result.structured_content["files"]] == expected[1:]
+
+
+async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
+    """The symbol tools through the SDK, which validates structuredContent against each
+    tool's outputSchema."""
+    lib_rs = ws.root / "src" / "lib.rs"
+    lib_rs.write_text(
+        "pub struct Calc;\n\nimpl Calc {\n    pub fn add(&self, a: i32, b: i32) -> i32 {\n"
+        "        a + b\n    }\n}\n\npub fn add(a: i32, b: i32) -> i32 {\n    Calc.add(a, b)\n}\n"
+    )
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, Host([ws.root])) as client:
+            for name in ("symbols", "outline", "references"):
+                await require_tool(client, name)
+
+            result = await call(client, "symbols", {"query": "add"})
+            text = ok(result)
+            found = result.structured_content["symbols"]
+            assert [(s["name"], s["kind"], s.get("container"), s["line"]) for s in found] == [
+                ("add", "method", "Calc", 4),
+                ("add", "function", None, 9),
+            ]
+            assert text.splitlines()[0] == f"{lib_rs}:4-6  method  Calc::add — pub fn add(&self, a: i32, b: i32) -> i32 {{"
+
+            result = await call(client, "outline", {"path": str(lib_rs)})
+            text = ok(result)
+            assert text.splitlines()[:4] == [
+                str(lib_rs),
+                "  1-1 struct pub struct Calc;",
+                "  3-7 impl impl Calc {",
+                "    4-6 method pub fn add(&self, a: i32, b: i32) -> i32 {",
+            ]
+            assert result.structured_content["total"] == 4
+
+            result = await call(client, "references", {"name": "add"})
+            ok(result)
+            refs = result.structured_content["references"]
+            assert [(r["line"], r["definition"], r.get("enclosing", {}).get("name")) for r in refs] == [
+                (4, True, "add"),
+                (9, True, "add"),
+                (10, False, "add"),
+            ]
+
+            result = await call(client, "read_file", {"path": str(lib_rs), "symbol": "Calc::add"})
+            text = ok(result)
+            assert text.splitlines()[1:] == numbered(
+                ["    pub fn add(&self, a: i32, b: i32) -> i32 {", "        a + b", "    }"], first=4
+            )
+            ambiguous = ok(await call(client, "read_file", {"path": str(lib_rs), "symbol": "add"}))
+            assert ambiguous.startswith('2 definitions named "add"')
+            err(await call(client, "symbols", {"query": "x", "path": str(ws.outside)}))
 
 
 # --------------------------------------------------------------------------------------

@@ -376,6 +376,51 @@ fn search_answers_fit() {
     }
 }
 
+/// symbols, outline and references over definitions whose names and lines JSON escapes
+/// heavily: every answer within the budget, paged.
+#[test]
+fn symbols_answers_fit() {
+    let ws = workspace();
+    for i in 0..40 {
+        let mut body = String::new();
+        for j in 0..30 {
+            body.push_str(&format!(
+                "pub fn needle_{i}_{j}() {{ let _ = \"{}\"; needle_{i}_{j}(); }}\n",
+                "\\\"\u{1}".repeat(40)
+            ));
+        }
+        std::fs::write(
+            ws.app
+                .join(format!("{}.rs", escaped_name(&format!("{i:02}"), 60))),
+            body,
+        )
+        .unwrap();
+    }
+    let mut client = server(&[], &ws.app);
+    for (tool, args) in [
+        ("symbols", json!({"query": "needle", "head_limit": 0})),
+        ("outline", json!({"path": s(&ws.app), "head_limit": 0})),
+        ("references", json!({"name": "needle_1_1"})),
+        ("references", json!({"name": "needle_1_1", "head_limit": 0})),
+    ] {
+        let result = call(&mut client, tool, args.clone());
+        assert!(!is_error(&result), "{tool} {args}: {result}");
+    }
+    for (tool, args) in [
+        ("symbols", json!({"query": "needle", "head_limit": 0})),
+        ("outline", json!({"path": s(&ws.app), "head_limit": 0})),
+    ] {
+        let result = call(&mut client, tool, args);
+        let next = result["structuredContent"]["next_offset"].as_u64();
+        assert!(
+            next.is_some_and(|n| n > 0),
+            "{tool}: {}",
+            result["structuredContent"]["total"]
+        );
+        assert_eq!(continuation(&text(&result)), next.map(|n| n as usize));
+    }
+}
+
 /// resources/read returns a file whole in one message: a file over the documented 16 MiB
 /// cap (here a sparse 1 GiB one, and one a byte over the cap) is refused at once with a
 /// JSON-RPC error naming the cap and pointing to read_file, never loaded.

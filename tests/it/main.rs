@@ -34,5 +34,6 @@ mod resources;
 mod roots;
 mod schema_fuzz;
 mod search;
+mod symbols;
 #[cfg(windows)]
 mod windows;

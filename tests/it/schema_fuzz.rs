@@ -346,7 +346,7 @@ fn every_listed_tool_is_fuzzed() {
     assert_eq!(names, covered, "a tool without a fuzz test (add it below)");
 }
 
-const FUZZED: [&str; 12] = [
+const FUZZED: [&str; 15] = [
     "create_directory",
     "directory_tree",
     "edit_file",
@@ -356,10 +356,28 @@ const FUZZED: [&str; 12] = [
     "list_directory",
     "list_roots",
     "move_file",
+    "outline",
     "read_file",
     "read_files",
+    "references",
+    "symbols",
     "write_file",
 ];
+
+#[test]
+fn fuzz_symbols() {
+    check("symbols");
+}
+
+#[test]
+fn fuzz_outline() {
+    check("outline");
+}
+
+#[test]
+fn fuzz_references() {
+    check("references");
+}
 
 #[test]
 fn fuzz_grep() {

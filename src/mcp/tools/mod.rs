@@ -23,6 +23,7 @@ use crate::roots::{Resolved, RootSet, resolve};
 mod files;
 mod read;
 pub(crate) mod search;
+mod symbols;
 
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
@@ -129,6 +130,7 @@ fn all_tools() -> &'static [Tool] {
     TOOLS.get_or_init(|| {
         let mut tools = search::tools();
         tools.extend(read::tools());
+        tools.extend(symbols::tools());
         tools.extend(files::tools());
         tools
     })
@@ -172,6 +174,9 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),
         "read_files" => run!(read::read_files),
+        "symbols" => run!(symbols::symbols),
+        "outline" => run!(symbols::outline),
+        "references" => run!(symbols::references),
         "list_directory" => run!(files::list_directory),
         "directory_tree" => run!(files::directory_tree),
         "write_file" => run!(files::write_file),

@@ -43,7 +43,9 @@ pub fn tools() -> Vec<Tool> {
              for `limit` lines (default 2000); says when more lines remain. UTF-16 files are \
              decoded, invalid UTF-8 shown as U+FFFD. Images (png, jpeg, gif, webp) are \
              returned as images; other binary files get a short description. Paths are \
-             absolute, file:// URIs, or relative to the workspace roots.",
+             absolute, file:// URIs, or relative to the workspace roots. With `symbol` \
+             (e.g. \"parse\" or \"Parser::parse\") instead of offset/limit, reads exactly \
+             that definition's lines (source files of the languages `symbols` supports).",
             schema_of::<ReadFileArgs>(),
         )
         .with_annotations(read_only_annotations("Read file")),
@@ -549,6 +551,11 @@ pub struct ReadFileArgs {
     /// Prefix lines with their numbers, cat -n style (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
+    /// Read only this definition instead of offset/limit: a name ("parse") or
+    /// container-qualified ("Parser::parse", "Parser.parse"). Several matches are listed
+    /// for you to choose.
+    #[serde(default)]
+    pub symbol: Option<String>,
 }
 
 /// Largest `offset` (a line number) read_file accepts.
@@ -757,6 +764,9 @@ fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String {
 
 pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
     let budget = call.budget();
+    if let Some(symbol) = &args.symbol {
+        return read_symbol(call, &args, symbol).await;
+    }
     let range = match args.range() {
         Ok(range) => range,
         Err(answer) => return answer,
@@ -779,6 +789,101 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
             ..Answer::default()
         },
         Err(message) => Answer::error(message),
+    }
+}
+
+/// `read_file` + `symbol`: the lines of one definition, or the candidates when the name is
+/// ambiguous (overloads, same name in several classes).
+async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answer {
+    if args.offset.is_some() || args.limit.is_some() {
+        return Answer::error(
+            "give either `symbol` or `offset`/`limit`, not both: `symbol` reads the whole \
+             definition",
+        );
+    }
+    if symbol.trim().is_empty() || symbol.len() > 512 {
+        return Answer::error("`symbol` must be a name like \"parse\" or \"Parser::parse\"");
+    }
+    let budget = call.budget();
+    let resolved = match resolve_checked(call, &args.path, Access::Read).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
+    let target = resolved.path.clone();
+    let (lang, defs) = match blocking(move || crate::symbols::definitions_in(&target)).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(message)) => return Answer::error(message),
+        Err(answer) => return answer,
+    };
+    let picked = crate::symbols::pick(&defs, symbol);
+    let path = path_text(&resolved.path);
+    match picked.as_slice() {
+        [] => {
+            let mut names: Vec<String> = defs.iter().map(|d| d.qualified()).collect();
+            names.sort();
+            names.dedup();
+            let listed = cut_escaped(&names.join(", "), budget / 2);
+            Answer::error(format!(
+                "no definition named {symbol:?} in {path} ({} file); its definitions: {listed}",
+                lang.name()
+            ))
+        }
+        [one] => {
+            let lines = (one.end_line - one.line + 1) as usize;
+            let heading = format!(
+                "{} {} ({}, lines {}-{} of {path})\n",
+                one.kind,
+                one.qualified(),
+                lang.name(),
+                one.line,
+                one.end_line
+            );
+            let room = budget.saturating_sub(ENVELOPE + json_len(&heading));
+            match read_one(
+                call,
+                Ok(resolved),
+                (one.line as usize, lines.min(MAX_LIMIT)),
+                args.line_numbers.unwrap_or(true),
+                room,
+                room,
+            )
+            .await
+            {
+                Ok((text, _)) => {
+                    // The page stops at the definition's last line on purpose: drop the
+                    // generic "line limit reached" note (a note about the budget stays).
+                    let whole = format!("[showing lines {}-{};", one.line, one.end_line);
+                    let text = match text.trim_end().rsplit_once('\n') {
+                        Some((body, last))
+                            if last.starts_with(&whole) && last.contains("line limit") =>
+                        {
+                            format!("{body}\n")
+                        }
+                        _ => text,
+                    };
+                    Answer::text(format!("{heading}{text}"))
+                }
+                Err(message) => Answer::error(message),
+            }
+        }
+        many => {
+            let mut text = format!(
+                "{} definitions named {symbol:?} in {path}; call read_file again with \
+                 symbol \"Container::name\", or offset/limit:\n",
+                many.len()
+            );
+            for d in many {
+                text.push_str(&format!(
+                    "{}-{}  {}  {} — {}\n",
+                    d.line,
+                    d.end_line,
+                    d.kind,
+                    d.qualified(),
+                    d.signature
+                ));
+            }
+            Answer::text(text)
+        }
     }
 }
 

@@ -1,0 +1,843 @@
+//! The code-intelligence tools (PRODUCT §13): `symbols`, `outline` and `references`.
+//! Arguments and results are defined here; the work is `crate::symbols`, run on the
+//! process-wide search pool with progress and cancellation like `grep`, and rendered
+//! within the output budget with the same entries in the text and the structured result.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use rmcp::model::Tool;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::search::{MAX_OFFSET, OneOrMany, search_slots};
+use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
+use crate::access::Access;
+use crate::mcp::progress::{Reporter, thousands};
+use crate::mcp::render::{Answer, ENVELOPE, json_len};
+use crate::roots::path_text;
+use crate::search::Control;
+use crate::symbols::{self, Definition, Lang, SymbolQuery, SymbolStats};
+
+pub const SYMBOLS_DEFAULT_LIMIT: usize = 50;
+pub const OUTLINE_DEFAULT_LIMIT: usize = 500;
+pub const REFERENCES_DEFAULT_LIMIT: usize = 100;
+/// Largest `head_limit` of these tools; larger values are clamped.
+pub const MAX_LIMIT: usize = 5_000;
+
+pub fn tools() -> Vec<Tool> {
+    vec![
+        Tool::new(
+            "symbols",
+            "Find definitions (functions, methods, classes, structs, enums, traits, \
+             interfaces, types, constants, macros, modules) by name across the workspace, \
+             parsed with tree-sitter: Rust, C, C++, Python, JavaScript, TypeScript/TSX, Go, \
+             Java. Ranked exact > prefix (then by path); when no name starts with the query, \
+             names containing it, then fuzzy matches (its letters in order). Smart case. `Type::method` or \
+             `Type.method` narrows to a container. Each result has its line range and first \
+             line; read one with read_file + symbol. Paged with head_limit (default 50) and \
+             offset.",
+            schema_of::<SymbolsArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<SymbolsOut>())
+        .with_annotations(read_only_annotations("Find definitions")),
+        Tool::new(
+            "outline",
+            "The definitions of a file, or of every supported file in a directory, nested \
+             (methods under their class/impl), each with its line range and first line: a \
+             fraction of the bytes of reading the file. Filter with kind; paged with \
+             head_limit (default 500 definitions) and offset.",
+            schema_of::<OutlineArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<OutlineOut>())
+        .with_annotations(read_only_annotations("Outline a file")),
+        Tool::new(
+            "references",
+            "Where a name is used: whole-word, case-sensitive matches of the name in \
+             supported source files, each with its enclosing definition (function, method, \
+             class). Matches by name, not by type: a same-named symbol elsewhere also \
+             matches, and calls through aliases or macros do not. kind keeps references \
+             inside definitions of that kind. Paged with head_limit (default 100) and offset.",
+            schema_of::<ReferencesArgs>(),
+        )
+        .with_raw_output_schema(schema_of::<ReferencesOut>())
+        .with_annotations(read_only_annotations("Find references by name")),
+    ]
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SymbolsArgs {
+    /// Name, prefix, substring or fuzzy name of the definition; `Type::name` or
+    /// `Type.name` also matches the container. Case-insensitive unless it has an
+    /// uppercase letter.
+    #[serde(alias = "name", alias = "symbol", alias = "pattern")]
+    pub query: String,
+    /// Kind(s) to keep: function, method, class, struct, enum, union, interface, trait,
+    /// type, constant, macro, module, namespace, impl, constructor ("class" also keeps
+    /// structs, enums, interfaces, traits; "function" also keeps methods).
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// File or directory to search, or a list of them (default: every workspace root).
+    #[serde(default, alias = "file_path", alias = "paths")]
+    pub path: Option<OneOrMany>,
+    /// Language(s) to keep: rust, c, cpp, python, javascript, typescript, tsx, go, java.
+    #[serde(default, alias = "lang")]
+    pub language: Option<OneOrMany>,
+    /// Only definitions named exactly `query` (default false).
+    #[serde(default)]
+    pub exact: Option<bool>,
+    /// Definitions to return (default 50; at most 5000, larger values are clamped).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 5000))]
+    pub head_limit: Option<usize>,
+    /// Definitions to skip first, for paging (default 0; at most 100000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 100000))]
+    pub offset: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct OutlineArgs {
+    /// File or directory to outline (a directory: each supported file below it, by path).
+    #[serde(alias = "file_path")]
+    pub path: String,
+    /// Kind(s) to keep (see symbols).
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// Definitions to return (default 500; at most 5000, larger values are clamped).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 5000))]
+    pub head_limit: Option<usize>,
+    /// Definitions to skip first, for paging (default 0; at most 100000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 100000))]
+    pub offset: Option<usize>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ReferencesArgs {
+    /// The identifier to find (whole word, case-sensitive), e.g. "parse".
+    #[serde(alias = "symbol", alias = "query")]
+    pub name: String,
+    /// File or directory to search, or a list of them (default: every workspace root).
+    #[serde(default, alias = "file_path", alias = "paths")]
+    pub path: Option<OneOrMany>,
+    /// Keep only references inside definitions of these kinds (see symbols).
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// References to return (default 100; at most 5000, larger values are clamped).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 5000))]
+    pub head_limit: Option<usize>,
+    /// References to skip first, for paging (default 0; at most 100000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = 100000))]
+    pub offset: Option<usize>,
+}
+
+// ---------------------------------------------------------------------------------------
+// results
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SymbolOut {
+    pub name: String,
+    pub kind: String,
+    pub path: String,
+    /// First line of the definition (1-based).
+    pub line: u64,
+    pub end_line: u64,
+    /// The definition's line with its name, trimmed.
+    pub signature: String,
+    /// Enclosing class, impl, module or function.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    pub language: String,
+    /// exact, prefix, substring or fuzzy.
+    #[serde(rename = "match")]
+    pub tier: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SymbolsOut {
+    pub symbols: Vec<SymbolOut>,
+    /// Matching definitions in all.
+    pub total: usize,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// No name starts with the query, so names containing it or holding its letters in
+    /// order were listed.
+    pub fuzzy: bool,
+    pub stats: StatsOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct StatsOut {
+    /// Files whose text contained the query (the only ones parsed).
+    pub candidates: u64,
+    pub parsed: u64,
+    /// Files over the 1 MiB parse cap.
+    pub too_large: u64,
+    pub unreadable: u64,
+    pub elapsed_ms: u64,
+}
+
+fn stats_out(stats: &SymbolStats) -> StatsOut {
+    StatsOut {
+        candidates: stats.candidates,
+        parsed: stats.parsed,
+        too_large: stats.too_large,
+        unreadable: stats.unreadable,
+        elapsed_ms: stats.elapsed.as_millis() as u64,
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct DefinitionOut {
+    pub name: String,
+    pub kind: String,
+    pub line: u64,
+    pub end_line: u64,
+    pub signature: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// Nesting depth (0: top level of the file).
+    pub depth: usize,
+}
+
+fn definition_out(d: &Definition) -> DefinitionOut {
+    DefinitionOut {
+        name: d.name.clone(),
+        kind: d.kind.to_string(),
+        line: d.line,
+        end_line: d.end_line,
+        signature: d.signature.clone(),
+        container: d.container.clone(),
+        depth: d.depth,
+    }
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct FileOutlineOut {
+    pub path: String,
+    pub language: String,
+    pub definitions: Vec<DefinitionOut>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct OutlineOut {
+    pub files: Vec<FileOutlineOut>,
+    /// Definitions in all, when every file was parsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub total: Option<usize>,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    pub stats: StatsOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct EnclosingOut {
+    pub name: String,
+    pub kind: String,
+    pub line: u64,
+    pub end_line: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReferenceOut {
+    pub path: String,
+    pub line: u64,
+    pub column: u64,
+    pub text: String,
+    /// The innermost definition holding the line (absent at file level).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub enclosing: Option<EnclosingOut>,
+    /// The line is where the name itself is defined.
+    pub definition: bool,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ReferencesOut {
+    pub references: Vec<ReferenceOut>,
+    pub total: usize,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    pub stats: StatsOut,
+}
+
+// ---------------------------------------------------------------------------------------
+// shared plumbing
+
+fn list(value: Option<OneOrMany>) -> Vec<String> {
+    match value {
+        None => Vec::new(),
+        Some(OneOrMany::One(one)) if one.trim().is_empty() => Vec::new(),
+        Some(OneOrMany::One(one)) => vec![one],
+        Some(OneOrMany::Many(many)) => many,
+    }
+}
+
+fn limits(
+    head_limit: Option<usize>,
+    offset: Option<usize>,
+    default: usize,
+    tool: &str,
+) -> Result<(usize, usize), Answer> {
+    let offset = offset.unwrap_or(0);
+    if offset > MAX_OFFSET {
+        return Err(Answer::error(format!(
+            "offset {offset} is too large ({tool} pages up to offset {MAX_OFFSET}); narrow it \
+             with path or kind instead"
+        )));
+    }
+    let limit = match head_limit.unwrap_or(default) {
+        0 => MAX_LIMIT,
+        n => n.min(MAX_LIMIT),
+    };
+    Ok((limit, offset))
+}
+
+/// Resolves and authorizes the `path` argument (default: every existing root).
+async fn targets(call: &Call<'_>, named: Vec<String>) -> Result<Vec<PathBuf>, Answer> {
+    if named.is_empty() {
+        let targets = call.roots.existing();
+        if targets.is_empty() {
+            return Err(Answer::error(format!(
+                "no workspace root exists ({}); pass a path",
+                call.roots.describe()
+            )));
+        }
+        return Ok(targets);
+    }
+    let mut targets = Vec::with_capacity(named.len());
+    for path in &named {
+        let resolved = resolve_checked(call, path, Access::Read).await?;
+        if !resolved.exists {
+            return Err(Answer::error(format!(
+                "{}: no such file or directory",
+                resolved.path.display()
+            )));
+        }
+        targets.push(resolved.path);
+    }
+    Ok(targets)
+}
+
+/// Runs symbol work on the search pool (like grep: at least one permit, waited for in
+/// line, plus whatever is free), with progress, and cancellation that also interrupts a
+/// parse in progress. `None` when cancelled.
+async fn run(
+    call: &Call<'_>,
+    noun: &'static str,
+    work: impl FnOnce(&Control, &AtomicUsize, usize) -> Answer + Send + 'static,
+) -> Option<Answer> {
+    let ct = &call.ctx.ct;
+    if ct.is_cancelled() {
+        return None;
+    }
+    let slots = search_slots();
+    let first = tokio::select! {
+        permit = slots.clone().acquire_owned() => permit.ok()?,
+        _ = ct.cancelled() => return None,
+    };
+    let mut permits = vec![first];
+    while let Ok(more) = slots.clone().try_acquire_owned() {
+        permits.push(more);
+    }
+    let threads = permits.len();
+    let control = Arc::new(Control::new());
+    let abort = Arc::new(AtomicUsize::new(0));
+    let reporter = Reporter::start(call.ctx, control.clone(), None, noun);
+    let (worker, worker_abort) = (control.clone(), abort.clone());
+    let mut handle = tokio::task::spawn_blocking(move || {
+        let answer = work(&worker, &worker_abort, threads);
+        drop(permits);
+        answer
+    });
+    let outcome = tokio::select! {
+        joined = &mut handle => Some(joined),
+        _ = ct.cancelled() => {
+            control.cancel();
+            abort.store(1, Ordering::Relaxed);
+            let _ = handle.await;
+            None
+        }
+    };
+    reporter.finish().await;
+    match outcome? {
+        Ok(answer) => Some(answer),
+        Err(err) => Some(Answer::error(format!("internal error: {err}"))),
+    }
+}
+
+fn index_of(call: &Call<'_>) -> Option<Arc<crate::index::FileIndex>> {
+    call.session.live.as_ref().map(|live| live.index.clone())
+}
+
+/// Room for entries: the budget less the envelope and the fixed fields and last line.
+fn room(budget: usize) -> usize {
+    budget.saturating_sub(ENVELOPE + 700)
+}
+
+/// Serialized size of one structured entry, with its comma.
+fn cost<T: Serialize>(entry: &T) -> usize {
+    serde_json::to_string(entry).map_or(0, |s| s.len()) + 1
+}
+
+fn langs_of(names: &[String]) -> Result<Vec<Lang>, Answer> {
+    names
+        .iter()
+        .map(|name| {
+            Lang::from_name(name).ok_or_else(|| {
+                Answer::error(format!(
+                    "unknown language {name:?}; supported: {}",
+                    symbols::find::supported_names()
+                ))
+            })
+        })
+        .collect()
+}
+
+fn cut(text: &str, max: usize) -> String {
+    crate::mcp::render::cut_escaped(text, max)
+}
+
+// ---------------------------------------------------------------------------------------
+// symbols
+
+pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
+    let query_text = args.query.trim().to_string();
+    if query_text.is_empty() {
+        return Answer::error("`query` is empty; give a name, prefix or part of a name");
+    }
+    if query_text.len() > 256 {
+        return Answer::error("`query` is longer than 256 bytes; give a name");
+    }
+    let (limit, offset) = match limits(
+        args.head_limit,
+        args.offset,
+        SYMBOLS_DEFAULT_LIMIT,
+        "symbols",
+    ) {
+        Ok(pair) => pair,
+        Err(answer) => return answer,
+    };
+    let langs = match langs_of(&list(args.language)) {
+        Ok(langs) => langs,
+        Err(answer) => return answer,
+    };
+    let targets = match targets(call, list(args.path)).await {
+        Ok(targets) => targets,
+        Err(answer) => return answer,
+    };
+    let query = SymbolQuery {
+        query: query_text,
+        exact: args.exact.unwrap_or(false),
+        kinds: list(args.kind),
+        langs,
+        offset,
+        limit,
+        threads: 1,
+    };
+    let index = index_of(call);
+    let budget = call.budget();
+    let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
+        let query = SymbolQuery { threads, ..query };
+        match symbols::find_symbols(&query, &targets, index.as_deref(), control, abort) {
+            Ok(outcome) => render_symbols(&query, &outcome, budget),
+            Err(err) => Answer::error(err.to_string()),
+        }
+    };
+    run(call, "definitions", work)
+        .await
+        .unwrap_or_else(|| Answer::error("cancelled"))
+}
+
+fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget: usize) -> Answer {
+    let room = room(budget);
+    let mut used = 0;
+    let mut text = String::new();
+    let mut listed = Vec::new();
+    for (tier, found) in &outcome.entries {
+        let d = &found.def;
+        let path = path_text(&found.path);
+        let entry = SymbolOut {
+            name: d.name.clone(),
+            kind: d.kind.to_string(),
+            path: path.clone(),
+            line: d.line,
+            end_line: d.end_line,
+            signature: d.signature.clone(),
+            container: d.container.clone(),
+            language: found.lang.name().to_string(),
+            tier: tier.name().to_string(),
+        };
+        let line = format!(
+            "{path}:{}-{}  {}  {} — {}\n",
+            d.line,
+            d.end_line,
+            d.kind,
+            d.qualified(),
+            d.signature
+        );
+        let more = json_len(&line) + cost(&entry);
+        if used + more > room && !listed.is_empty() {
+            break;
+        }
+        used += more;
+        text.push_str(&line);
+        listed.push(entry);
+    }
+    let shown = listed.len();
+    let next_offset = if shown < outcome.entries.len() {
+        Some(query.offset + shown.max(1))
+    } else {
+        outcome.next_offset
+    };
+    let stats = &outcome.stats;
+    if outcome.total == 0 {
+        text.push_str(&format!(
+            "No definitions matching {:?} (parsed {} of {} files containing it{}).\n",
+            query.query,
+            thousands(stats.parsed),
+            thousands(stats.candidates),
+            skipped(stats)
+        ));
+    } else {
+        if outcome.fuzzy {
+            text.push_str(
+                "[no name starts with the query; names containing it or its letters in order]\n",
+            );
+        }
+        if let Some(next) = next_offset {
+            text.push_str(&format!(
+                "[showing {}-{} of {} definitions; call symbols with offset={next} for more]\n",
+                query.offset + 1,
+                query.offset + shown,
+                outcome.total
+            ));
+        } else if query.offset > 0 && shown == 0 {
+            text.push_str(&format!(
+                "[offset {} is past the end: {} definitions in total]\n",
+                query.offset, outcome.total
+            ));
+        }
+        if stats.candidates_capped {
+            text.push_str(&format!(
+                "[only the first {} files containing the query were parsed; narrow with path \
+                 or language]\n",
+                thousands(symbols::find::MAX_CANDIDATES as u64)
+            ));
+        }
+    }
+    let out = SymbolsOut {
+        symbols: listed,
+        total: outcome.total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        fuzzy: outcome.fuzzy,
+        stats: stats_out(stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+fn skipped(stats: &SymbolStats) -> String {
+    let mut parts = Vec::new();
+    if stats.too_large > 0 {
+        parts.push(format!("{} over 1 MiB", stats.too_large));
+    }
+    if stats.unreadable > 0 {
+        parts.push(format!("{} unreadable or binary", stats.unreadable));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("; skipped {}", parts.join(", "))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// outline
+
+pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
+    let (limit, offset) = match limits(
+        args.head_limit,
+        args.offset,
+        OUTLINE_DEFAULT_LIMIT,
+        "outline",
+    ) {
+        Ok(pair) => pair,
+        Err(answer) => return answer,
+    };
+    if args.path.is_empty() {
+        return Answer::error("`path` is empty; give a file or directory");
+    }
+    let targets = match targets(call, vec![args.path]).await {
+        Ok(targets) => targets,
+        Err(answer) => return answer,
+    };
+    let kinds = list(args.kind);
+    let budget = call.budget();
+    let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
+        &targets, &kinds, offset, limit, threads, control, abort,
+    ) {
+        Ok(outcome) => render_outline(&outcome, offset, limit, budget),
+        Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
+        Err(err) => Answer::error(err.to_string()),
+    };
+    run(call, "definitions", work)
+        .await
+        .unwrap_or_else(|| Answer::error("cancelled"))
+}
+
+fn render_outline(
+    outcome: &symbols::OutlineOutcome,
+    offset: usize,
+    limit: usize,
+    budget: usize,
+) -> Answer {
+    let room = room(budget);
+    let mut used = 0;
+    let mut text = String::new();
+    let mut files = Vec::new();
+    let mut index = 0usize; // definitions seen, across files
+    let mut shown = 0usize;
+    let mut full = false;
+    let total: usize = outcome.files.iter().map(|f| f.defs.len()).sum();
+    let single = outcome.files.len() == 1;
+    'files: for file in &outcome.files {
+        let path = path_text(&file.path);
+        let mut out = FileOutlineOut {
+            path: path.clone(),
+            language: file.lang.name().to_string(),
+            definitions: Vec::new(),
+        };
+        let mut heading = false;
+        for d in &file.defs {
+            if index < offset {
+                index += 1;
+                continue;
+            }
+            if shown >= limit {
+                full = true;
+                break 'files;
+            }
+            let head = if heading {
+                String::new()
+            } else {
+                format!("{path}\n")
+            };
+            let line = format!(
+                "{head}{}{}-{} {} {}\n",
+                "  ".repeat(d.depth + 1),
+                d.line,
+                d.end_line,
+                d.kind,
+                d.signature
+            );
+            let entry = definition_out(d);
+            let more =
+                json_len(&line) + cost(&entry) + if heading { 0 } else { json_len(&path) + 40 };
+            if used + more > room && shown > 0 {
+                full = true;
+                break 'files;
+            }
+            used += more;
+            heading = true;
+            text.push_str(&line);
+            out.definitions.push(entry);
+            index += 1;
+            shown += 1;
+        }
+        if heading {
+            files.push(out);
+        } else if single && file.defs.is_empty() {
+            let why = match file.error {
+                Some(symbols::find::FileError::TooLarge) => "larger than 1 MiB, not parsed",
+                Some(_) => "not readable as text",
+                None => "no definitions found",
+            };
+            text.push_str(&format!("{path}: {why}\n"));
+        }
+    }
+    let more_files = !outcome.complete;
+    let next_offset = (full || (more_files && shown > 0)).then_some(offset + shown.max(1));
+    let known_total = outcome.complete.then_some(total);
+    if let Some(next) = next_offset {
+        let of = known_total.map_or_else(|| "more".to_string(), |t| t.to_string());
+        text.push_str(&format!(
+            "[showing definitions {}-{} of {of}; call outline with offset={next} for more]\n",
+            offset + 1,
+            offset + shown
+        ));
+    } else if shown == 0 && !single {
+        text.push_str(&format!(
+            "No definitions (parsed {} supported files{}).\n",
+            thousands(outcome.stats.parsed),
+            skipped(&outcome.stats)
+        ));
+    }
+    let out = OutlineOut {
+        files,
+        total: known_total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        stats: stats_out(&outcome.stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+// ---------------------------------------------------------------------------------------
+// references
+
+pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
+    let name = args.name.trim().to_string();
+    if name.is_empty() {
+        return Answer::error("`name` is empty; give an identifier");
+    }
+    if name.len() > 256 {
+        return Answer::error("`name` is longer than 256 bytes; give an identifier");
+    }
+    let (limit, offset) = match limits(
+        args.head_limit,
+        args.offset,
+        REFERENCES_DEFAULT_LIMIT,
+        "references",
+    ) {
+        Ok(pair) => pair,
+        Err(answer) => return answer,
+    };
+    let targets = match targets(call, list(args.path)).await {
+        Ok(targets) => targets,
+        Err(answer) => return answer,
+    };
+    let kinds = list(args.kind);
+    let index = index_of(call);
+    let budget = call.budget();
+    let work =
+        move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
+            &name,
+            &targets,
+            index.as_deref(),
+            &kinds,
+            offset,
+            limit,
+            threads,
+            control,
+            abort,
+        ) {
+            Ok(outcome) => render_references(&name, &outcome, offset, budget),
+            Err(err) => Answer::error(err.to_string()),
+        };
+    run(call, "references", work)
+        .await
+        .unwrap_or_else(|| Answer::error("cancelled"))
+}
+
+fn render_references(
+    name: &str,
+    outcome: &symbols::ReferenceOutcome,
+    offset: usize,
+    budget: usize,
+) -> Answer {
+    let room = room(budget);
+    let mut used = 0;
+    let mut text = String::new();
+    let mut listed = Vec::new();
+    let mut last_path: Option<&Path> = None;
+    let mut last_scope: Option<(u64, String)> = None;
+    for r in &outcome.entries {
+        let path = path_text(&r.path);
+        let mut lines = String::new();
+        if last_path != Some(r.path.as_path()) {
+            if last_path.is_some() {
+                lines.push('\n');
+            }
+            lines.push_str(&path);
+            lines.push('\n');
+            last_scope = None;
+        }
+        let scope = r.enclosing.as_ref().map(|d| (d.line, d.qualified()));
+        if scope != last_scope
+            && let Some(d) = &r.enclosing
+        {
+            lines.push_str(&format!(
+                "  in {} {} ({}-{})\n",
+                d.kind,
+                d.qualified(),
+                d.line,
+                d.end_line
+            ));
+        }
+        let mark = if r.is_definition {
+            "  [definition]"
+        } else {
+            ""
+        };
+        lines.push_str(&format!("{}:{}{mark}\n", r.line, cut(&r.text, 500)));
+        let entry = ReferenceOut {
+            path,
+            line: r.line,
+            column: r.column,
+            text: r.text.clone(),
+            enclosing: r.enclosing.as_ref().map(|d| EnclosingOut {
+                name: d.name.clone(),
+                kind: d.kind.to_string(),
+                line: d.line,
+                end_line: d.end_line,
+                container: d.container.clone(),
+            }),
+            definition: r.is_definition,
+        };
+        let more = json_len(&lines) + cost(&entry);
+        if used + more > room && !listed.is_empty() {
+            break;
+        }
+        used += more;
+        text.push_str(&lines);
+        listed.push(entry);
+        last_path = Some(r.path.as_path());
+        last_scope = scope;
+    }
+    let shown = listed.len();
+    let next_offset = if shown < outcome.entries.len() {
+        Some(offset + shown.max(1))
+    } else {
+        outcome.next_offset
+    };
+    if outcome.total == 0 {
+        text.push_str(&format!(
+            "No references to {name:?} (whole word, case-sensitive; searched {} files).\n",
+            thousands(outcome.files_searched)
+        ));
+    } else if let Some(next) = next_offset {
+        text.push_str(&format!(
+            "[showing {}-{} of {} references; call references with offset={next} for more]\n",
+            offset + 1,
+            offset + shown,
+            outcome.total
+        ));
+    } else if offset > 0 && shown == 0 {
+        text.push_str(&format!(
+            "[offset {offset} is past the end: {} references in total]\n",
+            outcome.total
+        ));
+    }
+    let out = ReferencesOut {
+        references: listed,
+        total: outcome.total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        stats: stats_out(&outcome.stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}

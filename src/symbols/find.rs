@@ -1,0 +1,875 @@
+//! Symbol queries without an index: a text pre-filter with the search engine (the same
+//! walk, roots, ignore rules and file index as `grep`) finds the files that can hold the
+//! answer, and only those are parsed, in parallel on the threads the caller was given.
+//!
+//! - [`find_symbols`]: definitions by name: exact > prefix > substring, then by path and
+//!   line; a fuzzy (subsequence) pass runs only when nothing contains the query.
+//! - [`outline`]: the definitions of files, in source order, with nesting.
+//! - [`references`]: word-boundary matches of a name, each with its enclosing definition.
+//! - [`definitions_in`]: one file's definitions (for `read_file` + `symbol`).
+//!
+//! A later symbol index replaces the pre-filter and the parsing, not these signatures.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use tree_sitter_tags::TagsContext;
+
+use super::extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};
+use super::lang::{Lang, rg_types};
+use crate::files::read::{Whole, read_whole};
+use crate::index::FileIndex;
+use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
+
+/// Most candidate files a query parses (the pre-filter's page); a query that matches in
+/// more files than this answers from the first ones by path and says so.
+pub const MAX_CANDIDATES: usize = search::MAX_RETAINED;
+
+/// What happened to the files a query looked at.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SymbolStats {
+    /// Files the text pre-filter selected.
+    pub candidates: u64,
+    /// Files parsed.
+    pub parsed: u64,
+    /// Files over [`MAX_PARSE_BYTES`], not parsed.
+    pub too_large: u64,
+    /// Binary or unreadable files.
+    pub unreadable: u64,
+    /// The pre-filter stopped at [`MAX_CANDIDATES`] files.
+    pub candidates_capped: bool,
+    pub elapsed: Duration,
+}
+
+/// A definition and where it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Located {
+    pub path: PathBuf,
+    pub lang: Lang,
+    pub def: Definition,
+}
+
+/// How a name matched the query, best first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Tier {
+    Exact,
+    Prefix,
+    Substring,
+    Fuzzy,
+}
+
+impl Tier {
+    pub fn name(self) -> &'static str {
+        match self {
+            Tier::Exact => "exact",
+            Tier::Prefix => "prefix",
+            Tier::Substring => "substring",
+            Tier::Fuzzy => "fuzzy",
+        }
+    }
+}
+
+/// A `symbols` request.
+#[derive(Clone, Debug, Default)]
+pub struct SymbolQuery {
+    /// A name, prefix or fuzzy name; `Container::name` or `Container.name` also filters on
+    /// the container. Smart case: case-insensitive unless it has an uppercase letter.
+    pub query: String,
+    /// Only exact names.
+    pub exact: bool,
+    /// Kinds to keep (empty: all but `impl`, which repeats its type's name).
+    pub kinds: Vec<String>,
+    /// Languages to keep (empty: all).
+    pub langs: Vec<Lang>,
+    pub offset: usize,
+    pub limit: usize,
+    /// Threads to parse with (at least 1).
+    pub threads: usize,
+}
+
+/// The answer to a [`SymbolQuery`].
+#[derive(Clone, Debug, Default)]
+pub struct SymbolOutcome {
+    /// The page, with each entry's match tier.
+    pub entries: Vec<(Tier, Located)>,
+    pub total: usize,
+    pub next_offset: Option<usize>,
+    /// The second pass ran (no name starts with the query): substring and fuzzy matches.
+    pub fuzzy: bool,
+    pub stats: SymbolStats,
+    pub cancelled: bool,
+}
+
+/// Splits `Parser::parse` / `Parser.parse` into (`Some("Parser")`, `"parse"`).
+pub fn split_qualified(query: &str) -> (Option<&str>, &str) {
+    for sep in ["::", "."] {
+        if let Some((container, name)) = query.rsplit_once(sep)
+            && !container.is_empty()
+            && !name.is_empty()
+        {
+            let container = container.rsplit(sep).next().unwrap_or(container);
+            return (Some(container), name);
+        }
+    }
+    (None, query)
+}
+
+/// Finds definitions by name under `targets` (canonical paths already checked against the
+/// roots). Blocks; stops early (with `cancelled`) when `control` is cancelled, and
+/// `abort` (set by the caller together with `control`) interrupts a parse in progress.
+pub fn find_symbols(
+    query: &SymbolQuery,
+    targets: &[PathBuf],
+    index: Option<&FileIndex>,
+    control: &Control,
+    abort: &AtomicUsize,
+) -> Result<SymbolOutcome, SearchError> {
+    let started = Instant::now();
+    let (container, name) = split_qualified(query.query.trim());
+    let insensitive = !name.chars().any(char::is_uppercase);
+    let mut stats = SymbolStats::default();
+    let matcher = NameMatcher::new(name, insensitive);
+    let keep = |located: &Located| {
+        kind_allowed(&query.kinds, located.def.kind)
+            && (query.langs.is_empty() || query.langs.contains(&located.lang))
+            && container.is_none_or(|c| {
+                located
+                    .def
+                    .container
+                    .as_deref()
+                    .is_some_and(|have| same_name(have, c, insensitive))
+            })
+    };
+    // First pass: names equal to or starting with the query, so the pre-filter wants the
+    // query at the start of a word (most files mentioning a name only call it; fewer
+    // candidates is what keeps a first query on a large tree fast).
+    let literal = regex_escape(name);
+    let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    let pattern = match (query.exact, word_start) {
+        (true, true) => format!(r"\b{literal}\b"),
+        (false, true) => format!(r"\b{literal}"),
+        (_, false) => literal,
+    };
+    let mut found = collect(
+        query,
+        targets,
+        index,
+        control,
+        abort,
+        &pattern,
+        insensitive,
+        &mut stats,
+        |def| {
+            matcher
+                .tier(&def.name, query.exact)
+                .filter(|t| *t <= Tier::Prefix)
+        },
+        &keep,
+    )?;
+    let mut fuzzy = false;
+    if found.is_empty() && !query.exact && !control.is_cancelled() {
+        // No name starts with the query: names containing it, then names holding its
+        // letters in order (the pre-filter regex accepts both).
+        fuzzy = true;
+        let pattern = name
+            .chars()
+            .map(|c| regex_escape(&c.to_string()))
+            .collect::<Vec<_>>()
+            .join(r"\w*");
+        found = collect(
+            query,
+            targets,
+            index,
+            control,
+            abort,
+            &pattern,
+            insensitive,
+            &mut stats,
+            |def| {
+                matcher
+                    .tier(&def.name, false)
+                    .or_else(|| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
+            },
+            &keep,
+        )?;
+    }
+    found.sort_by(|(ta, a), (tb, b)| {
+        ta.cmp(tb)
+            .then_with(|| match ta {
+                Tier::Exact => (a.def.name != name).cmp(&(b.def.name != name)),
+                // Shorter names are closer to the query.
+                _ => a.def.name.len().cmp(&b.def.name.len()),
+            })
+            .then_with(|| match ta {
+                Tier::Fuzzy => matcher.fuzzy(&a.def.name).cmp(&matcher.fuzzy(&b.def.name)),
+                _ => std::cmp::Ordering::Equal,
+            })
+            .then_with(|| a.path.cmp(&b.path))
+            .then(a.def.line.cmp(&b.def.line))
+            .then(a.def.name_line.cmp(&b.def.name_line))
+    });
+    let total = found.len();
+    let entries: Vec<_> = found
+        .into_iter()
+        .skip(query.offset)
+        .take(query.limit.max(1))
+        .collect();
+    let end = query.offset + entries.len();
+    stats.elapsed = started.elapsed();
+    Ok(SymbolOutcome {
+        next_offset: (end < total).then_some(end),
+        entries,
+        total,
+        fuzzy,
+        stats,
+        cancelled: control.is_cancelled(),
+    })
+}
+
+/// Pre-filters with `pattern`, parses the candidates and keeps the definitions `tier`
+/// accepts and `keep` allows.
+#[allow(clippy::too_many_arguments)]
+fn collect(
+    query: &SymbolQuery,
+    targets: &[PathBuf],
+    index: Option<&FileIndex>,
+    control: &Control,
+    abort: &AtomicUsize,
+    pattern: &str,
+    insensitive: bool,
+    stats: &mut SymbolStats,
+    tier: impl Fn(&Definition) -> Option<Tier> + Sync,
+    keep: &(impl Fn(&Located) -> bool + Sync),
+) -> Result<Vec<(Tier, Located)>, SearchError> {
+    let files = candidates(
+        pattern,
+        insensitive,
+        &query.langs,
+        targets,
+        index,
+        control,
+        query.threads,
+        stats,
+    )?;
+    let found = Mutex::new(Vec::new());
+    parse_all(
+        &files,
+        query.threads,
+        control,
+        abort,
+        stats,
+        |path, lang, defs| {
+            let mut mine = Vec::new();
+            for def in defs {
+                if let Some(t) = tier(&def) {
+                    let located = Located {
+                        path: path.to_path_buf(),
+                        lang,
+                        def,
+                    };
+                    if keep(&located) {
+                        mine.push((t, located));
+                    }
+                }
+            }
+            if !mine.is_empty() {
+                control
+                    .matches
+                    .fetch_add(mine.len() as u64, Ordering::Relaxed);
+                found
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(mine);
+            }
+        },
+    );
+    Ok(found
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner))
+}
+
+/// Files of a supported language under `targets` with a line matching `pattern`.
+#[allow(clippy::too_many_arguments)]
+fn candidates(
+    pattern: &str,
+    insensitive: bool,
+    langs: &[Lang],
+    targets: &[PathBuf],
+    index: Option<&FileIndex>,
+    control: &Control,
+    threads: usize,
+    stats: &mut SymbolStats,
+) -> Result<Vec<(PathBuf, Lang)>, SearchError> {
+    let mut grep = GrepQuery::new(pattern);
+    grep.case = if insensitive {
+        CaseMode::Insensitive
+    } else {
+        CaseMode::Sensitive
+    };
+    grep.types = rg_types(langs);
+    grep.mode = OutputMode::FilesWithMatches;
+    grep.limit = Some(MAX_CANDIDATES);
+    grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
+    grep.threads = threads;
+    let outcome = match index {
+        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
+        None => search::grep(&grep, targets, control)?,
+    };
+    stats.too_large += outcome.stats.skipped_too_large;
+    stats.candidates_capped |= outcome.truncated;
+    let GrepEntries::Files(files) = outcome.entries else {
+        return Ok(Vec::new());
+    };
+    let files: Vec<_> = files
+        .into_iter()
+        .filter_map(|path| {
+            let lang = Lang::from_path(&path)?;
+            (langs.is_empty() || langs.contains(&lang)).then_some((path, lang))
+        })
+        .collect();
+    stats.candidates += files.len() as u64;
+    Ok(files)
+}
+
+/// Reads and parses `files` on up to `threads` threads (this one included), calling `each`
+/// with every file's definitions. Stops starting files once `control` is cancelled.
+fn parse_all(
+    files: &[(PathBuf, Lang)],
+    threads: usize,
+    control: &Control,
+    abort: &AtomicUsize,
+    stats: &mut SymbolStats,
+    each: impl Fn(&Path, Lang, Vec<Definition>) + Sync,
+) {
+    let next = AtomicUsize::new(0);
+    let counts = Mutex::new(SymbolStats::default());
+    let work = || {
+        let mut ctx = TagsContext::new();
+        let mut mine = SymbolStats::default();
+        loop {
+            if control.is_cancelled() {
+                break;
+            }
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((path, lang)) = files.get(i) else {
+                break;
+            };
+            match parse_file(&mut ctx, path, *lang, abort) {
+                Ok(defs) => {
+                    mine.parsed += 1;
+                    each(path, *lang, defs);
+                }
+                Err(FileError::TooLarge) => mine.too_large += 1,
+                Err(FileError::Unreadable) => mine.unreadable += 1,
+                Err(FileError::Cancelled) => break,
+            }
+            control.files_examined.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut counts = counts
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        counts.parsed += mine.parsed;
+        counts.too_large += mine.too_large;
+        counts.unreadable += mine.unreadable;
+    };
+    let threads = threads.clamp(1, files.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let counts = counts
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    stats.parsed += counts.parsed;
+    stats.too_large += counts.too_large;
+    stats.unreadable += counts.unreadable;
+}
+
+/// Why one file gave no definitions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileError {
+    TooLarge,
+    /// Missing, unreadable, special or binary.
+    Unreadable,
+    Cancelled,
+}
+
+/// Reads one file (without following symlinks, transcoding UTF-16) and extracts its
+/// definitions.
+pub fn parse_file(
+    ctx: &mut TagsContext,
+    path: &Path,
+    lang: Lang,
+    abort: &AtomicUsize,
+) -> Result<Vec<Definition>, FileError> {
+    let text = match read_whole(path, MAX_PARSE_BYTES as u64) {
+        Ok(Whole::Text(text)) => text,
+        Ok(Whole::TooLarge(_)) => return Err(FileError::TooLarge),
+        Ok(Whole::Binary(_)) | Err(_) => return Err(FileError::Unreadable),
+    };
+    match extract(ctx, lang, text.as_bytes(), Some(abort)) {
+        Ok(defs) => Ok(defs),
+        Err(ExtractError::TooLarge(_)) => Err(FileError::TooLarge),
+        Err(ExtractError::Cancelled) => Err(FileError::Cancelled),
+        Err(ExtractError::Config(_)) => Err(FileError::Unreadable),
+    }
+}
+
+/// The definitions of one file, for `read_file` + `symbol`. `Err` says why there are none.
+pub fn definitions_in(path: &Path) -> Result<(Lang, Vec<Definition>), String> {
+    let lang = Lang::from_path(path).ok_or_else(|| {
+        format!(
+            "{}: no symbols for this file type (supported: {})",
+            crate::roots::path_text(path),
+            supported_names()
+        )
+    })?;
+    let never = AtomicUsize::new(0);
+    match parse_file(&mut TagsContext::new(), path, lang, &never) {
+        Ok(defs) => Ok((lang, defs)),
+        Err(FileError::TooLarge) => Err(format!(
+            "{}: larger than {} MiB, not parsed for symbols; read it with offset/limit",
+            crate::roots::path_text(path),
+            MAX_PARSE_BYTES >> 20
+        )),
+        Err(_) => Err(format!(
+            "{}: cannot be read as text",
+            crate::roots::path_text(path)
+        )),
+    }
+}
+
+/// The supported language names, for messages.
+pub fn supported_names() -> String {
+    Lang::ALL.map(Lang::name).join(", ")
+}
+
+/// Definitions of `symbol` (`name`, `Container::name` or `Container.name`) among `defs`:
+/// exact case first; if none, ignoring case.
+pub fn pick<'d>(defs: &'d [Definition], symbol: &str) -> Vec<&'d Definition> {
+    let (container, name) = split_qualified(symbol.trim());
+    let select = |insensitive: bool| -> Vec<&Definition> {
+        defs.iter()
+            .filter(|d| same_name(&d.name, name, insensitive))
+            .filter(|d| {
+                container.is_none_or(|c| {
+                    d.container
+                        .as_deref()
+                        .is_some_and(|have| same_name(have, c, insensitive))
+                })
+            })
+            .collect()
+    };
+    let exact = select(false);
+    if exact.is_empty() {
+        select(true)
+    } else {
+        exact
+    }
+}
+
+fn same_name(have: &str, want: &str, insensitive: bool) -> bool {
+    if insensitive {
+        have.eq_ignore_ascii_case(want) || have.to_lowercase() == want.to_lowercase()
+    } else {
+        have == want
+    }
+}
+
+fn kind_allowed(kinds: &[String], kind: &str) -> bool {
+    if kinds.is_empty() {
+        return kind != "impl";
+    }
+    kinds.iter().any(|k| {
+        let k = k.trim().to_ascii_lowercase();
+        k == kind
+            || matches!(
+                (k.as_str(), kind),
+                ("fn" | "func", "function")
+                    | ("function", "method" | "constructor")
+                    | ("class", "struct" | "interface" | "trait" | "enum" | "union")
+                    | (
+                        "type",
+                        "struct" | "enum" | "union" | "interface" | "trait" | "class"
+                    )
+                    | ("const", "constant")
+                    | ("module", "namespace")
+                    | ("namespace", "module")
+            )
+    })
+}
+
+/// Matches names against the query with smart case.
+struct NameMatcher {
+    query: String,
+    insensitive: bool,
+}
+
+impl NameMatcher {
+    fn new(query: &str, insensitive: bool) -> NameMatcher {
+        NameMatcher {
+            query: if insensitive {
+                query.to_lowercase()
+            } else {
+                query.to_string()
+            },
+            insensitive,
+        }
+    }
+
+    fn folded<'a>(&self, name: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.insensitive {
+            std::borrow::Cow::Owned(name.to_lowercase())
+        } else {
+            std::borrow::Cow::Borrowed(name)
+        }
+    }
+
+    fn tier(&self, name: &str, exact_only: bool) -> Option<Tier> {
+        let name = self.folded(name);
+        if *name == self.query {
+            Some(Tier::Exact)
+        } else if exact_only || self.query.is_empty() {
+            None
+        } else if name.starts_with(&self.query) {
+            Some(Tier::Prefix)
+        } else if name.contains(&self.query) {
+            Some(Tier::Substring)
+        } else {
+            None
+        }
+    }
+
+    /// The query's characters in order within the name: the span they cover (smaller is
+    /// better), or `None`.
+    fn fuzzy(&self, name: &str) -> Option<usize> {
+        let name = self.folded(name);
+        let mut wanted = self.query.chars().peekable();
+        let (mut first, mut last) = (None, 0);
+        for (at, c) in name.char_indices() {
+            if wanted.peek() == Some(&c) {
+                wanted.next();
+                first.get_or_insert(at);
+                last = at;
+            }
+        }
+        if wanted.peek().is_some() {
+            return None;
+        }
+        Some(last - first.unwrap_or(0))
+    }
+}
+
+/// `text` with regex metacharacters escaped.
+fn regex_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if "\\.+*?()|[]{}^$#&-~".contains(c) {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+// ---------------------------------------------------------------------------------------
+// outline
+
+/// One file's definitions.
+#[derive(Clone, Debug)]
+pub struct FileOutline {
+    pub path: PathBuf,
+    pub lang: Lang,
+    pub defs: Vec<Definition>,
+    /// Why the file has no definitions, when it could not be parsed.
+    pub error: Option<FileError>,
+}
+
+/// The outline of `targets`: each file target, and for a directory target its supported
+/// files (walked like `glob`, sorted by path). Files are parsed in path order, a batch at
+/// a time, until `offset + limit` definitions are known; `Ok((files, total, more))` where
+/// `total` is `Some` when every file was parsed.
+pub fn outline(
+    targets: &[PathBuf],
+    kinds: &[String],
+    offset: usize,
+    limit: usize,
+    threads: usize,
+    control: &Control,
+    abort: &AtomicUsize,
+) -> Result<OutlineOutcome, SearchError> {
+    let started = Instant::now();
+    let mut files: Vec<(PathBuf, Lang)> = Vec::new();
+    let mut capped = false;
+    for target in targets {
+        if target.is_dir() {
+            let mut glob = search::GlobQuery::new("**");
+            glob.types = rg_types(&[]);
+            glob.limit = Some(MAX_CANDIDATES);
+            glob.threads = threads;
+            let found = search::glob(&glob, std::slice::from_ref(target), control)?;
+            capped |= found.truncated;
+            files.extend(
+                found
+                    .files
+                    .into_iter()
+                    .filter_map(|f| Lang::from_path(&f.path).map(|lang| (f.path, lang))),
+            );
+        } else if let Some(lang) = Lang::from_path(target) {
+            files.push((target.clone(), lang));
+        } else {
+            return Err(SearchError::UnknownType {
+                name: format!(
+                    "{} (no symbols for this file type; supported: {})",
+                    crate::roots::path_text(target),
+                    supported_names()
+                ),
+                suggestions: Vec::new(),
+            });
+        }
+    }
+    let want = offset.saturating_add(limit.max(1));
+    let mut out = Vec::new();
+    let mut seen = 0usize;
+    let mut done = 0usize;
+    let mut stats = SymbolStats::default();
+    let batch = (threads.max(1) * 8).max(16);
+    while done < files.len() && seen <= want && !control.is_cancelled() {
+        let chunk = &files[done..(done + batch).min(files.len())];
+        let results = Mutex::new(Vec::new());
+        parse_all_keep_errors(chunk, threads, control, abort, &mut stats, &results);
+        let mut results = results
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        results.sort_by(|a: &FileOutline, b| a.path.cmp(&b.path));
+        for mut file in results {
+            file.defs.retain(|d| kind_allowed_outline(kinds, d.kind));
+            seen += file.defs.len();
+            out.push(file);
+        }
+        done += chunk.len();
+    }
+    stats.candidates = files.len() as u64;
+    stats.candidates_capped = capped;
+    stats.elapsed = started.elapsed();
+    Ok(OutlineOutcome {
+        files: out,
+        complete: done >= files.len() && !capped,
+        stats,
+        cancelled: control.is_cancelled(),
+    })
+}
+
+/// The answer of [`outline`].
+#[derive(Clone, Debug)]
+pub struct OutlineOutcome {
+    /// Parsed files in path order (files with no definitions included).
+    pub files: Vec<FileOutline>,
+    /// Every file was parsed (so the definition count is the total).
+    pub complete: bool,
+    pub stats: SymbolStats,
+    pub cancelled: bool,
+}
+
+fn kind_allowed_outline(kinds: &[String], kind: &str) -> bool {
+    // The outline shows `impl` blocks: they are what nests a type's methods.
+    kinds.is_empty() || kind_allowed(kinds, kind)
+}
+
+fn parse_all_keep_errors(
+    files: &[(PathBuf, Lang)],
+    threads: usize,
+    control: &Control,
+    abort: &AtomicUsize,
+    stats: &mut SymbolStats,
+    results: &Mutex<Vec<FileOutline>>,
+) {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut ctx = TagsContext::new();
+        while !control.is_cancelled() {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((path, lang)) = files.get(i) else {
+                break;
+            };
+            let (defs, error) = match parse_file(&mut ctx, path, *lang, abort) {
+                Ok(defs) => (defs, None),
+                Err(FileError::Cancelled) => break,
+                Err(err) => (Vec::new(), Some(err)),
+            };
+            control.files_examined.fetch_add(1, Ordering::Relaxed);
+            results
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(FileOutline {
+                    path: path.clone(),
+                    lang: *lang,
+                    defs,
+                    error,
+                });
+        }
+    };
+    let threads = threads.clamp(1, files.len().max(1));
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(work);
+        }
+        work();
+    });
+    let results = results
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    for file in results.iter() {
+        match file.error {
+            None => stats.parsed += 1,
+            Some(FileError::TooLarge) => stats.too_large += 1,
+            Some(_) => stats.unreadable += 1,
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// references
+
+/// One reference: a matching line and the definition enclosing it.
+#[derive(Clone, Debug)]
+pub struct Reference {
+    pub path: PathBuf,
+    pub line: u64,
+    pub column: u64,
+    pub text: String,
+    /// The innermost definition holding the line (`None` at file level).
+    pub enclosing: Option<Definition>,
+    /// The line is where `name` itself is defined.
+    pub is_definition: bool,
+}
+
+/// The answer of [`references`].
+#[derive(Clone, Debug, Default)]
+pub struct ReferenceOutcome {
+    pub entries: Vec<Reference>,
+    pub total: usize,
+    pub next_offset: Option<usize>,
+    pub stats: SymbolStats,
+    pub files_searched: u64,
+    pub cancelled: bool,
+}
+
+/// Word-boundary, case-sensitive matches of `name` in supported files under `targets`,
+/// by path and line, paged; each with its enclosing definition (files of the page are
+/// parsed). With `kinds`, only references inside definitions of those kinds are kept
+/// (the whole match list is then examined, up to the pre-filter's cap).
+#[allow(clippy::too_many_arguments)]
+pub fn references(
+    name: &str,
+    targets: &[PathBuf],
+    index: Option<&FileIndex>,
+    kinds: &[String],
+    offset: usize,
+    limit: usize,
+    threads: usize,
+    control: &Control,
+    abort: &AtomicUsize,
+) -> Result<ReferenceOutcome, SearchError> {
+    let started = Instant::now();
+    let mut grep = GrepQuery::new(name);
+    grep.fixed_strings = true;
+    grep.word = true;
+    grep.types = rg_types(&[]);
+    grep.mode = OutputMode::Content;
+    grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
+    grep.threads = threads;
+    let filtered = !kinds.is_empty();
+    if filtered {
+        grep.limit = Some(MAX_CANDIDATES);
+    } else {
+        grep.offset = offset;
+        grep.limit = Some(limit.max(1));
+    }
+    let outcome = match index {
+        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
+        None => search::grep(&grep, targets, control)?,
+    };
+    let GrepEntries::Matches(matches) = outcome.entries else {
+        return Ok(ReferenceOutcome::default());
+    };
+    let mut files: Vec<(PathBuf, Lang)> = matches
+        .iter()
+        .filter_map(|m| Lang::from_path(&m.path).map(|lang| (m.path.clone(), lang)))
+        .collect();
+    files.dedup();
+    let parsed = Mutex::new(std::collections::HashMap::new());
+    let mut stats = SymbolStats {
+        candidates: files.len() as u64,
+        ..SymbolStats::default()
+    };
+    parse_all(
+        &files,
+        threads,
+        control,
+        abort,
+        &mut stats,
+        |path, _, defs| {
+            parsed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(path.to_path_buf(), defs);
+        },
+    );
+    let parsed = parsed
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut entries: Vec<Reference> = matches
+        .into_iter()
+        .map(|m| {
+            let defs = parsed.get(&m.path);
+            let enclosing = defs.and_then(|defs| {
+                defs.iter()
+                    .filter(|d| d.contains_line(m.line))
+                    .max_by_key(|d| d.depth)
+                    .cloned()
+            });
+            let is_definition = defs
+                .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
+            Reference {
+                path: m.path,
+                line: m.line,
+                column: m.column,
+                text: m.text,
+                enclosing,
+                is_definition,
+            }
+        })
+        .collect();
+    let (total, next_offset) = if filtered {
+        entries.retain(|r| {
+            r.enclosing
+                .as_ref()
+                .is_some_and(|d| kind_allowed(kinds, d.kind))
+        });
+        let total = entries.len();
+        let page: Vec<_> = entries
+            .into_iter()
+            .skip(offset)
+            .take(limit.max(1))
+            .collect();
+        let end = offset + page.len();
+        entries = page;
+        (total, (end < total).then_some(end))
+    } else {
+        (outcome.total, outcome.next_offset)
+    };
+    stats.elapsed = started.elapsed();
+    Ok(ReferenceOutcome {
+        entries,
+        total,
+        next_offset,
+        stats,
+        files_searched: outcome.stats.files_searched,
+        cancelled: control.is_cancelled(),
+    })
+}

@@ -1,0 +1,245 @@
+//! Languages with symbols: detection by file extension, and one tree-sitter tags
+//! configuration per language, compiled once per process from the grammar crate's own tags
+//! query plus the few extensions below (each says what the bundled query misses).
+
+use std::path::Path;
+use std::sync::OnceLock;
+
+use tree_sitter_tags::TagsConfiguration;
+
+/// A language rootgrep extracts definitions from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Lang {
+    Rust,
+    C,
+    Cpp,
+    Python,
+    JavaScript,
+    TypeScript,
+    Tsx,
+    Go,
+    Java,
+}
+
+impl Lang {
+    pub const ALL: [Lang; 9] = [
+        Lang::Rust,
+        Lang::C,
+        Lang::Cpp,
+        Lang::Python,
+        Lang::JavaScript,
+        Lang::TypeScript,
+        Lang::Tsx,
+        Lang::Go,
+        Lang::Java,
+    ];
+
+    /// The name used in arguments and results.
+    pub fn name(self) -> &'static str {
+        match self {
+            Lang::Rust => "rust",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::Python => "python",
+            Lang::JavaScript => "javascript",
+            Lang::TypeScript => "typescript",
+            Lang::Tsx => "tsx",
+            Lang::Go => "go",
+            Lang::Java => "java",
+        }
+    }
+
+    /// A language by name, with the short names agents also use (`rs`, `py`, `ts`, …).
+    pub fn from_name(name: &str) -> Option<Lang> {
+        Some(match name.trim().to_ascii_lowercase().as_str() {
+            "rust" | "rs" => Lang::Rust,
+            "c" | "h" => Lang::C,
+            "cpp" | "c++" | "cxx" | "cc" | "hpp" => Lang::Cpp,
+            "python" | "py" => Lang::Python,
+            "javascript" | "js" | "jsx" => Lang::JavaScript,
+            "typescript" | "ts" => Lang::TypeScript,
+            "tsx" => Lang::Tsx,
+            "go" | "golang" => Lang::Go,
+            "java" => Lang::Java,
+            _ => return None,
+        })
+    }
+
+    /// The file extensions of this language. `.h` is C: C++ headers mostly use `.hpp`/`.hh`
+    /// and the C grammar is the faster one, which matters on large C trees.
+    pub fn extensions(self) -> &'static [&'static str] {
+        match self {
+            Lang::Rust => &["rs"],
+            Lang::C => &["c", "h"],
+            Lang::Cpp => &["cc", "cpp", "cxx", "c++", "hh", "hpp", "hxx", "h++", "ipp"],
+            Lang::Python => &["py", "pyi"],
+            Lang::JavaScript => &["js", "jsx", "mjs", "cjs"],
+            Lang::TypeScript => &["ts", "mts", "cts"],
+            Lang::Tsx => &["tsx"],
+            Lang::Go => &["go"],
+            Lang::Java => &["java"],
+        }
+    }
+
+    /// The ripgrep file type whose files include this language's: used to narrow walks to
+    /// candidate files. Types, unlike globs, never override ignore rules.
+    pub fn rg_type(self) -> &'static str {
+        match self {
+            Lang::Rust => "rust",
+            Lang::C => "c",
+            Lang::Cpp => "cpp",
+            Lang::Python => "py",
+            Lang::JavaScript => "js",
+            Lang::TypeScript | Lang::Tsx => "ts",
+            Lang::Go => "go",
+            Lang::Java => "java",
+        }
+    }
+
+    /// The language of a file, by its extension (case-insensitive).
+    pub fn from_path(path: &Path) -> Option<Lang> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        Lang::ALL
+            .into_iter()
+            .find(|lang| lang.extensions().contains(&ext.as_str()))
+    }
+
+    /// The compiled tags configuration. `Err` only if a query does not compile, which the
+    /// unit tests rule out for every language.
+    pub fn config(self) -> Result<&'static TagsConfiguration, String> {
+        static CONFIGS: [OnceLock<Result<TagsConfiguration, String>>; 9] =
+            [const { OnceLock::new() }; 9];
+        let slot = &CONFIGS[Lang::ALL.iter().position(|l| *l == self).unwrap_or(0)];
+        slot.get_or_init(|| build(self))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// Names the ripgrep types for the given languages (all when empty), deduplicated.
+pub fn rg_types(langs: &[Lang]) -> Vec<String> {
+    let langs: &[Lang] = if langs.is_empty() { &Lang::ALL } else { langs };
+    let mut types: Vec<String> = langs.iter().map(|l| l.rg_type().to_string()).collect();
+    types.sort();
+    types.dedup();
+    types
+}
+
+fn build(lang: Lang) -> Result<TagsConfiguration, String> {
+    // Extensions come first: tree-sitter-tags keeps one tag per name node and the earliest
+    // pattern wins, so an extension can replace what the bundled pattern makes of a node.
+    let (language, query) = match lang {
+        Lang::Rust => (
+            tree_sitter_rust::LANGUAGE.into(),
+            format!("{RUST_EXTRA}\n{}", tree_sitter_rust::TAGS_QUERY),
+        ),
+        Lang::C => (
+            tree_sitter_c::LANGUAGE.into(),
+            format!("{C_EXTRA}\n{}", tree_sitter_c::TAGS_QUERY),
+        ),
+        Lang::Cpp => (
+            tree_sitter_cpp::LANGUAGE.into(),
+            format!("{C_EXTRA}\n{CPP_EXTRA}\n{}", tree_sitter_cpp::TAGS_QUERY),
+        ),
+        Lang::Python => (
+            tree_sitter_python::LANGUAGE.into(),
+            format!("{PYTHON_EXTRA}\n{}", tree_sitter_python::TAGS_QUERY),
+        ),
+        Lang::JavaScript => (
+            tree_sitter_javascript::LANGUAGE.into(),
+            tree_sitter_javascript::TAGS_QUERY.to_string(),
+        ),
+        // The TypeScript grammar extends JavaScript's, and so does its tags query: it only
+        // adds TypeScript's own constructs, like the tree-sitter CLI's `inherits`.
+        Lang::TypeScript => (
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            format!(
+                "{TS_EXTRA}\n{}\n{}",
+                tree_sitter_typescript::TAGS_QUERY,
+                tree_sitter_javascript::TAGS_QUERY
+            ),
+        ),
+        Lang::Tsx => (
+            tree_sitter_typescript::LANGUAGE_TSX.into(),
+            format!(
+                "{TS_EXTRA}\n{}\n{}",
+                tree_sitter_typescript::TAGS_QUERY,
+                tree_sitter_javascript::TAGS_QUERY
+            ),
+        ),
+        Lang::Go => (
+            tree_sitter_go::LANGUAGE.into(),
+            tree_sitter_go::TAGS_QUERY.to_string(),
+        ),
+        Lang::Java => (
+            tree_sitter_java::LANGUAGE.into(),
+            format!("{JAVA_EXTRA}\n{}", tree_sitter_java::TAGS_QUERY),
+        ),
+    };
+    TagsConfiguration::new(language, &query, "")
+        .map_err(|err| format!("{} tags query: {err}", lang.name()))
+}
+
+/// Rust: constants and statics (absent from the bundled query), and `impl` blocks as
+/// definitions of kind `impl`, so that methods get their type as container (the bundled
+/// query only has them as references).
+const RUST_EXTRA: &str = r#"
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+(impl_item type: (type_identifier) @name) @definition.impl
+(impl_item type: (generic_type type: (type_identifier) @name)) @definition.impl
+(impl_item type: (scoped_type_identifier name: (type_identifier) @name)) @definition.impl
+"#;
+
+/// C and C++: the bundled query tags the *declarator* of every function, so a definition's
+/// range is its name and parameters only (no body: useless for reading it) and every
+/// prototype counts as a definition. These patterns tag the whole function definition
+/// (they win over the bundled ones; what the bundled pattern still tags is a prototype,
+/// which extraction drops, as Universal Ctags does by default). Macros (`#define`) are
+/// absent from the bundled query; unions with a body are tagged wherever they are.
+const C_EXTRA: &str = r#"
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
+(preproc_def name: (identifier) @name) @definition.macro
+(preproc_function_def name: (identifier) @name) @definition.macro
+(union_specifier name: (type_identifier) @name body: (_)) @definition.union
+"#;
+
+/// C++ on top of C's: methods defined in a class body or outside it (`T Foo::bar() {}`),
+/// functions returning references, destructors and operators, and namespaces.
+const CPP_EXTRA: &str = r#"
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.method
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) @definition.method
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (destructor_name) @name))) @definition.method
+(function_definition declarator: (function_declarator declarator: (destructor_name) @name)) @definition.method
+(function_definition declarator: (function_declarator declarator: (operator_name) @name)) @definition.method
+(function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name))) @definition.function
+(function_definition declarator: (reference_declarator (function_declarator declarator: (field_identifier) @name))) @definition.method
+(function_definition declarator: (reference_declarator (function_declarator declarator: (qualified_identifier name: (identifier) @name)))) @definition.method
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name)))) @definition.method
+(namespace_definition name: (namespace_identifier) @name) @definition.namespace
+"#;
+
+/// Python: a decorated function or class starts at its first decorator (the bundled query
+/// starts it at `def`, so reading the definition would miss its decorators).
+const PYTHON_EXTRA: &str = r#"
+(decorated_definition definition: (function_definition name: (identifier) @name)) @definition.function
+(decorated_definition definition: (class_definition name: (identifier) @name)) @definition.class
+"#;
+
+/// TypeScript: type aliases, enums and `namespace` blocks, which neither bundled query
+/// tags.
+const TS_EXTRA: &str = r#"
+(internal_module name: (identifier) @name) @definition.namespace
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+"#;
+
+/// Java: enums, records and constructors (overloads included), absent from the bundled
+/// query.
+const JAVA_EXTRA: &str = r#"
+(enum_declaration name: (identifier) @name) @definition.enum
+(record_declaration name: (identifier) @name) @definition.class
+(constructor_declaration name: (identifier) @name) @definition.constructor
+"#;

@@ -1,0 +1,342 @@
+//! symbols, outline, references and read_file + symbol through the wire: results on the
+//! language fixtures, structured content next to the text, paging, roots, errors.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A workspace whose root holds a copy of `testdata/symbols` under `src/`, plus a file
+/// outside the root.
+fn symbols_workspace() -> Workspace {
+    let ws = workspace();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/symbols");
+    for entry in std::fs::read_dir(fixtures).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), ws.app.join("src").join(entry.file_name())).unwrap();
+    }
+    std::fs::write(ws.outside.join("hidden.rs"), "pub fn parse() {}\n").unwrap();
+    ws
+}
+
+fn server(ws: &Workspace, extra: &[&str]) -> Client {
+    let mut args = vec!["--no-watch"];
+    args.extend_from_slice(extra);
+    let mut client = Client::spawn(&args, &ws.app);
+    client.handshake(json!({}));
+    client
+}
+
+fn structured(result: &Value) -> &Value {
+    &result["structuredContent"]
+}
+
+#[test]
+fn symbols_ranks_and_agrees_with_its_text() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &[]);
+    let result = client.call("symbols", json!({"query": "parse"}));
+    assert!(!is_error(&result), "{result}");
+    let out = structured(&result);
+    let names: Vec<&str> = out["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["parse", "Parser"]);
+    let first = &out["symbols"][0];
+    assert_eq!(first["match"], "exact");
+    assert_eq!(first["kind"], "method");
+    assert_eq!(first["container"], "Parser");
+    assert_eq!(first["line"], 24);
+    assert_eq!(first["end_line"], 28);
+    assert_eq!(first["language"], "rust");
+    let path = ws.app.join("src/sample.rs");
+    assert_eq!(first["path"], s(&path));
+    // The text carries the same entries, one per line, with absolute paths.
+    let body = text(&result);
+    assert!(
+        body.starts_with(&format!(
+            "{}:24-28  method  Parser::parse — pub fn parse(&self, input: &str) -> Vec<Token> {{\n",
+            s(&path)
+        )),
+        "{body}"
+    );
+    assert_eq!(out["total"], 2);
+    assert_eq!(out["truncated"], false);
+    // Nothing outside the root is searched.
+    assert!(!body.contains("outside"), "{body}");
+}
+
+#[test]
+fn symbols_filters_pages_and_says_how_to_continue() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &[]);
+    let result = client.call(
+        "symbols",
+        json!({"query": "a", "kind": ["class"], "head_limit": 2}),
+    );
+    let out = structured(&result);
+    assert_eq!(out["symbols"].as_array().unwrap().len(), 2);
+    assert_eq!(out["truncated"], true);
+    assert_eq!(out["next_offset"], 2);
+    assert!(text(&result).contains("call symbols with offset=2 for more"));
+    let result = client.call(
+        "symbols",
+        json!({"query": "sum", "language": "java", "exact": true}),
+    );
+    assert_eq!(structured(&result)["total"], 2, "overloads: {result}");
+    let result = client.call("symbols", json!({"query": "x", "language": "cobol"}));
+    assert!(is_error(&result));
+    assert!(text(&result).contains("supported"));
+    let result = client.call("symbols", json!({"query": ""}));
+    assert!(is_error(&result));
+    let result = client.call("symbols", json!({"query": "parse", "bogus": 1}));
+    assert!(is_error(&result));
+    let result = client.call("symbols", json!({"query": "zzqqnothing"}));
+    assert!(!is_error(&result));
+    assert!(
+        text(&result).starts_with("No definitions matching"),
+        "{}",
+        text(&result)
+    );
+}
+
+#[test]
+fn symbols_outside_the_roots_is_refused() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &["--confine", s(&ws.app)]);
+    let result = client.call("symbols", json!({"query": "parse", "path": s(&ws.outside)}));
+    assert!(is_error(&result), "{result}");
+    let result = client.call("outline", json!({"path": s(&ws.outside.join("hidden.rs"))}));
+    assert!(is_error(&result), "{result}");
+    let result = client.call(
+        "read_file",
+        json!({"path": s(&ws.outside.join("hidden.rs")), "symbol": "parse"}),
+    );
+    assert!(is_error(&result), "{result}");
+    assert!(!text(&result).contains("pub fn parse"));
+}
+
+#[test]
+fn outline_of_a_file_nests_and_of_a_directory_groups_by_file() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &[]);
+    let result = client.call("outline", json!({"path": "src/sample.py"}));
+    assert!(!is_error(&result), "{result}");
+    let body = text(&result);
+    let path = ws.app.join("src/sample.py");
+    assert!(
+        body.starts_with(&format!(
+            "{}\n  5-5 constant LIMIT = 10\n  8-24 class class Repository:\n    11-13 class class Entry:\n      12-13 method def describe(self):\n",
+            s(&path)
+        )),
+        "{body}"
+    );
+    let files = structured(&result)["files"].as_array().unwrap();
+    assert_eq!(files.len(), 1);
+    assert_eq!(files[0]["language"], "python");
+    assert_eq!(structured(&result)["total"], 10);
+    let result = client.call("outline", json!({"path": "src", "kind": "function"}));
+    let files = structured(&result)["files"].as_array().unwrap();
+    assert!(files.len() >= 8, "{result}");
+    assert!(
+        files
+            .iter()
+            .flat_map(|f| f["definitions"].as_array().unwrap())
+            .all(|d| d["kind"] == "function"
+                || d["kind"] == "method"
+                || d["kind"] == "constructor")
+    );
+    let result = client.call("outline", json!({"path": "src/sample.rs", "head_limit": 3}));
+    assert_eq!(structured(&result)["next_offset"], 3);
+    assert!(text(&result).contains("call outline with offset=3"));
+    let result = client.call("outline", json!({"path": "src/main.rs", "offset": 0}));
+    assert!(!is_error(&result));
+    std::fs::write(ws.app.join("notes.txt"), "text\n").unwrap();
+    let result = client.call("outline", json!({"path": "notes.txt"}));
+    assert!(is_error(&result));
+    assert!(
+        text(&result).contains("no symbols for this file type"),
+        "{result}"
+    );
+}
+
+#[test]
+fn references_name_enclosing_definitions_and_say_they_match_by_name() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &[]);
+    let listed = client.request("tools/list", json!({}));
+    let tool = listed["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "references")
+        .unwrap()
+        .clone();
+    assert!(
+        tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("by name, not by type")
+    );
+    assert!(tool["outputSchema"].is_object());
+    let result = client.call("references", json!({"name": "helper"}));
+    assert!(!is_error(&result), "{result}");
+    let refs = structured(&result)["references"].as_array().unwrap();
+    let got: Vec<(u64, Option<&str>, bool)> = refs
+        .iter()
+        .map(|r| {
+            (
+                r["line"].as_u64().unwrap(),
+                r["enclosing"]["name"].as_str(),
+                r["definition"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (26, Some("parse"), false),
+            (37, Some("helper"), true),
+            (48, Some("deep"), false)
+        ]
+    );
+    let body = text(&result);
+    assert!(
+        body.contains("  in method Parser::parse (24-28)\n26:"),
+        "{body}"
+    );
+    let result = client.call("references", json!({"name": "helper", "head_limit": 1}));
+    assert!(text(&result).contains("call references with offset=1"));
+}
+
+#[test]
+fn read_file_with_a_symbol_reads_exactly_that_definition() {
+    let ws = symbols_workspace();
+    let mut client = server(&ws, &[]);
+    let result = client.call(
+        "read_file",
+        json!({"path": "src/sample.rs", "symbol": "Parser::parse"}),
+    );
+    assert!(!is_error(&result), "{result}");
+    let body = text(&result);
+    let mut lines = body.lines();
+    assert!(
+        lines
+            .next()
+            .unwrap()
+            .starts_with("method Parser::parse (rust, lines 24-28 of ")
+    );
+    assert_eq!(
+        lines.collect::<Vec<_>>(),
+        vec![
+            "    24\t    pub fn parse(&self, input: &str) -> Vec<Token> {",
+            "    25\t        let _ = input;",
+            "    26\t        helper();",
+            "    27\t        Vec::new()",
+            "    28\t    }",
+        ]
+    );
+    // Overloads: the candidates are listed.
+    let result = client.call(
+        "read_file",
+        json!({"path": "src/Sample.java", "symbol": "sum"}),
+    );
+    assert!(!is_error(&result));
+    let body = text(&result);
+    assert!(body.starts_with("2 definitions named \"sum\""), "{body}");
+    assert!(body.contains("16-18  method  Sample::sum"));
+    assert!(body.contains("20-22  method  Sample::sum"));
+    // Unknown name: the file's definitions are named.
+    let result = client.call(
+        "read_file",
+        json!({"path": "src/sample.go", "symbol": "Nope"}),
+    );
+    assert!(is_error(&result));
+    assert!(text(&result).contains("Store::Add"), "{}", text(&result));
+    // symbol with offset is a mistake; an unsupported file says so.
+    let result = client.call(
+        "read_file",
+        json!({"path": "src/sample.rs", "symbol": "parse", "offset": 2}),
+    );
+    assert!(is_error(&result));
+    std::fs::write(ws.app.join("notes.txt"), "text\n").unwrap();
+    let result = client.call("read_file", json!({"path": "notes.txt", "symbol": "x"}));
+    assert!(is_error(&result));
+}
+
+#[test]
+fn symbols_and_outline_honour_the_parse_cap() {
+    let ws = symbols_workspace();
+    // A file over the 1 MiB cap is not parsed; the rest still answers.
+    let mut big = String::from("fn huge_needle() {}\n");
+    while big.len() <= 1 << 20 {
+        big.push_str("// padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(ws.app.join("src/big.rs"), big).unwrap();
+    std::fs::write(ws.app.join("src/small.rs"), "fn huge_needle_small() {}\n").unwrap();
+    let mut client = server(&ws, &[]);
+    let result = client.call("symbols", json!({"query": "huge_needle"}));
+    let names: Vec<&str> = structured(&result)["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, vec!["huge_needle_small"], "{result}");
+    let result = client.call("outline", json!({"path": "src/big.rs"}));
+    assert!(text(&result).contains("larger than 1 MiB"), "{result}");
+}
+
+/// A long `symbols` query reports progress (files parsed) and a cancel stops it: no
+/// response, the search threads given back, the CPU idle.
+#[cfg(target_os = "linux")]
+#[test]
+fn symbols_reports_progress_and_stops_when_cancelled() {
+    use std::time::Duration;
+    let ws = workspace();
+    // Many C files that all mention the name and take a while to parse.
+    let mut body = String::new();
+    for i in 0..4_000 {
+        body.push_str(&format!(
+            "static int needle_{i}(int a) {{ if (a) {{ return needle_{i}(a - 1); }} return 0; }}\n"
+        ));
+    }
+    for i in 0..300 {
+        std::fs::write(ws.app.join(format!("f{i:03}.c")), &body).unwrap();
+    }
+    let mut client = server(&ws, &[]);
+    let pid = client.pid();
+    let running = client.start(
+        "tools/call",
+        json!({"name": "symbols", "arguments": {"query": "needle"},
+               "_meta": {"progressToken": "sym"}}),
+    );
+    let first = client.wait_for(Duration::from_secs(60), |m| {
+        m["method"] == "notifications/progress" || m.get("id") == Some(&json!(running))
+    });
+    let first = first.expect("progress or an answer");
+    assert_eq!(first["method"], "notifications/progress", "{first}");
+    assert_eq!(first["params"]["progressToken"], "sym");
+    client.notify("notifications/cancelled", json!({"requestId": running}));
+    assert_eq!(client.request("ping", json!({}))["result"], json!({}));
+    let quick = client.call("symbols", json!({"query": "main"}));
+    assert!(!is_error(&quick), "{quick}");
+    let before = cpu_ticks(pid);
+    std::thread::sleep(Duration::from_secs(1)); // a measuring window, not a wait
+    let used = cpu_ticks(pid) - before;
+    assert!(
+        used <= 30,
+        "{used} ticks of CPU in the second after the cancel"
+    );
+    let late = client.collect(Duration::from_millis(200), |m| {
+        m.get("id") == Some(&json!(running))
+    });
+    assert!(
+        late.is_empty(),
+        "an answer to a cancelled request: {late:?}"
+    );
+}

@@ -96,7 +96,7 @@ pub fn complete_in(
             .collect();
         return finish(under);
     }
-    let Ok(canonical) = std::fs::canonicalize(dir_path) else {
+    let Ok(canonical) = crate::roots::canonicalize(dir_path) else {
         return Completion::default();
     };
     if !roots.iter().any(|root| canonical.starts_with(root)) {

@@ -57,7 +57,7 @@ pub struct Root {
 impl Root {
     /// Builds a root from an absolute path, resolving it if it exists.
     pub fn new(path: PathBuf, name: Option<String>) -> Root {
-        let canonical = std::fs::canonicalize(&path).ok();
+        let canonical = canonicalize(&path).ok();
         let is_file = canonical.as_deref().is_some_and(Path::is_file);
         Root {
             path,
@@ -182,7 +182,7 @@ impl Confine {
     pub fn new(dirs: &[PathBuf]) -> io::Result<Confine> {
         let mut canonical = Vec::new();
         for dir in dirs {
-            let path = std::fs::canonicalize(dir).map_err(|err| {
+            let path = canonicalize(dir).map_err(|err| {
                 io::Error::new(err.kind(), format!("--confine {}: {err}", dir.display()))
             })?;
             canonical.push(path);
@@ -398,11 +398,41 @@ pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
 /// A path as text for answers: the path itself when it is valid UTF-8, otherwise its
 /// `file://` URI, which every tool accepts and which keeps the bytes that are not UTF-8
 /// (`display()` would turn them into U+FFFD and name a different file).
+///
+/// This is the one place paths become text for the model and the user. On Windows a
+/// verbatim path (`\\?\C:\x`) is shown in its ordinary form (`C:\x`, `\\srv\share\x`)
+/// whenever that form names exactly the same file ([`winpath::exact_plain`]).
+///
+/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
 pub fn path_text(path: &Path) -> String {
     match path.to_str() {
+        #[cfg(windows)]
+        Some(text) => crate::files::winpath::display(text),
+        #[cfg(not(windows))]
         Some(text) => text.to_string(),
         None => file_uri_from_path(path),
     }
+}
+
+/// `std::fs::canonicalize` in the form rootgrep keeps paths in. On Unix it is unchanged.
+/// On Windows std answers with verbatim paths (`\\?\C:\x`); they are kept in their
+/// ordinary form (`C:\x`, `\\srv\share\x`) whenever that form names exactly the same
+/// file ([`winpath::exact_plain`]), so roots, resolved paths and every path found below
+/// them (search results, listings, URIs) read as people and hosts write them. Opening an
+/// ordinary path longer than Win32's limit still works: std adds the prefix back itself.
+/// Names only the verbatim form can spell (`x.`, `nul.txt`) keep it.
+///
+/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
+pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    if let Some(plain) = canonical
+        .to_str()
+        .and_then(crate::files::winpath::exact_plain)
+    {
+        return Ok(PathBuf::from(plain));
+    }
+    Ok(canonical)
 }
 
 /// The result of resolving a path argument against the roots.
@@ -629,7 +659,7 @@ fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Reso
 /// could not follow it either. A dangling symlink counts as missing and is resolved through
 /// its target text, so a write "through" it is judged where it would really land.
 pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
-    if let Ok(canonical) = std::fs::canonicalize(path) {
+    if let Ok(canonical) = canonicalize(path) {
         return Ok((canonical, true));
     }
     // Walk up to the nearest ancestor that canonicalises.
@@ -654,7 +684,7 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
             cursor = parent.join(target);
             continue;
         }
-        if let Ok(canonical) = std::fs::canonicalize(&cursor) {
+        if let Ok(canonical) = canonicalize(&cursor) {
             let mut out = canonical;
             for component in missing.iter().rev() {
                 if component == ".." {
@@ -1044,6 +1074,34 @@ mod windows_tests {
             file_uri_from_path(Path::new(r"\\?\UNC\server\share\x")),
             "file://server/share/x"
         );
+    }
+
+    #[test]
+    fn canonical_paths_are_kept_and_shown_in_their_ordinary_form() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = canonicalize(tmp.path()).unwrap();
+        let text = canonical.to_str().unwrap();
+        assert!(crate::files::winpath::has_drive(text), "{text}");
+        let root = Root::new(tmp.path().to_path_buf(), None);
+        assert_eq!(root.effective(), canonical.as_path());
+        assert_eq!(path_text(Path::new(r"\\?\C:\work\x")), r"C:\work\x");
+        assert_eq!(path_text(Path::new(r"\\?\C:\work\x.")), r"\\?\C:\work\x.");
+        std::fs::write(canonical.join("f.rs"), "x").unwrap();
+        let set = RootSet::new(vec![root], RootSource::CommandLine);
+        let resolved = resolve("f.rs", &set).unwrap();
+        assert_eq!(resolved.path, canonical.join("f.rs"));
+        assert_eq!(resolved.root, Some(0));
+        // A name only the verbatim form can spell keeps that form, where the system reports
+        // such a name at all (Wine creates `odd.` but reports its final path as `odd`; the
+        // rule itself is `winpath::exact_plain`, tested on every platform).
+        let odd = format!(r"\\?\{text}\odd.");
+        if std::fs::write(&odd, "x").is_ok()
+            && std::fs::canonicalize(&odd)
+                .is_ok_and(|real| real.to_string_lossy().ends_with("odd."))
+        {
+            let kept = canonicalize(Path::new(&odd)).unwrap();
+            assert!(kept.to_str().unwrap().starts_with(r"\\?\"), "{kept:?}");
+        }
     }
 
     #[test]

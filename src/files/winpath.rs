@@ -26,6 +26,55 @@ pub fn plain(path: &str) -> String {
     body
 }
 
+/// The ordinary form of a verbatim path (`\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
+/// `\\srv\share\x`) when Win32 parses that form back to the very same path, else `None`.
+///
+/// `\\?\` paths reach the file system untouched; ordinary ones are normalised first: a
+/// trailing dot or space is dropped from a name, `.`/`..` are collapsed, device names
+/// (`NUL`, `COM1.txt`) name the device. A name the normalising would change keeps the
+/// verbatim form, which is then the only exact way to write it (`x.` is not `x`; a
+/// directory named `.. ` must never become `..`). Paths already ordinary and other
+/// verbatim forms (`\\?\Volume{…}\`, `\\?\GLOBALROOT\…`) give `None`.
+pub fn exact_plain(path: &str) -> Option<String> {
+    let (lead, rest) = if let Some(rest) = strip_prefix_ci(path, r"\\?\UNC\") {
+        (r"\\", rest)
+    } else {
+        let rest = path.strip_prefix(r"\\?\")?;
+        let b = rest.as_bytes();
+        if !(b.len() >= 3 && has_drive(rest) && b[2] == b'\\') {
+            return None;
+        }
+        ("", rest)
+    };
+    let mut names: Vec<&str> = rest.split('\\').collect();
+    if lead.is_empty() {
+        names.remove(0); // the drive, checked above
+    } else if names.len() < 2 {
+        return None; // a UNC path names a server and a share at least
+    }
+    let last = names.len() - 1;
+    let exact = names.iter().enumerate().all(|(i, name)| {
+        // Only the last name may be empty: a drive's root (`C:\`) or a trailing separator.
+        if name.is_empty() {
+            return i == last && (i > 0 || lead.is_empty());
+        }
+        *name != "."
+            && *name != ".."
+            && !name.ends_with(['.', ' '])
+            && !name
+                .chars()
+                .any(|c| c < ' ' || matches!(c, '<' | '>' | ':' | '"' | '/' | '|' | '?' | '*'))
+            && !is_reserved_name(name)
+    });
+    exact.then(|| format!("{lead}{rest}"))
+}
+
+/// A Windows path as shown to people: the ordinary form when it names exactly the same
+/// file ([`exact_plain`]), else the path as it is.
+pub fn display(path: &str) -> String {
+    exact_plain(path).unwrap_or_else(|| path.to_string())
+}
+
 fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
     let head = text.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix)
@@ -144,6 +193,44 @@ mod tests {
         assert_eq!(plain(r"\\?\unc\srv\share"), r"\\srv\share");
         assert_eq!(plain(r"\??\C:\x"), r"C:\x");
         assert_eq!(plain(r"C:\x\"), r"C:\x");
+    }
+
+    #[test]
+    fn verbatim_paths_show_plain_only_when_exact() {
+        assert_eq!(
+            exact_plain(r"\\?\C:\work\x.rs").as_deref(),
+            Some(r"C:\work\x.rs")
+        );
+        assert_eq!(exact_plain(r"\\?\C:\").as_deref(), Some(r"C:\"));
+        assert_eq!(
+            exact_plain(r"\\?\UNC\srv\share\d").as_deref(),
+            Some(r"\\srv\share\d")
+        );
+        assert_eq!(
+            exact_plain(r"\\?\C:\Program Files (x86)\设计 ü.md").as_deref(),
+            Some(r"C:\Program Files (x86)\设计 ü.md")
+        );
+        // Names Win32 would rewrite keep the verbatim form.
+        for exact_only in [
+            r"\\?\C:\work\x.",
+            r"\\?\C:\work\x \y",
+            r"\\?\C:\work\.. \secret",
+            r"\\?\C:\work\..\secret",
+            r"\\?\C:\work\nul.txt",
+            r"\\?\C:\work\COM1",
+            r"\\?\C:\a\\b",
+            r"\\?\C:\a\b?",
+            r"\\?\Volume{0b1e}\x",
+            r"\\?\GLOBALROOT\Device\x",
+            r"\\?\UNC\\x",
+            r"C:\work\x",
+            r"/usr/lib",
+        ] {
+            assert_eq!(exact_plain(exact_only), None, "{exact_only}");
+        }
+        assert_eq!(display(r"\\?\C:\work\x"), r"C:\work\x");
+        assert_eq!(display(r"\\?\C:\work\x."), r"\\?\C:\work\x.");
+        assert_eq!(display(r"C:\work\x"), r"C:\work\x");
     }
 
     #[test]

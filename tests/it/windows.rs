@@ -1,10 +1,11 @@
 //! Windows paths over the wire (run under Wine in CI): drive letters, `\\?\` verbatim
 //! paths, mixed separators, `file:///C:/…` URIs, case-insensitive containment, reserved
-//! device names, writes and no-replace moves.
+//! device names, writes and no-replace moves; answers show ordinary paths (`C:\x`), never
+//! the verbatim `\\?\C:\x` form.
 
 use std::path::Path;
 
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::support::*;
 
@@ -116,4 +117,80 @@ fn writes_and_moves_never_replace() {
         std::fs::read_to_string(ws.app.join("c.txt")).unwrap(),
         "two"
     );
+}
+
+/// Every string in a JSON value, depth first.
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) => out.push(text.clone()),
+        Value::Array(items) => items.iter().for_each(|v| strings(v, out)),
+        Value::Object(map) => map.values().for_each(|v| strings(v, out)),
+        _ => {}
+    }
+}
+
+fn assert_no_verbatim(what: &str, value: &Value) {
+    let mut all = Vec::new();
+    strings(value, &mut all);
+    for text in all {
+        assert!(
+            !text.contains(r"\\?\"),
+            "{what} shows a verbatim path: {text}"
+        );
+    }
+}
+
+#[test]
+fn answers_show_ordinary_paths_never_the_verbatim_form() {
+    let ws = workspace();
+    std::fs::write(ws.app.join("src").join("lib.rs"), "pub fn hi() {}\n").unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake_with_roots(json!({}), &[&ws.app]);
+    let app = plain(&ws.app);
+    let calls = [
+        ("list_roots", json!({})),
+        ("grep", json!({"pattern": "println"})),
+        (
+            "grep",
+            json!({"pattern": "println", "output_mode": "content"}),
+        ),
+        ("grep", json!({"pattern": "fn", "output_mode": "count"})),
+        ("glob", json!({"pattern": "**/*.rs"})),
+        ("list_directory", json!({"path": "src"})),
+        ("directory_tree", json!({"path": "."})),
+        ("file_info", json!({"path": "src/main.rs"})),
+        ("read_file", json!({"path": "src/missing.rs"})),
+        ("write_file", json!({"path": "notes.txt", "content": "x"})),
+        (
+            "edit_file",
+            json!({"path": "notes.txt", "edits": [{"old_string": "x", "new_string": "y"}]}),
+        ),
+        (
+            "move_file",
+            json!({"source": "notes.txt", "destination": "moved.txt"}),
+        ),
+    ];
+    for (tool, args) in calls {
+        let result = client.call(tool, args.clone());
+        assert_no_verbatim(&format!("{tool} {args}"), &result);
+        if tool != "read_file" {
+            assert!(!is_error(&result), "{tool}: {}", text(&result));
+        }
+        if matches!(
+            tool,
+            "list_roots" | "grep" | "glob" | "file_info" | "write_file"
+        ) {
+            assert!(
+                text(&result).contains(&app),
+                "{tool} does not show {app}: {}",
+                text(&result)
+            );
+        }
+    }
+    let listed = client.request("resources/list", json!({}));
+    assert_no_verbatim("resources/list", &listed);
+    // A path outside the roots is named in its ordinary form in the refusal too.
+    let outside = client.call("read_file", json!({"path": ws.outside.join("secret.txt")}));
+    assert!(is_error(&outside));
+    assert_no_verbatim("refusal", &outside);
 }

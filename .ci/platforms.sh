@@ -115,8 +115,6 @@ fixtures::search_cases_over_the_fixture_tree expectations are paths joined with 
 live::the_index_answers_exactly_what_a_walk_answers_while_files_change expectations compare against '/'-joined paths
 search::paging_is_stable_and_says_how_to_continue expects '/'-separated paths in the answer text
 search::an_absolute_glob_pattern_searches_its_directory an absolute glob is a Unix path here ('/' prefix)
-resources::completion_of_template_and_prompt_paths completion values are Unix-shaped ('/'-rooted): Windows completion is not done
-resources::listing_and_completion_wait_for_the_clients_roots same: completion values
 over_time::a_subscription_follows_its_path_across_a_directory_rename Wine reports the rename of a watched directory differently (old URI notified)
 budget:: fixtures use names with '"', '\' and control characters (JSON-escape-heavy on purpose), which Windows forbids
 over_time::logs_never_carry_file_contents_or_environment_values failed once in two Wine runs (not yet examined)

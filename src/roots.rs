@@ -333,25 +333,34 @@ pub fn path_from_file_uri(uri: &str) -> Result<PathBuf, UriError> {
 
 /// Builds the `file://` URI of an absolute path (percent-encoding what URIs cannot carry).
 pub fn file_uri_from_path(path: &Path) -> String {
-    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'/')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
     #[cfg(windows)]
     {
-        let (host, path) = crate::files::winpath::to_uri_parts(&path.to_string_lossy());
-        const KEEP_COLON: &percent_encoding::AsciiSet = &KEEP.remove(b':');
-        let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
-        format!("file://{host}{encoded}")
+        windows_file_uri(&path.to_string_lossy())
     }
     #[cfg(not(windows))]
     {
         use crate::files::os::OsStrExt;
-        let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), KEEP);
+        let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_KEEP);
         format!("file://{encoded}")
     }
+}
+
+/// What a `file://` URI keeps unencoded in a path.
+const URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// The `file://` URI of a Windows path (`C:\x y` → `file:///C:/x%20y`, `\\srv\share\x` →
+/// `file://srv/share/x`); pure, so it is tested on every platform.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(crate) fn windows_file_uri(path: &str) -> String {
+    const KEEP_COLON: &percent_encoding::AsciiSet = &URI_KEEP.remove(b':');
+    let (host, path) = crate::files::winpath::to_uri_parts(path);
+    let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
+    format!("file://{host}{encoded}")
 }
 
 /// `text` without `prefix` (compared ASCII-case-insensitively). `get` instead of slicing:

@@ -6,8 +6,19 @@
 /// (except after a drive's root): `\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
 /// `\\srv\share\x`, `C:/x/y/` → `C:\x\y`. Other text is returned with separators unified.
 pub fn plain(path: &str) -> String {
+    let mut body = unified(path);
+    while body.ends_with('\\') && !is_drive_root(&body) && body.len() > 1 {
+        body.pop();
+    }
+    body
+}
+
+/// `path` with `/` turned into `\` and without its verbatim prefix, trailing separators
+/// kept (they matter while a path is being typed: `C:\Users\` is not a prefix of
+/// `C:\Users2`).
+pub fn unified(path: &str) -> String {
     let unified = path.replace('/', "\\");
-    let body = if let Some(rest) =
+    if let Some(rest) =
         strip_prefix_ci(&unified, r"\\?\UNC\").or_else(|| strip_prefix_ci(&unified, r"\\.\UNC\"))
     {
         format!(r"\\{rest}")
@@ -18,12 +29,15 @@ pub fn plain(path: &str) -> String {
         rest.to_string()
     } else {
         unified
-    };
-    let mut body = body;
-    while body.ends_with('\\') && !is_drive_root(&body) && body.len() > 1 {
-        body.pop();
     }
-    body
+}
+
+/// Whether `path` is an absolute Windows path: a drive and its root (`C:\`, `c:/`) or a
+/// UNC share (`\\srv\share`, `//srv/share`), verbatim prefixes included.
+pub fn is_absolute(path: &str) -> bool {
+    let path = unified(path);
+    let b = path.as_bytes();
+    (has_drive(&path) && b.get(2) == Some(&b'\\')) || path.starts_with(r"\\")
 }
 
 /// The ordinary form of a verbatim path (`\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
@@ -156,6 +170,13 @@ pub fn reserved_component(path: &str) -> Option<&str> {
 pub fn from_uri_path(host: &str, path: &str) -> Option<String> {
     if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
         return Some(format!(r"\\{host}{}", path.replace('/', "\\")));
+    }
+    // `file:////srv/share/x`: the share written in the path (an empty host).
+    if let Some(unc) = path.strip_prefix("//")
+        && !unc.starts_with('/')
+        && host.is_empty()
+    {
+        return Some(format!(r"\\{}", unc.replace('/', "\\")));
     }
     let rest = path.strip_prefix('/').unwrap_or(path);
     let rest = rest.replacen('|', ":", 1);
@@ -297,6 +318,11 @@ mod tests {
         );
         assert_eq!(from_uri_path("", "/usr/lib"), None);
         assert_eq!(
+            from_uri_path("", "//srv/share/d"),
+            Some(r"\\srv\share\d".to_string())
+        );
+        assert_eq!(from_uri_path("", "///x"), None);
+        assert_eq!(
             to_uri_parts(r"\\?\C:\work\x y"),
             (String::new(), "/C:/work/x y".to_string())
         );
@@ -304,6 +330,18 @@ mod tests {
             to_uri_parts(r"\\?\UNC\srv\share\d"),
             ("srv".to_string(), "/share/d".to_string())
         );
+    }
+
+    #[test]
+    fn absolute_paths_and_unified_separators() {
+        for path in [r"C:\", "c:/x", r"\\srv\share", "//srv/share/x", r"\\?\C:\x"] {
+            assert!(is_absolute(path), "{path}");
+        }
+        for path in ["C:", "C:x", r"x\y", "/x", r"\x"] {
+            assert!(!is_absolute(path), "{path}");
+        }
+        assert_eq!(unified("c:/Users/"), r"c:\Users\");
+        assert_eq!(unified(r"\\?\UNC\srv\s/"), r"\\srv\s\");
     }
 
     #[test]

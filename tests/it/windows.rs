@@ -194,3 +194,72 @@ fn answers_show_ordinary_paths_never_the_verbatim_form() {
     assert!(is_error(&outside));
     assert_no_verbatim("refusal", &outside);
 }
+
+/// The values `completion/complete` offers for `value`.
+fn completions(client: &mut Client, reference: &Value, value: &str) -> Vec<String> {
+    let response = client.request(
+        "completion/complete",
+        json!({"ref": reference, "argument": {"name": "path", "value": value}}),
+    );
+    response["result"]["completion"]["values"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{value}: {response}"))
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn completion_takes_drive_letters_backslashes_and_any_case() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.app.join("Source")).unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake_with_roots(json!({}), &[&ws.app]);
+    let prompt = json!({"type": "ref/prompt", "name": "explain_file"});
+    let template = json!({"type": "ref/resource", "uri": "file:///{+path}"});
+    let app = plain(&ws.app);
+    // Above the roots: a drive's root, or just its letter, leads to the root.
+    let drive = &app[..3];
+    assert_eq!(
+        completions(&mut client, &prompt, drive),
+        [format!(r"{app}\")]
+    );
+    let letter = app[..2].to_lowercase();
+    assert_eq!(
+        completions(&mut client, &prompt, &letter),
+        [format!(r"{app}\")]
+    );
+    let root_value = format!("{}/", &uri(&ws.app)["file:///".len()..]);
+    assert_eq!(
+        completions(&mut client, &template, &drive.replace('\\', "/")),
+        std::slice::from_ref(&root_value)
+    );
+    assert_eq!(
+        completions(&mut client, &template, ""),
+        std::slice::from_ref(&root_value)
+    );
+    // Inside: the typed spelling is kept, names match ignoring case.
+    let lower = app.to_lowercase();
+    assert_eq!(
+        completions(&mut client, &prompt, &format!(r"{lower}\S")),
+        [format!(r"{lower}\Source\"), format!(r"{lower}\src\")]
+    );
+    let slashed = app.replace('\\', "/");
+    assert_eq!(
+        completions(&mut client, &prompt, &format!("{slashed}/sr")),
+        [format!("{slashed}/src/"), format!("{slashed}/Source/")]
+    );
+    assert_eq!(
+        completions(&mut client, &prompt, &format!(r"{app}\src\")),
+        [format!(r"{app}\src\main.rs")]
+    );
+    let upper = root_value.to_uppercase();
+    assert_eq!(
+        completions(&mut client, &template, &format!("{upper}sr")),
+        [format!("{upper}src/"), format!("{upper}Source/")]
+    );
+    // Outside the roots, whatever the case: nothing.
+    let outside = plain(&ws.outside).to_uppercase();
+    assert!(completions(&mut client, &prompt, &format!(r"{outside}\")).is_empty());
+    assert!(completions(&mut client, &prompt, &format!(r"{app}\..\")).is_empty());
+}

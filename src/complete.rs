@@ -122,7 +122,10 @@ fn complete_unix(
     let Ok(canonical) = crate::roots::canonicalize(dir_path) else {
         return Completion::default();
     };
-    if !roots.iter().any(|root| canonical.starts_with(root)) {
+    if !roots
+        .iter()
+        .any(|root| crate::roots::within(&canonical, root))
+    {
         return Completion::default();
     }
     let partial = String::from_utf8_lossy(partial);

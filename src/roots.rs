@@ -201,9 +201,36 @@ impl Confine {
 }
 
 /// True when the canonical `path` is `base` or below it, component by component.
-#[cfg(not(windows))]
+#[cfg(not(any(windows, target_vendor = "apple")))]
 pub fn within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
+}
+
+/// True when the canonical `path` is `base` or below it. macOS volumes are case-insensitive
+/// by default (APFS, HFS+) and `canonicalize` does not always give the on-disk case, so
+/// `/users/me/app/x` may name a file under the root `/Users/me/App`: names that differ are
+/// compared by identity instead ([`within_by_identity`]), never by a case-folding string
+/// comparison, which would be wrong on a case-sensitive volume.
+#[cfg(target_vendor = "apple")]
+pub fn within(path: &Path, base: &Path) -> bool {
+    path.starts_with(base) || within_by_identity(path, base)
+}
+
+/// Whether `base` is `path` or one of its ancestors, compared by identity (device and inode,
+/// the entries themselves, no link followed): true for two spellings of one directory,
+/// whatever the file system makes of case. Missing components (a write target) are skipped.
+/// Used on macOS; built and tested on every Unix.
+#[cfg(unix)]
+#[cfg_attr(not(target_vendor = "apple"), allow(dead_code))]
+pub fn within_by_identity(path: &Path, base: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(root) = std::fs::symlink_metadata(base) else {
+        return false;
+    };
+    path.ancestors().any(|ancestor| {
+        std::fs::symlink_metadata(ancestor)
+            .is_ok_and(|meta| meta.dev() == root.dev() && meta.ino() == root.ino())
+    })
 }
 
 /// True when the canonical `path` is `base` or below it, compared as NTFS compares names:
@@ -551,6 +578,21 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
         None => expand_tilde(arg),
     };
     check_path_shape(&given)?;
+    // `file.txt:secret` is an NTFS alternate data stream of `file.txt`: hidden contents
+    // that no listing shows and a path check would take for the file itself. Refused.
+    #[cfg(windows)]
+    if let Some(name) = given
+        .to_str()
+        .and_then(crate::files::winpath::stream_component)
+    {
+        return Err(PathError::Io(
+            given.clone(),
+            format!(
+                "{name:?} names an NTFS alternate data stream (a ':' in a name); streams \
+                 are refused, name the file itself"
+            ),
+        ));
+    }
     let dir_only = {
         use crate::files::os::OsStrExt;
         let bytes = given.as_os_str().as_bytes();
@@ -895,6 +937,30 @@ mod tests {
         sibling.push("2");
         assert!(!confine.allows(Path::new(&sibling)));
         assert!(Confine::new(&[tmp.path().join("missing")]).is_err());
+    }
+
+    #[test]
+    fn identity_containment_sees_the_directory_not_its_spelling() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let (app, app2) = (base.join("app"), base.join("app2"));
+        std::fs::create_dir_all(app.join("src")).unwrap();
+        std::fs::create_dir_all(&app2).unwrap();
+        assert!(within_by_identity(&app, &app));
+        assert!(within_by_identity(&app.join("src"), &app));
+        assert!(within_by_identity(&app.join("src/new/deeper.rs"), &app));
+        // `.` is another spelling of the same directory: the same identity.
+        assert!(within_by_identity(
+            &app.join(".").join("x"),
+            &app.join("src/..")
+        ));
+        assert!(!within_by_identity(&app2.join("x"), &app));
+        assert!(!within_by_identity(&base, &app));
+        assert!(!within_by_identity(&app.join("x"), &base.join("missing")));
+        // A symlink to the root is an entry of its own: not the root (links are never
+        // followed here; canonical paths have none).
+        symlink(&app, base.join("alias")).unwrap();
+        assert!(!within_by_identity(&base.join("alias/src"), &app));
     }
 
     #[test]

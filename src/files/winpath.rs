@@ -165,6 +165,18 @@ pub fn reserved_component(path: &str) -> Option<&str> {
         .find(|part| is_reserved_name(part))
 }
 
+/// The first name in `path` that holds a `:` (other than the drive's): on NTFS `name:x`
+/// and `name::$DATA` name a file's alternate data stream, a second content hidden from
+/// listings, not a file of its own.
+pub fn stream_component(path: &str) -> Option<&str> {
+    let rest = strip_prefix_ci(path, r"\\?\UNC\")
+        .or_else(|| path.strip_prefix(r"\\?\"))
+        .or_else(|| path.strip_prefix(r"\??\"))
+        .unwrap_or(path);
+    let rest = if has_drive(rest) { &rest[2..] } else { rest };
+    rest.split(['\\', '/']).find(|name| name.contains(':'))
+}
+
 /// The Windows path of a decoded `file:` URI path: `/C:/x` → `C:\x`, `//srv/share/x` (a host
 /// given) → `\\srv\share\x`; `None` when it names no drive or share.
 pub fn from_uri_path(host: &str, path: &str) -> Option<String> {
@@ -301,6 +313,21 @@ mod tests {
             Some("com1.log")
         );
         assert_eq!(reserved_component(r"C:\work\ok\file.txt"), None);
+    }
+
+    #[test]
+    fn alternate_data_streams_are_found_in_any_name() {
+        assert_eq!(
+            stream_component(r"C:\w\file.txt:secret"),
+            Some("file.txt:secret")
+        );
+        assert_eq!(stream_component(r"\\?\C:\w\f::$DATA"), Some("f::$DATA"));
+        assert_eq!(stream_component("src/x:y/z"), Some("x:y"));
+        assert_eq!(stream_component(r"\\?\UNC\srv\share\a:b"), Some("a:b"));
+        assert_eq!(stream_component(r"C:\w\file.txt"), None);
+        assert_eq!(stream_component("c:/w/x"), None);
+        assert_eq!(stream_component(r"\\?\C:\"), None);
+        assert_eq!(stream_component("notes.txt"), None);
     }
 
     #[test]

@@ -89,9 +89,6 @@ skip_args() {
 
 echo "== Wine: unit tests (the platform-independent ones and Windows path handling)"
 mapfile -t lib_skips < <(skip_args <<'SKIPS'
-search::tests::filters:: expectations are relative paths joined with '/'; Windows renders '\'
-search::tests::glob_tool:: expectations are relative paths joined with '/'
-search::tests::paging::modified_sort_is_newest_first_with_ties_by_path expectations joined with '/'
 files::write::tests::readers_never_see_a_partial_file Wine refuses a rename over a file another handle has open (no POSIX-semantics FileRenameInfoEx), and readers see it missing meanwhile
 watch::tests::a_root_gone_for_a_while_is_reported_and_watched_when_it_returns the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it cannot be recreated at once
 watch::tests::a_root_replaced_is_watched_again same: recreating a root the watcher holds fails with ERROR_ALREADY_EXISTS
@@ -106,20 +103,15 @@ mapfile -t wire_skips < <(skip_args <<'SKIPS'
 hostile_live:: read CPU time and memory from /proc/PID, which Windows processes do not have
 load:: read resident memory from /proc/PID/status
 pipeline::a_client_writing_faster_than_answers_is_slowed_not_buffered reads /proc/PID/status
-pipeline::hundreds_of_panics_in_a_row_never_wedge_the_server the first injected panic gets no answer under Wine (MinGW unwinding under Wine; not investigated)
 modern::progress_and_cancellation_work_for_stateless_requests waits for idle CPU through /proc/PID/stat
 search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU through /proc/PID/stat
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
-fixtures::search_cases_over_the_fixture_tree expectations are paths joined with '/'
-live::the_index_answers_exactly_what_a_walk_answers_while_files_change expectations compare against '/'-joined paths
-search::paging_is_stable_and_says_how_to_continue expects '/'-separated paths in the answer text
-search::an_absolute_glob_pattern_searches_its_directory an absolute glob is a Unix path here ('/' prefix)
-resources::completion_of_template_and_prompt_paths completion values are Unix-shaped ('/'-rooted): Windows completion is not done
-resources::listing_and_completion_wait_for_the_clients_roots same: completion values
+fixtures::search_cases_over_the_fixture_tree our bug, not Wine's: index-served greps of a subdirectory find nothing on Windows (src/index.rs splits relative paths on '/' only); passes with --no-watch
+live::the_index_answers_exactly_what_a_walk_answers_while_files_change same index bug: on Windows the index answers differently from a walk
+search::an_absolute_glob_pattern_searches_its_directory not done: absolute glob patterns are split only when '/'-rooted (split_absolute_pattern in src/mcp/tools/search.rs), so C:\x\*.rs is taken as relative
 over_time::a_subscription_follows_its_path_across_a_directory_rename Wine reports the rename of a watched directory differently (old URI notified)
-budget:: fixtures use names with '"', '\' and control characters (JSON-escape-heavy on purpose), which Windows forbids
-over_time::logs_never_carry_file_contents_or_environment_values failed once in two Wine runs (not yet examined)
+budget::write_tools_answers_fit Wine's GetFinalPathNameByHandleW fails (ERROR_MORE_DATA) past MAX_PATH, and the temporary file of a write there is longer
 SKIPS
 )
 # Wine itself sometimes fails to start a process (Windows error 1359 from CreateProcess,

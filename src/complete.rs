@@ -9,6 +9,9 @@
 //! its children are ranked: exact-case prefix matches, then case-insensitive prefix
 //! matches, then case-insensitive subsequence matches; within a rank, by value.
 //! Directories end with `/`. At most [`MAX_VALUES`] values, with the total and `has_more`.
+//! On Windows values are Windows paths (`C:/Users/` in a URI, `C:\Users\` or `c:/users/`
+//! in a prompt, drive roots and UNC shares too), roots are matched ignoring case, and a
+//! child keeps the typed directory's spelling (see `complete_windows`).
 //!
 //! Nothing outside the roots is ever offered: the directory part is canonicalized and must
 //! lie inside a root; above the roots only the roots themselves are offered.
@@ -16,11 +19,13 @@
 //! Speed: with a fresh [`FileIndex`] snapshot the children come from memory (no syscall
 //! but the canonicalization); otherwise one gitignore-aware listing of that directory.
 
+#[cfg(not(windows))]
 use crate::files::os::OsStrExt;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 use crate::index::FileIndex;
+#[cfg(not(windows))]
 use crate::roots::file_uri_from_path;
 use crate::search::walk::WalkOptions;
 
@@ -39,9 +44,9 @@ pub struct Completion {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Form {
     /// Values of the `file:///{+path}` variable: percent-encoded exactly as the resource
-    /// URIs are ([`file_uri_from_path`]), so `file:///` + value is the URI of the very bytes
-    /// listed (`%`, `?`, `#`, spaces, newlines and bytes that are not UTF-8 included). The
-    /// typed value is percent-decoded the same way.
+    /// URIs are ([`crate::roots::file_uri_from_path`]), so `file:///` + value is the URI of
+    /// the very bytes listed (`%`, `?`, `#`, spaces, newlines and bytes that are not UTF-8
+    /// included). The typed value is percent-decoded the same way.
     Uri,
     /// Plain paths, as typed by people in prompt arguments: taken and returned as they are.
     /// Names that are not valid UTF-8 cannot be written in such a value and are skipped
@@ -62,8 +67,26 @@ pub fn complete_with(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) 
 }
 
 /// Completes `value` (an absolute path without its leading `/`, in `form`), taking the
-/// children from `index` when it has a fresh snapshot of the directory.
+/// children from `index` when it has a fresh snapshot of the directory. On Windows the
+/// value is a Windows path instead (see [`complete_windows`]).
 pub fn complete_in(
+    roots: &[PathBuf],
+    value: &str,
+    form: Form,
+    index: Option<&FileIndex>,
+) -> Completion {
+    #[cfg(windows)]
+    {
+        complete_windows(roots, value, form, index)
+    }
+    #[cfg(not(windows))]
+    {
+        complete_unix(roots, value, form, index)
+    }
+}
+
+#[cfg(not(windows))]
+fn complete_unix(
     roots: &[PathBuf],
     value: &str,
     form: Form,
@@ -96,32 +119,107 @@ pub fn complete_in(
             .collect();
         return finish(under);
     }
-    let Ok(canonical) = std::fs::canonicalize(dir_path) else {
+    let Ok(canonical) = crate::roots::canonicalize(dir_path) else {
         return Completion::default();
     };
-    if !roots.iter().any(|root| canonical.starts_with(root)) {
+    if !roots
+        .iter()
+        .any(|root| crate::roots::within(&canonical, root))
+    {
         return Completion::default();
     }
-    let show_hidden = partial.starts_with(b".");
     let partial = String::from_utf8_lossy(partial);
-    let matcher = Ranker::new(&partial);
     let mut ranked: Vec<(u8, String)> = Vec::new();
-    let mut offer = |name: &OsStr, is_dir: bool| {
-        if let Some(rank) = matcher.rank(&name.to_string_lossy())
-            && let Some(value) = as_value(&dir_path.join(name), is_dir, form)
-        {
+    children(&canonical, &partial, index, |rank, name, is_dir| {
+        if let Some(value) = as_value(&dir_path.join(name), is_dir, form) {
             ranked.push((rank, value));
+        }
+    });
+    finish(ranked)
+}
+
+/// Windows: values are Windows paths. In the `Plain` form they are taken and returned as
+/// typed (`C:\Us`, `c:/users/`, `\\srv\share\`), children keeping the typed directory's
+/// spelling and separator; in the `Uri` form a value is what follows `file:///` (`C:/Users/`,
+/// `/srv/share/` for `file:////srv/share/`), percent-encoded like resource URIs. Prefixes
+/// of roots and names match ignoring case, as NTFS does.
+#[cfg(windows)]
+fn complete_windows(
+    roots: &[PathBuf],
+    value: &str,
+    form: Form,
+    index: Option<&FileIndex>,
+) -> Completion {
+    let root_texts: Vec<String> = roots
+        .iter()
+        .filter_map(|root| root.to_str().map(crate::files::winpath::display))
+        .collect();
+    let root_values = |typed: &str| {
+        let values = root_texts
+            .iter()
+            .filter(|root| win::leads_to(root, typed))
+            .map(|root| (0, win::root_value(root, form)))
+            .collect();
+        finish(values)
+    };
+    let typed = win::typed(value, form);
+    let Some((dir, partial)) = win::split(&typed) else {
+        return root_values(&typed);
+    };
+    if !root_texts
+        .iter()
+        .any(|root| crate::files::winpath::starts_with(dir, root))
+    {
+        return root_values(&typed);
+    }
+    let Ok(canonical) = crate::roots::canonicalize(Path::new(dir)) else {
+        return Completion::default();
+    };
+    if !roots
+        .iter()
+        .any(|root| crate::roots::within(&canonical, root))
+    {
+        return Completion::default();
+    }
+    // The index keeps relative paths with '/' separators and splits names on it, which
+    // Windows paths do not use (under Wine its children of a directory included the files
+    // of subdirectories): one directory is listed from disk instead.
+    let _ = index;
+    let mut ranked: Vec<(u8, String)> = Vec::new();
+    children(&canonical, partial, None, |rank, name, is_dir| {
+        if let Some(name) = name.to_str() {
+            ranked.push((rank, win::child_value(dir, name, is_dir, form)));
+        }
+    });
+    finish(ranked)
+}
+
+/// The children of the canonical directory `dir` whose names match `partial`, with their
+/// rank: from `index` when it has a fresh snapshot of the directory, else one
+/// gitignore-aware listing (hidden entries only when `partial` starts with `.`; symlinks
+/// are never offered).
+fn children(
+    dir: &Path,
+    partial: &str,
+    index: Option<&FileIndex>,
+    mut offer: impl FnMut(u8, &OsStr, bool),
+) {
+    let show_hidden = partial.starts_with('.');
+    let matcher = Ranker::new(partial);
+    let mut consider = |name: &OsStr, is_dir: bool| {
+        if let Some(rank) = matcher.rank(&name.to_string_lossy()) {
+            offer(rank, name, is_dir);
         }
     };
     let from_index = (!show_hidden)
         .then_some(index)
         .flatten()
-        .and_then(|index| index.snapshot_for(&canonical))
+        .and_then(|index| index.snapshot_for(dir))
         .and_then(|snapshot| {
-            let rel = canonical.strip_prefix(snapshot.root()).ok()?;
-            let dir = snapshot.find_dir(rel)?;
-            for child in snapshot.children(dir) {
-                offer(child.name, child.is_dir);
+            let rel = dir.strip_prefix(snapshot.root()).ok()?;
+            let found = snapshot.find_dir(rel)?;
+            for child in snapshot.children(found) {
+                consider(child.name, child.is_dir);
             }
             Some(())
         });
@@ -131,22 +229,108 @@ pub fn complete_in(
             no_ignore: false,
             types: None,
         };
-        let mut walker = options.walker(&canonical, None);
+        let mut walker = options.walker(dir, None);
         walker.max_depth(Some(1));
         for entry in walker.build().flatten() {
             let kind = entry.file_type();
             if entry.depth() != 1 || kind.is_none_or(|k| k.is_symlink()) {
                 continue;
             }
-            offer(entry.file_name(), kind.is_some_and(|k| k.is_dir()));
+            consider(entry.file_name(), kind.is_some_and(|k| k.is_dir()));
         }
     }
-    finish(ranked)
+}
+
+/// Windows value text, as pure functions (tested on every platform).
+#[cfg_attr(not(windows), allow(dead_code))]
+mod win {
+    use super::Form;
+    use crate::files::winpath;
+
+    /// The typed value as a Windows path: the `Uri` form percent-decoded, `/srv/share`
+    /// (from `file:////srv/share`) back to `//srv/share`, a `/` before a drive dropped
+    /// (`/C:/x`, as in the URI's path).
+    pub fn typed(value: &str, form: Form) -> String {
+        match form {
+            Form::Plain => value.to_string(),
+            Form::Uri => {
+                let decoded = percent_encoding::percent_decode_str(value)
+                    .decode_utf8_lossy()
+                    .into_owned();
+                match decoded.strip_prefix('/') {
+                    Some(rest) if winpath::has_drive(rest) => rest.to_string(),
+                    Some(rest) if !rest.starts_with('/') => format!("//{rest}"),
+                    _ => decoded,
+                }
+            }
+        }
+    }
+
+    /// The directory typed (up to and with its last separator) and the partial name after
+    /// it; `None` when no separator was typed yet (`C:`, `c`).
+    pub fn split(typed: &str) -> Option<(&str, &str)> {
+        let at = typed.rfind(['/', '\\'])?;
+        Some((&typed[..=at], &typed[at + 1..]))
+    }
+
+    /// Whether the root (ordinary form) is what the typed text leads to: a prefix of it,
+    /// ignoring case and separator style.
+    pub fn leads_to(root: &str, typed: &str) -> bool {
+        let root = winpath::fold(&winpath::unified(root));
+        let mut root = root;
+        if !root.ends_with('\\') {
+            root.push('\\');
+        }
+        root.starts_with(&winpath::fold(&winpath::unified(typed)))
+    }
+
+    /// A root (ordinary form) as a value, with a trailing separator.
+    pub fn root_value(root: &str, form: Form) -> String {
+        match form {
+            Form::Plain if root.ends_with('\\') => root.to_string(),
+            Form::Plain => format!("{root}\\"),
+            Form::Uri => dir_suffix(uri_value(root)),
+        }
+    }
+
+    /// `name` in the typed directory `dir` as a value: the directory's spelling and
+    /// separator kept (clients match values against what was typed).
+    pub fn child_value(dir: &str, name: &str, is_dir: bool, form: Form) -> String {
+        let joined = format!("{dir}{name}");
+        match form {
+            Form::Plain if is_dir => {
+                let sep = if dir.ends_with('/') { '/' } else { '\\' };
+                format!("{joined}{sep}")
+            }
+            Form::Plain => joined,
+            Form::Uri if is_dir => dir_suffix(uri_value(&joined)),
+            Form::Uri => uri_value(&joined),
+        }
+    }
+
+    /// What follows `file:///` in the path's URI: `C:/x` for `file:///C:/x`, `/srv/share`
+    /// for the share `\\srv\share` (`file:////srv/share`, which names it too).
+    fn uri_value(path: &str) -> String {
+        let uri = crate::roots::windows_file_uri(path);
+        let rest = &uri["file://".len()..];
+        match rest.strip_prefix('/') {
+            Some(local) => local.to_string(),
+            None => format!("/{rest}"),
+        }
+    }
+
+    fn dir_suffix(mut value: String) -> String {
+        if !value.ends_with('/') {
+            value.push('/');
+        }
+        value
+    }
 }
 
 /// An absolute path as a value: without its leading `/`, directories with a trailing `/`;
 /// in the `Uri` form percent-encoded like a resource URI. `None` in the `Plain` form for a
 /// path that is not valid UTF-8.
+#[cfg(not(windows))]
 fn as_value(path: &Path, is_dir: bool, form: Form) -> Option<String> {
     let mut value = match form {
         Form::Uri => file_uri_from_path(path)["file://".len()..].to_string(),
@@ -404,5 +588,79 @@ mod tests {
         );
         assert_eq!(plain.total, names.len() - 1);
         assert!(plain.values.iter().any(|v| v.ends_with("/设计.md")));
+    }
+}
+
+/// Windows value text, checked on every platform.
+#[cfg(test)]
+mod win_tests {
+    use super::Form::{Plain, Uri};
+    use super::win::*;
+
+    #[test]
+    fn typed_values_split_at_either_separator() {
+        assert_eq!(split(r"C:\Us"), Some((r"C:\", "Us")));
+        assert_eq!(split("c:/users/"), Some(("c:/users/", "")));
+        assert_eq!(split(r"C:\Users/me\pr"), Some((r"C:\Users/me\", "pr")));
+        assert_eq!(split("C:"), None);
+        assert_eq!(typed("C:/Program%20Files/", Uri), "C:/Program Files/");
+        assert_eq!(typed("/C:/x", Uri), "C:/x");
+        assert_eq!(typed("/srv/share/", Uri), "//srv/share/");
+        assert_eq!(typed(r"C:\x y", Plain), r"C:\x y");
+    }
+
+    #[test]
+    fn roots_are_offered_by_case_insensitive_prefix() {
+        let root = r"C:\Users\Me\Proj";
+        for typed in [
+            "",
+            "c",
+            "C:",
+            r"c:\",
+            "c:/users/",
+            r"C:\USERS\me\p",
+            r"C:\Users\Me\Proj\",
+        ] {
+            assert!(leads_to(root, typed), "{typed}");
+        }
+        for typed in [
+            "D:",
+            r"C:\Users\Me\Proj2",
+            r"C:\Users\Mex",
+            r"C:\Users\Me\Proj\src",
+        ] {
+            assert!(!leads_to(root, typed), "{typed}");
+        }
+        assert!(leads_to(r"\\srv\share\d", "//SRV/share/"));
+        assert!(leads_to(r"C:\", "c:/"));
+    }
+
+    #[test]
+    fn values_keep_the_typed_spelling_and_end_directories_with_a_separator() {
+        assert_eq!(root_value(r"C:\Users\Me", Plain), r"C:\Users\Me\");
+        assert_eq!(root_value(r"C:\", Plain), r"C:\");
+        assert_eq!(root_value(r"C:\Users\Me Too", Uri), "C:/Users/Me%20Too/");
+        assert_eq!(root_value(r"\\srv\share\d", Uri), "/srv/share/d/");
+        assert_eq!(child_value("c:/users/", "Me", true, Plain), "c:/users/Me/");
+        assert_eq!(
+            child_value(r"C:\Users\", "Me", true, Plain),
+            r"C:\Users\Me\"
+        );
+        assert_eq!(child_value(r"C:\x\", "a.rs", false, Plain), r"C:\x\a.rs");
+        assert_eq!(
+            child_value("C:/x y/", "%20#.rs", false, Uri),
+            "C:/x%20y/%2520%23.rs"
+        );
+        assert_eq!(child_value("C:/x/", "sub", true, Uri), "C:/x/sub/");
+        assert_eq!(child_value("//srv/share/", "d", true, Uri), "/srv/share/d/");
+        // A URI value resolves back to the very path.
+        let value = child_value("C:/x y/", "%20#.rs", false, Uri);
+        assert_eq!(
+            crate::files::winpath::from_uri_path(
+                "",
+                &percent_encoding::percent_decode_str(&format!("/{value}")).decode_utf8_lossy()
+            ),
+            Some(r"C:\x y\%20#.rs".to_string())
+        );
     }
 }

@@ -57,7 +57,7 @@ pub struct Root {
 impl Root {
     /// Builds a root from an absolute path, resolving it if it exists.
     pub fn new(path: PathBuf, name: Option<String>) -> Root {
-        let canonical = std::fs::canonicalize(&path).ok();
+        let canonical = canonicalize(&path).ok();
         let is_file = canonical.as_deref().is_some_and(Path::is_file);
         Root {
             path,
@@ -182,7 +182,7 @@ impl Confine {
     pub fn new(dirs: &[PathBuf]) -> io::Result<Confine> {
         let mut canonical = Vec::new();
         for dir in dirs {
-            let path = std::fs::canonicalize(dir).map_err(|err| {
+            let path = canonicalize(dir).map_err(|err| {
                 io::Error::new(err.kind(), format!("--confine {}: {err}", dir.display()))
             })?;
             canonical.push(path);
@@ -201,9 +201,36 @@ impl Confine {
 }
 
 /// True when the canonical `path` is `base` or below it, component by component.
-#[cfg(not(windows))]
+#[cfg(not(any(windows, target_vendor = "apple")))]
 pub fn within(path: &Path, base: &Path) -> bool {
     path.starts_with(base)
+}
+
+/// True when the canonical `path` is `base` or below it. macOS volumes are case-insensitive
+/// by default (APFS, HFS+) and `canonicalize` does not always give the on-disk case, so
+/// `/users/me/app/x` may name a file under the root `/Users/me/App`: names that differ are
+/// compared by identity instead ([`within_by_identity`]), never by a case-folding string
+/// comparison, which would be wrong on a case-sensitive volume.
+#[cfg(target_vendor = "apple")]
+pub fn within(path: &Path, base: &Path) -> bool {
+    path.starts_with(base) || within_by_identity(path, base)
+}
+
+/// Whether `base` is `path` or one of its ancestors, compared by identity (device and inode,
+/// the entries themselves, no link followed): true for two spellings of one directory,
+/// whatever the file system makes of case. Missing components (a write target) are skipped.
+/// Used on macOS; built and tested on every Unix.
+#[cfg(unix)]
+#[cfg_attr(not(target_vendor = "apple"), allow(dead_code))]
+pub fn within_by_identity(path: &Path, base: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(root) = std::fs::symlink_metadata(base) else {
+        return false;
+    };
+    path.ancestors().any(|ancestor| {
+        std::fs::symlink_metadata(ancestor)
+            .is_ok_and(|meta| meta.dev() == root.dev() && meta.ino() == root.ino())
+    })
 }
 
 /// True when the canonical `path` is `base` or below it, compared as NTFS compares names:
@@ -333,25 +360,34 @@ pub fn path_from_file_uri(uri: &str) -> Result<PathBuf, UriError> {
 
 /// Builds the `file://` URI of an absolute path (percent-encoding what URIs cannot carry).
 pub fn file_uri_from_path(path: &Path) -> String {
-    const KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
-        .remove(b'/')
-        .remove(b'-')
-        .remove(b'_')
-        .remove(b'.')
-        .remove(b'~');
     #[cfg(windows)]
     {
-        let (host, path) = crate::files::winpath::to_uri_parts(&path.to_string_lossy());
-        const KEEP_COLON: &percent_encoding::AsciiSet = &KEEP.remove(b':');
-        let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
-        format!("file://{host}{encoded}")
+        windows_file_uri(&path.to_string_lossy())
     }
     #[cfg(not(windows))]
     {
         use crate::files::os::OsStrExt;
-        let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), KEEP);
+        let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_KEEP);
         format!("file://{encoded}")
     }
+}
+
+/// What a `file://` URI keeps unencoded in a path.
+const URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+    .remove(b'/')
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
+
+/// The `file://` URI of a Windows path (`C:\x y` → `file:///C:/x%20y`, `\\srv\share\x` →
+/// `file://srv/share/x`); pure, so it is tested on every platform.
+#[cfg_attr(not(windows), allow(dead_code))]
+pub(crate) fn windows_file_uri(path: &str) -> String {
+    const KEEP_COLON: &percent_encoding::AsciiSet = &URI_KEEP.remove(b':');
+    let (host, path) = crate::files::winpath::to_uri_parts(path);
+    let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
+    format!("file://{host}{encoded}")
 }
 
 /// `text` without `prefix` (compared ASCII-case-insensitively). `get` instead of slicing:
@@ -398,11 +434,41 @@ pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
 /// A path as text for answers: the path itself when it is valid UTF-8, otherwise its
 /// `file://` URI, which every tool accepts and which keeps the bytes that are not UTF-8
 /// (`display()` would turn them into U+FFFD and name a different file).
+///
+/// This is the one place paths become text for the model and the user. On Windows a
+/// verbatim path (`\\?\C:\x`) is shown in its ordinary form (`C:\x`, `\\srv\share\x`)
+/// whenever that form names exactly the same file ([`winpath::exact_plain`]).
+///
+/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
 pub fn path_text(path: &Path) -> String {
     match path.to_str() {
+        #[cfg(windows)]
+        Some(text) => crate::files::winpath::display(text),
+        #[cfg(not(windows))]
         Some(text) => text.to_string(),
         None => file_uri_from_path(path),
     }
+}
+
+/// `std::fs::canonicalize` in the form rootgrep keeps paths in. On Unix it is unchanged.
+/// On Windows std answers with verbatim paths (`\\?\C:\x`); they are kept in their
+/// ordinary form (`C:\x`, `\\srv\share\x`) whenever that form names exactly the same
+/// file ([`winpath::exact_plain`]), so roots, resolved paths and every path found below
+/// them (search results, listings, URIs) read as people and hosts write them. Opening an
+/// ordinary path longer than Win32's limit still works: std adds the prefix back itself.
+/// Names only the verbatim form can spell (`x.`, `nul.txt`) keep it.
+///
+/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
+pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
+    let canonical = std::fs::canonicalize(path)?;
+    #[cfg(windows)]
+    if let Some(plain) = canonical
+        .to_str()
+        .and_then(crate::files::winpath::exact_plain)
+    {
+        return Ok(PathBuf::from(plain));
+    }
+    Ok(canonical)
 }
 
 /// The result of resolving a path argument against the roots.
@@ -512,6 +578,21 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
         None => expand_tilde(arg),
     };
     check_path_shape(&given)?;
+    // `file.txt:secret` is an NTFS alternate data stream of `file.txt`: hidden contents
+    // that no listing shows and a path check would take for the file itself. Refused.
+    #[cfg(windows)]
+    if let Some(name) = given
+        .to_str()
+        .and_then(crate::files::winpath::stream_component)
+    {
+        return Err(PathError::Io(
+            given.clone(),
+            format!(
+                "{name:?} names an NTFS alternate data stream (a ':' in a name); streams \
+                 are refused, name the file itself"
+            ),
+        ));
+    }
     let dir_only = {
         use crate::files::os::OsStrExt;
         let bytes = given.as_os_str().as_bytes();
@@ -629,7 +710,7 @@ fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Reso
 /// could not follow it either. A dangling symlink counts as missing and is resolved through
 /// its target text, so a write "through" it is judged where it would really land.
 pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
-    if let Ok(canonical) = std::fs::canonicalize(path) {
+    if let Ok(canonical) = canonicalize(path) {
         return Ok((canonical, true));
     }
     // Walk up to the nearest ancestor that canonicalises.
@@ -654,7 +735,7 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
             cursor = parent.join(target);
             continue;
         }
-        if let Ok(canonical) = std::fs::canonicalize(&cursor) {
+        if let Ok(canonical) = canonicalize(&cursor) {
             let mut out = canonical;
             for component in missing.iter().rev() {
                 if component == ".." {
@@ -859,6 +940,30 @@ mod tests {
     }
 
     #[test]
+    fn identity_containment_sees_the_directory_not_its_spelling() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let (app, app2) = (base.join("app"), base.join("app2"));
+        std::fs::create_dir_all(app.join("src")).unwrap();
+        std::fs::create_dir_all(&app2).unwrap();
+        assert!(within_by_identity(&app, &app));
+        assert!(within_by_identity(&app.join("src"), &app));
+        assert!(within_by_identity(&app.join("src/new/deeper.rs"), &app));
+        // `.` is another spelling of the same directory: the same identity.
+        assert!(within_by_identity(
+            &app.join(".").join("x"),
+            &app.join("src/..")
+        ));
+        assert!(!within_by_identity(&app2.join("x"), &app));
+        assert!(!within_by_identity(&base, &app));
+        assert!(!within_by_identity(&app.join("x"), &base.join("missing")));
+        // A symlink to the root is an entry of its own: not the root (links are never
+        // followed here; canonical paths have none).
+        symlink(&app, base.join("alias")).unwrap();
+        assert!(!within_by_identity(&base.join("alias/src"), &app));
+    }
+
+    #[test]
     fn multibyte_characters_near_the_scheme_length_do_not_panic() {
         let tmp = tempfile::tempdir().unwrap();
         let app = tmp.path().join("app");
@@ -1044,6 +1149,34 @@ mod windows_tests {
             file_uri_from_path(Path::new(r"\\?\UNC\server\share\x")),
             "file://server/share/x"
         );
+    }
+
+    #[test]
+    fn canonical_paths_are_kept_and_shown_in_their_ordinary_form() {
+        let tmp = tempfile::tempdir().unwrap();
+        let canonical = canonicalize(tmp.path()).unwrap();
+        let text = canonical.to_str().unwrap();
+        assert!(crate::files::winpath::has_drive(text), "{text}");
+        let root = Root::new(tmp.path().to_path_buf(), None);
+        assert_eq!(root.effective(), canonical.as_path());
+        assert_eq!(path_text(Path::new(r"\\?\C:\work\x")), r"C:\work\x");
+        assert_eq!(path_text(Path::new(r"\\?\C:\work\x.")), r"\\?\C:\work\x.");
+        std::fs::write(canonical.join("f.rs"), "x").unwrap();
+        let set = RootSet::new(vec![root], RootSource::CommandLine);
+        let resolved = resolve("f.rs", &set).unwrap();
+        assert_eq!(resolved.path, canonical.join("f.rs"));
+        assert_eq!(resolved.root, Some(0));
+        // A name only the verbatim form can spell keeps that form, where the system reports
+        // such a name at all (Wine creates `odd.` but reports its final path as `odd`; the
+        // rule itself is `winpath::exact_plain`, tested on every platform).
+        let odd = format!(r"\\?\{text}\odd.");
+        if std::fs::write(&odd, "x").is_ok()
+            && std::fs::canonicalize(&odd)
+                .is_ok_and(|real| real.to_string_lossy().ends_with("odd."))
+        {
+            let kept = canonicalize(Path::new(&odd)).unwrap();
+            assert!(kept.to_str().unwrap().starts_with(r"\\?\"), "{kept:?}");
+        }
     }
 
     #[test]

@@ -6,8 +6,19 @@
 /// (except after a drive's root): `\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
 /// `\\srv\share\x`, `C:/x/y/` → `C:\x\y`. Other text is returned with separators unified.
 pub fn plain(path: &str) -> String {
+    let mut body = unified(path);
+    while body.ends_with('\\') && !is_drive_root(&body) && body.len() > 1 {
+        body.pop();
+    }
+    body
+}
+
+/// `path` with `/` turned into `\` and without its verbatim prefix, trailing separators
+/// kept (they matter while a path is being typed: `C:\Users\` is not a prefix of
+/// `C:\Users2`).
+pub fn unified(path: &str) -> String {
     let unified = path.replace('/', "\\");
-    let body = if let Some(rest) =
+    if let Some(rest) =
         strip_prefix_ci(&unified, r"\\?\UNC\").or_else(|| strip_prefix_ci(&unified, r"\\.\UNC\"))
     {
         format!(r"\\{rest}")
@@ -18,12 +29,64 @@ pub fn plain(path: &str) -> String {
         rest.to_string()
     } else {
         unified
-    };
-    let mut body = body;
-    while body.ends_with('\\') && !is_drive_root(&body) && body.len() > 1 {
-        body.pop();
     }
-    body
+}
+
+/// Whether `path` is an absolute Windows path: a drive and its root (`C:\`, `c:/`) or a
+/// UNC share (`\\srv\share`, `//srv/share`), verbatim prefixes included.
+pub fn is_absolute(path: &str) -> bool {
+    let path = unified(path);
+    let b = path.as_bytes();
+    (has_drive(&path) && b.get(2) == Some(&b'\\')) || path.starts_with(r"\\")
+}
+
+/// The ordinary form of a verbatim path (`\\?\C:\x` → `C:\x`, `\\?\UNC\srv\share\x` →
+/// `\\srv\share\x`) when Win32 parses that form back to the very same path, else `None`.
+///
+/// `\\?\` paths reach the file system untouched; ordinary ones are normalised first: a
+/// trailing dot or space is dropped from a name, `.`/`..` are collapsed, device names
+/// (`NUL`, `COM1.txt`) name the device. A name the normalising would change keeps the
+/// verbatim form, which is then the only exact way to write it (`x.` is not `x`; a
+/// directory named `.. ` must never become `..`). Paths already ordinary and other
+/// verbatim forms (`\\?\Volume{…}\`, `\\?\GLOBALROOT\…`) give `None`.
+pub fn exact_plain(path: &str) -> Option<String> {
+    let (lead, rest) = if let Some(rest) = strip_prefix_ci(path, r"\\?\UNC\") {
+        (r"\\", rest)
+    } else {
+        let rest = path.strip_prefix(r"\\?\")?;
+        let b = rest.as_bytes();
+        if !(b.len() >= 3 && has_drive(rest) && b[2] == b'\\') {
+            return None;
+        }
+        ("", rest)
+    };
+    let mut names: Vec<&str> = rest.split('\\').collect();
+    if lead.is_empty() {
+        names.remove(0); // the drive, checked above
+    } else if names.len() < 2 {
+        return None; // a UNC path names a server and a share at least
+    }
+    let last = names.len() - 1;
+    let exact = names.iter().enumerate().all(|(i, name)| {
+        // Only the last name may be empty: a drive's root (`C:\`) or a trailing separator.
+        if name.is_empty() {
+            return i == last && (i > 0 || lead.is_empty());
+        }
+        *name != "."
+            && *name != ".."
+            && !name.ends_with(['.', ' '])
+            && !name
+                .chars()
+                .any(|c| c < ' ' || matches!(c, '<' | '>' | ':' | '"' | '/' | '|' | '?' | '*'))
+            && !is_reserved_name(name)
+    });
+    exact.then(|| format!("{lead}{rest}"))
+}
+
+/// A Windows path as shown to people: the ordinary form when it names exactly the same
+/// file ([`exact_plain`]), else the path as it is.
+pub fn display(path: &str) -> String {
+    exact_plain(path).unwrap_or_else(|| path.to_string())
 }
 
 fn strip_prefix_ci<'a>(text: &'a str, prefix: &str) -> Option<&'a str> {
@@ -102,11 +165,30 @@ pub fn reserved_component(path: &str) -> Option<&str> {
         .find(|part| is_reserved_name(part))
 }
 
+/// The first name in `path` that holds a `:` (other than the drive's): on NTFS `name:x`
+/// and `name::$DATA` name a file's alternate data stream, a second content hidden from
+/// listings, not a file of its own.
+pub fn stream_component(path: &str) -> Option<&str> {
+    let rest = strip_prefix_ci(path, r"\\?\UNC\")
+        .or_else(|| path.strip_prefix(r"\\?\"))
+        .or_else(|| path.strip_prefix(r"\??\"))
+        .unwrap_or(path);
+    let rest = if has_drive(rest) { &rest[2..] } else { rest };
+    rest.split(['\\', '/']).find(|name| name.contains(':'))
+}
+
 /// The Windows path of a decoded `file:` URI path: `/C:/x` → `C:\x`, `//srv/share/x` (a host
 /// given) → `\\srv\share\x`; `None` when it names no drive or share.
 pub fn from_uri_path(host: &str, path: &str) -> Option<String> {
     if !host.is_empty() && !host.eq_ignore_ascii_case("localhost") {
         return Some(format!(r"\\{host}{}", path.replace('/', "\\")));
+    }
+    // `file:////srv/share/x`: the share written in the path (an empty host).
+    if let Some(unc) = path.strip_prefix("//")
+        && !unc.starts_with('/')
+        && host.is_empty()
+    {
+        return Some(format!(r"\\{}", unc.replace('/', "\\")));
     }
     let rest = path.strip_prefix('/').unwrap_or(path);
     let rest = rest.replacen('|', ":", 1);
@@ -144,6 +226,44 @@ mod tests {
         assert_eq!(plain(r"\\?\unc\srv\share"), r"\\srv\share");
         assert_eq!(plain(r"\??\C:\x"), r"C:\x");
         assert_eq!(plain(r"C:\x\"), r"C:\x");
+    }
+
+    #[test]
+    fn verbatim_paths_show_plain_only_when_exact() {
+        assert_eq!(
+            exact_plain(r"\\?\C:\work\x.rs").as_deref(),
+            Some(r"C:\work\x.rs")
+        );
+        assert_eq!(exact_plain(r"\\?\C:\").as_deref(), Some(r"C:\"));
+        assert_eq!(
+            exact_plain(r"\\?\UNC\srv\share\d").as_deref(),
+            Some(r"\\srv\share\d")
+        );
+        assert_eq!(
+            exact_plain(r"\\?\C:\Program Files (x86)\设计 ü.md").as_deref(),
+            Some(r"C:\Program Files (x86)\设计 ü.md")
+        );
+        // Names Win32 would rewrite keep the verbatim form.
+        for exact_only in [
+            r"\\?\C:\work\x.",
+            r"\\?\C:\work\x \y",
+            r"\\?\C:\work\.. \secret",
+            r"\\?\C:\work\..\secret",
+            r"\\?\C:\work\nul.txt",
+            r"\\?\C:\work\COM1",
+            r"\\?\C:\a\\b",
+            r"\\?\C:\a\b?",
+            r"\\?\Volume{0b1e}\x",
+            r"\\?\GLOBALROOT\Device\x",
+            r"\\?\UNC\\x",
+            r"C:\work\x",
+            r"/usr/lib",
+        ] {
+            assert_eq!(exact_plain(exact_only), None, "{exact_only}");
+        }
+        assert_eq!(display(r"\\?\C:\work\x"), r"C:\work\x");
+        assert_eq!(display(r"\\?\C:\work\x."), r"\\?\C:\work\x.");
+        assert_eq!(display(r"C:\work\x"), r"C:\work\x");
     }
 
     #[test]
@@ -196,6 +316,21 @@ mod tests {
     }
 
     #[test]
+    fn alternate_data_streams_are_found_in_any_name() {
+        assert_eq!(
+            stream_component(r"C:\w\file.txt:secret"),
+            Some("file.txt:secret")
+        );
+        assert_eq!(stream_component(r"\\?\C:\w\f::$DATA"), Some("f::$DATA"));
+        assert_eq!(stream_component("src/x:y/z"), Some("x:y"));
+        assert_eq!(stream_component(r"\\?\UNC\srv\share\a:b"), Some("a:b"));
+        assert_eq!(stream_component(r"C:\w\file.txt"), None);
+        assert_eq!(stream_component("c:/w/x"), None);
+        assert_eq!(stream_component(r"\\?\C:\"), None);
+        assert_eq!(stream_component("notes.txt"), None);
+    }
+
+    #[test]
     fn file_uris_with_drive_letters_and_hosts() {
         assert_eq!(
             from_uri_path("", "/C:/work/x"),
@@ -210,6 +345,11 @@ mod tests {
         );
         assert_eq!(from_uri_path("", "/usr/lib"), None);
         assert_eq!(
+            from_uri_path("", "//srv/share/d"),
+            Some(r"\\srv\share\d".to_string())
+        );
+        assert_eq!(from_uri_path("", "///x"), None);
+        assert_eq!(
             to_uri_parts(r"\\?\C:\work\x y"),
             (String::new(), "/C:/work/x y".to_string())
         );
@@ -217,6 +357,18 @@ mod tests {
             to_uri_parts(r"\\?\UNC\srv\share\d"),
             ("srv".to_string(), "/share/d".to_string())
         );
+    }
+
+    #[test]
+    fn absolute_paths_and_unified_separators() {
+        for path in [r"C:\", "c:/x", r"\\srv\share", "//srv/share/x", r"\\?\C:\x"] {
+            assert!(is_absolute(path), "{path}");
+        }
+        for path in ["C:", "C:x", r"x\y", "/x", r"\x"] {
+            assert!(!is_absolute(path), "{path}");
+        }
+        assert_eq!(unified("c:/Users/"), r"c:\Users\");
+        assert_eq!(unified(r"\\?\UNC\srv\s/"), r"\\srv\s\");
     }
 
     #[test]

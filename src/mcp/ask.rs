@@ -146,7 +146,7 @@ fn not_askable(resolved: &Resolved, access: Access, roots: &str) -> String {
         "{} is outside the workspace roots ({roots}), and this client cannot ask the user for \
          permission (no elicitation support). To {} it, add its directory as a root in your \
          MCP client, or start rootgrep with that directory as a DIR argument.",
-        resolved.path.display(),
+        crate::roots::path_text(&resolved.path),
         access.verb()
     )
 }
@@ -184,7 +184,7 @@ async fn ask_user(
         .map_err(|err| {
             format!(
                 "could not ask the user about {}: {err}",
-                resolved.path.display()
+                crate::roots::path_text(&resolved.path)
             )
         })?;
     let timeout = session.config.elicitation_timeout;
@@ -195,7 +195,7 @@ async fn ask_user(
             cancel_outbound(&ctx.peer, handle.id.clone(), "the user did not answer in time").await;
             return Err(format!(
                 "no answer from the user within {}s about {} {}; nothing was done",
-                timeout.as_secs(), access.verb(), resolved.path.display()
+                timeout.as_secs(), access.verb(), crate::roots::path_text(&resolved.path)
             ));
         }
         _ = ctx.ct.cancelled() => {
@@ -213,7 +213,7 @@ async fn ask_user(
         Some(Err(err)) => {
             return Err(format!(
                 "the client could not ask the user about {}: {err}",
-                resolved.path.display()
+                crate::roots::path_text(&resolved.path)
             ));
         }
         None => return Err("the connection closed while asking the user".to_string()),
@@ -231,7 +231,7 @@ async fn ask_user(
                 .unwrap_or(false);
             if allow {
                 if remember {
-                    tracing::info!(dir = %dir.display(), access = access.verb(), "user granted a directory");
+                    tracing::info!(dir = %crate::roots::path_text(&dir), access = access.verb(), "user granted a directory");
                     session.grants.grant_dir(dir, access);
                 }
                 Ok(())
@@ -247,7 +247,7 @@ async fn ask_user(
         _ => Err(format!(
             "the user dismissed the question about {} {}; nothing was done (you may ask again later)",
             access.verb(),
-            resolved.path.display()
+            crate::roots::path_text(&resolved.path)
         )),
     }
 }
@@ -264,7 +264,7 @@ pub fn permission_question(
     let message = format!(
         "rootgrep wants to {} {}, which is outside the workspace roots ({roots}). Allow it?",
         access.verb(),
-        path.display()
+        crate::roots::path_text(path)
     );
     let mut schema = json!({
         "type": "object",
@@ -272,7 +272,7 @@ pub fn permission_question(
             "allow": {
                 "type": "boolean",
                 "title": "Allow",
-                "description": format!("Allow this {} of {}", access.verb(), path.display()),
+                "description": format!("Allow this {} of {}", access.verb(), crate::roots::path_text(path)),
             },
         },
         "required": ["allow"],
@@ -284,7 +284,7 @@ pub fn permission_question(
             "description": format!(
                 "Allow {}s in {} for the rest of the session",
                 access.verb(),
-                dir.display()
+                crate::roots::path_text(dir)
             ),
             "default": false,
         });
@@ -296,7 +296,7 @@ fn refused(resolved: &Resolved, access: Access) -> String {
     format!(
         "the user refused to let this server {} {} (outside the workspace roots); it will not be asked again this session",
         access.verb(),
-        resolved.path.display()
+        crate::roots::path_text(&resolved.path)
     )
 }
 

@@ -33,8 +33,17 @@ pub async fn complete(
         tokio::task::spawn_blocking(move || {
             let index = index.as_deref();
             // Template values are absolute paths without their leading '/'; prompt values
-            // are typed by people: absolute or not, keep their form.
-            if prompt_form {
+            // are typed by people: absolute or not, keep their form. Windows paths have no
+            // leading '/' to take off (`C:\x`, and `//srv/share` is a share): the domain
+            // takes them as typed.
+            if cfg!(windows) {
+                let form = if prompt_form {
+                    complete::Form::Plain
+                } else {
+                    complete::Form::Uri
+                };
+                complete::complete_in(&roots, &value, form, index)
+            } else if prompt_form {
                 // Plain paths; absolute ones keep their leading '/'.
                 let absolute = value.starts_with('/');
                 let mut completion = complete::complete_in(

@@ -275,7 +275,7 @@ impl ModernCall {
                         "{} is outside the workspace roots ({}), and this request did not declare \
                          the elicitation capability, so the user cannot be asked. Add its \
                          directory as a root, or start rootgrep with it as a DIR argument.",
-                        resolved.path.display(),
+                        crate::roots::path_text(&resolved.path),
                         roots.describe()
                     ));
                 }
@@ -301,7 +301,7 @@ impl ModernCall {
                 Err(format!(
                     "waiting for the user's permission to {} {}",
                     access.verb(),
-                    resolved.path.display()
+                    crate::roots::path_text(&resolved.path)
                 ))
             }
         }

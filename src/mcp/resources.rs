@@ -131,7 +131,7 @@ pub async fn list(
             json!({
                 "uri": file_uri_from_path(&found.path),
                 "name": name,
-                "title": found.path.display().to_string(),
+                "title": crate::roots::path_text(&found.path),
                 "mimeType": mime_type(&found.path, true),
             })
         })

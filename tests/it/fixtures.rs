@@ -34,7 +34,9 @@ fn search_cases_over_the_fixture_tree() {
     assert!(cases.len() >= 15);
     let mut client = Client::spawn(&[], &root);
     client.handshake(json!({}));
-    let root_text = s(&root).to_string();
+    // Paths as the server shows them: the ordinary form, the platform's separator.
+    let root_text = rootgrep::roots::path_text(&root);
+    let sep = std::path::MAIN_SEPARATOR_STR;
     let mut failures = Vec::new();
     for case in &cases {
         let name = case["name"].as_str().unwrap();
@@ -53,7 +55,7 @@ fn search_cases_over_the_fixture_tree() {
                 .as_array()
                 .unwrap()
                 .iter()
-                .map(|f| format!("{root_text}/{}", f.as_str().unwrap()))
+                .map(|f| format!("{root_text}{sep}{}", f.as_str().unwrap().replace('/', sep)))
                 .collect();
             let got = listed_files(&result);
             if got != expected {
@@ -61,7 +63,7 @@ fn search_cases_over_the_fixture_tree() {
             }
         }
         if let Some(expected) = case.get("text") {
-            let expected = expected.as_str().unwrap().replace("{ROOT}", &root_text);
+            let expected = rooted(expected.as_str().unwrap(), &root_text);
             if body != expected {
                 failures.push(format!("{name}: text {body:?}, expected {expected:?}"));
             }
@@ -111,4 +113,19 @@ fn files_vanishing_during_a_search_are_skipped_not_fatal() {
     // The server is still healthy and sees the final state.
     let result = client.call("grep", json!({"pattern": "needle", "head_limit": 0}));
     assert_eq!(result["structuredContent"]["total"], 1000);
+}
+
+/// `text` with each `{ROOT}/rel/path` (up to a `:` or the end of the line) written as the
+/// server shows it: `root` and the platform's separator.
+fn rooted(text: &str, root: &str) -> String {
+    let mut out = String::new();
+    let mut parts = text.split("{ROOT}");
+    out.push_str(parts.next().unwrap_or(""));
+    for part in parts {
+        let end = part.find([':', '\n']).unwrap_or(part.len());
+        out.push_str(root);
+        out.push_str(&part[..end].replace('/', std::path::MAIN_SEPARATOR_STR));
+        out.push_str(&part[end..]);
+    }
+    out
 }

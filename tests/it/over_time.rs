@@ -132,7 +132,16 @@ fn logs_never_carry_file_contents_or_environment_values() {
         "tools/call",
         json!({"name": "write_file", "arguments": {"path": 7, "content": FILE_SECRET}}),
     );
-    // A change under the subscription (watch events are logged at debug).
+    // A change under the subscription (watch events are logged at debug), once the root is
+    // watched: a change made before that is never reported (on a slow start, as under Wine,
+    // the update did not come).
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while client.call("list_roots", json!({}))["structuredContent"]["roots"][0]["watch"]
+        != "watching"
+    {
+        assert!(Instant::now() < deadline, "the root was never watched");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     std::fs::write(&secret, format!("changed {FILE_SECRET}\n")).unwrap();
     client
         .wait_for(NOTICE, |m| {

@@ -285,7 +285,14 @@ fn a_panic_in_any_method_answers_that_request_and_the_server_lives() {
 #[test]
 fn hundreds_of_panics_in_a_row_never_wedge_the_server() {
     let ws = workspace();
-    let mut client = Client::spawn(&["--inject-panic", "prompts/get", "--no-watch"], &ws.app);
+    // Without the test harness's RUST_BACKTRACE: the default panic hook would print 300
+    // symbolized backtraces before the answers (about 40 ms each under Wine, and seconds
+    // for the first one on a loaded machine), which measures symbolization, not the server.
+    let mut client = Client::spawn_with_env(
+        &["--inject-panic", "prompts/get", "--no-watch"],
+        &ws.app,
+        &[("RUST_BACKTRACE", "0")],
+    );
     client.handshake(json!({}));
     let mut batch = String::new();
     for i in 0..300 {

@@ -4,6 +4,12 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
+/// A path as a value of the `file:///{+path}` template: what follows `file:///` in its URI
+/// (`tmp/x` on Unix, `C:/x` on Windows).
+fn template_value(path: &std::path::Path) -> String {
+    uri(path)["file:///".len()..].to_string()
+}
+
 fn started(ws: &Workspace, caps: Value) -> Client {
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(caps);
@@ -129,7 +135,7 @@ fn completion_of_template_and_prompt_paths() {
     }
     let mut client = started(&ws, json!({}));
     let template = json!({"type": "ref/resource", "uri": "file:///{+path}"});
-    let app = s(&ws.app).trim_start_matches('/').to_string();
+    let app = template_value(&ws.app);
     let roots = complete(&mut client, template.clone(), "");
     assert_eq!(roots["values"], json!([format!("{app}/")]));
     let got = complete(&mut client, template.clone(), &format!("{app}/s"));
@@ -152,7 +158,7 @@ fn completion_of_template_and_prompt_paths() {
     let id = asking.start(
         "completion/complete",
         json!({"ref": template.clone(), "argument": {"name": "path",
-               "value": format!("{}/", s(&ws.outside).trim_start_matches('/'))}}),
+               "value": format!("{}/", template_value(&ws.outside))}}),
     );
     let (mut seen, outside) = asking.read_until_response(id, WAIT);
     seen.extend(asking.until_ping());
@@ -166,11 +172,19 @@ fn completion_of_template_and_prompt_paths() {
         "the user was asked: {seen:?}"
     );
     let prompt = json!({"type": "ref/prompt", "name": "explain_file"});
-    let got = complete(&mut client, prompt, &format!("/{app}/sr"));
+    // Prompt values are plain paths, written the platform's way (`C:\…\app\sr`).
+    let (app, sep) = (
+        rootgrep::roots::path_text(&ws.app),
+        std::path::MAIN_SEPARATOR,
+    );
+    let got = complete(&mut client, prompt, &format!("{app}{sep}sr"));
     // `src/` is a prefix match, `Source/` a subsequence match (s…r).
     assert_eq!(
         got["values"],
-        json!([format!("/{app}/src/"), format!("/{app}/Source/")])
+        json!([
+            format!("{app}{sep}src{sep}"),
+            format!("{app}{sep}Source{sep}")
+        ])
     );
 }
 
@@ -244,7 +258,7 @@ fn listing_and_completion_wait_for_the_clients_roots() {
         .collect();
     assert_eq!(uris, vec![uri(&ws.app.join("src/main.rs"))]);
     let complete = client.response(complete, WAIT).expect("completed");
-    let app = s(&ws.app).trim_start_matches('/').to_string();
+    let app = template_value(&ws.app);
     assert_eq!(
         complete["result"]["completion"]["values"],
         json!([format!("{app}/")])

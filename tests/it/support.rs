@@ -347,7 +347,8 @@ pub struct Workspace {
 
 pub fn workspace() -> Workspace {
     let tmp = tempfile::tempdir().unwrap();
-    let base = std::fs::canonicalize(tmp.path()).unwrap();
+    // In the form the server keeps and shows paths (`C:\x` on Windows, not `\\?\C:\x`).
+    let base = rootgrep::roots::canonicalize(tmp.path()).unwrap();
     let app = base.join("app");
     let outside = base.join("outside");
     std::fs::create_dir_all(app.join("src")).unwrap();

@@ -125,7 +125,9 @@ pub fn open_read(path: &Path) -> io::Result<File> {
 /// Opens a canonical directory and holds it for the operations below.
 pub fn open_dir(path: &Path) -> io::Result<DirFd> {
     let file = open_checked(path, true)?;
-    let path = final_path(&file)?;
+    // Names are joined to this path and may show in messages: the ordinary form when it
+    // names exactly the same directory.
+    let path = PathBuf::from(winpath::display(&text(&final_path(&file)?)));
     Ok(DirFd { _file: file, path })
 }
 

@@ -50,8 +50,10 @@ impl Tree {
         path
     }
 
+    /// The absolute path of `rel` (written with `/`), in the platform's own form.
     pub fn path(&self, rel: &str) -> PathBuf {
-        self.root.join(rel)
+        self.root
+            .join(rel.replace('/', std::path::MAIN_SEPARATOR_STR))
     }
 
     pub fn root(&self) -> Vec<PathBuf> {
@@ -68,11 +70,19 @@ impl Tree {
             .unwrap();
     }
 
+    /// `path` relative to the root, with `/` between components on every platform (the
+    /// expectations are written that way; Windows joins them with `\`).
     pub fn rel(&self, path: &Path) -> String {
-        path.strip_prefix(&self.root)
+        let rel = path
+            .strip_prefix(&self.root)
             .unwrap()
             .to_string_lossy()
-            .into_owned()
+            .into_owned();
+        if cfg!(windows) {
+            rel.replace('\\', "/")
+        } else {
+            rel
+        }
     }
 }
 

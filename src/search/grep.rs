@@ -32,7 +32,7 @@ use super::error::{SearchError, regex_message};
 use super::indexed::{Candidates, for_each_parallel, index_compatible};
 use super::outcome::{FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
-use super::retain::{Best, Rank, Ranked, page, retention_cap};
+use super::retain::{Best, ByPath, Rank, Ranked, page, path_cmp, retention_cap};
 use super::sink::{Build, FileSink, SinkSettings};
 use super::walk::{
     CancellableReader, PerThread, Target, WalkOptions, build_overrides, build_types,
@@ -349,7 +349,7 @@ impl<'a> Worker<'a> {
 /// The entries retained for the query's mode.
 enum Retained {
     Matches(Best<Ranked<MatchKey>>),
-    Files(Best<Ranked<PathBuf>>),
+    Files(Best<Ranked<ByPath>>),
     Counts(Best<Ranked<FileCount>>),
 }
 
@@ -413,7 +413,7 @@ impl Collected {
             }
             Retained::Files(best) => best.push(Ranked {
                 rank,
-                item: path.to_path_buf(),
+                item: ByPath(path.to_path_buf()),
             }),
             Retained::Counts(best) => {
                 let item = FileCount {
@@ -465,7 +465,7 @@ impl Collected {
             }
             Retained::Files(best) => {
                 let (items, total, next) = cut(best, query);
-                let files = items.into_iter().map(|r| r.item).collect();
+                let files = items.into_iter().map(|r| r.item.0).collect();
                 (GrepEntries::Files(files), total, next)
             }
             Retained::Counts(best) => {
@@ -503,7 +503,7 @@ impl MatchKey {
     fn cmp_path(&self, other: &MatchKey) -> Ordering {
         match Arc::ptr_eq(&self.path, &other.path) {
             true => Ordering::Equal,
-            false => self.path.cmp(&other.path),
+            false => path_cmp(&self.path, &other.path),
         }
     }
 }

@@ -605,7 +605,8 @@ impl Job<'_> {
                     continue;
                 }
                 // The allowance ran out inside this file: the page ends after its last entry.
-                consumed += last.map_or(0, |last| file.wanted.iter().filter(|&&l| l <= last).count());
+                consumed +=
+                    last.map_or(0, |last| file.wanted.iter().filter(|&&l| l <= last).count());
                 break 'page;
             }
             batch = (batch * 2).min(MAX_BATCH);

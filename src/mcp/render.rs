@@ -7,8 +7,8 @@
 //! forms together (same entries in each); [`Answer::bounded`] is the guard every answer
 //! passes last, which cuts what a tool did not fit itself.
 
-use rmcp::model::CallToolResult;
-use serde_json::{Value, json};
+use rmcp::model::{CallToolResult, ContentBlock};
+use serde_json::Value;
 
 /// What a tool produced, before it becomes an MCP result.
 #[derive(Debug, Default)]
@@ -139,32 +139,23 @@ impl Answer {
             + ENVELOPE
     }
 
+    /// The MCP result, built field by field: a round trip through a JSON tree would copy
+    /// every entry of a large answer once more (the structured content is moved, not copied).
     pub fn into_result(self) -> CallToolResult {
-        let mut content = Vec::new();
+        let mut content = Vec::with_capacity(1 + self.images.len());
         if !self.text.is_empty() || self.images.is_empty() {
-            content.push(json!({"type": "text", "text": self.text}));
+            content.push(ContentBlock::text(self.text));
         }
         for (mime, data) in self.images {
-            content.push(json!({"type": "image", "data": data, "mimeType": mime}));
+            content.push(ContentBlock::image(data, mime));
         }
-        let mut result = json!({ "content": content });
-        if let Some(structured) = self.structured {
-            result["structuredContent"] = structured;
-        }
-        if self.is_error {
-            result["isError"] = Value::Bool(true);
-        }
-        serde_json::from_value(result)
-            .map(|mut result: CallToolResult| {
-                // 2026-07-28 results need `resultType`; rmcp strips it for legacy peers.
-                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-                result
-            })
-            .unwrap_or_else(|err| {
-                CallToolResult::error(vec![rmcp::model::ContentBlock::text(format!(
-                    "internal error rendering the result: {err}"
-                ))])
-            })
+        // `Default` is a complete result (2026-07-28 needs `resultType`; rmcp strips it for
+        // legacy peers) with `isError` absent unless the answer is an error.
+        let mut result = CallToolResult::default();
+        result.content = content;
+        result.structured_content = self.structured;
+        result.is_error = self.is_error.then_some(true);
+        result
     }
 }
 
@@ -314,6 +305,7 @@ pub fn rfc3339(time: std::time::SystemTime) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn budget_cuts_at_a_line_and_says_how_to_continue() {

@@ -110,13 +110,18 @@ fn from_index(
                 SortBy::Path => None,
                 SortBy::Modified => Some(Reverse(file.modified.unwrap_or(SystemTime::UNIX_EPOCH))),
             };
-            let item = FoundFile {
-                path: index.path_of(id),
-                modified: file.modified,
-            };
-            if after.is_some_and(|after| item.path.as_path() <= after) {
+            let path = index.path_of(id);
+            if after.is_some_and(|after| path.as_path() <= after) {
                 continue;
             }
+            let file = FoundFile {
+                path,
+                modified: file.modified,
+            };
+            let item = Hit {
+                file,
+                walked: false,
+            };
             found.best.push(Ranked { rank, item });
         }
         control
@@ -237,9 +242,25 @@ impl PerThread for GlobWorker<'_> {
     }
 }
 
+/// A matching file, and whether a walk of the disk found it (else the index listed it).
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+struct Hit {
+    file: FoundFile,
+    walked: bool,
+}
+
+impl Hit {
+    /// Whether listing this file needs [`still_inside`](crate::files::safe::still_inside):
+    /// it was found by reading directories by path, or its modification time will be read
+    /// by path (an indexed file whose `lstat` failed when it was indexed).
+    fn touches_disk(&self) -> bool {
+        self.walked || self.file.modified.is_none()
+    }
+}
+
 /// Matching files retained so far (one worker's, or all of them merged).
 struct Found {
-    best: Best<Ranked<FoundFile>>,
+    best: Best<Ranked<Hit>>,
     stats: Stats,
 }
 
@@ -279,10 +300,11 @@ impl Found {
                 )
             }
         };
-        let item = FoundFile {
+        let file = FoundFile {
             path: path.to_path_buf(),
             modified,
         };
+        let item = Hit { file, walked: true };
         self.best.push(Ranked { rank, item });
     }
 
@@ -299,15 +321,23 @@ impl Found {
         let page = page(self.best.into_sorted(), total, query.offset, query.limit);
         // The walk reads directories by path, so a file found through a directory swapped
         // for a symlink mid-walk (or a root swapped for one) must not be listed: every
-        // listed file must exist in its real, symlink-free parent now. Only the page is
-        // checked, and every caller (tools, resources) gets the same list.
-        let inside =
-            crate::files::safe::still_inside(page.items.iter().map(|r| r.item.path.as_path()));
+        // walked file of the page must exist in its real, symlink-free parent now. Files
+        // listed from a fresh index snapshot are not checked: this answer makes no
+        // filesystem call for them (path, size and mtime come from memory), and the index
+        // holds only names that its own build walk or watch events saw inside the root
+        // (ARCHITECTURE.md, "Rules that hold"). Only the page is checked, and every caller
+        // (tools, resources) gets the same list.
+        let inside = crate::files::safe::still_inside(
+            page.items
+                .iter()
+                .filter(|r| r.item.touches_disk())
+                .map(|r| r.item.file.path.as_path()),
+        );
         let files = page
             .items
             .into_iter()
-            .filter(|ranked| inside.contains(&ranked.item.path))
-            .map(|ranked| with_modified(ranked.item))
+            .filter(|ranked| !ranked.item.touches_disk() || inside.contains(&ranked.item.file.path))
+            .map(|ranked| with_modified(ranked.item.file))
             .collect();
         GlobOutcome {
             files,

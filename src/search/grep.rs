@@ -32,7 +32,7 @@ use super::error::{SearchError, regex_message};
 use super::indexed::{Candidates, for_each_parallel, index_compatible};
 use super::outcome::{FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
-use super::retain::{Best, Rank, Ranked, page, retention_cap};
+use super::retain::{Best, ByPath, Rank, Ranked, page, path_cmp, retention_cap};
 use super::sink::{Build, FileSink, SinkSettings};
 use super::walk::{
     CancellableReader, PerThread, Target, WalkOptions, build_overrides, build_types,
@@ -349,7 +349,7 @@ impl<'a> Worker<'a> {
 /// The entries retained for the query's mode.
 enum Retained {
     Matches(Best<Ranked<MatchKey>>),
-    Files(Best<Ranked<PathBuf>>),
+    Files(Best<Ranked<ByPath>>),
     Counts(Best<Ranked<FileCount>>),
 }
 
@@ -413,7 +413,7 @@ impl Collected {
             }
             Retained::Files(best) => best.push(Ranked {
                 rank,
-                item: path.to_path_buf(),
+                item: ByPath(path.to_path_buf()),
             }),
             Retained::Counts(best) => {
                 let item = FileCount {
@@ -465,7 +465,7 @@ impl Collected {
             }
             Retained::Files(best) => {
                 let (items, total, next) = cut(best, query);
-                let files = items.into_iter().map(|r| r.item).collect();
+                let files = items.into_iter().map(|r| r.item.0).collect();
                 (GrepEntries::Files(files), total, next)
             }
             Retained::Counts(best) => {
@@ -503,7 +503,7 @@ impl MatchKey {
     fn cmp_path(&self, other: &MatchKey) -> Ordering {
         match Arc::ptr_eq(&self.path, &other.path) {
             true => Ordering::Equal,
-            false => self.path.cmp(&other.path),
+            false => path_cmp(&self.path, &other.path),
         }
     }
 }
@@ -540,51 +540,118 @@ impl Job<'_> {
     /// entries of its keys within the byte allowance. Returns the entries and how many of
     /// the keys this page consumed (keys whose file vanished or changed count as
     /// consumed; the first key always is, so paging progresses).
+    ///
+    /// The allowance is spent file after file, in page order, but the files are searched
+    /// in parallel: a batch of the next files is built speculatively, each with all the
+    /// allowance left before the batch, and kept when it needed no more than what is left
+    /// at its turn ([`FileSink::required`]: then the pass would have made every decision
+    /// the same way with less). A file that did not fit is built again at its turn, alone,
+    /// exactly as a sequential pass would. Batches start at one file and double while
+    /// everything fits, so a page that ends early (a small budget) wastes little work.
     fn build_page(
         &self,
         keys: Vec<Ranked<MatchKey>>,
         stats: &mut Stats,
     ) -> (Vec<GrepMatch>, usize) {
         let listed = keys.len();
+        let files = group_by_file(&keys);
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
         let mut built: Vec<GrepMatch> = Vec::new();
         let mut consumed = 0;
         let mut searcher = self.searcher(true);
-        let mut rest = &keys[..];
-        while let Some(first) = rest.first() {
+        let threads = threads_for(self.query.threads);
+        let mut batch = 1;
+        let mut next = 0;
+        'page: while next < files.len() {
             if self.control.is_cancelled() {
                 break;
             }
-            let path = first.item.path.clone();
-            let explicit = first.item.explicit;
-            let count = rest
-                .iter()
-                .take_while(|k| Arc::ptr_eq(&k.item.path, &path) || k.item.path == path)
-                .count();
-            let wanted: Vec<u64> = rest[..count].iter().map(|k| k.item.line).collect();
-            rest = &rest[count..];
-            let build = Build {
-                wanted: &wanted,
-                room,
-                first: built.is_empty(),
-            };
-            let Some(file) = self.build_file(&mut searcher, &path, explicit, build) else {
-                consumed += count; // vanished or unreadable since the search pass
-                continue;
-            };
-            room = file.room;
-            let last = file.matches.last().map(|m| m.line);
-            built.extend(file.matches);
-            if !file.full {
-                consumed += count;
-                continue;
+            let end = files.len().min(next + batch);
+            let ahead = self.speculate(&files[next..end], room, built.is_empty(), threads);
+            for (k, (file, spec)) in files[next..end].iter().zip(ahead).enumerate() {
+                if self.control.is_cancelled() {
+                    break 'page;
+                }
+                next += 1;
+                let spec = match spec {
+                    Speculated::Vanished => {
+                        consumed += file.wanted.len(); // vanished or unreadable since the search pass
+                        continue;
+                    }
+                    // The batch's first file was built with this very room: it is exact.
+                    Speculated::Built(spec) if k == 0 => spec,
+                    Speculated::Built(spec) if !spec.full && spec.required <= room => spec,
+                    // Did not fit, or not searched ahead (cancelled): build it at its turn.
+                    _ => {
+                        let build = Build {
+                            wanted: &file.wanted,
+                            room,
+                            first: built.is_empty(),
+                        };
+                        let Some(built_file) =
+                            self.build_file(&mut searcher, &file.path, file.explicit, build)
+                        else {
+                            consumed += file.wanted.len();
+                            continue;
+                        };
+                        built_file
+                    }
+                };
+                room -= spec.charged;
+                let last = spec.matches.last().map(|m| m.line);
+                built.extend(spec.matches);
+                if !spec.full {
+                    consumed += file.wanted.len();
+                    continue;
+                }
+                // The allowance ran out inside this file: the page ends after its last entry.
+                consumed +=
+                    last.map_or(0, |last| file.wanted.iter().filter(|&&l| l <= last).count());
+                break 'page;
             }
-            // The allowance ran out inside this file: the page ends after its last entry.
-            consumed += last.map_or(0, |last| wanted.iter().filter(|&&l| l <= last).count());
-            break;
+            batch = (batch * 2).min(MAX_BATCH);
         }
         stats.peak_retained = stats.peak_retained.max(built.len());
         (built, consumed.max(usize::from(listed > 0)))
+    }
+
+    /// Builds `files` in parallel, each with `room` (see [`Job::build_page`]); `first`
+    /// says no entry is built yet, for the first of them. One file is built on this
+    /// thread with no threads started.
+    fn speculate(
+        &self,
+        files: &[PageFile],
+        room: usize,
+        first: bool,
+        threads: usize,
+    ) -> Vec<Speculated> {
+        let build = |searcher: &mut Searcher, i: usize| {
+            let file = &files[i];
+            let build = Build {
+                wanted: &file.wanted,
+                room,
+                first: first && i == 0,
+            };
+            match self.build_file(searcher, &file.path, file.explicit, build) {
+                Some(built) => Speculated::Built(built),
+                None => Speculated::Vanished,
+            }
+        };
+        if files.len() == 1 || threads <= 1 {
+            let mut searcher = self.searcher(true);
+            return (0..files.len()).map(|i| build(&mut searcher, i)).collect();
+        }
+        let make = || (self.searcher(true), Vec::new());
+        let visit = |(searcher, done): &mut (Searcher, Vec<(usize, Speculated)>), i: usize| {
+            done.push((i, build(searcher, i)));
+        };
+        let mut out: Vec<Speculated> = (0..files.len()).map(|_| Speculated::Skipped).collect();
+        for (_, done) in for_each_parallel(files.len(), threads, self.control, &make, &visit) {
+            for (i, spec) in done {
+                out[i] = spec;
+            }
+        }
+        out
     }
 
     fn build_file(
@@ -600,6 +667,7 @@ impl Job<'_> {
             false => BinaryDetection::quit(b'\0'),
         });
         let control = self.control;
+        let room = build.room;
         let mut sink = FileSink::entries(self.settings, control, path, build, !explicit);
         let reader = CancellableReader::new(file, control);
         searcher
@@ -608,10 +676,11 @@ impl Job<'_> {
         if sink.binary {
             return None;
         }
-        let (room, full) = sink.allowance();
+        let (left, full) = sink.allowance();
         Some(BuiltFile {
+            required: sink.required(),
             matches: sink.matches,
-            room,
+            charged: room - left,
             full,
         })
     }
@@ -620,10 +689,50 @@ impl Job<'_> {
 /// What the page pass built for one file.
 struct BuiltFile {
     matches: Vec<GrepMatch>,
-    /// Allowance left.
-    room: usize,
+    /// Allowance spent.
+    charged: usize,
+    /// Least starting room that builds the same (see [`FileSink::required`]).
+    required: usize,
     /// The allowance ran out: some wanted entry or line was left out.
     full: bool,
+}
+
+/// Most files the page pass builds ahead at once.
+const MAX_BATCH: usize = 64;
+
+/// One file of a page: its wanted lines, in order.
+struct PageFile {
+    path: Arc<Path>,
+    explicit: bool,
+    wanted: Vec<u64>,
+}
+
+/// A page's keys grouped by file (keys of one file are adjacent in page order).
+fn group_by_file(keys: &[Ranked<MatchKey>]) -> Vec<PageFile> {
+    let mut files: Vec<PageFile> = Vec::new();
+    for key in keys {
+        let key = &key.item;
+        match files.last_mut() {
+            Some(file) if Arc::ptr_eq(&file.path, &key.path) || file.path == key.path => {
+                file.wanted.push(key.line);
+            }
+            _ => files.push(PageFile {
+                path: key.path.clone(),
+                explicit: key.explicit,
+                wanted: vec![key.line],
+            }),
+        }
+    }
+    files
+}
+
+/// A file of the page built ahead of its turn.
+enum Speculated {
+    Built(BuiltFile),
+    /// Vanished or unreadable since the search pass.
+    Vanished,
+    /// Not reached (cancelled).
+    Skipped,
 }
 
 /// Sorts what was retained and cuts the page: (items, total, next offset).

@@ -38,10 +38,23 @@ pub struct ContextLine {
 }
 
 /// Count mode: the number of matching lines in one file.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FileCount {
     pub path: PathBuf,
     pub count: u64,
+}
+
+/// By path ([`path_cmp`](super::retain::path_cmp): `Path`'s order, found faster), then count.
+impl Ord for FileCount {
+    fn cmp(&self, other: &FileCount) -> std::cmp::Ordering {
+        super::retain::path_cmp(&self.path, &other.path).then(self.count.cmp(&other.count))
+    }
+}
+
+impl PartialOrd for FileCount {
+    fn partial_cmp(&self, other: &FileCount) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The entries of the page, in the shape of the query's [`OutputMode`](super::OutputMode).
@@ -88,11 +101,24 @@ pub struct GrepOutcome {
 }
 
 /// A file found by [`glob`](super::glob()).
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FoundFile {
     pub path: PathBuf,
     /// Modification time, when it could be read.
     pub modified: Option<SystemTime>,
+}
+
+/// By path ([`path_cmp`](super::retain::path_cmp): `Path`'s order, found faster), then time.
+impl Ord for FoundFile {
+    fn cmp(&self, other: &FoundFile) -> std::cmp::Ordering {
+        super::retain::path_cmp(&self.path, &other.path).then(self.modified.cmp(&other.modified))
+    }
+}
+
+impl PartialOrd for FoundFile {
+    fn partial_cmp(&self, other: &FoundFile) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The result of [`glob`](super::glob()).

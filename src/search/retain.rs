@@ -15,6 +15,7 @@
 
 use std::cmp::{Ordering, Reverse};
 use std::collections::BinaryHeap;
+use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 /// Upper bound on the entries retained past `offset` when the query has no `limit`.
@@ -23,6 +24,41 @@ pub const MAX_RETAINED: usize = 20_000;
 /// How many entries to keep for a page: `offset + limit`, or `offset + MAX_RETAINED`.
 pub fn retention_cap(offset: usize, limit: Option<usize>) -> usize {
     offset.saturating_add(limit.unwrap_or(MAX_RETAINED).min(MAX_RETAINED))
+}
+
+/// `Path`'s order (component by component), computed on the bytes. The paths sorted here
+/// are canonical absolute paths and paths joined below them (no `.` components, no repeated
+/// or trailing separators), for which byte order with the separator ranked lowest is the
+/// same order; parsing components on every comparison dominated sorting large pages.
+pub fn path_cmp(a: &Path, b: &Path) -> Ordering {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let (a, b) = (a.as_os_str().as_bytes(), b.as_os_str().as_bytes());
+        let key = |c: u8| if c == b'/' { 0 } else { c };
+        match a.iter().zip(b).position(|(x, y)| x != y) {
+            Some(i) => key(a[i]).cmp(&key(b[i])),
+            None => a.len().cmp(&b.len()),
+        }
+    }
+    #[cfg(not(unix))]
+    a.cmp(b)
+}
+
+/// A path ordered by [`path_cmp`] (the same order as `PathBuf`'s, found faster).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ByPath(pub PathBuf);
+
+impl Ord for ByPath {
+    fn cmp(&self, other: &ByPath) -> Ordering {
+        path_cmp(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for ByPath {
+    fn partial_cmp(&self, other: &ByPath) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// The part of the sort key that comes before an entry's own order: `None` when sorting
@@ -133,6 +169,20 @@ pub fn page<T>(sorted: Vec<T>, total: usize, offset: usize, limit: Option<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn path_cmp_is_path_order() {
+        let paths = [
+            "/", "/a", "/a/b", "/a.b", "/a-b/c", "/a/b/c", "/ab", "/a/bc", "/a b", "/Z", "/é",
+            "/a/b.c", "/a/b/.c", "/a\\b", "/r/a/b.c", "/r/a.b", "/r/a/b", "/r/ab/c",
+        ];
+        for x in paths {
+            for y in paths {
+                let (x, y) = (Path::new(x), Path::new(y));
+                assert_eq!(path_cmp(x, y), x.cmp(y), "{x:?} vs {y:?}");
+            }
+        }
+    }
 
     #[test]
     fn keeps_the_smallest_cap_items_and_counts_all() {

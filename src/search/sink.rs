@@ -76,6 +76,10 @@ pub struct FileSink<'a> {
     next_wanted: usize,
     /// Entries pass: a charge did not fit (an entry or a line was left out).
     full: bool,
+    /// Entries pass: bytes charged so far, and the least starting room with which this
+    /// file's pass would have made every decision the same way (see [`FileSink::required`]).
+    charged: usize,
+    required: usize,
     /// Entries pass: lines seen and their charged cost, for the average line cost.
     lines_seen: u64,
     line_bytes: u64,
@@ -135,6 +139,8 @@ impl<'a> FileSink<'a> {
             build,
             next_wanted: 0,
             full: false,
+            charged: 0,
+            required: 0,
             lines_seen: 0,
             line_bytes: 0,
             discard_binary,
@@ -178,6 +184,8 @@ impl<'a> FileSink<'a> {
             return false;
         }
         build.room -= cost;
+        self.charged += cost;
+        self.required = self.required.max(self.charged);
         true
     }
 
@@ -194,6 +202,14 @@ impl<'a> FileSink<'a> {
     /// Entries pass: the allowance left, and whether it ran out.
     pub fn allowance(&self) -> (usize, bool) {
         (self.build.as_ref().map_or(0, |b| b.room), self.full)
+    }
+
+    /// Entries pass, when the allowance did not run out: the least starting room with which
+    /// every charge and every look-ahead (`room_for_pending`) would have passed too, so the
+    /// pass would have built exactly the same entries. What a file built speculatively with
+    /// a larger room can be kept by a caller that has at least this much left.
+    pub fn required(&self) -> usize {
+        self.required
     }
 
     /// Keys pass: records a match starting on line `number`.
@@ -261,7 +277,7 @@ impl<'a> FileSink<'a> {
 
     /// Whether the allowance covers the lines the pending entries still want after line
     /// `number` (estimated at the average cost of the lines seen so far).
-    fn room_for_pending(&self, number: u64) -> bool {
+    fn room_for_pending(&mut self, number: u64) -> bool {
         let Some(build) = self.build.as_ref() else {
             return true;
         };
@@ -272,7 +288,12 @@ impl<'a> FileSink<'a> {
         let need = self.pending.iter().fold(0u64, |need, &(_, last)| {
             need.saturating_add(last.saturating_sub(number).saturating_mul(average))
         });
-        need <= build.room as u64
+        let fits = need <= build.room as u64;
+        if fits {
+            let need = usize::try_from(need).unwrap_or(usize::MAX);
+            self.required = self.required.max(self.charged.saturating_add(need));
+        }
+        fits
     }
 
     fn feed_pending(&mut self, number: u64, bytes: &[u8]) {

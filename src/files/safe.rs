@@ -27,7 +27,7 @@ fn swapped(path: &Path) -> io::Error {
         io::ErrorKind::PermissionDenied,
         format!(
             "{}: a symbolic link appeared on the path after it was checked; refused",
-            path.display()
+            crate::roots::path_text(path)
         ),
     )
 }

@@ -51,7 +51,7 @@ fn reserved(path: &Path) -> io::Result<()> {
             io::ErrorKind::InvalidInput,
             format!(
                 "{}: {name} is a reserved device name on Windows; special files are refused",
-                path.display()
+                crate::roots::path_text(path)
             ),
         ));
     }
@@ -107,7 +107,7 @@ fn open_checked(path: &Path, dir: bool) -> io::Result<File> {
     if dir && !meta.is_dir() {
         return Err(io::Error::new(
             io::ErrorKind::NotADirectory,
-            format!("{} is not a directory", path.display()),
+            format!("{} is not a directory", crate::roots::path_text(path)),
         ));
     }
     let real = final_path(&file)?;
@@ -125,9 +125,10 @@ pub fn open_read(path: &Path) -> io::Result<File> {
 /// Opens a canonical directory and holds it for the operations below.
 pub fn open_dir(path: &Path) -> io::Result<DirFd> {
     let file = open_checked(path, true)?;
-    // Names are joined to this path and may show in messages: the ordinary form when it
-    // names exactly the same directory.
-    let path = PathBuf::from(winpath::display(&text(&final_path(&file)?)));
+    // The verbatim form the system reports, kept as it is: names are joined to it and
+    // passed to `MoveFileExW` directly, which (unlike std's calls) does not lengthen an
+    // ordinary path past MAX_PATH into a verbatim one itself.
+    let path = final_path(&file)?;
     Ok(DirFd { _file: file, path })
 }
 

@@ -17,7 +17,7 @@
 //! - **Updates, not rebuilds.** A created or removed path is recorded; once the burst it
 //!   belongs to settles, one update lists again just the directories that gained or lost
 //!   entries (with the same walker, so new entries are filtered exactly as a build would
-//!   filter them) and walks new directories whole ([`build::update`]). The whole root is
+//!   filter them) and walks new directories whole (`build::update`). The whole root is
 //!   walked again only when that is needed (ignore rules changed, events lost, the root
 //!   re-watched) or cheaper (the directories to list hold most of the root). Events that
 //!   cannot concern the index (inside an ignored or hidden directory) are settled by a few

@@ -181,6 +181,8 @@ pub struct StatsOut {
     /// Files whose text contained the query (the only ones parsed).
     pub candidates: u64,
     pub parsed: u64,
+    /// C/C++ candidates not parsed: no line mentioning the name could define it.
+    pub sieved: u64,
     /// Files over the 1 MiB parse cap.
     pub too_large: u64,
     pub unreadable: u64,
@@ -191,6 +193,7 @@ fn stats_out(stats: &SymbolStats) -> StatsOut {
     StatsOut {
         candidates: stats.candidates,
         parsed: stats.parsed,
+        sieved: stats.sieved,
         too_large: stats.too_large,
         unreadable: stats.unreadable,
         elapsed_ms: stats.elapsed.as_millis() as u64,

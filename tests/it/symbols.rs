@@ -340,3 +340,36 @@ fn symbols_reports_progress_and_stops_when_cancelled() {
         "an answer to a cancelled request: {late:?}"
     );
 }
+
+/// A read of one definition outside the roots asks the user once: allowed without
+/// "remember", the file is parsed and read on that one answer.
+#[test]
+fn read_file_symbol_outside_the_roots_asks_once() {
+    let ws = symbols_workspace();
+    let mut client = Client::spawn(&["--no-watch", s(&ws.app)], &ws.base);
+    client.handshake(json!({"elicitation": {}}));
+    let path = ws.outside.join("hidden.rs");
+    let id = client.start(
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": s(&path), "symbol": "parse"}}),
+    );
+    let question = client
+        .server_request("elicitation/create", WAIT)
+        .expect("the user is asked");
+    client.respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"allow": true}}),
+    );
+    let (seen, answer) = client.read_until_response(id, WAIT);
+    let asked = seen
+        .iter()
+        .filter(|m| m["method"] == "elicitation/create")
+        .count();
+    assert_eq!(asked, 0, "asked a second time: {seen:?}");
+    let result = &answer["result"];
+    assert!(!is_error(result), "{result}");
+    assert!(
+        text(result).contains("     1\tpub fn parse() {}"),
+        "{result}"
+    );
+}

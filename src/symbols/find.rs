@@ -154,7 +154,10 @@ pub fn find_symbols(
         name.to_string()
     };
     let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
-    let pattern = match (query.exact, word_start) {
+    // A one-character query would make nearly every file a candidate for prefixes of no
+    // use: it looks for that exact name only.
+    let exact = query.exact || name.chars().count() < 2;
+    let pattern = match (exact, word_start) {
         (true, true) => format!(r"\b{literal}\b"),
         (false, true) => format!(r"\b{literal}"),
         (_, false) => literal,
@@ -175,13 +178,13 @@ pub fn find_symbols(
         }),
         |def| {
             matcher
-                .tier(&def.name, query.exact)
+                .tier(&def.name, exact)
                 .filter(|t| *t <= Tier::Prefix)
         },
         &keep,
     )?;
     let mut fuzzy = false;
-    if found.is_empty() && !query.exact && !control.is_cancelled() {
+    if found.is_empty() && !exact && !control.is_cancelled() {
         // No name starts with the query: names containing it, then names holding its
         // letters in order (the pre-filter regex accepts both).
         fuzzy = true;

@@ -470,6 +470,8 @@ fn symbols_rank_exact_then_prefix_then_substring() {
     assert_eq!(got, vec!["exact Parser"]);
     let got = names(&run(&query("PARSE"), dir.path()));
     assert!(got.is_empty(), "{got:?}");
+    // One character: that exact name only (a prefix that short would parse everything).
+    assert!(run(&query("p"), dir.path()).entries.is_empty());
     let outcome = run(&query("eparse"), dir.path());
     assert!(outcome.fuzzy);
     assert_eq!(names(&outcome), vec!["substring reparse"]);

@@ -36,7 +36,8 @@ pub fn tools() -> Vec<Tool> {
              parsed with tree-sitter: Rust, C, C++, Python, JavaScript, TypeScript/TSX, Go, \
              Java. Ranked exact > prefix (then by path); when no name starts with the query, \
              names containing it, then fuzzy matches (its letters in order). Smart case. `Type::method` or \
-             `Type.method` narrows to a container. Each result has its line range and first \
+             `Type.method` narrows to a container; a one-character query matches that exact \
+             name only. Each result has its line range and first \
              line; read one with read_file + symbol. Paged with head_limit (default 50) and \
              offset.",
             schema_of::<SymbolsArgs>(),

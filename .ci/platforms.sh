@@ -14,6 +14,9 @@ work="$target_dir/platforms"
 mkdir -p "$work"
 
 echo "== platforms: toolchains"
+# No macOS C toolchain here: the tree-sitter grammars (C) are "compiled" to empty objects for
+# the Apple targets, which clippy never links (see .ci/clippy-cc.sh).
+export CC_x86_64_apple_darwin="$PWD/.ci/clippy-cc.sh" CC_aarch64_apple_darwin="$PWD/.ci/clippy-cc.sh"
 for target in x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
     rustup target list --installed | grep -qx "$target" || rustup target add "$target"
 done

@@ -34,6 +34,8 @@ pub struct SymbolStats {
     pub candidates: u64,
     /// Files parsed.
     pub parsed: u64,
+    /// C/C++ candidates not parsed: no line where the name occurs could define it.
+    pub sieved: u64,
     /// Files over [`MAX_PARSE_BYTES`], not parsed.
     pub too_large: u64,
     /// Binary or unreadable files.
@@ -146,8 +148,16 @@ pub fn find_symbols(
     // query at the start of a word (most files mentioning a name only call it; fewer
     // candidates is what keeps a first query on a large tree fast).
     let literal = regex_escape(name);
+    let folded = if insensitive {
+        name.to_ascii_lowercase()
+    } else {
+        name.to_string()
+    };
     let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
-    let pattern = match (query.exact, word_start) {
+    // A one-character query would make nearly every file a candidate for prefixes of no
+    // use: it looks for that exact name only.
+    let exact = query.exact || name.chars().count() < 2;
+    let pattern = match (exact, word_start) {
         (true, true) => format!(r"\b{literal}\b"),
         (false, true) => format!(r"\b{literal}"),
         (_, false) => literal,
@@ -161,15 +171,20 @@ pub fn find_symbols(
         &pattern,
         insensitive,
         &mut stats,
+        // C/C++ files where no line could define the name are not parsed.
+        word_start.then_some(Sieve {
+            needle: &folded,
+            insensitive,
+        }),
         |def| {
             matcher
-                .tier(&def.name, query.exact)
+                .tier(&def.name, exact)
                 .filter(|t| *t <= Tier::Prefix)
         },
         &keep,
     )?;
     let mut fuzzy = false;
-    if found.is_empty() && !query.exact && !control.is_cancelled() {
+    if found.is_empty() && !exact && !control.is_cancelled() {
         // No name starts with the query: names containing it, then names holding its
         // letters in order (the pre-filter regex accepts both).
         fuzzy = true;
@@ -187,6 +202,7 @@ pub fn find_symbols(
             &pattern,
             insensitive,
             &mut stats,
+            None,
             |def| {
                 matcher
                     .tier(&def.name, false)
@@ -240,6 +256,7 @@ fn collect(
     pattern: &str,
     insensitive: bool,
     stats: &mut SymbolStats,
+    sieve: Option<Sieve<'_>>,
     tier: impl Fn(&Definition) -> Option<Tier> + Sync,
     keep: &(impl Fn(&Located) -> bool + Sync),
 ) -> Result<Vec<(Tier, Located)>, SearchError> {
@@ -260,6 +277,7 @@ fn collect(
         control,
         abort,
         stats,
+        sieve,
         |path, lang, defs| {
             let mut mine = Vec::new();
             for def in defs {
@@ -341,6 +359,7 @@ fn parse_all(
     control: &Control,
     abort: &AtomicUsize,
     stats: &mut SymbolStats,
+    sieve: Option<Sieve<'_>>,
     each: impl Fn(&Path, Lang, Vec<Definition>) + Sync,
 ) {
     let next = AtomicUsize::new(0);
@@ -356,11 +375,12 @@ fn parse_all(
             let Some((path, lang)) = files.get(i) else {
                 break;
             };
-            match parse_file(&mut ctx, path, *lang, abort) {
+            match parse_sieved(&mut ctx, path, *lang, abort, sieve) {
                 Ok(defs) => {
                     mine.parsed += 1;
                     each(path, *lang, defs);
                 }
+                Err(FileError::Sieved) => mine.sieved += 1,
                 Err(FileError::TooLarge) => mine.too_large += 1,
                 Err(FileError::Unreadable) => mine.unreadable += 1,
                 Err(FileError::Cancelled) => break,
@@ -371,6 +391,7 @@ fn parse_all(
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         counts.parsed += mine.parsed;
+        counts.sieved += mine.sieved;
         counts.too_large += mine.too_large;
         counts.unreadable += mine.unreadable;
     };
@@ -385,6 +406,7 @@ fn parse_all(
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     stats.parsed += counts.parsed;
+    stats.sieved += counts.sieved;
     stats.too_large += counts.too_large;
     stats.unreadable += counts.unreadable;
 }
@@ -393,6 +415,8 @@ fn parse_all(
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileError {
     TooLarge,
+    /// Not parsed: no line could define the name looked for.
+    Sieved,
     /// Missing, unreadable, special or binary.
     Unreadable,
     Cancelled,
@@ -406,11 +430,37 @@ pub fn parse_file(
     lang: Lang,
     abort: &AtomicUsize,
 ) -> Result<Vec<Definition>, FileError> {
+    parse_sieved(ctx, path, lang, abort, None)
+}
+
+/// A name a file must possibly define to be worth parsing (see [`super::sieve`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Sieve<'a> {
+    /// Lowercase when `insensitive`.
+    pub needle: &'a str,
+    pub insensitive: bool,
+}
+
+/// [`parse_file`], skipping (as "no definitions") a C or C++ file where `sieve`'s name
+/// cannot be defined.
+fn parse_sieved(
+    ctx: &mut TagsContext,
+    path: &Path,
+    lang: Lang,
+    abort: &AtomicUsize,
+    sieve: Option<Sieve<'_>>,
+) -> Result<Vec<Definition>, FileError> {
     let text = match read_whole(path, MAX_PARSE_BYTES as u64) {
         Ok(Whole::Text(text)) => text,
         Ok(Whole::TooLarge(_)) => return Err(FileError::TooLarge),
         Ok(Whole::Binary(_)) | Err(_) => return Err(FileError::Unreadable),
     };
+    if let Some(sieve) = sieve
+        && matches!(lang, Lang::C | Lang::Cpp)
+        && !super::sieve::may_define_c(&text, sieve.needle, sieve.insensitive)
+    {
+        return Err(FileError::Sieved);
+    }
     match extract(ctx, lang, text.as_bytes(), Some(abort)) {
         Ok(defs) => Ok(defs),
         Err(ExtractError::TooLarge(_)) => Err(FileError::TooLarge),
@@ -813,6 +863,7 @@ pub fn references(
         control,
         abort,
         &mut stats,
+        None,
         |path, _, defs| {
             parsed
                 .lock()

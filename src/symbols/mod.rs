@@ -14,6 +14,7 @@
 pub mod extract;
 pub mod find;
 pub mod lang;
+pub mod sieve;
 
 pub use extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};
 pub use find::{

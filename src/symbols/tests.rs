@@ -470,6 +470,8 @@ fn symbols_rank_exact_then_prefix_then_substring() {
     assert_eq!(got, vec!["exact Parser"]);
     let got = names(&run(&query("PARSE"), dir.path()));
     assert!(got.is_empty(), "{got:?}");
+    // One character: that exact name only (a prefix that short would parse everything).
+    assert!(run(&query("p"), dir.path()).entries.is_empty());
     let outcome = run(&query("eparse"), dir.path());
     assert!(outcome.fuzzy);
     assert_eq!(names(&outcome), vec!["substring reparse"]);
@@ -643,4 +645,29 @@ fn a_cancelled_query_stops_early() {
     .unwrap();
     assert!(out.cancelled);
     assert!(out.entries.is_empty());
+}
+
+#[test]
+fn c_files_that_only_call_a_name_are_not_parsed() {
+    let dir = tree();
+    std::fs::write(
+        dir.path().join("caller.c"),
+        "/*\n * name_of: see sample.c\n */\nint use(void)\n{\n  return name_of(0) != 0 && add(1, 2);\n}\n",
+    )
+    .unwrap();
+    for (name, kind, line) in [("name_of", "function", 28), ("add", "function", 23)] {
+        let mut q = query(name);
+        q.langs = vec![Lang::C];
+        let outcome = run(&q, dir.path());
+        let found: Vec<_> = outcome
+            .entries
+            .iter()
+            .map(|(_, l)| (l.def.name.as_str(), l.def.kind, l.def.line))
+            .collect();
+        assert_eq!(found, vec![(name, kind, line)], "{outcome:?}");
+        assert_eq!(
+            outcome.stats.sieved, 1,
+            "caller.c is not parsed: {outcome:?}"
+        );
+    }
 }

@@ -76,13 +76,15 @@ fn symbols_filters_pages_and_says_how_to_continue() {
     let mut client = server(&ws, &[]);
     let result = client.call(
         "symbols",
-        json!({"query": "a", "kind": ["class"], "head_limit": 2}),
+        json!({"query": "Re", "kind": ["class"], "head_limit": 1}),
     );
     let out = structured(&result);
-    assert_eq!(out["symbols"].as_array().unwrap().len(), 2);
+    // Repository (class) and Reader (interface); a function starting with "Re" would not do.
+    assert_eq!(out["symbols"].as_array().unwrap().len(), 1, "{result}");
+    assert_eq!(out["total"], 2);
     assert_eq!(out["truncated"], true);
-    assert_eq!(out["next_offset"], 2);
-    assert!(text(&result).contains("call symbols with offset=2 for more"));
+    assert_eq!(out["next_offset"], 1);
+    assert!(text(&result).contains("call symbols with offset=1 for more"));
     let result = client.call(
         "symbols",
         json!({"query": "sum", "language": "java", "exact": true}),
@@ -338,5 +340,38 @@ fn symbols_reports_progress_and_stops_when_cancelled() {
     assert!(
         late.is_empty(),
         "an answer to a cancelled request: {late:?}"
+    );
+}
+
+/// A read of one definition outside the roots asks the user once: allowed without
+/// "remember", the file is parsed and read on that one answer.
+#[test]
+fn read_file_symbol_outside_the_roots_asks_once() {
+    let ws = symbols_workspace();
+    let mut client = Client::spawn(&["--no-watch", s(&ws.app)], &ws.base);
+    client.handshake(json!({"elicitation": {}}));
+    let path = ws.outside.join("hidden.rs");
+    let id = client.start(
+        "tools/call",
+        json!({"name": "read_file", "arguments": {"path": s(&path), "symbol": "parse"}}),
+    );
+    let question = client
+        .server_request("elicitation/create", WAIT)
+        .expect("the user is asked");
+    client.respond(
+        &question["id"],
+        json!({"action": "accept", "content": {"allow": true}}),
+    );
+    let (seen, answer) = client.read_until_response(id, WAIT);
+    let asked = seen
+        .iter()
+        .filter(|m| m["method"] == "elicitation/create")
+        .count();
+    assert_eq!(asked, 0, "asked a second time: {seen:?}");
+    let result = &answer["result"];
+    assert!(!is_error(result), "{result}");
+    assert!(
+        text(result).contains("     1\tpub fn parse() {}"),
+        "{result}"
     );
 }

@@ -624,6 +624,19 @@ async fn read_one(
     authorize(call, &resolved, Access::Read)
         .await
         .map_err(|answer| answer.text)?;
+    read_authorized(call, resolved, (offset, limit), numbers, budget, room).await
+}
+
+/// [`read_one`] for a path already authorized (asking twice would put a second question
+/// to a user who allowed the read once).
+async fn read_authorized(
+    call: &Call<'_>,
+    resolved: Resolved,
+    (offset, limit): (usize, usize),
+    numbers: bool,
+    budget: usize,
+    room: usize,
+) -> Result<(String, Option<(String, String)>), String> {
     let target = resolved.path.clone();
     let request = read::ReadRequest {
         offset,
@@ -839,9 +852,9 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
                 one.end_line
             );
             let room = budget.saturating_sub(ENVELOPE + json_len(&heading));
-            match read_one(
+            match read_authorized(
                 call,
-                Ok(resolved),
+                resolved,
                 (one.line as usize, lines.min(MAX_LIMIT)),
                 args.line_numbers.unwrap_or(true),
                 room,

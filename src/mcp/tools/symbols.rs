@@ -36,7 +36,8 @@ pub fn tools() -> Vec<Tool> {
              parsed with tree-sitter: Rust, C, C++, Python, JavaScript, TypeScript/TSX, Go, \
              Java. Ranked exact > prefix (then by path); when no name starts with the query, \
              names containing it, then fuzzy matches (its letters in order). Smart case. `Type::method` or \
-             `Type.method` narrows to a container. Each result has its line range and first \
+             `Type.method` narrows to a container; a one-character query matches that exact \
+             name only. Each result has its line range and first \
              line; read one with read_file + symbol. Paged with head_limit (default 50) and \
              offset.",
             schema_of::<SymbolsArgs>(),
@@ -181,6 +182,8 @@ pub struct StatsOut {
     /// Files whose text contained the query (the only ones parsed).
     pub candidates: u64,
     pub parsed: u64,
+    /// C/C++ candidates not parsed: no line mentioning the name could define it.
+    pub sieved: u64,
     /// Files over the 1 MiB parse cap.
     pub too_large: u64,
     pub unreadable: u64,
@@ -191,6 +194,7 @@ fn stats_out(stats: &SymbolStats) -> StatsOut {
     StatsOut {
         candidates: stats.candidates,
         parsed: stats.parsed,
+        sieved: stats.sieved,
         too_large: stats.too_large,
         unreadable: stats.unreadable,
         elapsed_ms: stats.elapsed.as_millis() as u64,

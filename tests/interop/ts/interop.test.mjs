@@ -297,6 +297,28 @@ itest("tools/call: grep, glob and read_file (structuredContent checked against o
     assert.equal(result.isError, true);
 });
 
+itest("tools/call: symbols, outline, references, read_file + symbol (structuredContent checked against outputSchema)", async (ctx) => {
+    const { ws } = ctx;
+    const libRs = join(ws.root, "src", "lib.rs");
+    const { client } = await connect(ctx, { roots: [ws.root] });
+    await waitForClientRoots(client, [ws.root]);
+    await quietSchemaWarnings(ctx, () => client.listTools(undefined, opts));
+
+    let result = await call(client, "symbols", { query: "add" });
+    ok(result);
+    assert.deepEqual(
+        result.structuredContent?.symbols.map((s) => [s.name, s.kind, s.path, s.line]),
+        [["add", "function", libRs, 1]],
+    );
+    result = await call(client, "outline", { path: libRs });
+    assert.equal(ok(result).split("\n")[1], "  1-3 function pub fn add(a: i32, b: i32) -> i32 {");
+    result = await call(client, "references", { name: "add" });
+    ok(result);
+    assert.equal(result.structuredContent?.references[0].definition, true);
+    result = await call(client, "read_file", { path: libRs, symbol: "add" });
+    assert.deepEqual(ok(result).split("\n").slice(1, 4), numbered(["pub fn add(a: i32, b: i32) -> i32 {", "    a + b", "}"]));
+});
+
 itest("roots: the client's roots/list answer is the boundary (list_roots source: client)", async (ctx) => {
     const { ws } = ctx;
     const host = { roots: [ws.root] };

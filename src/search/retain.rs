@@ -73,10 +73,18 @@ pub struct Ranked<T> {
 }
 
 /// The `cap` smallest items pushed so far, plus the count of everything pushed.
+///
+/// Items often arrive in ascending order (an index's files in path order, a file's lines):
+/// while they do, they are kept in a sorted `Vec`, where keeping the largest item so far is
+/// one comparison (a max-heap makes each new maximum climb to its root: the worst case).
+/// The first item out of order turns them into the heap.
 #[derive(Debug)]
 pub struct Best<T: Ord> {
     cap: usize,
+    /// Every item kept so far, ascending, while `ascending`.
+    sorted: Vec<T>,
     heap: BinaryHeap<T>,
+    ascending: bool,
     seen: usize,
     peak: usize,
 }
@@ -85,7 +93,9 @@ impl<T: Ord> Best<T> {
     pub fn new(cap: usize) -> Self {
         Self {
             cap,
+            sorted: Vec::new(),
             heap: BinaryHeap::new(),
+            ascending: true,
             seen: 0,
             peak: 0,
         }
@@ -99,6 +109,18 @@ impl<T: Ord> Best<T> {
 
     pub fn push(&mut self, item: T) {
         self.seen += 1;
+        if self.ascending {
+            if self.sorted.last().is_none_or(|last| *last <= item) {
+                // Not below any kept item: kept only while there is room.
+                if self.sorted.len() < self.cap {
+                    self.sorted.push(item);
+                    self.peak = self.peak.max(self.sorted.len());
+                }
+                return;
+            }
+            self.ascending = false;
+            self.heap = BinaryHeap::from(std::mem::take(&mut self.sorted));
+        }
         if self.heap.len() < self.cap {
             self.heap.push(item);
             self.peak = self.peak.max(self.heap.len());
@@ -108,25 +130,42 @@ impl<T: Ord> Best<T> {
         }
     }
 
+    /// Items kept now.
+    fn len(&self) -> usize {
+        match self.ascending {
+            true => self.sorted.len(),
+            false => self.heap.len(),
+        }
+    }
+
+    /// The greatest item kept.
+    fn worst(&self) -> Option<&T> {
+        match self.ascending {
+            true => self.sorted.last(),
+            false => self.heap.peek(),
+        }
+    }
+
     /// Whether an item comparing as `probe` describes would be kept: the collector has
     /// room, or `probe` says it sorts before the current worst entry.
     pub fn admits(&self, probe: impl FnOnce(&T) -> Ordering) -> bool {
-        if self.heap.len() < self.cap {
+        if self.len() < self.cap {
             return true;
         }
-        self.heap
-            .peek()
+        self.worst()
             .is_some_and(|worst| probe(worst) == Ordering::Less)
     }
 
     /// Folds another collector (with the same cap) into this one.
     pub fn merge(&mut self, other: Best<T>) {
         let seen = self.seen + other.seen;
-        for item in other.heap {
-            self.push(item);
+        let peak = other.peak;
+        match other.ascending {
+            true => other.sorted.into_iter().for_each(|item| self.push(item)),
+            false => other.heap.into_iter().for_each(|item| self.push(item)),
         }
         self.seen = seen;
-        self.peak = self.peak.max(other.peak);
+        self.peak = self.peak.max(peak);
     }
 
     /// Everything pushed or counted, kept or not.
@@ -140,7 +179,10 @@ impl<T: Ord> Best<T> {
     }
 
     pub fn into_sorted(self) -> Vec<T> {
-        self.heap.into_sorted_vec()
+        match self.ascending {
+            true => self.sorted,
+            false => self.heap.into_sorted_vec(),
+        }
     }
 }
 
@@ -169,6 +211,34 @@ pub fn page<T>(sorted: Vec<T>, total: usize, offset: usize, limit: Option<usize>
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascending_and_shuffled_pushes_keep_the_same_items() {
+        // Ascending runs, a run that turns back, equal items, merges in both orders.
+        let runs: [&[u32]; 5] = [
+            &[1, 2, 3, 4, 5, 6, 7, 8],
+            &[5, 6, 7, 1, 2, 9, 3],
+            &[2, 2, 2, 3, 3, 1],
+            &[9, 8, 7, 6, 5, 4],
+            &[],
+        ];
+        for cap in [0, 1, 3, 5, 100] {
+            for a in runs {
+                for b in runs {
+                    let mut left = Best::new(cap);
+                    a.iter().for_each(|&x| left.push(x));
+                    let mut right = Best::new(cap);
+                    b.iter().for_each(|&x| right.push(x));
+                    left.merge(right);
+                    let mut all: Vec<u32> = a.iter().chain(b).copied().collect();
+                    all.sort();
+                    all.truncate(cap);
+                    assert_eq!(left.seen(), a.len() + b.len());
+                    assert_eq!(left.into_sorted(), all, "cap {cap}: {a:?} + {b:?}");
+                }
+            }
+        }
+    }
 
     #[test]
     fn path_cmp_is_path_order() {

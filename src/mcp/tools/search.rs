@@ -1179,6 +1179,7 @@ mod tests {
 
     #[test]
     fn absolute_patterns_split_into_directory_and_pattern() {
+        let split_absolute_pattern = |p: &str| split_absolute_pattern_for(p, false);
         assert_eq!(
             split_absolute_pattern("/a/b/**/*.rs"),
             Some(("/a/b".to_string(), "**/*.rs".to_string()))

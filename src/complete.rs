@@ -181,12 +181,8 @@ fn complete_windows(
     {
         return Completion::default();
     }
-    // The index keeps relative paths with '/' separators and splits names on it, which
-    // Windows paths do not use (under Wine its children of a directory included the files
-    // of subdirectories): one directory is listed from disk instead.
-    let _ = index;
     let mut ranked: Vec<(u8, String)> = Vec::new();
-    children(&canonical, partial, None, |rank, name, is_dir| {
+    children(&canonical, partial, index, |rank, name, is_dir| {
         if let Some(name) = name.to_str() {
             ranked.push((rank, win::child_value(dir, name, is_dir, form)));
         }

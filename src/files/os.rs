@@ -13,6 +13,47 @@ pub use std::os::unix::fs::MetadataExt;
 #[cfg(windows)]
 pub use self::windows::{MetadataExt, OsStrExt, OsStringExt};
 
+/// Which bytes separate the components of a path: `/` on Unix; on Windows `\` (what the
+/// walker, `Path::join` and the watcher put between names) and `/` (which Windows also
+/// takes, and which no file name can hold). Code that splits, joins or orders relative
+/// paths as bytes (the file index) asks this, never a literal `b'/'`; the functions take
+/// a `Seps` so both platforms' rules are tested everywhere.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seps {
+    Unix,
+    Windows,
+}
+
+impl Seps {
+    /// This platform's rules.
+    pub const NATIVE: Seps = if cfg!(windows) {
+        Seps::Windows
+    } else {
+        Seps::Unix
+    };
+
+    /// The separator put between components when joining (`std::path::MAIN_SEPARATOR`).
+    pub const fn sep(self) -> u8 {
+        match self {
+            Seps::Unix => b'/',
+            Seps::Windows => b'\\',
+        }
+    }
+
+    /// Whether `byte` separates components.
+    pub const fn is_sep(self, byte: u8) -> bool {
+        byte == b'/' || (matches!(self, Seps::Windows) && byte == b'\\')
+    }
+}
+
+/// This platform's separator for joining path bytes (`/`, or `\` on Windows).
+pub const SEP: u8 = Seps::NATIVE.sep();
+
+/// Whether `byte` separates path components on this platform (`/`; also `\` on Windows).
+pub const fn is_sep(byte: u8) -> bool {
+    Seps::NATIVE.is_sep(byte)
+}
+
 #[cfg(windows)]
 mod windows {
     use std::ffi::{OsStr, OsString};
@@ -76,6 +117,29 @@ mod windows {
 
         fn ino(&self) -> u64 {
             std::os::windows::fs::MetadataExt::creation_time(self)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn separators_per_platform() {
+        assert_eq!(Seps::Unix.sep(), b'/');
+        assert_eq!(Seps::Windows.sep(), b'\\');
+        assert!(Seps::Unix.is_sep(b'/') && !Seps::Unix.is_sep(b'\\'));
+        assert!(Seps::Windows.is_sep(b'/') && Seps::Windows.is_sep(b'\\'));
+        assert!(!Seps::Windows.is_sep(b':') && !Seps::Unix.is_sep(b'.'));
+        // The native rules agree with std's.
+        assert_eq!(SEP, std::path::MAIN_SEPARATOR as u8);
+        for byte in 0..=127u8 {
+            assert_eq!(
+                is_sep(byte),
+                std::path::is_separator(byte as char),
+                "{byte}"
+            );
         }
     }
 }

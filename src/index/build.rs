@@ -13,7 +13,7 @@ use ignore::DirEntry;
 
 use super::root::{
     BuildInfo, DirRec, FileRec, IgnoredRec, RootIndex, SkippedRec, Span, as_path, cmp_paths,
-    is_hidden, parent_of, to_nanos,
+    is_below, is_hidden, join_into, parent_of, to_nanos,
 };
 use crate::walk::{
     Control, PerThread, Stats, WalkOptions, YIELD_MAX, walk_dir_background, yield_to_searches,
@@ -524,12 +524,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
     let mut ignored_raw: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut full = Vec::new();
     for (dir, name, is_dir) in listed {
-        full.clear();
-        full.extend_from_slice(text(dir));
-        if !full.is_empty() {
-            full.push(b'/');
-        }
-        full.extend_from_slice(text(name));
+        join_into(&mut full, text(dir), text(name));
         let seen = yielded
             .binary_search_by(|y| cmp_paths(text(*y), &full))
             .is_ok();
@@ -614,11 +609,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         let path = at(span);
         while let Some(&top) = open.last() {
             let top_path = at(dir_spans[top]);
-            let inside = top_path.is_empty()
-                || (path.len() > top_path.len()
-                    && path.starts_with(top_path)
-                    && path[top_path.len()] == b'/');
-            if inside {
+            if is_below(top_path, path) {
                 break;
             }
             dir_recs[top].subtree_end = i as u32;

@@ -7,10 +7,15 @@
 //! not read.
 //!
 //! Ordering: paths are sorted component-wise (as `Path`'s `Ord` does), which is byte order
-//! with `/` sorting before every other byte; so all entries below a directory are
-//! contiguous, and a listing comes out in the order a path-sorted search would give.
+//! with the separator sorting before every other byte; so all entries below a directory
+//! are contiguous, and a listing comes out in the order a path-sorted search would give.
+//!
+//! Separators: relative paths are kept exactly as the walker and the watcher give them,
+//! with the platform's separator (`\` on Windows), and every split, join and comparison
+//! here goes through [`Seps`] (on Windows `/` is a separator too, as for `Path`). The byte
+//! functions at the end take the rules as a parameter, so Windows' are tested everywhere.
 
-use crate::files::os::OsStrExt;
+use crate::files::os::{OsStrExt, Seps};
 use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::ops::Range;
@@ -198,9 +203,7 @@ impl RootIndex {
             return 0..self.files.len();
         }
         // Everything below `dir/` sorts right after `dir` and before its next sibling.
-        let below = |path: &[u8]| {
-            path.len() > dir.len() && path.starts_with(dir) && path[dir.len()] == b'/'
-        };
+        let below = |path: &[u8]| is_below(dir, path);
         let start = self
             .files
             .partition_point(|rec| cmp_paths(self.bytes(rec.path), dir) != Ordering::Greater);
@@ -320,7 +323,7 @@ impl RootIndex {
             let at = start + at;
             let owner = match at {
                 0 => Some(&b""[..]),
-                _ if rel[at - 1] == b'/' => Some(&rel[..at - 1]),
+                _ if Seps::NATIVE.is_sep(rel[at - 1]) => Some(&rel[..at - 1]),
                 _ => None,
             };
             if let Some(owner) = owner
@@ -358,13 +361,49 @@ impl RootIndex {
 // ---------------------------------------------------------------------------------------
 // Paths as bytes
 
-/// Component-wise path order on relative paths: byte order with `/` first.
+/// Component-wise path order on relative paths: byte order with the separator first
+/// (this platform's rules: [`cmp_paths_in`]).
 pub fn cmp_paths(a: &[u8], b: &[u8]) -> Ordering {
-    let key = |b: u8| if b == b'/' { 0 } else { b };
-    match a.iter().zip(b).position(|(x, y)| x != y) {
+    cmp_paths_in(Seps::NATIVE, a, b)
+}
+
+/// `Path`'s order on relative paths under `seps` (no `.` components, no repeated or
+/// trailing separators, as the walker makes them): byte order with every separator ranked
+/// lowest, and separators equal to each other (on Windows `a/b` is `a\b`).
+pub fn cmp_paths_in(seps: Seps, a: &[u8], b: &[u8]) -> Ordering {
+    let key = |b: u8| if seps.is_sep(b) { 0 } else { b };
+    match a.iter().zip(b).position(|(&x, &y)| key(x) != key(y)) {
         Some(i) => key(a[i]).cmp(&key(b[i])),
         None => a.len().cmp(&b.len()),
     }
+}
+
+/// `path` lies strictly below the directory `dir` (both relative; `""` is the root).
+pub(super) fn is_below(dir: &[u8], path: &[u8]) -> bool {
+    is_below_in(Seps::NATIVE, dir, path)
+}
+
+pub(super) fn is_below_in(seps: Seps, dir: &[u8], path: &[u8]) -> bool {
+    if dir.is_empty() {
+        return !path.is_empty();
+    }
+    path.len() > dir.len()
+        && seps.is_sep(path[dir.len()])
+        && cmp_paths_in(seps, &path[..dir.len()], dir) == Ordering::Equal
+}
+
+/// `dir` and `name` joined with the platform's separator into `out` (cleared first).
+pub(super) fn join_into(out: &mut Vec<u8>, dir: &[u8], name: &[u8]) {
+    join_into_in(Seps::NATIVE, out, dir, name);
+}
+
+pub(super) fn join_into_in(seps: Seps, out: &mut Vec<u8>, dir: &[u8], name: &[u8]) {
+    out.clear();
+    out.extend_from_slice(dir);
+    if !dir.is_empty() {
+        out.push(seps.sep());
+    }
+    out.extend_from_slice(name);
 }
 
 pub(super) fn as_path(bytes: &[u8]) -> &Path {
@@ -372,15 +411,26 @@ pub(super) fn as_path(bytes: &[u8]) -> &Path {
 }
 
 pub(super) fn parent_of(rel: &[u8]) -> &[u8] {
-    match rel.iter().rposition(|&b| b == b'/') {
+    parent_in(Seps::NATIVE, rel)
+}
+
+pub(super) fn parent_in(seps: Seps, rel: &[u8]) -> &[u8] {
+    match rel.iter().rposition(|&b| seps.is_sep(b)) {
         Some(at) => &rel[..at],
         None => b"",
     }
 }
 
 pub(super) fn name_of(rel: &[u8]) -> &OsStr {
-    let start = rel.iter().rposition(|&b| b == b'/').map_or(0, |at| at + 1);
-    OsStr::from_bytes(&rel[start..])
+    OsStr::from_bytes(name_in(Seps::NATIVE, rel))
+}
+
+pub(super) fn name_in(seps: Seps, rel: &[u8]) -> &[u8] {
+    let start = rel
+        .iter()
+        .rposition(|&b| seps.is_sep(b))
+        .map_or(0, |at| at + 1);
+    &rel[start..]
 }
 
 /// The last component starts with `.`.
@@ -389,14 +439,25 @@ pub(super) fn is_hidden(rel: &[u8]) -> bool {
 }
 
 pub(super) fn is_ignore_name(rel: &[u8]) -> bool {
-    matches!(
-        name_of(rel).as_bytes(),
-        b".gitignore" | b".ignore" | b".git"
-    ) || find(rel, b".git/").is_some()
+    is_ignore_name_in(Seps::NATIVE, rel)
 }
 
+pub(super) fn is_ignore_name_in(seps: Seps, rel: &[u8]) -> bool {
+    matches!(name_in(seps, rel), b".gitignore" | b".ignore" | b".git")
+        || find_in(seps, rel, b".git/").is_some()
+}
+
+/// The first occurrence of `needle` in `haystack`, a `/` in `needle` matching any
+/// separator (this platform's rules).
 pub(super) fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
-    haystack.windows(needle.len()).position(|w| w == needle)
+    find_in(Seps::NATIVE, haystack, needle)
+}
+
+pub(super) fn find_in(seps: Seps, haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    let same = |h: u8, n: u8| h == n || (n == b'/' && seps.is_sep(h));
+    haystack
+        .windows(needle.len())
+        .position(|w| w.iter().zip(needle).all(|(&h, &n)| same(h, n)))
 }
 
 pub(super) fn to_nanos(time: Option<SystemTime>) -> i64 {
@@ -430,5 +491,105 @@ mod tests {
         by_path.sort_by(|x, y| Path::new(x).cmp(Path::new(y)));
         paths.sort_by(|x, y| cmp_paths(x.as_bytes(), y.as_bytes()));
         assert_eq!(paths, by_path);
+    }
+
+    /// `Path`'s order is component by component; on Windows both `\` and `/` separate.
+    fn components(seps: Seps, path: &str) -> Vec<&[u8]> {
+        path.as_bytes().split(|&b| seps.is_sep(b)).collect()
+    }
+
+    #[test]
+    fn path_order_is_component_order_under_both_platforms_rules() {
+        let names = [
+            "a", "a.b", "a-b", "ab", "a b", "Z", "é", "a\\b", "a/b", "a\\b\\c", "a\\bc", "a\\b.c",
+            "a.b\\c", "a-b\\c", "a\\b/c", "a!", "a\\!",
+        ];
+        for seps in [Seps::Unix, Seps::Windows] {
+            let mut ours: Vec<&str> = names.to_vec();
+            ours.sort_by(|x, y| cmp_paths_in(seps, x.as_bytes(), y.as_bytes()));
+            let mut oracle: Vec<&str> = names.to_vec();
+            oracle.sort_by(|x, y| components(seps, x).cmp(&components(seps, y)));
+            // Equal keys (`a\b/c` and `a/b\c` on Windows) may come in either order.
+            let keys = |list: &[&str]| -> Vec<Vec<Vec<u8>>> {
+                list.iter()
+                    .map(|p| components(seps, p).iter().map(|c| c.to_vec()).collect())
+                    .collect()
+            };
+            assert_eq!(keys(&ours), keys(&oracle), "{seps:?}");
+        }
+        // On Windows the two separators are one; on Unix `\` is a name's byte.
+        assert_eq!(
+            cmp_paths_in(Seps::Windows, b"a/b", b"a\\b"),
+            Ordering::Equal
+        );
+        assert_ne!(cmp_paths_in(Seps::Unix, b"a/b", b"a\\b"), Ordering::Equal);
+        // `a\b` sorts before `a.b` on Windows ('\' > '.' as bytes, but it separates).
+        assert_eq!(cmp_paths_in(Seps::Windows, b"a\\b", b"a.b"), Ordering::Less);
+        assert_eq!(cmp_paths_in(Seps::Unix, b"a\\b", b"a.b"), Ordering::Greater);
+    }
+
+    #[test]
+    fn names_parents_and_subtrees_under_both_platforms_rules() {
+        let w = Seps::Windows;
+        let u = Seps::Unix;
+        assert_eq!(name_in(w, b"src\\index\\root.rs"), b"root.rs");
+        assert_eq!(name_in(w, b"src/index\\root.rs"), b"root.rs");
+        assert_eq!(name_in(u, b"src\\index\\root.rs"), b"src\\index\\root.rs");
+        assert_eq!(name_in(u, b"src/root.rs"), b"root.rs");
+        assert_eq!(name_in(w, b"top"), b"top");
+        assert_eq!(parent_in(w, b"src\\index\\root.rs"), b"src\\index");
+        assert_eq!(parent_in(w, b"top"), b"");
+        assert_eq!(parent_in(u, b"a\\b"), b"");
+        assert_eq!(parent_in(u, b"a/b\\c"), b"a");
+
+        assert!(is_below_in(w, b"a", b"a\\b"));
+        assert!(is_below_in(w, b"a", b"a\\b\\c"));
+        assert!(is_below_in(w, b"a\\b", b"a/b\\c"));
+        assert!(!is_below_in(w, b"a", b"a"));
+        assert!(!is_below_in(w, b"a", b"a.b"));
+        assert!(!is_below_in(w, b"a", b"ab\\c"));
+        assert!(is_below_in(w, b"", b"a"));
+        assert!(!is_below_in(w, b"", b""));
+        assert!(is_below_in(u, b"a", b"a/b"));
+        assert!(!is_below_in(u, b"a", b"a\\b"), "a name's byte on Unix");
+
+        let mut out = Vec::new();
+        join_into_in(w, &mut out, b"a\\b", b"c");
+        assert_eq!(out, b"a\\b\\c");
+        join_into_in(w, &mut out, b"", b"c");
+        assert_eq!(out, b"c");
+        join_into_in(u, &mut out, b"a/b", b"c");
+        assert_eq!(out, b"a/b/c");
+
+        assert!(is_ignore_name_in(w, b"sub\\.gitignore"));
+        assert!(is_ignore_name_in(w, b"sub\\.git\\info\\exclude"));
+        assert!(is_ignore_name_in(w, b".git\\HEAD"));
+        assert!(!is_ignore_name_in(w, b"sub\\x.rs"));
+        assert!(!is_ignore_name_in(u, b"sub\\.git\\HEAD"));
+        assert!(is_ignore_name_in(u, b"sub/.git/HEAD"));
+        assert_eq!(find_in(w, b"x\\.git\\info", b".git/info"), Some(2));
+        assert_eq!(find_in(w, b"x/.git/info", b".git/info"), Some(2));
+        assert_eq!(find_in(u, b"x\\.git\\info", b".git/info"), None);
+    }
+
+    /// A sorted Windows-shaped listing: every directory's entries are contiguous, which is
+    /// what `files_under`'s binary search relies on.
+    #[test]
+    fn a_directory_subtree_is_contiguous_under_both_platforms_rules() {
+        for (seps, sep) in [(Seps::Unix, "/"), (Seps::Windows, "\\")] {
+            let mut paths: Vec<String> = ["a.b", "a/x", "a/y/z", "a-b", "a0", "ab/c", "a/a.b"]
+                .iter()
+                .map(|p| p.replace('/', sep))
+                .collect();
+            paths.sort_by(|x, y| cmp_paths_in(seps, x.as_bytes(), y.as_bytes()));
+            let below: Vec<bool> = paths
+                .iter()
+                .map(|p| is_below_in(seps, b"a", p.as_bytes()))
+                .collect();
+            let first = below.iter().position(|&b| b).unwrap();
+            let count = below.iter().filter(|&&b| b).count();
+            assert_eq!(count, 3, "{seps:?}");
+            assert!(below[first..first + count].iter().all(|&b| b), "{paths:?}");
+        }
     }
 }

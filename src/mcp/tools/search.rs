@@ -1036,25 +1036,88 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
 
 /// Splits an absolute glob into its literal directory prefix and the rest:
 /// `/a/b/**/*.rs` → (`/a/b`, `**/*.rs`); a literal `/a/b/c.rs` → (`/a/b`, `c.rs`). `None`
-/// for relative patterns, or when nothing is left to match.
+/// for relative patterns, or when nothing is left to match. On Windows also `C:\x\*.rs`,
+/// `C:/x/**/*.rs` and `\\srv\share\*.rs` (see [`split_absolute_pattern_for`]).
 fn split_absolute_pattern(pattern: &str) -> Option<(String, String)> {
-    if !pattern.starts_with('/') {
-        return None;
-    }
-    let components: Vec<&str> = pattern.split('/').collect();
+    split_absolute_pattern_for(pattern, cfg!(windows))
+}
+
+/// [`split_absolute_pattern`] under Unix rules (`windows: false`: `/`-rooted, `/` the only
+/// separator, `\` an escape) or Windows rules (`windows: true`): rooted at a drive
+/// (`C:\`, `c:/`), a UNC share (`\\srv\share`, `//srv/share`), a verbatim drive
+/// (`\\?\C:\`) or the current drive's root (`\x`, `/x`); `\` and `/` both separate (globset
+/// takes no escapes on Windows). The directory is given with `\`, the rest with `/` (the
+/// glob's separator on every platform).
+fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option<(String, String)> {
     let literal = |c: &str| !c.contains(['*', '?', '[', ']', '{', '}']);
+    if !windows {
+        if !pattern.starts_with('/') {
+            return None;
+        }
+        let components: Vec<&str> = pattern.split('/').collect();
+        // A fully literal path names one file: search its directory for its name.
+        let split = components
+            .iter()
+            .position(|c| !literal(c))
+            .unwrap_or(components.len() - 1)
+            .max(1);
+        let dir = components[..split].join("/");
+        let rest = components[split..].join("/");
+        if rest.is_empty() {
+            return None;
+        }
+        return Some((if dir.is_empty() { "/".to_string() } else { dir }, rest));
+    }
+    let is_sep = |c: char| c == '\\' || c == '/';
+    let seps: &[char] = &['\\', '/'];
+    // `\\?\C:\…`: the verbatim prefix kept in front of the drive's directory.
+    for verbatim in [r"\\?\", "//?/"] {
+        if let Some(rest) = pattern.strip_prefix(verbatim) {
+            let (dir, rest) = split_absolute_pattern_for(rest, true)?;
+            return crate::files::winpath::has_drive(&dir).then(|| (format!(r"\\?\{dir}"), rest));
+        }
+    }
+    let mut chars = pattern.chars();
+    let (first, second) = (chars.next(), chars.next());
+    // (the directory when nothing follows the root, what components are appended to, the
+    // components after the root)
+    let (root, lead, body): (String, String, &str) =
+        if crate::files::winpath::has_drive(pattern) && pattern[2..].starts_with(is_sep) {
+            let drive = format!(r"{}\", &pattern[..2]);
+            (drive.clone(), drive, &pattern[3..])
+        } else if first.is_some_and(is_sep) && second.is_some_and(is_sep) {
+            // `\\srv\share\…`: the server and the share are part of the root.
+            let mut parts = pattern[2..].splitn(3, seps);
+            let (server, share) = (parts.next()?, parts.next()?);
+            if server.is_empty() || share.is_empty() || !literal(server) || !literal(share) {
+                return None;
+            }
+            let share = format!(r"\\{server}\{share}");
+            (
+                share.clone(),
+                format!(r"{share}\"),
+                parts.next().unwrap_or(""),
+            )
+        } else if first.is_some_and(is_sep) {
+            (r"\".to_string(), r"\".to_string(), &pattern[1..])
+        } else {
+            return None;
+        };
+    let components: Vec<&str> = body.split(seps).collect();
     // A fully literal path names one file: search its directory for its name.
     let split = components
         .iter()
         .position(|c| !literal(c))
-        .unwrap_or(components.len() - 1)
-        .max(1);
-    let dir = components[..split].join("/");
+        .unwrap_or(components.len() - 1);
     let rest = components[split..].join("/");
     if rest.is_empty() {
         return None;
     }
-    Some((if dir.is_empty() { "/".to_string() } else { dir }, rest))
+    let dir = match split {
+        0 => root,
+        _ => format!("{lead}{}", components[..split].join(r"\")),
+    };
+    Some((dir, rest))
 }
 
 /// Renders a glob outcome so that the whole result (text and structured content) takes at
@@ -1116,6 +1179,7 @@ mod tests {
 
     #[test]
     fn absolute_patterns_split_into_directory_and_pattern() {
+        let split_absolute_pattern = |p: &str| split_absolute_pattern_for(p, false);
         assert_eq!(
             split_absolute_pattern("/a/b/**/*.rs"),
             Some(("/a/b".to_string(), "**/*.rs".to_string()))
@@ -1131,6 +1195,45 @@ mod tests {
             Some(("/a/b".to_string(), "c.rs".to_string()))
         );
         assert_eq!(split_absolute_pattern("/"), None);
+    }
+
+    #[test]
+    fn absolute_patterns_split_under_windows_rules() {
+        let split = |p: &str| split_absolute_pattern_for(p, true);
+        let pair = |d: &str, r: &str| Some((d.to_string(), r.to_string()));
+        assert_eq!(split(r"C:\x\*.rs"), pair(r"C:\x", "*.rs"));
+        assert_eq!(split("C:/x/**/*.rs"), pair(r"C:\x", "**/*.rs"));
+        assert_eq!(split(r"c:\x/src\**\*.rs"), pair(r"c:\x\src", "**/*.rs"));
+        assert_eq!(split(r"C:\*.rs"), pair(r"C:\", "*.rs"));
+        assert_eq!(
+            split(r"C:\x\src\*.{ts,tsx}"),
+            pair(r"C:\x\src", "*.{ts,tsx}")
+        );
+        // A fully literal path: its directory, searched for its name.
+        assert_eq!(split(r"C:\x\y\c.rs"), pair(r"C:\x\y", "c.rs"));
+        assert_eq!(
+            split(r"\\srv\share\src\*.rs"),
+            pair(r"\\srv\share\src", "*.rs")
+        );
+        assert_eq!(split("//srv/share/*.rs"), pair(r"\\srv\share", "*.rs"));
+        assert_eq!(split(r"\\srv\*\x.rs"), None, "a share is not a pattern");
+        assert_eq!(split(r"\\?\C:\x\*.rs"), pair(r"\\?\C:\x", "*.rs"));
+        assert_eq!(split(r"\x\*.rs"), pair(r"\x", "*.rs"));
+        assert_eq!(split("/a/b/**/*.rs"), pair(r"\a\b", "**/*.rs"));
+        // Relative, drive-relative, or nothing left to match.
+        assert_eq!(split(r"src\*.rs"), None);
+        assert_eq!(split("src/**/*.rs"), None);
+        assert_eq!(split(r"C:x\*.rs"), None);
+        assert_eq!(split(r"C:\"), None);
+        assert_eq!(split(r"C:\x\"), None);
+        assert_eq!(split(r"\\srv\share"), None);
+        assert_eq!(split("*.rs"), None);
+        // Unix rules: `\` is no separator there (it escapes).
+        assert_eq!(split_absolute_pattern_for(r"C:\x\*.rs", false), None);
+        assert_eq!(
+            split_absolute_pattern_for(r"/a/b\*.rs", false),
+            Some(("/a".to_string(), r"b\*.rs".to_string()))
+        );
     }
 
     #[test]

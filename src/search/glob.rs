@@ -207,6 +207,10 @@ fn run(
 /// Compiles the glob tool's pattern; a pattern without `/` matches at any depth.
 pub fn compile_glob(pattern: &str) -> Result<GlobMatcher, SearchError> {
     check_glob(pattern)?;
+    // On Windows `\` separates too (globset matches Windows paths with `/`, and does not
+    // treat `\` as an escape there): `src\*.rs` means `src/*.rs`, not any depth.
+    #[cfg(windows)]
+    let pattern = &pattern.replace('\\', "/");
     let trimmed = pattern.trim_start_matches("./").trim_start_matches('/');
     let effective = match trimmed.contains('/') {
         true => trimmed.to_owned(),
@@ -358,4 +362,20 @@ fn with_modified(mut file: FoundFile) -> FoundFile {
             .ok();
     }
     file
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::compile_glob;
+    use std::path::Path;
+
+    /// A backslash in a relative pattern separates, as `/` does: the pattern is anchored to
+    /// its directory instead of matching at any depth.
+    #[test]
+    fn a_backslash_pattern_is_anchored_like_a_slash_pattern() {
+        let glob = compile_glob(r"src\*.rs").unwrap();
+        assert!(glob.is_match(Path::new(r"src\main.rs")));
+        assert!(!glob.is_match(Path::new(r"other\src\main.rs")));
+        assert!(!glob.is_match(Path::new(r"src\deep\main.rs")));
+    }
 }

@@ -129,6 +129,12 @@ pub struct Options {
     /// answers that one request with an internal error and the server keeps serving.
     #[arg(long, value_name = "METHOD", hide = true)]
     pub inject_panic: Option<String>,
+
+    /// Testing only: the file watcher reads each kernel event this many milliseconds late,
+    /// as on a loaded machine, to prove that the index never answers from before a change
+    /// whose event is still queued.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub test_watch_delay: Option<u64>,
 }
 
 /// A user mistake on the command line, reported once on stderr.

@@ -104,6 +104,8 @@ impl Live {
             }
             notify(&lists, &event, &sink);
         });
+        // Readers of the file index wait for every event queued before their request.
+        index.set_barrier(watcher.barrier());
         Live {
             index,
             watcher,

@@ -151,6 +151,9 @@ fn main() -> ExitCode {
                          (see rootgrep --help). Ctrl-D quits.",
                     );
                 }
+                if let Some(ms) = args.options.test_watch_delay {
+                    rootgrep::watch::set_test_read_delay(std::time::Duration::from_millis(ms));
+                }
                 let faults = mcp::pipeline::Faults {
                     panic_in: args.options.inject_panic.clone(),
                 };

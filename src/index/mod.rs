@@ -28,6 +28,13 @@
 //!   visible to the very next request even when the watcher has a backlog. A change whose
 //!   event does not come within [`EXPECT_WAIT`] makes the root rebuild.
 //!
+//! - **Nothing queued is skipped.** A change's event is queued in the kernel when the
+//!   change is made but reaches the index a moment later. Before a fresh root is served,
+//!   [`FileIndex::snapshot`] waits for the watcher's [`Barrier`] (at most [`SYNC_WAIT`]):
+//!   every event queued before the request has then been applied (a pending burst, at
+//!   least, which makes the root not fresh); when the barrier cannot say so in time, the
+//!   answer is `None` and the caller walks.
+//!
 //! The index knows the walker ([`crate::walk`]) and the watcher's events, never the search
 //! engine (which stands on it).
 //!
@@ -49,7 +56,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::walk::Control;
-use crate::watch::{RootStatus, WatchEvent};
+use crate::watch::{Barrier, RootStatus, WatchEvent};
 use root::{as_path, is_hidden, is_ignore_name};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
@@ -68,6 +75,10 @@ pub const CHANGED_MAX: usize = 100_000;
 
 /// How long a write by the server waits for its watch event before the root is rebuilt.
 pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
+
+/// How long a snapshot waits for the watcher's barrier before giving up (the caller walks,
+/// which is what a loaded or flooded watcher warrants). An idle round takes microseconds.
+pub const SYNC_WAIT: Duration = Duration::from_millis(200);
 
 /// How one root's index stands, for `list_roots` and logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -230,6 +241,9 @@ struct Shared {
     max_files: usize,
     /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
     wake: Condvar,
+    /// The watcher's barrier, once one feeds this index (without one, as in unit tests
+    /// that apply events by hand, the events applied so far are all there is).
+    barrier: Mutex<Option<Barrier>>,
 }
 
 /// The live index over the current roots. Feed it every [`WatchEvent`] with
@@ -263,6 +277,7 @@ impl FileIndex {
                 bursting: false,
             }),
             wake: Condvar::new(),
+            barrier: Mutex::new(None),
         });
         let for_builder = Arc::clone(&shared);
         let builder = std::thread::Builder::new()
@@ -311,36 +326,86 @@ impl FileIndex {
         self.shared.wake.notify_all();
     }
 
+    /// The watcher feeding this index: snapshots wait for its barrier from now on.
+    pub fn set_barrier(&self, barrier: Barrier) {
+        *self
+            .shared
+            .barrier
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(barrier);
+    }
+
+    /// Whether every event queued before this call has been applied, known within
+    /// `timeout` (see [`SYNC_WAIT`]).
+    fn synced(&self, timeout: Duration) -> bool {
+        let barrier = self
+            .shared
+            .barrier
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        barrier.is_none_or(|barrier| barrier.sync(timeout))
+    }
+
+    /// A fresh index picked by `pick`, once the barrier says no event queued before the
+    /// call is still unapplied. Asked first without the barrier: a root that is not fresh
+    /// anyway costs no round.
+    fn fresh_synced(
+        &self,
+        pick: impl Fn(&State) -> Option<Arc<RootIndex>>,
+    ) -> Option<Arc<RootIndex>> {
+        pick(&self.lock())?;
+        // Outside the lock: the watcher's handler takes it to apply what the round flushes.
+        if !self.synced(SYNC_WAIT) {
+            return None;
+        }
+        pick(&self.lock())
+    }
+
     /// The fresh index of `root` (exactly as set), or `None` when it could be out of date.
     pub fn snapshot(&self, root: &Path) -> Option<Arc<RootIndex>> {
-        let state = self.lock();
-        let slot = state.slots.iter().find(|s| s.root == root)?;
-        slot.fresh().cloned()
+        self.fresh_synced(|state| {
+            let slot = state.slots.iter().find(|s| s.root == root)?;
+            slot.fresh().cloned()
+        })
     }
 
     /// The fresh index of a root containing `dir`, if there is one.
     pub fn snapshot_for(&self, dir: &Path) -> Option<Arc<RootIndex>> {
-        let state = self.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| dir.starts_with(&s.root))
-            .find_map(|s| s.fresh().cloned())
+        self.fresh_synced(|state| {
+            state
+                .slots
+                .iter()
+                .filter(|s| dir.starts_with(&s.root))
+                .find_map(|s| s.fresh().cloned())
+        })
     }
 
     /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
     /// that would rather wait briefly than walk).
     pub fn wait_fresh(&self, root: &Path, timeout: Duration) -> Option<Arc<RootIndex>> {
         let deadline = Instant::now() + timeout;
-        let mut state = self.lock();
-        loop {
-            if let Some(index) = state
+        let pick = |state: &State| {
+            state
                 .slots
                 .iter()
                 .find(|s| s.root == root)
                 .and_then(|s| s.fresh().cloned())
-            {
-                return Some(index);
+        };
+        let mut state = self.lock();
+        loop {
+            if pick(&state).is_some() {
+                // Fresh as far as the events applied go: bring in those queued before
+                // now (outside the lock, which applying them takes), then look again.
+                drop(state);
+                let left = deadline.saturating_duration_since(Instant::now());
+                if !self.synced(left) {
+                    return None;
+                }
+                state = self.lock();
+                if let Some(index) = pick(&state) {
+                    return Some(index);
+                }
             }
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
@@ -813,6 +878,37 @@ pub(super) mod tests {
             assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
             index
         }
+    }
+
+    /// A change made just before the request, whose event the watcher has not read yet
+    /// (a loaded machine, here a slow reader): the snapshot waits for the barrier, which
+    /// brings in its `Pending`, so the root is not served stale; it is served again once
+    /// the change is applied.
+    #[test]
+    fn a_change_still_queued_in_the_kernel_is_never_answered_stale() {
+        let f = Fixture::new();
+        let index = Arc::new(FileIndex::new());
+        let fed = Arc::clone(&index);
+        let watcher = crate::watch::Watcher::with_read_delay(
+            move |event| fed.apply(&event),
+            Duration::from_millis(50),
+        );
+        index.set_barrier(watcher.barrier());
+        index.set_roots(std::slice::from_ref(&f.root));
+        watcher.set_roots(std::slice::from_ref(&f.root));
+        assert!(index.wait_fresh(&f.root, DEADLINE * 2).is_some());
+        f.write("a/queued.rs", "x");
+        // Without the barrier this snapshot was the old index, without `a/queued.rs`.
+        match index.snapshot(&f.root) {
+            None => {}
+            Some(stale) => panic!(
+                "served before its event was applied: has queued.rs: {}",
+                stale.find_file(Path::new("a/queued.rs")).is_some()
+            ),
+        }
+        let fresh = index.wait_fresh(&f.root, DEADLINE * 2).expect("applied");
+        assert!(fresh.find_file(Path::new("a/queued.rs")).is_some());
+        assert!(index.snapshot(&f.root).is_some(), "an idle round succeeds");
     }
 
     /// The build is background work: while a search runs it waits (here the search is

@@ -412,6 +412,16 @@ impl Drop for Watcher {
     }
 }
 
+/// Removes the sentinel directory once the notify watcher is gone. On Windows the backend
+/// closes its directory handle on its own thread after the drop, so the directory can be
+/// "delete pending" or in use for a moment: retry for up to a second rather than leave it.
+fn remove_sentinel(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while std::fs::remove_dir_all(dir).is_err() && dir.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
@@ -498,7 +508,7 @@ impl Actor {
         self.notify = None;
         self.barrier.set_dir(None);
         if let Some(dir) = self.sentinel.take() {
-            let _ = std::fs::remove_dir_all(dir);
+            remove_sentinel(&dir);
         }
     }
 

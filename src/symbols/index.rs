@@ -1074,8 +1074,17 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         .filter_map(|p| p.strip_prefix(&job.root).ok())
         .collect();
     let mut too_large = 0;
-    // (rel, lang, size, mtime, reused definitions)
-    let mut plan: Vec<(PathBuf, Lang, u64, u64, Option<FileSyms>)> = Vec::new();
+    // Where each file's definitions come from: what is reused is read from the old table
+    // or overlay only while packing, one file at a time, so the build's peak memory is
+    // about twice the compact size, never every definition as `String`s.
+    enum Src {
+        Old(usize),
+        Overlay,
+        /// Parsed now: (thread, file in that thread's table).
+        New(usize, usize),
+        Parse,
+    }
+    let mut plan: Vec<(PathBuf, Lang, u64, u64, Src)> = Vec::new();
     for file in files.files() {
         let Some(lang) = Lang::from_path(file.rel) else {
             continue;
@@ -1086,26 +1095,35 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         }
         let mtime = nanos(file.modified);
         let key = file.rel.as_os_str().as_bytes();
-        let known = match job.overlay.get(key) {
-            Some(entry) => entry.clone(),
-            None => job
-                .table
-                .as_deref()
-                .and_then(|t| t.find_file(key).map(|i| t.file_syms(i))),
+        let same = |size: u64, at: u64| size == file.size && at == mtime;
+        let src = if dirty.contains(file.rel) {
+            Src::Parse
+        } else {
+            match (job.overlay.get(key), job.table.as_deref()) {
+                (Some(Some(f)), _) if same(f.size, f.mtime) => Src::Overlay,
+                (Some(_), _) => Src::Parse,
+                (None, Some(t)) => match t.find_file(key) {
+                    Some(i) if same(t.files[i].size, t.files[i].mtime) => Src::Old(i),
+                    _ => Src::Parse,
+                },
+                (None, None) => Src::Parse,
+            }
         };
-        let reuse =
-            known.filter(|k| k.size == file.size && k.mtime == mtime && !dirty.contains(file.rel));
-        plan.push((file.rel.to_path_buf(), lang, file.size, mtime, reuse));
+        plan.push((file.rel.to_path_buf(), lang, file.size, mtime, src));
     }
-    let todo: Vec<usize> = (0..plan.len()).filter(|i| plan[*i].4.is_none()).collect();
+    let todo: Vec<usize> = (0..plan.len())
+        .filter(|i| matches!(plan[*i].4, Src::Parse))
+        .collect();
     job.total.store(todo.len(), Ordering::Relaxed);
     job.done.store(0, Ordering::Relaxed);
     let next = AtomicUsize::new(0);
-    let results: Mutex<Vec<(usize, Vec<Definition>)>> = Mutex::new(Vec::with_capacity(todo.len()));
+    // Each thread packs what it parses into its own (unsorted) table.
+    let parts: Mutex<Vec<(Table, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
         let mut ctx = TagsContext::new();
         let abort = AtomicUsize::new(0);
-        let mut mine = Vec::new();
+        let mut mine = Packer::default();
+        let mut order = Vec::new();
         loop {
             // Background work: a foreground search runs alone.
             yield_to_searches(|| stopped(shared, job), YIELD_MAX);
@@ -1114,22 +1132,32 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
             }
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(&at) = todo.get(i) else { break };
-            let (rel, lang, ..) = &plan[at];
+            let (rel, lang, size, mtime, _) = &plan[at];
             let defs = match parse_file(&mut ctx, &job.root.join(rel), *lang, &abort) {
                 Ok(defs) => defs,
                 Err(FileError::Cancelled) => break,
                 Err(_) => Vec::new(),
             };
-            mine.push((at, defs));
+            let syms = FileSyms {
+                lang: *lang,
+                size: *size,
+                mtime: *mtime,
+                defs,
+            };
+            if !mine.add(b"", &syms) {
+                job.cancel.store(true, Ordering::Relaxed);
+                break;
+            }
+            order.push(at);
             job.done.fetch_add(1, Ordering::Relaxed);
             if i.is_multiple_of(64) && shared.lock().stop {
                 job.cancel.store(true, Ordering::Relaxed);
             }
         }
-        results
+        parts
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
-            .extend(mine);
+            .push((mine.table, order));
     };
     std::thread::scope(|scope| {
         for n in 0..shared.threads {
@@ -1142,25 +1170,30 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
     if job.cancel.load(Ordering::Relaxed) {
         return Outcome::Gave { later: false };
     }
-    for (at, defs) in results.into_inner().unwrap_or_else(PoisonError::into_inner) {
-        let (_, lang, size, mtime, slot) = &mut plan[at];
-        *slot = Some(FileSyms {
-            lang: *lang,
-            size: *size,
-            mtime: *mtime,
-            defs,
-        });
+    let parts = parts.into_inner().unwrap_or_else(PoisonError::into_inner);
+    for (thread, (_, order)) in parts.iter().enumerate() {
+        for (local, &at) in order.iter().enumerate() {
+            plan[at].4 = Src::New(thread, local);
+        }
     }
     // Path order (bytes), as the table's lookups by path expect.
     plan.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
     let mut packer = Packer::default();
-    for (rel, _, _, _, syms) in &plan {
+    for (rel, _, _, _, src) in &plan {
+        let key = rel.as_os_str().as_bytes();
+        let syms = match src {
+            Src::Old(i) => job.table.as_deref().map(|t| t.file_syms(*i)),
+            Src::Overlay => job.overlay.get(key).cloned().flatten(),
+            Src::New(thread, local) => Some(parts[*thread].0.file_syms(*local)),
+            Src::Parse => None,
+        };
         if let Some(syms) = syms
-            && !packer.add(rel.as_os_str().as_bytes(), syms)
+            && !packer.add(key, &syms)
         {
             break;
         }
     }
+    drop(parts);
     Outcome::Packed {
         table: packer.finish(),
         too_large,
@@ -1531,5 +1564,86 @@ mod tests {
         assert_eq!((back[1].1.size, back[1].1.mtime), (10, 5));
         assert!(table.has_under(b"a") && !table.has_under(b"b"));
         assert!(table.heap_bytes() > 0);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod sync_tests {
+    use super::*;
+    use crate::search::Control;
+    use crate::symbols::find::{SymbolQuery, find_symbols_with};
+
+    fn ask(text: &str, root: &Path, symbols: &SymbolIndex, files: &FileIndex) -> (usize, bool) {
+        let query = SymbolQuery {
+            query: text.to_string(),
+            exact: true,
+            limit: 50,
+            threads: 1,
+            ..SymbolQuery::default()
+        };
+        let got = find_symbols_with(
+            &query,
+            &[root.to_path_buf()],
+            Some(files),
+            Some(symbols),
+            &Control::new(),
+            &AtomicUsize::new(0),
+        )
+        .unwrap();
+        (
+            got.total,
+            got.stats.indexed_files.is_some() && got.stats.parsed == 0,
+        )
+    }
+
+    /// A directory appearing or vanishing with its files is beyond the overlay: the root
+    /// re-syncs with the file list (answers stay right meanwhile, on demand), and the
+    /// unchanged files are carried over, not parsed again.
+    #[test]
+    fn directory_changes_resync_and_keep_what_did_not_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::create_dir(root.join("old")).unwrap();
+        std::fs::write(root.join("old/a.rs"), "fn in_old_dir() {}\n").unwrap();
+        std::fs::write(root.join("keep.py"), "def kept():\n    pass\n").unwrap();
+        let files = Arc::new(FileIndex::new());
+        let symbols = SymbolIndex::with_threads(files.clone(), 1);
+        let roots = [root.clone()];
+        files.set_roots(&roots);
+        Consumer::set_roots(&symbols, &roots);
+        let feed = |event: WatchEvent| {
+            files.apply(&event);
+            symbols.apply(&event);
+        };
+        feed(WatchEvent::Status(root.clone(), RootStatus::Watching));
+        assert!(symbols.wait_ready(&root, Duration::from_secs(30)));
+        let first = symbols.shared.lock().slots[0].table.clone().unwrap();
+
+        std::fs::create_dir(root.join("new")).unwrap();
+        std::fs::write(root.join("new/b.rs"), "fn in_new_dir() {}\n").unwrap();
+        feed(WatchEvent::Created(root.join("new")));
+        std::fs::remove_dir_all(root.join("old")).unwrap();
+        feed(WatchEvent::Removed(root.join("old")));
+        // Right at once (on demand: the file index walks meanwhile).
+        assert_eq!(ask("in_old_dir", &root, &symbols, &files).0, 0);
+        let deadline = std::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            let (total, from_memory) = ask("in_new_dir", &root, &symbols, &files);
+            if from_memory {
+                assert_eq!(total, 1);
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "never synced");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert_eq!(ask("in_old_dir", &root, &symbols, &files), (0, true));
+        assert_eq!(ask("kept", &root, &symbols, &files), (1, true));
+        let now = symbols.shared.lock().slots[0].table.clone().unwrap();
+        assert!(!Arc::ptr_eq(&first, &now), "a new table");
+        // keep.py was carried over: the sync parsed only new/b.rs.
+        assert_eq!(
+            symbols.shared.lock().slots[0].total.load(Ordering::Relaxed),
+            1
+        );
     }
 }

@@ -704,6 +704,58 @@ impl SymbolIndex {
         self.snapshot(&root)
     }
 
+    /// Distinct definition names starting with `prefix` (smart case) over the roots built,
+    /// sorted, at most `max`, and whether there were more (completion of symbol names:
+    /// suggestions, so a root being updated still offers what it holds).
+    pub fn complete_names(&self, prefix: &str, max: usize) -> (Vec<String>, bool) {
+        if prefix.is_empty() || max == 0 {
+            return (Vec::new(), false);
+        }
+        let insensitive = !prefix.chars().any(char::is_uppercase);
+        let key = if insensitive {
+            prefix.to_lowercase()
+        } else {
+            prefix.to_string()
+        };
+        let held: Vec<(Arc<Table>, Arc<HashMap<Vec<u8>, Option<FileSyms>>>)> = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .filter_map(|s| Some((s.table.clone()?, s.overlay.clone())))
+                .collect()
+        };
+        // Ordered ignoring case first (`parse` beside `Parser`), then as written.
+        let mut names: std::collections::BTreeSet<(String, String)> =
+            std::collections::BTreeSet::new();
+        let entry = |name: String| (name.to_lowercase(), name);
+        for (table, overlay) in &held {
+            names.extend(
+                table
+                    .names_with_prefix(&key, insensitive, max + 1)
+                    .into_iter()
+                    .map(entry),
+            );
+            for file in overlay.values().flatten() {
+                for def in &file.defs {
+                    let folded = if insensitive {
+                        def.name.to_lowercase()
+                    } else {
+                        def.name.clone()
+                    };
+                    if folded.starts_with(&key) {
+                        names.insert(entry(def.name.clone()));
+                    }
+                }
+            }
+        }
+        let more = names.len() > max;
+        (
+            names.into_iter().take(max).map(|(_, name)| name).collect(),
+            more,
+        )
+    }
+
     /// Waits up to `timeout` for `root` to answer from memory (tests, benchmarks).
     pub fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;

@@ -76,6 +76,15 @@ fn a_saved_definition_is_found_and_a_deleted_one_gone() {
         "not answered from the index: {before}"
     );
 
+    // find_usages's `symbol` completes definition names from the index (smart case).
+    let completion = client.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "find_usages"},
+               "argument": {"name": "symbol", "value": "pars"}}),
+    );
+    let values = &completion["result"]["completion"]["values"];
+    assert_eq!(values, &json!(["parse", "Parser"]), "{completion}");
+
     let added = ws.app.join("src/added.rs");
     std::fs::write(&added, "pub fn brand_new_function() -> u32 {\n    7\n}\n").unwrap();
     let found = poll(&mut client, "brand_new_function", |r| {

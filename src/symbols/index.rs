@@ -120,6 +120,10 @@ pub struct Table {
     by_lower: Vec<u32>,
 }
 
+/// Files re-parsed since the table was packed: relative path → definitions, or `None`
+/// when the file is gone (or no longer listed).
+type Overlay = HashMap<Vec<u8>, Option<FileSyms>>;
+
 /// A file's definitions outside the table, as re-parsed after a change.
 #[derive(Clone, Debug)]
 pub struct FileSyms {
@@ -372,7 +376,7 @@ pub enum Lookup<'a> {
 pub struct Snapshot {
     root: PathBuf,
     table: Arc<Table>,
-    overlay: Arc<HashMap<Vec<u8>, Option<FileSyms>>>,
+    overlay: Arc<Overlay>,
     /// Dirty paths (relative) that are files the file index lists: parsed by the query.
     parse: Vec<PathBuf>,
     /// Dirty paths (relative) whose entries must not be answered from memory.
@@ -530,7 +534,7 @@ pub struct SymbolStatus {
 struct Slot {
     root: PathBuf,
     table: Option<Arc<Table>>,
-    overlay: Arc<HashMap<Vec<u8>, Option<FileSyms>>>,
+    overlay: Arc<Overlay>,
     /// Paths changed and not yet re-parsed (absolute).
     dirty: HashSet<PathBuf>,
     /// Paths taken by the running job (still dirty for queries until it lands).
@@ -717,7 +721,7 @@ impl SymbolIndex {
         } else {
             prefix.to_string()
         };
-        let held: Vec<(Arc<Table>, Arc<HashMap<Vec<u8>, Option<FileSyms>>>)> = {
+        let held: Vec<(Arc<Table>, Arc<Overlay>)> = {
             let state = self.shared.lock();
             state
                 .slots
@@ -1007,7 +1011,7 @@ struct Job {
     root: PathBuf,
     sync: bool,
     table: Option<Arc<Table>>,
-    overlay: Arc<HashMap<Vec<u8>, Option<FileSyms>>>,
+    overlay: Arc<Overlay>,
     dirty: Vec<PathBuf>,
     cancel: Arc<AtomicBool>,
     done: Arc<AtomicUsize>,
@@ -1021,7 +1025,7 @@ enum Outcome {
         elapsed: Duration,
     },
     Updated {
-        overlay: HashMap<Vec<u8>, Option<FileSyms>>,
+        overlay: Overlay,
         parsed: u64,
     },
     NeedsSync,

@@ -177,19 +177,28 @@ impl Packer {
             ) else {
                 continue;
             };
-            let Some(name) = self.put(def.name.as_bytes()) else {
+            // The signature is the line holding the name: the name (and, for a
+            // lowercase name, its lowercase form) is stored as a slice of it, not again.
+            let Some(sig) = self.put(def.signature.as_bytes()) else {
                 return false;
             };
-            let lower = if lower == def.name {
+            let within = |text: &str| def.signature.find(text).map(|at| sig + at as u32);
+            let name = match within(&def.name) {
+                Some(at) => at,
+                None => match self.put(def.name.as_bytes()) {
+                    Some(at) => at,
+                    None => return false,
+                },
+            };
+            let lower = if def.name.is_ascii() {
+                NONE
+            } else if lower == def.name {
                 name
             } else {
-                match self.put(lower.as_bytes()) {
+                match within(&lower).or_else(|| self.put(lower.as_bytes())) {
                     Some(at) => at,
                     None => return false,
                 }
-            };
-            let Some(sig) = self.put(def.signature.as_bytes()) else {
-                return false;
             };
             // Containers repeat (every method of a class): stored once.
             let (container, container_len) = match &def.container {
@@ -243,6 +252,7 @@ impl Packer {
         by_name.sort_unstable_by(|a, b| table.name(*a).cmp(table.name(*b)));
         let mut by_lower = by_name.clone();
         by_lower.sort_by(|a, b| table.lower(*a).cmp(table.lower(*b)));
+        // (A stable sort on the name order: equal lowercase names stay by name.)
         table.by_name = by_name;
         table.by_lower = by_lower;
         table
@@ -261,9 +271,18 @@ impl Table {
         self.text(r.name, r.name_len)
     }
 
-    fn lower(&self, rec: u32) -> &str {
+    /// The lowercase name, as bytes to fold with `to_ascii_lowercase`: an ASCII name is
+    /// not stored twice (`lower` is `NONE`: the name folds to it), a non-ASCII one has its
+    /// `to_lowercase` stored (folding leaves it as is).
+    fn lower(&self, rec: u32) -> impl Iterator<Item = u8> + Clone + '_ {
         let r = &self.recs[rec as usize];
-        self.text(r.lower, r.lower_len)
+        let (at, len) = match r.lower {
+            NONE => (r.name, r.name_len),
+            at => (at, r.lower_len),
+        };
+        self.arena[at as usize..at as usize + len as usize]
+            .iter()
+            .map(u8::to_ascii_lowercase)
     }
 
     fn rel(&self, file: usize) -> &Path {
@@ -336,24 +355,30 @@ impl Table {
     /// Record ids whose (lowercase when `insensitive`) name equals `key`, or starts with
     /// it when `prefix`.
     fn lookup(&self, key: &str, insensitive: bool, prefix: bool) -> &[u32] {
-        let sorted: &[u32] = if insensitive {
-            &self.by_lower
-        } else {
-            &self.by_name
-        };
-        let get = |r: u32| {
-            if insensitive {
-                self.lower(r)
+        let key = key.as_bytes();
+        if !insensitive {
+            let name = |r: u32| self.name(r).as_bytes();
+            let start = self.by_name.partition_point(|r| name(*r) < key);
+            let rest = &self.by_name[start..];
+            let len = if prefix {
+                rest.partition_point(|r| name(*r).starts_with(key))
             } else {
-                self.name(r)
-            }
+                rest.partition_point(|r| name(*r) == key)
+            };
+            return &rest[..len];
+        }
+        let start = self
+            .by_lower
+            .partition_point(|r| self.lower(*r).lt(key.iter().copied()));
+        let rest = &self.by_lower[start..];
+        let starts = |r: u32| {
+            let mut folded = self.lower(r);
+            key.iter().all(|k| folded.next() == Some(*k))
         };
-        let start = sorted.partition_point(|r| get(*r) < key);
-        let rest = &sorted[start..];
         let len = if prefix {
-            rest.partition_point(|r| get(*r).starts_with(key))
+            rest.partition_point(|r| starts(*r))
         } else {
-            rest.partition_point(|r| get(*r) == key)
+            rest.partition_point(|r| self.lower(*r).eq(key.iter().copied()))
         };
         &rest[..len]
     }
@@ -1597,6 +1622,18 @@ mod tests {
             .filter(|w| *w == b"ContainerType")
             .count();
         assert_eq!(stored, 1, "containers are interned");
+        let count = |text: &[u8]| {
+            table
+                .arena
+                .windows(text.len())
+                .filter(|w| *w == text)
+                .count()
+        };
+        assert_eq!(count(b"parse_all"), 1, "a name is a slice of its signature");
+        assert!(
+            table.recs.iter().all(|r| r.lower == NONE),
+            "ASCII names are folded on the fly, not stored lowercase"
+        );
         let names = |ids: &[u32]| ids.iter().map(|r| table.name(*r)).collect::<Vec<_>>();
         assert_eq!(names(table.lookup("parse", true, false)), ["Parse"]);
         assert!(names(table.lookup("parse", false, false)).is_empty());
@@ -1612,6 +1649,24 @@ mod tests {
             table.names_with_prefix("p", true, 10),
             ["Parse", "parse_all", "parser"]
         );
+        // A non-ASCII name keeps its `to_lowercase` form (stored once).
+        let umlaut = pack_files(&[(
+            PathBuf::from("u.rs"),
+            FileSyms {
+                lang: Lang::Rust,
+                size: 1,
+                mtime: 1,
+                defs: vec![def("Ärger", 1), def("ärgern", 3), def("Zed", 5)],
+            },
+        )]);
+        let names_u = |ids: &[u32]| ids.iter().map(|r| umlaut.name(*r)).collect::<Vec<_>>();
+        assert_eq!(
+            names_u(umlaut.lookup("är", true, true)),
+            ["Ärger", "ärgern"]
+        );
+        assert_eq!(names_u(umlaut.lookup("ärger", true, false)), ["Ärger"]);
+        assert_eq!(names_u(umlaut.lookup("Är", false, true)), ["Ärger"]);
+        assert_eq!(names_u(umlaut.lookup("zed", true, false)), ["Zed"]);
         let mut back = table.unpack();
         back.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(back[0].0, PathBuf::from("a/x.rs"));

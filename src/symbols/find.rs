@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use tree_sitter_tags::TagsContext;
 
-use super::extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};
+use super::extract::{Definition, ExtractError, LineIndex, MAX_PARSE_BYTES, extract, signature};
 use super::index::{Lookup, Snapshot, SymbolIndex};
 use super::lang::{Lang, rg_types};
 use crate::files::read::{Whole, read_whole};
@@ -307,11 +307,14 @@ pub fn find_symbols_with(
             .then(a.def.name_line.cmp(&b.def.name_line))
     });
     let total = found.len();
-    let entries: Vec<_> = found
+    let mut entries: Vec<_> = found
         .into_iter()
         .skip(query.offset)
         .take(query.limit.max(1))
         .collect();
+    if indexed.is_some() {
+        fill_signatures(&mut entries);
+    }
     let end = query.offset + entries.len();
     stats.elapsed = started.elapsed();
     Ok(SymbolOutcome {
@@ -322,6 +325,31 @@ pub fn find_symbols_with(
         stats,
         cancelled: control.is_cancelled(),
     })
+}
+
+/// Definitions from the symbol index come without their signature (the line holding the
+/// name is not kept in memory): it is read again for the ones a query returns, each file
+/// once.
+fn fill_signatures(entries: &mut [(Tier, Located)]) {
+    let mut files: std::collections::HashMap<PathBuf, Option<(String, LineIndex)>> =
+        std::collections::HashMap::new();
+    for (_, found) in entries.iter_mut() {
+        if !found.def.signature.is_empty() {
+            continue;
+        }
+        let text = files.entry(found.path.clone()).or_insert_with(|| {
+            match read_whole(&found.path, MAX_PARSE_BYTES as u64) {
+                Ok(Whole::Text(text)) => {
+                    let lines = LineIndex::new(text.as_bytes());
+                    Some((text, lines))
+                }
+                _ => None,
+            }
+        });
+        if let Some((text, lines)) = text {
+            found.def.signature = signature(lines.line_text(text.as_bytes(), found.def.name_line));
+        }
+    }
 }
 
 /// The definitions `tier` accepts and `keep` allows, from the symbol index's snapshots.

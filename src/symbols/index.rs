@@ -7,8 +7,9 @@
 //! most [`MAX_PARSE_BYTES`] each), on a bounded number of low-priority threads that step
 //! aside for every foreground search ([`yield_to_searches`] between files).
 //!
-//! Layout (compact, see [`Table`]): names, lowercase names, signatures and containers in
-//! one byte arena (containers interned), each definition a fixed record of offsets and
+//! Layout (compact, see [`Table`]): names, lowercase names (non-ASCII ones only) and
+//! containers in one byte arena (containers interned; signatures are not kept, the line is
+//! read again for the definitions a query returns), each definition a fixed record of offsets and
 //! line numbers, two sorted tables of record ids (by name, by lowercase name) for exact
 //! and prefix lookups, and per file a range of records plus the size and mtime it was
 //! parsed at.
@@ -76,12 +77,11 @@ const KINDS: &[&str] = &[
 const NONE: u32 = u32::MAX;
 const NO_MTIME: u64 = u64::MAX;
 
-/// One definition, fixed size: offsets into the arena and line numbers (40 bytes).
+/// One definition, fixed size: offsets into the arena and line numbers (36 bytes).
 #[derive(Clone, Copy, Debug)]
 struct Rec {
     name: u32,
     lower: u32,
-    sig: u32,
     container: u32,
     line: u32,
     end_line: u32,
@@ -90,7 +90,6 @@ struct Rec {
     name_line: u16,
     name_len: u16,
     lower_len: u16,
-    sig_len: u16,
     container_len: u16,
     kind: u8,
     depth: u8,
@@ -170,32 +169,22 @@ impl Packer {
         let start = self.table.recs.len() as u32;
         for def in &file.defs {
             let lower = def.name.to_lowercase();
-            let (Ok(name_len), Ok(lower_len), Ok(sig_len)) = (
-                u16::try_from(def.name.len()),
-                u16::try_from(lower.len()),
-                u16::try_from(def.signature.len()),
-            ) else {
+            let (Ok(name_len), Ok(lower_len)) =
+                (u16::try_from(def.name.len()), u16::try_from(lower.len()))
+            else {
                 continue;
             };
-            // The signature is the line holding the name: the name (and, for a
-            // lowercase name, its lowercase form) is stored as a slice of it, not again.
-            let Some(sig) = self.put(def.signature.as_bytes()) else {
+            // Signatures are not kept (they were most of the memory): the line is read
+            // again for the definitions a query returns (see `find::fill_signatures`).
+            let Some(name) = self.put(def.name.as_bytes()) else {
                 return false;
-            };
-            let within = |text: &str| def.signature.find(text).map(|at| sig + at as u32);
-            let name = match within(&def.name) {
-                Some(at) => at,
-                None => match self.put(def.name.as_bytes()) {
-                    Some(at) => at,
-                    None => return false,
-                },
             };
             let lower = if def.name.is_ascii() {
                 NONE
             } else if lower == def.name {
                 name
             } else {
-                match within(&lower).or_else(|| self.put(lower.as_bytes())) {
+                match self.put(lower.as_bytes()) {
                     Some(at) => at,
                     None => return false,
                 }
@@ -218,7 +207,6 @@ impl Packer {
             self.table.recs.push(Rec {
                 name,
                 lower,
-                sig,
                 container,
                 line: def.line as u32,
                 end_line: def.end_line as u32,
@@ -226,7 +214,6 @@ impl Packer {
                 file: file_id,
                 name_len,
                 lower_len,
-                sig_len,
                 container_len,
                 kind: KINDS.iter().position(|k| *k == def.kind).unwrap_or(0) as u8,
                 depth: def.depth.min(u8::MAX as usize) as u8,
@@ -318,7 +305,8 @@ impl Table {
             line: r.line as u64,
             end_line: r.end_line as u64,
             name_line: r.line as u64 + r.name_line as u64,
-            signature: self.text(r.sig, r.sig_len).to_string(),
+            // Not stored: filled in for the page by `find::fill_signatures`.
+            signature: String::new(),
             container: (r.container != NONE)
                 .then(|| self.text(r.container, r.container_len).to_string()),
             depth: r.depth as usize,
@@ -1580,10 +1568,10 @@ mod tests {
     /// comes back out.
     #[test]
     fn the_table_is_compact_and_round_trips() {
-        // 40 bytes a definition: about 20 MB for nuttx's half a million (black_box: a
+        // 36 bytes a definition: 29 MiB for nuttx's 840,000 (black_box: a
         // runtime check, so a layout change fails this test rather than the build).
         let record = std::hint::black_box(Table::RECORD_BYTES);
-        assert!(record <= 40, "{record}");
+        assert!(record <= 36, "{record}");
         let def = |name: &str, line: u64| Definition {
             name: name.to_string(),
             kind: "method",
@@ -1629,7 +1617,8 @@ mod tests {
                 .filter(|w| *w == text)
                 .count()
         };
-        assert_eq!(count(b"parse_all"), 1, "a name is a slice of its signature");
+        assert_eq!(count(b"parse_all"), 1, "a name is stored once");
+        assert_eq!(count(b"fn "), 0, "signatures are not stored");
         assert!(
             table.recs.iter().all(|r| r.lower == NONE),
             "ASCII names are folded on the fly, not stored lowercase"
@@ -1670,8 +1659,16 @@ mod tests {
         let mut back = table.unpack();
         back.sort_by(|a, b| a.0.cmp(&b.0));
         assert_eq!(back[0].0, PathBuf::from("a/x.rs"));
-        assert_eq!(back[0].1.defs, files[1].1.defs);
-        assert_eq!(back[1].1.defs, files[0].1.defs);
+        let unsigned = |defs: &[Definition]| {
+            defs.iter()
+                .map(|d| Definition {
+                    signature: String::new(),
+                    ..d.clone()
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(back[0].1.defs, unsigned(&files[1].1.defs));
+        assert_eq!(back[1].1.defs, unsigned(&files[0].1.defs));
         assert_eq!((back[1].1.size, back[1].1.mtime), (10, 5));
         assert!(table.has_under(b"a") && !table.has_under(b"b"));
         assert!(table.heap_bytes() > 0);

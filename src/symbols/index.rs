@@ -1189,6 +1189,7 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
     // Each thread packs what it parses into its own (unsorted) table.
     let parts: Mutex<Vec<(Table, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
+        lower_priority();
         let mut ctx = TagsContext::new();
         let abort = AtomicUsize::new(0);
         let mut mine = Packer::default();
@@ -1267,6 +1268,21 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         table: packer.finish(),
         too_large,
         elapsed: started.elapsed(),
+    }
+}
+
+/// Makes the calling build thread yield the CPU to the server's other threads (the
+/// watcher, requests) when the cores are busy: on a loaded machine a build at normal
+/// priority delays the watcher's events, and so how soon a change is seen. Linux sets a
+/// nice value per thread; elsewhere (where it is per process) the threads stay as they are
+/// and `yield_to_searches` is what keeps the build out of the way.
+fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let tid = rustix::thread::gettid();
+        if let Err(err) = rustix::process::setpriority_process(Some(tid), 10) {
+            tracing::debug!("symbol build thread keeps its priority: {err}");
+        }
     }
 }
 
@@ -1561,6 +1577,29 @@ mod tests {
         )
         .unwrap();
         assert_eq!(listing(&got), listing(&plain));
+    }
+
+    /// Build threads run at a lower priority (Linux: nice 10 for that thread only).
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn build_threads_lower_their_priority() {
+        let (before, after) = std::thread::spawn(|| {
+            let tid = rustix::thread::gettid();
+            let before = rustix::process::getpriority_process(Some(tid)).unwrap();
+            lower_priority();
+            (
+                before,
+                rustix::process::getpriority_process(Some(tid)).unwrap(),
+            )
+        })
+        .join()
+        .unwrap();
+        assert!(
+            after >= 10 && after > before || before >= 10,
+            "{before} -> {after}"
+        );
+        let here = rustix::process::getpriority_process(Some(rustix::thread::gettid())).unwrap();
+        assert_eq!(here, before, "only the build thread changed");
     }
 
     /// The layout: small fixed records, containers stored once, the two sorted tables

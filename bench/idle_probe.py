@@ -2,7 +2,7 @@
 """What an idle rootgrep costs the other programs reading its roots.
 
 Starts the server on ROOT (watcher on, as hosts run it), waits until `list_roots` says the
-index is fresh and the server's CPU is quiet, then runs a reader (`rg -l error ROOT` by
+index is fresh (and the symbol index built) and the server's CPU is quiet, then runs a reader (`rg -l error ROOT` by
 default) N times beside it, and reports the server CPU those reads cost and the reader's wall
 time; then stops the server and times the same reader N times alone.
 
@@ -10,6 +10,7 @@ time; then stops the server and times the same reader N times alone.
 """
 import argparse
 import os
+import re
 import statistics
 import sys
 import time
@@ -32,7 +33,10 @@ def main():
     t0 = time.time()
     while time.time() - t0 < 300:
         text = answer_text(server.request("tools/call", {"name": "list_roots", "arguments": {}})[1])
-        if "index: fresh" in text:
+        # Idle means every index is built, the symbol index (built after the file index) too.
+        building = any(s in ("building", "waiting", "re-syncing")
+                       for s in re.findall(r"symbols: ([\w-]+)", text))
+        if "index: fresh" in text and not building:
             break
         time.sleep(0.05)
     server.settle(quiet=0.5)

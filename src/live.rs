@@ -111,7 +111,10 @@ impl Live {
             }
             notify(&lists, &event, &sink);
         });
-        // Readers of the file index wait for every event queued before their request.
+        // Readers of the file index wait for every event queued before their request
+        // (Linux: the barrier needs inotify's ordering; elsewhere the index is served as
+        // soon as the events that arrived are applied, best effort).
+        #[cfg(target_os = "linux")]
         index.set_barrier(watcher.barrier());
         Live {
             index,

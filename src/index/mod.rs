@@ -885,6 +885,7 @@ pub(super) mod tests {
     /// brings in its `Pending`, so the root is not served stale; it is served again once
     /// the change is applied.
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_change_still_queued_in_the_kernel_is_never_answered_stale() {
         let f = Fixture::new();
         let index = Arc::new(FileIndex::new());

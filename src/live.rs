@@ -1,5 +1,5 @@
 //! The live layer: one watcher over the roots feeding every index kept beside them (the
-//! file index today; the symbol index will be a second [`Consumer`]) and telling the
+//! file index, then the symbol index standing on it) and telling the
 //! subscribers what changed, as plain domain [`Change`]s. It knows nothing of MCP: the
 //! adapter (`mcp/session.rs`) installs the sink that turns changes into notifications.
 //!
@@ -21,6 +21,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::index::FileIndex;
 use crate::roots::RootSet;
+use crate::symbols::SymbolIndex;
 use crate::watch::{RootStatus, WatchEvent, Watcher};
 
 /// Something kept up to date by the watcher's events (an index over the roots).
@@ -71,6 +72,8 @@ pub enum Change {
 pub struct Live {
     /// The file index (also registered as a consumer).
     pub index: Arc<FileIndex>,
+    /// The symbol index (registered after the file index, which it reads).
+    pub symbols: Option<Arc<SymbolIndex>>,
     pub watcher: Watcher,
     consumers: Arc<[Arc<dyn Consumer>]>,
     listed: Arc<RwLock<Listed>>,
@@ -82,9 +85,13 @@ impl Live {
     /// must not block).
     pub fn start(max_files: usize, sink: impl Fn(Change) + Send + Sync + 'static) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
-        // The one place where consumers are registered.
-        let consumers: Vec<Arc<dyn Consumer>> = vec![index.clone()];
-        Live::with_consumers(index, consumers, sink)
+        let symbols = Arc::new(SymbolIndex::new(index.clone()));
+        // The one place where consumers are registered. Order matters: the symbol index
+        // reads the file index, which must have applied an event first.
+        let consumers: Vec<Arc<dyn Consumer>> = vec![index.clone(), symbols.clone()];
+        let mut live = Live::with_consumers(index, consumers, sink);
+        live.symbols = Some(symbols);
+        live
     }
 
     /// [`Live::start`] with the consumers given (`index` among them or not).
@@ -111,6 +118,7 @@ impl Live {
         index.set_barrier(watcher.barrier());
         Live {
             index,
+            symbols: None,
             watcher,
             consumers,
             listed,

@@ -1,5 +1,6 @@
 //! `completion/complete`: completes the `path` variable of the `file:///{+path}` template
-//! and the path arguments of the prompts. Values never lead outside the roots (or the
+//! and the path arguments of the prompts, and `find_usages`'s `symbol` from the symbol
+//! index (definition names; nothing before a root's index is built). Values never lead outside the roots (or the
 //! directories the user granted), and the user is never asked anything here.
 
 use rmcp::ErrorData as McpError;
@@ -8,6 +9,9 @@ use serde_json::json;
 
 use crate::complete::{self, Completion};
 use crate::mcp::session::Session;
+
+/// Most values one completion answer carries (the protocol's limit).
+const MAX_VALUES: usize = 100;
 
 /// Completes one argument.
 pub async fn complete(
@@ -26,7 +30,26 @@ pub async fn complete(
         _ => false,
     };
     let prompt_form = matches!(request.r#ref, Reference::Prompt(_));
-    let completion = if wanted {
+    let symbol_names = matches!(&request.r#ref, Reference::Prompt(prompt)
+        if prompt.name == "find_usages" && request.argument.name == "symbol");
+    let completion = if symbol_names {
+        let symbols = session.live.as_ref().and_then(|live| live.symbols.clone());
+        let value = request.argument.value.clone();
+        tokio::task::spawn_blocking(move || match symbols {
+            Some(symbols) => {
+                let (values, has_more) = symbols.complete_names(value.trim(), MAX_VALUES);
+                Completion {
+                    // More than the values when there are more (not counted further).
+                    total: values.len() + usize::from(has_more),
+                    values,
+                    has_more,
+                }
+            }
+            None => Completion::default(),
+        })
+        .await
+        .map_err(|err| McpError::internal_error(format!("completion failed: {err}"), None))?
+    } else if wanted {
         let roots = roots.existing();
         let value = request.argument.value.clone();
         let index = session.live.as_ref().map(|live| live.index.clone());

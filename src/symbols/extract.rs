@@ -284,7 +284,7 @@ fn go_receiver(lang: Lang, kind: &str, source: &[u8], def: &Raw) -> Option<Strin
 }
 
 /// The trimmed line, cut at [`MAX_SIGNATURE_CHARS`].
-fn signature(line: &[u8]) -> String {
+pub(crate) fn signature(line: &[u8]) -> String {
     let text = String::from_utf8_lossy(line);
     let text = text.trim();
     if text.chars().count() <= MAX_SIGNATURE_CHARS {

@@ -17,7 +17,8 @@ use std::time::{Duration, Instant};
 
 use tree_sitter_tags::TagsContext;
 
-use super::extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};
+use super::extract::{Definition, ExtractError, LineIndex, MAX_PARSE_BYTES, extract, signature};
+use super::index::{Lookup, Snapshot, SymbolIndex};
 use super::lang::{Lang, rg_types};
 use crate::files::read::{Whole, read_whole};
 use crate::index::FileIndex;
@@ -42,6 +43,9 @@ pub struct SymbolStats {
     pub unreadable: u64,
     /// The pre-filter stopped at [`MAX_CANDIDATES`] files.
     pub candidates_capped: bool,
+    /// Answered from the symbol index: the files it holds for the query's roots (then
+    /// `parsed` counts the files parsed on demand because they changed).
+    pub indexed_files: Option<u64>,
     pub elapsed: Duration,
 }
 
@@ -128,7 +132,41 @@ pub fn find_symbols(
     control: &Control,
     abort: &AtomicUsize,
 ) -> Result<SymbolOutcome, SearchError> {
+    find_symbols_with(query, targets, index, None, control, abort)
+}
+
+/// The symbol index's snapshots covering every target (grouped by root), or `None` when
+/// one target's root cannot answer from memory now.
+fn snapshots_for(
+    symbols: &SymbolIndex,
+    targets: &[PathBuf],
+) -> Option<Vec<(Snapshot, Vec<PathBuf>)>> {
+    let mut out: Vec<(Snapshot, Vec<PathBuf>)> = Vec::new();
+    for target in targets {
+        if let Some((_, mine)) = out.iter_mut().find(|(s, _)| target.starts_with(s.root())) {
+            mine.push(target.clone());
+            continue;
+        }
+        let snapshot = symbols.snapshot_for(target)?;
+        out.push((snapshot, vec![target.clone()]));
+    }
+    Some(out)
+}
+
+/// [`find_symbols`], answered from the symbol index when it covers the targets now (the
+/// same answer: the on-demand path is the reference, see the equivalence tests).
+pub fn find_symbols_with(
+    query: &SymbolQuery,
+    targets: &[PathBuf],
+    index: Option<&FileIndex>,
+    symbols: Option<&SymbolIndex>,
+    control: &Control,
+    abort: &AtomicUsize,
+) -> Result<SymbolOutcome, SearchError> {
+    // A query is foreground work: the index build steps aside while it runs.
+    let _running = crate::walk::SearchRunning::start();
     let started = Instant::now();
+    let indexed = symbols.and_then(|symbols| snapshots_for(symbols, targets));
     let (container, name) = split_qualified(query.query.trim());
     let insensitive = !name.chars().any(char::is_uppercase);
     let mut stats = SymbolStats::default();
@@ -162,29 +200,71 @@ pub fn find_symbols(
         (false, true) => format!(r"\b{literal}"),
         (_, false) => literal,
     };
-    let mut found = collect(
-        query,
-        targets,
-        index,
-        control,
-        abort,
-        &pattern,
-        insensitive,
-        &mut stats,
-        // C/C++ files where no line could define the name are not parsed.
-        word_start.then_some(Sieve {
-            needle: &folded,
+    let first_tier = |def: &Definition| {
+        matcher
+            .tier(&def.name, exact)
+            .filter(|t| *t <= Tier::Prefix)
+    };
+    let lowered = if insensitive {
+        name.to_lowercase()
+    } else {
+        name.to_string()
+    };
+    let mut found = match &indexed {
+        Some(snapshots) => {
+            let lookup = match exact {
+                true => Lookup::Exact {
+                    key: &lowered,
+                    insensitive,
+                },
+                false => Lookup::Prefix {
+                    key: &lowered,
+                    insensitive,
+                },
+            };
+            from_index(snapshots, lookup, &first_tier, &keep, &mut stats)
+        }
+        None => collect(
+            query,
+            targets,
+            index,
+            control,
+            abort,
+            &pattern,
             insensitive,
-        }),
-        |def| {
-            matcher
-                .tier(&def.name, exact)
-                .filter(|t| *t <= Tier::Prefix)
-        },
-        &keep,
-    )?;
+            &mut stats,
+            // C/C++ files where no line could define the name are not parsed.
+            word_start.then_some(Sieve {
+                needle: &folded,
+                insensitive,
+            }),
+            first_tier,
+            &keep,
+        )?,
+    };
     let mut fuzzy = false;
-    if found.is_empty() && !exact && !control.is_cancelled() {
+    if found.is_empty()
+        && !exact
+        && !control.is_cancelled()
+        && let Some(snapshots) = &indexed
+    {
+        // The same second pass, over the names in memory.
+        fuzzy = true;
+        let second_tier = |def: &Definition| {
+            matcher
+                .tier(&def.name, false)
+                .or_else(|| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
+        };
+        let scan = |n: &str| matcher.tier(n, false).is_some() || matcher.fuzzy(n).is_some();
+        found = from_index(
+            snapshots,
+            Lookup::Scan(&scan),
+            &second_tier,
+            &keep,
+            &mut stats,
+        );
+    }
+    if found.is_empty() && !exact && !control.is_cancelled() && indexed.is_none() {
         // No name starts with the query: names containing it, then names holding its
         // letters in order (the pre-filter regex accepts both).
         fuzzy = true;
@@ -227,11 +307,14 @@ pub fn find_symbols(
             .then(a.def.name_line.cmp(&b.def.name_line))
     });
     let total = found.len();
-    let entries: Vec<_> = found
+    let mut entries: Vec<_> = found
         .into_iter()
         .skip(query.offset)
         .take(query.limit.max(1))
         .collect();
+    if indexed.is_some() {
+        fill_signatures(&mut entries);
+    }
     let end = query.offset + entries.len();
     stats.elapsed = started.elapsed();
     Ok(SymbolOutcome {
@@ -242,6 +325,61 @@ pub fn find_symbols(
         stats,
         cancelled: control.is_cancelled(),
     })
+}
+
+/// Definitions from the symbol index come without their signature (the line holding the
+/// name is not kept in memory): it is read again for the ones a query returns, each file
+/// once.
+fn fill_signatures(entries: &mut [(Tier, Located)]) {
+    let mut files: std::collections::HashMap<PathBuf, Option<(String, LineIndex)>> =
+        std::collections::HashMap::new();
+    for (_, found) in entries.iter_mut() {
+        if !found.def.signature.is_empty() {
+            continue;
+        }
+        let text = files.entry(found.path.clone()).or_insert_with(|| {
+            match read_whole(&found.path, MAX_PARSE_BYTES as u64) {
+                Ok(Whole::Text(text)) => {
+                    let lines = LineIndex::new(text.as_bytes());
+                    Some((text, lines))
+                }
+                _ => None,
+            }
+        });
+        if let Some((text, lines)) = text {
+            found.def.signature = signature(lines.line_text(text.as_bytes(), found.def.name_line));
+        }
+    }
+}
+
+/// The definitions `tier` accepts and `keep` allows, from the symbol index's snapshots.
+fn from_index(
+    snapshots: &[(Snapshot, Vec<PathBuf>)],
+    lookup: Lookup<'_>,
+    tier: &dyn Fn(&Definition) -> Option<Tier>,
+    keep: &dyn Fn(&Located) -> bool,
+    stats: &mut SymbolStats,
+) -> Vec<(Tier, Located)> {
+    let mut found = Vec::new();
+    let mut held = 0;
+    for (snapshot, targets) in snapshots {
+        let counts = snapshot.visit(targets, lookup, &mut |path, lang, def| {
+            if let Some(t) = tier(def) {
+                let located = Located {
+                    path: path.to_path_buf(),
+                    lang,
+                    def: def.clone(),
+                };
+                if keep(&located) {
+                    found.push((t, located));
+                }
+            }
+        });
+        held += snapshot.files() as u64;
+        stats.parsed += counts.parsed;
+    }
+    stats.indexed_files = Some(held);
+    found
 }
 
 /// Pre-filters with `pattern`, parses the candidates and keeps the definitions `tier`

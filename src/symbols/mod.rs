@@ -7,20 +7,22 @@
 //! on-demand queries: a text pre-filter with the search engine, then parsing only the
 //! candidate files).
 //!
-//! There is no symbol index yet: every query parses the files it needs. The index (kept
-//! live by the watcher, beside the file index) will answer the same queries from memory;
-//! the functions in [`find`] are where it plugs in.
+//! [`index`] is the symbol index: kept live by the watcher beside the file index, it
+//! answers `symbols` from memory once a root is built ([`find::find_symbols_with`]);
+//! until then, and wherever it cannot vouch for a file, the query parses on demand.
 
 pub mod extract;
 pub mod find;
+pub mod index;
 pub mod lang;
 pub mod sieve;
 
 pub use extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};
 pub use find::{
     FileOutline, Located, OutlineOutcome, Reference, ReferenceOutcome, SymbolOutcome, SymbolQuery,
-    SymbolStats, Tier, definitions_in, find_symbols, outline, pick, references,
+    SymbolStats, Tier, definitions_in, find_symbols, find_symbols_with, outline, pick, references,
 };
+pub use index::{SymbolIndex, SymbolState, SymbolStatus};
 pub use lang::Lang;
 
 #[cfg(test)]

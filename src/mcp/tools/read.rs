@@ -116,6 +116,11 @@ pub struct RootOut {
     /// building, stale, waiting, unavailable, or off. Until it is fresh, searches walk the
     /// disk (same results, slower).
     pub index: String,
+    /// Symbol index state: ready (with the definitions and files held, and the files
+    /// skipped as too large), building (files parsed of the total), syncing, waiting,
+    /// unavailable, or off. Until it is ready, symbols parses files on demand (same
+    /// results, slower).
+    pub symbols: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -134,6 +139,13 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         Some(live) => (live.watcher.status(), live.index.status()),
         None => (Vec::new(), Vec::new()),
     };
+    let symbol_status = call
+        .session
+        .live
+        .as_ref()
+        .and_then(|live| live.symbols.as_ref())
+        .map(|symbols| symbols.status())
+        .unwrap_or_default();
     let live_on = call.session.live.is_some();
     let watch_of = |path: &std::path::Path| -> String {
         if !live_on {
@@ -163,6 +175,15 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                 crate::index::IndexState::Unavailable(why) => format!("unavailable: {why}"),
             },
             None => "waiting for the watch".to_string(),
+        }
+    };
+    let symbols_of = |path: &std::path::Path| -> String {
+        if !live_on {
+            return "off".to_string();
+        }
+        match symbol_status.iter().find(|status| status.root == path) {
+            Some(status) => symbols_line(status),
+            None => "waiting for the file index".to_string(),
         }
     };
     let out = RootsOut {
@@ -198,6 +219,11 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                     "off: the root does not exist".to_string()
                 } else {
                     index_of(root.effective())
+                },
+                symbols: if root.canonical.is_none() && live_on {
+                    "off: the root does not exist".to_string()
+                } else {
+                    symbols_of(root.effective())
                 },
             })
             .collect(),
@@ -235,6 +261,48 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         out.confine.len(),
     );
     fit_roots(out, offset, totals, call.budget())
+}
+
+/// One root's symbol index, as list_roots says it.
+fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
+    use crate::symbols::SymbolState;
+    let count = |n: usize| crate::mcp::progress::thousands(n as u64);
+    match &status.state {
+        SymbolState::Ready => {
+            let mut line = format!(
+                "ready ({} definitions in {} files, {} MiB",
+                count(status.definitions),
+                count(status.files),
+                status.heap_bytes.div_ceil(1 << 20)
+            );
+            if status.too_large > 0 {
+                line.push_str(&format!(
+                    "; {} files over 1 MiB skipped",
+                    count(status.too_large)
+                ));
+            }
+            if status.updates > 0 {
+                line.push_str(&format!(
+                    "; {} files re-parsed after changes",
+                    count(status.updates as usize)
+                ));
+            }
+            line.push(')');
+            line
+        }
+        SymbolState::Building { done, total } => format!(
+            "building ({}/{} files parsed; symbols parses on demand meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        SymbolState::Syncing { done, total } => format!(
+            "re-syncing with the file list ({}/{} files parsed; on demand meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        SymbolState::Waiting => "waiting for the file index".to_string(),
+        SymbolState::Unavailable(why) => format!("unavailable: {why}"),
+    }
 }
 
 /// The list_roots answer within `budget` bytes once serialized: the grants, refusals, notes
@@ -298,6 +366,7 @@ fn fit_roots(
         root.name = root.name.map(|name| cut_escaped(&name, share));
         root.watch = cut_escaped(&root.watch, share);
         root.index = cut_escaped(&root.index, share);
+        root.symbols = cut_escaped(&root.symbols, share);
         out.roots = vec![root];
     }
     let kept = out.roots.len();
@@ -322,6 +391,7 @@ fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) ->
         }
         flags.push(format!("watch: {}", root.watch));
         flags.push(format!("index: {}", root.index));
+        flags.push(format!("symbols: {}", root.symbols));
         let name = root
             .name
             .as_deref()

@@ -187,6 +187,10 @@ pub struct StatsOut {
     /// Files over the 1 MiB parse cap.
     pub too_large: u64,
     pub unreadable: u64,
+    /// Answered from the symbol index: the files it holds for the query's paths (`parsed`
+    /// then counts files parsed on demand because they changed since).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_files: Option<u64>,
     pub elapsed_ms: u64,
 }
 
@@ -197,6 +201,7 @@ fn stats_out(stats: &SymbolStats) -> StatsOut {
         sieved: stats.sieved,
         too_large: stats.too_large,
         unreadable: stats.unreadable,
+        indexed_files: stats.indexed_files,
         elapsed_ms: stats.elapsed.as_millis() as u64,
     }
 }
@@ -453,10 +458,22 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         threads: 1,
     };
     let index = index_of(call);
+    let symbol_index = call
+        .session
+        .live
+        .as_ref()
+        .and_then(|live| live.symbols.clone());
     let budget = call.budget();
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
-        match symbols::find_symbols(&query, &targets, index.as_deref(), control, abort) {
+        match symbols::find_symbols_with(
+            &query,
+            &targets,
+            index.as_deref(),
+            symbol_index.as_deref(),
+            control,
+            abort,
+        ) {
             Ok(outcome) => render_symbols(&query, &outcome, budget),
             Err(err) => Answer::error(err.to_string()),
         }
@@ -509,13 +526,22 @@ fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget:
     };
     let stats = &outcome.stats;
     if outcome.total == 0 {
-        text.push_str(&format!(
-            "No definitions matching {:?} (parsed {} of {} files containing it{}).\n",
-            query.query,
-            thousands(stats.parsed),
-            thousands(stats.candidates),
-            skipped(stats)
-        ));
+        match stats.indexed_files {
+            Some(held) => text.push_str(&format!(
+                "No definitions matching {:?} (symbol index: {} files, {} parsed on demand \
+                 since they changed).\n",
+                query.query,
+                thousands(held),
+                thousands(stats.parsed),
+            )),
+            None => text.push_str(&format!(
+                "No definitions matching {:?} (parsed {} of {} files containing it{}).\n",
+                query.query,
+                thousands(stats.parsed),
+                thousands(stats.candidates),
+                skipped(stats)
+            )),
+        }
     } else {
         if outcome.fuzzy {
             text.push_str(

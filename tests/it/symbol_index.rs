@@ -85,7 +85,7 @@ fn a_saved_definition_is_found_and_a_deleted_one_gone() {
     let values = &completion["result"]["completion"]["values"];
     assert_eq!(values, &json!(["parse", "Parser"]), "{completion}");
 
-    let added = ws.app.join("src/added.rs");
+    let added = ws.app.join("src").join("added.rs");
     std::fs::write(&added, "pub fn brand_new_function() -> u32 {\n    7\n}\n").unwrap();
     let found = poll(&mut client, "brand_new_function", |r| {
         r["structuredContent"]["total"] == 1
@@ -126,7 +126,7 @@ fn symbols_answers_while_the_index_is_building() {
         std::fs::write(ws.app.join("src").join(format!("f{i:03}.c")), &body).unwrap();
     }
     std::fs::write(
-        ws.app.join("src/f077.c"),
+        ws.app.join("src").join("f077.c"),
         format!("{body}int the_one_target(void) {{ return 1; }}\n"),
     )
     .unwrap();
@@ -140,7 +140,10 @@ fn symbols_answers_while_the_index_is_building() {
     assert!(!is_error(&result), "{result}");
     let out = &result["structuredContent"];
     assert_eq!(out["total"], 1, "{result}");
-    assert_eq!(out["symbols"][0]["path"], s(&ws.app.join("src/f077.c")));
+    assert_eq!(
+        out["symbols"][0]["path"],
+        s(&ws.app.join("src").join("f077.c"))
+    );
     assert_eq!(out["symbols"][0]["line"], 1_501);
     let after = symbols_state(&mut client);
     if !after.starts_with("ready") {

@@ -237,7 +237,7 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
     );
     std::fs::write(&file, "fn main() { changed(); }\n").unwrap();
     let updated = client
-        .wait_for(std::time::Duration::from_secs(5), |m| {
+        .wait_for(std::time::Duration::from_secs(15), |m| {
             m["method"] == "notifications/resources/updated"
         })
         .expect("update on the stream");
@@ -249,7 +249,7 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
     std::fs::write(ws.app.join("created.txt"), "x").unwrap();
     assert!(
         client
-            .wait_for(std::time::Duration::from_secs(5), |m| m["method"]
+            .wait_for(std::time::Duration::from_secs(15), |m| m["method"]
                 == "notifications/resources/list_changed")
             .is_some()
     );
@@ -274,7 +274,7 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
     let mut seen = Vec::new();
     loop {
         let m = client
-            .recv(std::time::Duration::from_secs(5))
+            .recv(std::time::Duration::from_secs(15))
             .expect("the second stream's update");
         if m["method"] == "notifications/resources/updated"
             && m["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"] == marker

@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// Long enough for a debounced watch event on a loaded machine.
-const NOTICE: Duration = Duration::from_secs(5);
+/// Long enough for a debounced watch event on a loaded machine (and under Wine, where the
+/// watcher is slower still); a positive wait, so a working server answers long before.
+const NOTICE: Duration = Duration::from_secs(15);
 
 fn log_text(m: &Value) -> Option<&str> {
     if m["method"] == "notifications/message" {

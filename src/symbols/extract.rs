@@ -131,31 +131,35 @@ fn raw_definition(lang: Lang, kind: &str, tag: &Tag, source: &[u8]) -> Option<Ra
     })
 }
 
+/// Every kind a definition can have; "definition" (first) stands for a capture name the
+/// list does not know. The symbol index stores a kind as its position here.
+pub(crate) const KINDS: &[&str] = &[
+    "definition",
+    "function",
+    "method",
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "interface",
+    "trait",
+    "type",
+    "constant",
+    "macro",
+    "module",
+    "namespace",
+    "impl",
+    "constructor",
+    "variable",
+];
+
 /// The capture's kind as a `'static` string (tags queries only use these names).
 fn static_kind(kind: &str) -> &'static str {
-    const KINDS: &[&str] = &[
-        "function",
-        "method",
-        "class",
-        "struct",
-        "enum",
-        "union",
-        "interface",
-        "trait",
-        "type",
-        "constant",
-        "macro",
-        "module",
-        "namespace",
-        "impl",
-        "constructor",
-        "variable",
-    ];
     KINDS
         .iter()
         .find(|k| **k == kind)
         .copied()
-        .unwrap_or("definition")
+        .unwrap_or(KINDS[0])
 }
 
 /// Bundled queries lump several constructs into one capture (Rust and C tag structs, enums

@@ -49,6 +49,16 @@ pub struct SymbolStats {
     pub elapsed: Duration,
 }
 
+impl SymbolStats {
+    /// Adds another pass's per-file counts (parsed, sieved, too large, unreadable).
+    fn add_file_counts(&mut self, other: &SymbolStats) {
+        self.parsed += other.parsed;
+        self.sieved += other.sieved;
+        self.too_large += other.too_large;
+        self.unreadable += other.unreadable;
+    }
+}
+
 /// A definition and where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Located {
@@ -528,25 +538,24 @@ fn parse_all(
         let mut counts = counts
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        counts.parsed += mine.parsed;
-        counts.sieved += mine.sieved;
-        counts.too_large += mine.too_large;
-        counts.unreadable += mine.unreadable;
+        counts.add_file_counts(&mine);
     };
-    let threads = threads.clamp(1, files.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
-        }
-        work();
-    });
+    on_threads(threads, files.len(), work);
     let counts = counts
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    stats.parsed += counts.parsed;
-    stats.sieved += counts.sieved;
-    stats.too_large += counts.too_large;
-    stats.unreadable += counts.unreadable;
+    stats.add_file_counts(&counts);
+}
+
+/// Runs `work` on `threads` threads (the caller's among them), never more than `items`.
+fn on_threads(threads: usize, items: usize, work: impl Fn() + Sync) {
+    let threads = threads.clamp(1, items.max(1));
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            scope.spawn(&work);
+        }
+        work();
+    });
 }
 
 /// Why one file gave no definitions.
@@ -901,13 +910,7 @@ fn parse_all_keep_errors(
                 });
         }
     };
-    let threads = threads.clamp(1, files.len().max(1));
-    std::thread::scope(|scope| {
-        for _ in 1..threads {
-            scope.spawn(work);
-        }
-        work();
-    });
+    on_threads(threads, files.len(), work);
     let results = results
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);

@@ -27,6 +27,8 @@
 //! itself. Otherwise [`SymbolIndex::snapshot`] says `None` and the caller takes the
 //! on-demand path (text pre-filter, then parsing the candidates).
 
+// A record stores its kind as a position in `KINDS`.
+use super::extract::KINDS;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -52,27 +54,6 @@ pub const MAX_DIRTY_ON_DEMAND: usize = 64;
 
 /// Files re-parsed into the overlay before it is folded into a new table.
 pub const MAX_OVERLAY: usize = 1024;
-
-/// Kinds as stored (a record keeps the position in this list).
-const KINDS: &[&str] = &[
-    "definition",
-    "function",
-    "method",
-    "class",
-    "struct",
-    "enum",
-    "union",
-    "interface",
-    "trait",
-    "type",
-    "constant",
-    "macro",
-    "module",
-    "namespace",
-    "impl",
-    "constructor",
-    "variable",
-];
 
 const NONE: u32 = u32::MAX;
 const NO_MTIME: u64 = u64::MAX;

@@ -268,6 +268,15 @@ fn parse_size(text: &str) -> Option<u64> {
 /// Resolves the `path` argument into search targets (or every root).
 async fn targets(call: &Call<'_>, path: Option<&OneOrMany>) -> Result<Vec<PathBuf>, Answer> {
     let named = path.cloned().map(OneOrMany::into_vec).unwrap_or_default();
+    resolve_targets(call, named).await
+}
+
+/// Resolves and authorizes the named paths (each must exist), or every existing root when
+/// none is named: the targets of grep, glob and the symbol tools.
+pub(super) async fn resolve_targets(
+    call: &Call<'_>,
+    named: Vec<String>,
+) -> Result<Vec<PathBuf>, Answer> {
     if named.is_empty() {
         let targets = call.roots.existing();
         if targets.is_empty() {
@@ -305,10 +314,12 @@ pub(crate) fn search_slots() -> &'static Arc<Semaphore> {
 /// progress reporting; `None` when the call was cancelled (the search is told to stop, and
 /// rmcp sends no response). When cancelled, returns only once the blocking work has
 /// stopped, so the request keeps counting against the concurrency limit until it has.
-async fn run(
+/// `on_cancel` runs beside `Control::cancel` (the symbol tools also interrupt a parse).
+pub(super) async fn run(
     call: &Call<'_>,
     noun: &'static str,
     total: Option<u64>,
+    on_cancel: impl FnOnce(),
     work: impl FnOnce(&Control, usize) -> Answer + Send + 'static,
 ) -> Option<Answer> {
     let ct = &call.ctx.ct;
@@ -337,6 +348,7 @@ async fn run(
         joined = &mut handle => Some(joined),
         _ = ct.cancelled() => {
             control.cancel();
+            on_cancel();
             // The search checks the flag at least once per buffer; wait for it to stop.
             let _ = handle.await;
             None
@@ -562,7 +574,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             Err(err) => Answer::error(err.to_string()),
         }
     };
-    match run(call, "matches", total, work).await {
+    match run(call, "matches", total, || {}, work).await {
         Some(answer) => answer,
         None => Answer::error("cancelled"),
     }
@@ -1028,7 +1040,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             Err(err) => Answer::error(err.to_string()),
         }
     };
-    match run(call, "found", total, work).await {
+    match run(call, "found", total, || {}, work).await {
         Some(answer) => answer,
         None => Answer::error("cancelled"),
     }

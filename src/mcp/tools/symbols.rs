@@ -3,7 +3,7 @@
 //! process-wide search pool with progress and cancellation like `grep`, and rendered
 //! within the output budget with the same entries in the text and the structured result.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,10 +12,9 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::search::{MAX_OFFSET, OneOrMany, search_slots};
-use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
-use crate::access::Access;
-use crate::mcp::progress::{Reporter, thousands};
+use super::search::{self, MAX_OFFSET, OneOrMany};
+use super::{Call, lenient, read_only_annotations, schema_of};
+use crate::mcp::progress::thousands;
 use crate::mcp::render::{Answer, ENVELOPE, json_len};
 use crate::roots::path_text;
 use crate::search::Control;
@@ -315,77 +314,23 @@ fn limits(
     Ok((limit, offset))
 }
 
-/// Resolves and authorizes the `path` argument (default: every existing root).
-async fn targets(call: &Call<'_>, named: Vec<String>) -> Result<Vec<PathBuf>, Answer> {
-    if named.is_empty() {
-        let targets = call.roots.existing();
-        if targets.is_empty() {
-            return Err(Answer::error(format!(
-                "no workspace root exists ({}); pass a path",
-                call.roots.describe()
-            )));
-        }
-        return Ok(targets);
-    }
-    let mut targets = Vec::with_capacity(named.len());
-    for path in &named {
-        let resolved = resolve_checked(call, path, Access::Read).await?;
-        if !resolved.exists {
-            return Err(Answer::error(format!(
-                "{}: no such file or directory",
-                resolved.path.display()
-            )));
-        }
-        targets.push(resolved.path);
-    }
-    Ok(targets)
-}
-
-/// Runs symbol work on the search pool (like grep: at least one permit, waited for in
-/// line, plus whatever is free), with progress, and cancellation that also interrupts a
-/// parse in progress. `None` when cancelled.
+/// Runs symbol work on the search pool like grep (at least one permit, waited for in
+/// line, plus whatever is free), with progress; a cancel also interrupts a parse in
+/// progress. `None` when cancelled.
 async fn run(
     call: &Call<'_>,
     noun: &'static str,
     work: impl FnOnce(&Control, &AtomicUsize, usize) -> Answer + Send + 'static,
 ) -> Option<Answer> {
-    let ct = &call.ctx.ct;
-    if ct.is_cancelled() {
-        return None;
-    }
-    let slots = search_slots();
-    let first = tokio::select! {
-        permit = slots.clone().acquire_owned() => permit.ok()?,
-        _ = ct.cancelled() => return None,
-    };
-    let mut permits = vec![first];
-    while let Ok(more) = slots.clone().try_acquire_owned() {
-        permits.push(more);
-    }
-    let threads = permits.len();
-    let control = Arc::new(Control::new());
     let abort = Arc::new(AtomicUsize::new(0));
-    let reporter = Reporter::start(call.ctx, control.clone(), None, noun);
-    let (worker, worker_abort) = (control.clone(), abort.clone());
-    let mut handle = tokio::task::spawn_blocking(move || {
-        let answer = work(&worker, &worker_abort, threads);
-        drop(permits);
-        answer
-    });
-    let outcome = tokio::select! {
-        joined = &mut handle => Some(joined),
-        _ = ct.cancelled() => {
-            control.cancel();
-            abort.store(1, Ordering::Relaxed);
-            let _ = handle.await;
-            None
-        }
+    let on_cancel = {
+        let abort = abort.clone();
+        move || abort.store(1, Ordering::Relaxed)
     };
-    reporter.finish().await;
-    match outcome? {
-        Ok(answer) => Some(answer),
-        Err(err) => Some(Answer::error(format!("internal error: {err}"))),
-    }
+    search::run(call, noun, None, on_cancel, move |control, threads| {
+        work(control, &abort, threads)
+    })
+    .await
 }
 
 fn index_of(call: &Call<'_>) -> Option<Arc<crate::index::FileIndex>> {
@@ -444,7 +389,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         Ok(langs) => langs,
         Err(answer) => return answer,
     };
-    let targets = match targets(call, list(args.path)).await {
+    let targets = match search::resolve_targets(call, list(args.path)).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
@@ -611,7 +556,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     if args.path.is_empty() {
         return Answer::error("`path` is empty; give a file or directory");
     }
-    let targets = match targets(call, vec![args.path]).await {
+    let targets = match search::resolve_targets(call, vec![args.path]).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
@@ -746,7 +691,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         Ok(pair) => pair,
         Err(answer) => return answer,
     };
-    let targets = match targets(call, list(args.path)).await {
+    let targets = match search::resolve_targets(call, list(args.path)).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };

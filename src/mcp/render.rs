@@ -185,6 +185,12 @@ pub fn fit_to_budget(text: &mut String, budget: usize, more: &str) -> bool {
 /// `{"content":[{"type":"text","text":…}],"isError":true,"resultType":"complete"}`.
 pub const ENVELOPE: usize = 96;
 
+/// Bytes of a value serialized as compact JSON (0 if it cannot be serialized): what one
+/// entry of a structured result costs.
+pub fn serialized_len<T: serde::Serialize>(value: &T) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len())
+}
+
 /// Length of `text` as a JSON string (quotes and escapes included).
 pub fn json_len(text: &str) -> usize {
     2 + text

@@ -17,7 +17,7 @@ use super::{
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
 use crate::mcp::render::{
-    Answer, ENVELOPE, cut_escaped, fit_escaped, human_size, json_len, rfc3339,
+    Answer, ENVELOPE, cut_escaped, fit_escaped, human_size, json_len, rfc3339, serialized_len,
 };
 use crate::roots::{Resolved, path_text};
 
@@ -348,7 +348,7 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
         for entry in &listing.entries {
             let mut line = format!("  {}\n", entry_line(entry));
             let mut item = entry_out(entry);
-            let cost = json_len(&line) - 2 + item_len(&item) + 1;
+            let cost = json_len(&line) - 2 + serialized_len(&item) + 1;
             if used + cost > room {
                 if !shown.is_empty() {
                     break;
@@ -359,7 +359,7 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
                 item.name = cut_escaped(&item.name, share);
                 item.path = cut_escaped(&item.path, share);
                 item.target = item.target.map(|target| cut_escaped(&target, share));
-                used += json_len(&line) - 2 + item_len(&item) + 1;
+                used += json_len(&line) - 2 + serialized_len(&item) + 1;
                 text.push_str(&line);
                 shown.push(item);
                 break;
@@ -397,11 +397,6 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
 
 /// Room an entry shown cut needs at least (its fixed fields and cut markers).
 const MIN_ENTRY_ROOM: usize = 400;
-
-/// Bytes of one entry in the structured content.
-fn item_len(item: &ListedEntry) -> usize {
-    serde_json::to_string(item).map_or(0, |s| s.len())
-}
 
 // ---------------------------------------------------------------------------------------
 // directory_tree

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::search::{self, MAX_OFFSET, OneOrMany};
 use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::progress::thousands;
-use crate::mcp::render::{Answer, ENVELOPE, json_len};
+use crate::mcp::render::{Answer, ENVELOPE, json_len, serialized_len};
 use crate::roots::path_text;
 use crate::search::Control;
 use crate::symbols::{self, Definition, Lang, SymbolQuery, SymbolStats};
@@ -344,7 +344,7 @@ fn room(budget: usize) -> usize {
 
 /// Serialized size of one structured entry, with its comma.
 fn cost<T: Serialize>(entry: &T) -> usize {
-    serde_json::to_string(entry).map_or(0, |s| s.len()) + 1
+    serialized_len(entry) + 1
 }
 
 fn langs_of(names: &[String]) -> Result<Vec<Lang>, Answer> {

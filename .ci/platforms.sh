@@ -31,6 +31,12 @@ fi
 for target in x86_64-apple-darwin aarch64-apple-darwin x86_64-pc-windows-gnu; do
     echo "== clippy --target $target"
     cargo clippy --locked --target "$target" --all-targets -- -D warnings
+    # CI (ROOTGREP_CI_FREE_DISK=1) frees each macOS target's output once it is linted; a
+    # developer's run keeps it warm. The Windows output is reused by the build below.
+    if [ "${ROOTGREP_CI_FREE_DISK:-0}" = 1 ] && [ "$target" != x86_64-pc-windows-gnu ]; then
+        rm -rf "${target_dir:?}/$target"
+        df -h "$target_dir" | tail -1
+    fi
 done
 
 echo "== build for x86_64-pc-windows-gnu"

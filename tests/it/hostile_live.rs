@@ -11,7 +11,9 @@ use crate::support::*;
 
 const NOTICE: Duration = Duration::from_secs(5);
 
-/// Waits until the first root whose path is `root` is watched and its index fresh.
+/// Waits until the first root whose path is `root` is watched, its file index fresh and its
+/// symbol index built: only then is the server idle (the symbol index builds after the file
+/// index, in the background).
 fn wait_fresh(client: &mut Client, root: &Path) {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
@@ -24,6 +26,7 @@ fn wait_fresh(client: &mut Client, root: &Path) {
             r["path"] == s(root)
                 && r["watch"] == "watching"
                 && r["index"].as_str().unwrap_or("").starts_with("fresh")
+                && r["symbols"].as_str().unwrap_or("").starts_with("ready")
         });
         if fresh {
             return;

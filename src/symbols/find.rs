@@ -501,7 +501,7 @@ fn candidates(
 
 /// Reads and parses `files` on up to `threads` threads (this one included), calling `each`
 /// with every file's definitions. Stops starting files once `control` is cancelled.
-fn parse_all(
+pub(super) fn parse_all(
     files: &[(PathBuf, Lang)],
     threads: usize,
     control: &Control,
@@ -516,7 +516,9 @@ fn parse_all(
         let mut ctx = TagsContext::new();
         let mut mine = SymbolStats::default();
         loop {
-            if control.is_cancelled() {
+            // The abort flag too: tree-sitter sees it only inside a long parse, so a run of
+            // small files would otherwise go on after a cancellation.
+            if control.is_cancelled() || abort.load(Ordering::Relaxed) != 0 {
                 break;
             }
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -959,6 +961,7 @@ pub fn references(
     name: &str,
     targets: &[PathBuf],
     index: Option<&FileIndex>,
+    symbols: Option<&SymbolIndex>,
     kinds: &[String],
     offset: usize,
     limit: usize,
@@ -988,43 +991,21 @@ pub fn references(
     let GrepEntries::Matches(matches) = outcome.entries else {
         return Ok(ReferenceOutcome::default());
     };
-    let mut files: Vec<(PathBuf, Lang)> = matches
-        .iter()
-        .filter_map(|m| Lang::from_path(&m.path).map(|lang| (m.path.clone(), lang)))
-        .collect();
-    files.dedup();
-    let parsed = Mutex::new(std::collections::HashMap::new());
-    let mut stats = SymbolStats {
-        candidates: files.len() as u64,
-        ..SymbolStats::default()
-    };
-    parse_all(
-        &files,
+    let mut stats = SymbolStats::default();
+    let parsed = super::scope::definitions_of_files(
+        matches.iter().map(|m| m.path.as_path()),
+        symbols,
         threads,
         control,
         abort,
         &mut stats,
-        None,
-        |path, _, defs| {
-            parsed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(path.to_path_buf(), defs);
-        },
     );
-    let parsed = parsed
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut entries: Vec<Reference> = matches
         .into_iter()
         .map(|m| {
             let defs = parsed.get(&m.path);
-            let enclosing = defs.and_then(|defs| {
-                defs.iter()
-                    .filter(|d| d.contains_line(m.line))
-                    .max_by_key(|d| d.depth)
-                    .cloned()
-            });
+            let enclosing =
+                defs.and_then(|defs| super::scope::innermost(defs, m.line).cloned());
             let is_definition = defs
                 .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
             Reference {

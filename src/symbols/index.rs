@@ -405,6 +405,29 @@ impl Snapshot {
         })
     }
 
+    /// All definitions of the file `path` (absolute, below this root) from memory, or
+    /// `None` when memory cannot vouch for it (not held, dirty, or changed since it was
+    /// parsed): the caller then parses it. Signatures are not held in memory (empty here).
+    pub fn file_definitions(&self, path: &Path) -> Option<Vec<Definition>> {
+        let rel = path.strip_prefix(&self.root).ok()?;
+        let key = rel.as_os_str().as_bytes();
+        if self.dirty.contains(key) {
+            return None;
+        }
+        if let Some(entry) = self.overlay.get(key) {
+            let file = entry.as_ref()?;
+            return self
+                .current(rel, file.size, file.mtime)
+                .then(|| file.defs.clone());
+        }
+        let file = self.table.find_file(key)?;
+        let f = &self.table.files[file];
+        if !self.current(rel, f.size, f.mtime) {
+            return None;
+        }
+        Some(f.recs.clone().map(|rec| self.table.definition(rec)).collect())
+    }
+
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)
     /// that `lookup` selects, from memory when fresh, else parsed now. Overlay and
     /// on-demand files give all their definitions (the caller filters them anyway).
@@ -1450,6 +1473,34 @@ mod tests {
         assert!(parse.total >= 3, "{:?}", listing(&parse));
         assert_eq!(parse.stats.parsed, 0, "all from memory");
         assert_equivalent(&root, &files, &symbols);
+    }
+
+    /// A file's definitions from memory equal a parse of it (but for the signatures,
+    /// which memory does not hold); once the file changes, memory no longer vouches.
+    #[test]
+    fn a_files_definitions_come_from_memory_only_while_current() {
+        let (_dir, root) = tree();
+        let (files, symbols) = indexes(&root);
+        let more = root.join("sub/more.rs");
+        let from_memory = symbols
+            .snapshot(&root)
+            .unwrap()
+            .file_definitions(&more)
+            .expect("held and current");
+        let (_, mut parsed) = crate::symbols::definitions_in(&more).unwrap();
+        for def in &mut parsed {
+            def.signature.clear();
+        }
+        assert_eq!(from_memory, parsed);
+        assert!(from_memory.iter().any(|d| d.name == "parse_all"));
+        // Rewritten: dirty until the worker re-parsed it, then the new definitions.
+        std::fs::write(&more, "pub fn parse_every_one_of_them() {}\n").unwrap();
+        feed(&files, &symbols, WatchEvent::Changed(more.clone()));
+        let now = symbols.snapshot(&root).and_then(|s| s.file_definitions(&more));
+        assert!(
+            now.is_none() || now.as_ref().unwrap()[0].name == "parse_every_one_of_them",
+            "{now:?}"
+        );
     }
 
     /// After a change, a create and a remove, the answers are right at once (the

@@ -5,7 +5,7 @@
 //! Plain Rust: no rmcp, no serde_json, no async. Reading order: [`lang`] (which files,
 //! which grammar and query), [`extract`] (one file's definitions, nested), [`find`] (the
 //! on-demand queries: a text pre-filter with the search engine, then parsing only the
-//! candidate files).
+//! candidate files), [`scope`] (the definition enclosing a line, for `grep` + `scope`).
 //!
 //! [`index`] is the symbol index: kept live by the watcher beside the file index, it
 //! answers `symbols` from memory once a root is built ([`find::find_symbols_with`]);
@@ -15,6 +15,7 @@ pub mod extract;
 pub mod find;
 pub mod index;
 pub mod lang;
+pub mod scope;
 pub mod sieve;
 
 pub use extract::{Definition, ExtractError, MAX_PARSE_BYTES, extract};

@@ -571,6 +571,7 @@ fn references_name_their_enclosing_definition() {
         "helper",
         std::slice::from_ref(&root),
         None,
+        None,
         &[],
         0,
         50,
@@ -605,6 +606,7 @@ fn references_name_their_enclosing_definition() {
         "parse_all",
         std::slice::from_ref(&root),
         None,
+        None,
         &[],
         0,
         50,
@@ -617,6 +619,7 @@ fn references_name_their_enclosing_definition() {
     let out = references(
         "parse_all",
         &[root],
+        None,
         None,
         &["function".into()],
         0,

@@ -390,3 +390,142 @@ fn read_file_symbol_outside_the_roots_asks_once() {
         "{result}"
     );
 }
+
+/// `(line, "kind name start-end")` of each structured match, the scope absent as "-".
+fn scopes(result: &Value) -> Vec<(u64, String)> {
+    structured(result)["matches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            let scope = &m["scope"];
+            let shown = if scope.is_null() {
+                "-".to_string()
+            } else {
+                format!(
+                    "{} {} {}-{}",
+                    scope["kind"].as_str().unwrap(),
+                    scope["name"].as_str().unwrap(),
+                    scope["line"],
+                    scope["end_line"]
+                )
+            };
+            (m["line"].as_u64().unwrap(), shown)
+        })
+        .collect()
+}
+
+#[test]
+fn grep_scope_names_each_matchs_enclosing_definition() {
+    let ws = symbols_workspace();
+    std::fs::write(ws.app.join("src/notes.md"), "call helper first\n").unwrap();
+    let mut client = server(&ws, &[]);
+    let rs = ws.app.join("src/sample.rs");
+    let md = ws.app.join("src/notes.md");
+    // No output_mode: scope implies content.
+    let result = client.call(
+        "grep",
+        json!({"pattern": "helper", "path": [s(&rs), s(&md)], "scope": true}),
+    );
+    assert!(!is_error(&result), "{result}");
+    assert_eq!(structured(&result)["mode"], "content");
+    assert_eq!(
+        scopes(&result),
+        vec![
+            (1, "-".to_string()),
+            (26, "method parse 24-28".to_string()),
+            (37, "function helper 37-37".to_string()),
+            (48, "function deep 47-50".to_string()),
+        ],
+        "{result}"
+    );
+    assert_eq!(structured(&result)["matches"][1]["scope"]["container"], "Parser");
+    // The text names each new scope before its lines, like a diff hunk header; a file
+    // without symbols gets none.
+    let body = text(&result);
+    let expected = format!(
+        "{}\n1:call helper first\n\n{}\n@@ method Parser::parse (24-28)\n26:        helper();\n--\n@@ function helper (37-37)\n37:fn helper() {{}}\n--\n@@ function inner::deep (47-50)\n48:            super::super::helper();\n",
+        s(&md),
+        s(&rs)
+    );
+    assert!(body.starts_with(&expected), "{body}");
+    // Leaving every definition is said, so no match looks scoped when it is not.
+    let small = ws.app.join("src/small.rs");
+    std::fs::write(
+        &small,
+        "fn first() {\n    target();\n}\n// target between\nfn second() { target(); }\n",
+    )
+    .unwrap();
+    let result = client.call(
+        "grep",
+        json!({"pattern": "target", "path": s(&small), "scope": true}),
+    );
+    let expected = format!(
+        "{}\n@@ function first (1-3)\n2:    target();\n--\n@@ (outside any definition)\n4:// target between\n@@ function second (5-5)\n5:fn second() {{ target(); }}\n",
+        s(&small)
+    );
+    assert!(text(&result).starts_with(&expected), "{result}");
+    // Other modes with scope: a precise error, not a silent drop.
+    let result = client.call(
+        "grep",
+        json!({"pattern": "helper", "output_mode": "count", "scope": true}),
+    );
+    assert!(is_error(&result));
+    assert!(text(&result).contains("output_mode \"content\""), "{result}");
+    // Without scope, no scope fields and no scope lines.
+    let result = client.call(
+        "grep",
+        json!({"pattern": "helper", "path": s(&rs), "output_mode": "content"}),
+    );
+    assert!(!text(&result).contains("@@"), "{result}");
+    assert!(structured(&result)["matches"][0].get("scope").is_none());
+}
+
+/// With the watcher the scopes come from the symbol index, and a saved file's scopes are
+/// right at once (the file is parsed on demand until the index has it again).
+#[test]
+fn grep_scope_follows_a_saved_file() {
+    let ws = symbols_workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_indexed(&mut client);
+    // Generous: the build runs at a low priority, behind whatever else loads the machine.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let state = roots["structuredContent"]["roots"][0]["symbols"].to_string();
+        if state.starts_with("\"ready") {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never built: {state}");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let rs = ws.app.join("src/sample.rs");
+    let ask = |client: &mut Client| {
+        client.call(
+            "grep",
+            json!({"pattern": "helper\\(\\);", "path": s(&rs), "scope": true}),
+        )
+    };
+    let before = ask(&mut client);
+    assert_eq!(
+        scopes(&before),
+        vec![
+            (26, "method parse 24-28".to_string()),
+            (48, "function deep 47-50".to_string())
+        ],
+        "{before}"
+    );
+    // Two lines inserted at the top: every scope moves down by two, at once.
+    let old = std::fs::read_to_string(&rs).unwrap();
+    std::fs::write(&rs, format!("// one\n// two\n{old}")).unwrap();
+    let after = ask(&mut client);
+    assert_eq!(
+        scopes(&after),
+        vec![
+            (28, "method parse 26-30".to_string()),
+            (50, "function deep 49-52".to_string())
+        ],
+        "{after}"
+    );
+}

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::model::Tool;
@@ -15,11 +16,12 @@ use tokio::sync::Semaphore;
 use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::mcp::progress::{Reporter, thousands};
-use crate::mcp::render::{Answer, ENVELOPE, json_len, rfc3339};
+use crate::mcp::render::{Answer, ENVELOPE, json_len, rfc3339, serialized_len};
 use crate::search::{
     self, CaseMode, Control, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome,
     GrepQuery, OutputMode, SortBy, Stats,
 };
+use crate::symbols::{self, Definition};
 
 pub const GREP_DEFAULT_LIMIT: usize = 250;
 pub const GLOB_DEFAULT_LIMIT: usize = 100;
@@ -71,7 +73,7 @@ impl OneOrMany {
     }
 }
 
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     FilesWithMatches,
@@ -158,6 +160,12 @@ pub struct GrepArgs {
     /// Show line numbers in content mode (default true).
     #[serde(default, rename = "-n", alias = "line_numbers")]
     pub line_numbers: Option<bool>,
+    /// Name each match's enclosing definition (function, method, class…), like
+    /// `git grep -p`: content mode (implied when output_mode is not given). Languages with
+    /// symbols: rust, c, cpp, python, javascript, typescript, tsx, go, java; other files
+    /// have no scope.
+    #[serde(default, alias = "show_function")]
+    pub scope: Option<bool>,
     /// Maximum entries (files, lines or counts) to return (default 250; 0 = only the output
     /// budget limits; at most 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
@@ -416,6 +424,60 @@ pub struct MatchOut {
     /// Lines of this match's context left out because it alone exceeds the output budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted_lines: u64,
+    /// With `scope`: the innermost definition enclosing the matching line (absent outside
+    /// every definition and for files without symbols).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<ScopeOut>,
+}
+
+/// A definition enclosing a match.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct ScopeOut {
+    /// function, method, class, struct, impl, …
+    pub kind: String,
+    pub name: String,
+    /// The definition that encloses this one (class, impl, module…), when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// First and last line of the whole definition.
+    pub line: u64,
+    pub end_line: u64,
+}
+
+fn scope_out(def: &Definition) -> ScopeOut {
+    ScopeOut {
+        kind: def.kind.to_string(),
+        name: def.name.clone(),
+        container: def.container.clone(),
+        line: def.line,
+        end_line: def.end_line,
+    }
+}
+
+/// The scope line written before a match whose enclosing definition differs from the
+/// previous match's in the same file: `@@ method Parser::parse (12-40)`, like a diff hunk
+/// header. Leaving every definition is said too, so no match looks scoped when it is not.
+fn scope_line(def: Option<&Definition>) -> String {
+    match def {
+        Some(d) => format!(
+            "@@ {} {} ({}-{})\n",
+            d.kind,
+            cut(&d.qualified(), 200),
+            d.line,
+            d.end_line
+        ),
+        None => "@@ (outside any definition)\n".to_string(),
+    }
+}
+
+/// `text` cut to `max` characters, with `…`.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(max - 1).collect();
+    out.push('…');
+    out
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -490,10 +552,22 @@ fn grep_query(args: &GrepArgs, budget: usize) -> Result<GrepQuery, Answer> {
     query.hidden = args.hidden.unwrap_or(false);
     query.no_ignore = args.no_ignore.unwrap_or(false);
     query.max_filesize = args.max_filesize.map(|n| n.min(MAX_FILESIZE));
-    query.mode = match args.output_mode.unwrap_or(Mode::FilesWithMatches) {
-        Mode::FilesWithMatches => OutputMode::FilesWithMatches,
-        Mode::Content => OutputMode::Content,
-        Mode::Count => OutputMode::Count,
+    let scope = args.scope.unwrap_or(false);
+    query.mode = match (args.output_mode, scope) {
+        (None, true) | (Some(Mode::Content), _) => OutputMode::Content,
+        (None | Some(Mode::FilesWithMatches), false) => OutputMode::FilesWithMatches,
+        (Some(Mode::Count), false) => OutputMode::Count,
+        (Some(mode @ (Mode::FilesWithMatches | Mode::Count)), true) => {
+            let mode = if mode == Mode::Count {
+                "count"
+            } else {
+                "files_with_matches"
+            };
+            return Err(Answer::error(format!(
+                "`scope` names the definition around each matching line, so it needs \
+                 output_mode \"content\" (given: \"{mode}\"); drop output_mode or set it to \"content\""
+            )));
+        }
     };
     query.sort = match args.sort.unwrap_or(Sort::Path) {
         Sort::Path => SortBy::Path,
@@ -554,7 +628,16 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         Err(answer) => return answer,
     };
     let numbers = args.line_numbers.unwrap_or(true);
+    let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
     let index = call.session.live.as_ref().map(|live| live.index.clone());
+    let symbol_index = call
+        .session
+        .live
+        .as_ref()
+        .and_then(|live| live.symbols.clone());
+    // Cancelling interrupts a parse for `scope` at once (tree-sitter checks this flag).
+    let abort = Arc::new(AtomicUsize::new(0));
+    let abort_on_cancel = abort.clone();
     // A total only when every indexed file is a candidate (no hidden/ignored extras, no
     // glob or type filter), so progress ends at it.
     let total = known_total(
@@ -569,12 +652,22 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             Some(index) => search::grep_indexed(&query, &targets, index, control),
             None => search::grep(&query, &targets, control),
         };
-        match outcome {
-            Ok(outcome) => render_grep(&outcome, query.offset, numbers, budget).bounded(budget),
-            Err(err) => Answer::error(err.to_string()),
-        }
+        let outcome = match outcome {
+            Ok(outcome) => outcome,
+            Err(err) => return Answer::error(err.to_string()),
+        };
+        let scopes = match (&outcome.entries, scope) {
+            (GrepEntries::Matches(matches), true) => {
+                let entries: Vec<(&Path, u64)> =
+                    matches.iter().map(|m| (m.path.as_path(), m.line)).collect();
+                symbols::scope::enclosing(&entries, symbol_index.as_deref(), threads, &abort)
+            }
+            _ => Vec::new(),
+        };
+        render_grep(&outcome, &scopes, query.offset, numbers, budget).bounded(budget)
     };
-    match run(call, "matches", total, || {}, work).await {
+    let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
+    match run(call, "matches", total, on_cancel, work).await {
         Some(answer) => answer,
         None => Answer::error("cancelled"),
     }
@@ -588,7 +681,14 @@ const FIXED: usize = 600;
 /// serialized) takes at most `budget` bytes: entries are shown in order while they fit,
 /// the same ones in both forms; a first entry that does not fit alone is shown cut.
 /// Linear in the size of the page.
-pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: usize) -> Answer {
+/// `scopes` (empty, or one per match of the page) name each match's enclosing definition.
+pub fn render_grep(
+    outcome: &GrepOutcome,
+    scopes: &[Option<Definition>],
+    offset: usize,
+    numbers: bool,
+    budget: usize,
+) -> Answer {
     let room = budget.saturating_sub(FIXED + ENVELOPE);
     let mut text = String::new();
     // A first entry shrunk to fit is measured by estimate only: let the guard check it.
@@ -641,7 +741,7 @@ pub fn render_grep(outcome: &GrepOutcome, offset: usize, numbers: bool, budget: 
             ("count", shown, GrepOut::new("count").counts(listed))
         }
         GrepEntries::Matches(matches) => {
-            let (listed, shrunk) = render_matches(matches, numbers, room, &mut text);
+            let (listed, shrunk) = render_matches(matches, scopes, numbers, room, &mut text);
             exact = !shrunk;
             let shown = listed.len();
             ("content", shown, GrepOut::new("content").matches(listed))
@@ -759,6 +859,7 @@ fn match_out(m: &GrepMatch, path: &str) -> MatchOut {
         before: lines(&m.before),
         after: lines(&m.after),
         omitted_lines: m.omitted,
+        scope: None,
     }
 }
 
@@ -806,10 +907,12 @@ fn match_out_cost(m: &GrepMatch, path_len: usize) -> usize {
 /// first one was shrunk.
 fn render_matches(
     matches: &[GrepMatch],
+    scopes: &[Option<Definition>],
     numbers: bool,
     room: usize,
     text: &mut String,
 ) -> (Vec<MatchOut>, bool) {
+    let scope_of = |k: usize| scopes.get(k).and_then(Option::as_ref);
     let mut shrunk = false;
     let mut shown: Vec<MatchOut> = Vec::new();
     let mut used = 0;
@@ -833,23 +936,39 @@ fn render_matches(
             block.push_str(&path);
             block.push('\n');
         }
+        // With scopes, a new enclosing definition is named before the match's lines.
+        let scope = scope_of(k);
+        let scope_changed = if new_file {
+            scope.is_some()
+        } else {
+            !scopes.is_empty() && scope_key(scope) != scope_key(scope_of(k - 1))
+        };
+        let scope_text = if scope_changed {
+            scope_line(scope)
+        } else {
+            String::new()
+        };
+        let mut out = match_out(m, &path);
+        out.scope = scope.map(scope_out);
         let mut trial = group.clone();
-        trial.render(matches, m, numbers, &mut block);
-        let cost = json_len(&block) - 2 + match_out_cost(m, path_len);
+        trial.render(matches, m, numbers, &scope_text, &mut block);
+        let cost = json_len(&block) - 2 + match_out_cost(m, path_len) + scope_cost(&out.scope);
         if used + cost <= room {
             used += cost;
             text.push_str(&block);
             group = trial;
-            shown.push(match_out(m, &path));
+            shown.push(out);
             continue;
         }
         if k == 0 {
             // Paging must progress: the first entry is shown, cut to the room.
             let cut = shrink(m, room, numbers);
             let mut block = format!("{path}\n");
-            Group::start(&m.path, 0).render(matches, &cut, numbers, &mut block);
+            Group::start(&m.path, 0).render(matches, &cut, numbers, &scope_text, &mut block);
             text.push_str(&block);
-            shown.push(match_out(&cut, &path));
+            let mut out = match_out(&cut, &path);
+            out.scope = scope.map(scope_out);
+            shown.push(out);
             shrunk = true;
         }
         break;
@@ -858,6 +977,18 @@ fn render_matches(
         text.push('\n');
     }
     (shown, shrunk)
+}
+
+/// What makes two scopes the same definition (the page's matches of one file).
+fn scope_key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
+    def.map(|d| (d.line, d.end_line, d.name.as_str()))
+}
+
+/// Serialized size of a match's `scope` field, with its comma (0 when absent).
+fn scope_cost(scope: &Option<ScopeOut>) -> usize {
+    scope
+        .as_ref()
+        .map_or(0, |scope| ",\"scope\":".len() + serialized_len(scope))
 }
 
 /// The rendering state of the file being written.
@@ -885,9 +1016,19 @@ impl<'a> Group<'a> {
         }
     }
 
-    /// Writes the lines of `m` not written yet. A line is marked as matching when any
-    /// entry of the page's file covers it, whichever entry's context brings it.
-    fn render(&mut self, page: &[GrepMatch], m: &GrepMatch, numbers: bool, out: &mut String) {
+    /// Writes the lines of `m` not written yet, `header` (a scope line, or empty) before
+    /// the first of them, after the `--` that separates it from the previous group. A line
+    /// is marked as matching when any entry of the page's file covers it, whichever
+    /// entry's context brings it.
+    fn render(
+        &mut self,
+        page: &[GrepMatch],
+        m: &GrepMatch,
+        numbers: bool,
+        header: &str,
+        out: &mut String,
+    ) {
+        let mut header = Some(header).filter(|h| !h.is_empty());
         let lines = m
             .before
             .iter()
@@ -902,6 +1043,9 @@ impl<'a> Group<'a> {
                 && line > last + 1
             {
                 out.push_str("--\n");
+            }
+            if let Some(header) = header.take() {
+                out.push_str(header);
             }
             self.last = Some(line);
             while self.started < page.len()
@@ -1288,6 +1432,21 @@ mod tests {
         let required = item["required"].to_string();
         assert!(required.contains("\"text\""), "{item}");
         assert!(!required.contains("before") && !required.contains("after"));
+        assert!(!required.contains("scope"));
+        // A scope adds exactly its field's size.
+        let mut scoped = match_out(&bare, &path);
+        scoped.scope = Some(ScopeOut {
+            kind: "method".into(),
+            name: "pa\"rse".into(),
+            container: Some("Ü".into()),
+            line: 3,
+            end_line: 1_000_000,
+        });
+        let with_scope = serde_json::to_string(&scoped).unwrap();
+        assert_eq!(
+            match_out_cost(&bare, json_len(&path)) + scope_cost(&scoped.scope),
+            with_scope.len() + 1
+        );
     }
 
     #[test]

@@ -333,6 +333,13 @@ async fn run(
     .await
 }
 
+fn symbol_index_of(call: &Call<'_>) -> Option<Arc<symbols::SymbolIndex>> {
+    call.session
+        .live
+        .as_ref()
+        .and_then(|live| live.symbols.clone())
+}
+
 fn index_of(call: &Call<'_>) -> Option<Arc<crate::index::FileIndex>> {
     call.session.live.as_ref().map(|live| live.index.clone())
 }
@@ -403,11 +410,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         threads: 1,
     };
     let index = index_of(call);
-    let symbol_index = call
-        .session
-        .live
-        .as_ref()
-        .and_then(|live| live.symbols.clone());
+    let symbol_index = symbol_index_of(call);
     let budget = call.budget();
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
@@ -697,12 +700,14 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     };
     let kinds = list(args.kind);
     let index = index_of(call);
+    let symbol_index = symbol_index_of(call);
     let budget = call.budget();
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
             &name,
             &targets,
             index.as_deref(),
+            symbol_index.as_deref(),
             &kinds,
             offset,
             limit,

@@ -645,6 +645,23 @@ async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
             assert ambiguous.startswith('2 definitions named "add"')
             err(await call(client, "symbols", {"query": "x", "path": str(ws.outside)}))
 
+            # grep + scope: the SDK validates the scope objects against the outputSchema.
+            result = await call(client, "grep", {"pattern": "a \\+ b|Calc\\.add", "scope": True})
+            text = ok(result)
+            matches = result.structured_content["matches"]
+            assert [(m["line"], m["scope"]["kind"], m["scope"]["name"], m["scope"].get("container")) for m in matches] == [
+                (5, "method", "add", "Calc"),
+                (10, "function", "add", None),
+            ]
+            assert text.splitlines()[:6] == [
+                str(lib_rs),
+                "@@ method Calc::add (4-6)",
+                "5:        a + b",
+                "--",
+                "@@ function add (9-11)",
+                "10:    Calc.add(a, b)",
+            ]
+
 
 # --------------------------------------------------------------------------------------
 # 5. Out-of-root access: elicitation

@@ -12,6 +12,7 @@ pub mod files;
 pub mod index;
 pub mod live;
 pub mod mcp;
+pub mod memory;
 pub mod roots;
 pub mod search;
 pub mod symbols;

@@ -981,6 +981,7 @@ fn worker_loop(shared: &Shared) {
             }
         };
         let outcome = run_job(shared, &job);
+        let packed = matches!(outcome, Outcome::Packed { .. });
         let mut state = shared.lock();
         let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
             continue;
@@ -1021,6 +1022,11 @@ fn worker_loop(shared: &Shared) {
         }
         drop(state);
         shared.wake.notify_all();
+        if packed {
+            // The build's transient memory (parse trees, unpacked lists) is free now, and
+            // the replaced table too: give it back rather than keep the build's peak.
+            crate::memory::release_freed();
+        }
     }
 }
 

@@ -278,8 +278,8 @@ fn symbols_and_outline_honour_the_parse_cap() {
     while big.len() <= 1 << 20 {
         big.push_str("// padding padding padding padding padding padding padding\n");
     }
-    std::fs::write(ws.app.join("src/big.rs"), big).unwrap();
-    std::fs::write(ws.app.join("src/small.rs"), "fn huge_needle_small() {}\n").unwrap();
+    std::fs::write(ws.app.join("src").join("big.rs"), big).unwrap();
+    std::fs::write(ws.app.join("src").join("small.rs"), "fn huge_needle_small() {}\n").unwrap();
     let mut client = server(&ws, &[]);
     let result = client.call("symbols", json!({"query": "huge_needle"}));
     let names: Vec<&str> = structured(&result)["symbols"]
@@ -418,10 +418,10 @@ fn scopes(result: &Value) -> Vec<(u64, String)> {
 #[test]
 fn grep_scope_names_each_matchs_enclosing_definition() {
     let ws = symbols_workspace();
-    std::fs::write(ws.app.join("src/notes.md"), "call helper first\n").unwrap();
+    std::fs::write(ws.app.join("src").join("notes.md"), "call helper first\n").unwrap();
     let mut client = server(&ws, &[]);
-    let rs = ws.app.join("src/sample.rs");
-    let md = ws.app.join("src/notes.md");
+    let rs = ws.app.join("src").join("sample.rs");
+    let md = ws.app.join("src").join("notes.md");
     // No output_mode: scope implies content.
     let result = client.call(
         "grep",
@@ -450,7 +450,7 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
     );
     assert!(body.starts_with(&expected), "{body}");
     // Leaving every definition is said, so no match looks scoped when it is not.
-    let small = ws.app.join("src/small.rs");
+    let small = ws.app.join("src").join("small.rs");
     std::fs::write(
         &small,
         "fn first() {\n    target();\n}\n// target between\nfn second() { target(); }\n",
@@ -500,7 +500,7 @@ fn grep_scope_follows_a_saved_file() {
         assert!(std::time::Instant::now() < deadline, "never built: {state}");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
-    let rs = ws.app.join("src/sample.rs");
+    let rs = ws.app.join("src").join("sample.rs");
     let ask = |client: &mut Client| {
         client.call(
             "grep",

@@ -85,12 +85,6 @@ impl Live {
     /// must not block).
     pub fn start(max_files: usize, sink: impl Fn(Change) + Send + Sync + 'static) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
-        // Windows: no symbol index yet (queries parse on demand). Under Wine a file it was
-        // re-parsing could not be replaced by a rename ("Access denied"), which would break
-        // editors' atomic saves; until that is understood and tested, it stays off there.
-        if cfg!(windows) {
-            return Live::with_consumers(index.clone(), vec![index], sink);
-        }
         let symbols = Arc::new(SymbolIndex::new(index.clone()));
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, which must have applied an event first.

@@ -1004,8 +1004,7 @@ pub fn references(
         .into_iter()
         .map(|m| {
             let defs = parsed.get(&m.path);
-            let enclosing =
-                defs.and_then(|defs| super::scope::innermost(defs, m.line).cloned());
+            let enclosing = defs.and_then(|defs| super::scope::innermost(defs, m.line).cloned());
             let is_definition = defs
                 .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
             Reference {

@@ -425,7 +425,12 @@ impl Snapshot {
         if !self.current(rel, f.size, f.mtime) {
             return None;
         }
-        Some(f.recs.clone().map(|rec| self.table.definition(rec)).collect())
+        Some(
+            f.recs
+                .clone()
+                .map(|rec| self.table.definition(rec))
+                .collect(),
+        )
     }
 
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)
@@ -1284,14 +1289,30 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
 /// Makes the calling build thread yield the CPU to the server's other threads (the
 /// watcher, requests) when the cores are busy: on a loaded machine a build at normal
 /// priority delays the watcher's events, and so how soon a change is seen. Linux sets a
-/// nice value per thread; elsewhere (where it is per process) the threads stay as they are
-/// and `yield_to_searches` is what keeps the build out of the way.
+/// nice value per thread, Windows the thread's priority below normal; on macOS (where a
+/// nice value is per process) the threads stay as they are and `yield_to_searches` is what
+/// keeps the build out of the way.
+#[cfg_attr(windows, allow(unsafe_code))]
 fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
         let tid = rustix::thread::gettid();
         if let Err(err) = rustix::process::setpriority_process(Some(tid), 10) {
             tracing::debug!("symbol build thread keeps its priority: {err}");
+        }
+    }
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::System::Threading::{
+            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+        };
+        // SAFETY: GetCurrentThread returns a pseudo-handle to the calling thread, valid for
+        // the call; SetThreadPriority takes no other pointer.
+        if unsafe { SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) } == 0 {
+            tracing::debug!(
+                "symbol build thread keeps its priority: {}",
+                std::io::Error::last_os_error()
+            );
         }
     }
 }
@@ -1502,7 +1523,9 @@ mod tests {
         // Rewritten: dirty until the worker re-parsed it, then the new definitions.
         std::fs::write(&more, "pub fn parse_every_one_of_them() {}\n").unwrap();
         feed(&files, &symbols, WatchEvent::Changed(more.clone()));
-        let now = symbols.snapshot(&root).and_then(|s| s.file_definitions(&more));
+        let now = symbols
+            .snapshot(&root)
+            .and_then(|s| s.file_definitions(&more));
         assert!(
             now.is_none() || now.as_ref().unwrap()[0].name == "parse_every_one_of_them",
             "{now:?}"

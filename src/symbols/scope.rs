@@ -85,12 +85,20 @@ pub fn definitions_of_files<'p>(
     }
     stats.candidates += (found.len() + parse.len()) as u64;
     let parsed = Mutex::new(HashMap::new());
-    parse_all(&parse, threads, control, abort, stats, None, |path, _, defs| {
-        parsed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .insert(path.to_path_buf(), defs);
-    });
+    parse_all(
+        &parse,
+        threads,
+        control,
+        abort,
+        stats,
+        None,
+        |path, _, defs| {
+            parsed
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(path.to_path_buf(), defs);
+        },
+    );
     found.extend(
         parsed
             .into_inner()

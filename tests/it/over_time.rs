@@ -5,6 +5,7 @@
 //! editors and `write_file` do) or when its directory is renamed. Every check waits for an
 //! event or a later marker with a deadline, never for a fixed time.
 
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -252,6 +253,26 @@ fn expect_update(client: &mut Client, uri: &str, what: &str) {
     );
 }
 
+/// Renames `from` over `to` as a careful Windows editor does: where the system has no
+/// POSIX rename semantics (Wine), a replace fails while any reader has `to` open — here
+/// the server's symbol index re-reading the file just saved — so it is tried again for a
+/// while. Elsewhere the first try succeeds.
+fn replace(from: &Path, to: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match std::fs::rename(from, to) {
+            Ok(()) => return,
+            Err(e)
+                if e.kind() == std::io::ErrorKind::PermissionDenied
+                    && Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            Err(e) => panic!("rename {} -> {}: {e}", from.display(), to.display()),
+        }
+    }
+}
+
 /// Editors (and `write_file`) save by writing a temporary file and renaming it over the
 /// original. A subscription to the file must see each such save, again and again (the
 /// watch follows the path, not the replaced inode).
@@ -268,7 +289,7 @@ fn a_file_replaced_by_rename_notifies_its_subscribers() {
     for round in 0..3 {
         let tmp = ws.app.join(format!("src/.main.rs.swp{round}"));
         std::fs::write(&tmp, format!("fn main() {{ /* save {round} */ }}\n")).unwrap();
-        std::fs::rename(&tmp, &file).unwrap();
+        replace(&tmp, &file);
         expect_update(
             &mut client,
             &file_uri,

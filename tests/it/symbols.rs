@@ -279,7 +279,11 @@ fn symbols_and_outline_honour_the_parse_cap() {
         big.push_str("// padding padding padding padding padding padding padding\n");
     }
     std::fs::write(ws.app.join("src").join("big.rs"), big).unwrap();
-    std::fs::write(ws.app.join("src").join("small.rs"), "fn huge_needle_small() {}\n").unwrap();
+    std::fs::write(
+        ws.app.join("src").join("small.rs"),
+        "fn huge_needle_small() {}\n",
+    )
+    .unwrap();
     let mut client = server(&ws, &[]);
     let result = client.call("symbols", json!({"query": "huge_needle"}));
     let names: Vec<&str> = structured(&result)["symbols"]
@@ -439,7 +443,10 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
         ],
         "{result}"
     );
-    assert_eq!(structured(&result)["matches"][1]["scope"]["container"], "Parser");
+    assert_eq!(
+        structured(&result)["matches"][1]["scope"]["container"],
+        "Parser"
+    );
     // The text names each new scope before its lines, like a diff hunk header; a file
     // without symbols gets none.
     let body = text(&result);
@@ -471,7 +478,10 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
         json!({"pattern": "helper", "output_mode": "count", "scope": true}),
     );
     assert!(is_error(&result));
-    assert!(text(&result).contains("output_mode \"content\""), "{result}");
+    assert!(
+        text(&result).contains("output_mode \"content\""),
+        "{result}"
+    );
     // Without scope, no scope fields and no scope lines.
     let result = client.call(
         "grep",

@@ -25,6 +25,7 @@ use std::io;
 use std::os::windows::ffi::{OsStrExt as _, OsStringExt as _};
 use std::os::windows::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use windows_sys::Win32::Storage::FileSystem::{
     FILE_FLAG_BACKUP_SEMANTICS, FILE_FLAG_OPEN_REPARSE_POINT, FILE_NAME_NORMALIZED,
@@ -181,9 +182,26 @@ pub fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Opt
 }
 
 /// Renames `dir\from` over `dir\to` (replacing the entry `to`, never writing through it).
+///
+/// Where POSIX rename semantics are not available (std falls back to them when a replace
+/// is refused; Windows before 10 1709 and Wine have none), a reader that has `to` open
+/// makes the replace fail with "Access denied": a virus scan, a search indexer, the symbol
+/// index re-reading a file just saved. Such reads are short, so the rename is tried again
+/// for up to a second before the error is reported.
 pub fn rename_at(dir: &DirFd, from: &str, to: &OsStr) -> io::Result<()> {
     reserved(Path::new(to))?;
-    std::fs::rename(dir.path.join(from), dir.path.join(to))
+    let (from, to) = (dir.path.join(from), dir.path.join(to));
+    let deadline = Instant::now() + Duration::from_secs(1);
+    let mut pause = Duration::from_millis(2);
+    loop {
+        match std::fs::rename(&from, &to) {
+            Err(e) if e.kind() == io::ErrorKind::PermissionDenied && Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(100));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Removes `dir\name`.

@@ -312,7 +312,9 @@ pub fn find_symbols_with(
                 Tier::Fuzzy => matcher.fuzzy(&a.def.name).cmp(&matcher.fuzzy(&b.def.name)),
                 _ => std::cmp::Ordering::Equal,
             })
-            .then_with(|| a.path.cmp(&b.path))
+            // Path's order, compared on the bytes: component-wise comparison dominated
+            // sorting thousands of prefix matches.
+            .then_with(|| crate::search::retain::path_cmp(&a.path, &b.path))
             .then(a.def.line.cmp(&b.def.line))
             .then(a.def.name_line.cmp(&b.def.name_line))
     });
@@ -374,11 +376,11 @@ fn from_index(
     let mut held = 0;
     for (snapshot, targets) in snapshots {
         let counts = snapshot.visit(targets, lookup, &mut |path, lang, def| {
-            if let Some(t) = tier(def) {
+            if let Some(t) = tier(&def) {
                 let located = Located {
                     path: path.to_path_buf(),
                     lang,
-                    def: def.clone(),
+                    def,
                 };
                 if keep(&located) {
                     found.push((t, located));
@@ -844,7 +846,7 @@ pub fn outline(
         let mut results = results
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        results.sort_by(|a: &FileOutline, b| a.path.cmp(&b.path));
+        results.sort_by(|a: &FileOutline, b| crate::search::retain::path_cmp(&a.path, &b.path));
         for mut file in results {
             file.defs.retain(|d| kind_allowed_outline(kinds, d.kind));
             seen += file.defs.len();

@@ -440,7 +440,7 @@ impl Snapshot {
         &self,
         targets: &[PathBuf],
         lookup: Lookup<'_>,
-        each: &mut dyn FnMut(&Path, Lang, &Definition),
+        each: &mut dyn FnMut(&Path, Lang, Definition),
     ) -> SnapshotStats {
         let mut stats = SnapshotStats::default();
         let rels: Vec<&Path> = targets
@@ -480,7 +480,7 @@ impl Snapshot {
             each(
                 &self.root.join(rel),
                 Lang::ALL[f.lang as usize],
-                &table.definition(rec),
+                table.definition(rec),
             );
         }
         stats.from_memory = table.files.len() as u64;
@@ -498,7 +498,7 @@ impl Snapshot {
             }
             let path = self.root.join(rel);
             for def in &file.defs {
-                each(&path, file.lang, def);
+                each(&path, file.lang, def.clone());
             }
         }
         redo.extend(self.parse.iter().filter(|rel| wanted(rel)).cloned());
@@ -511,7 +511,7 @@ impl Snapshot {
             };
             stats.parsed += 1;
             if let Ok(defs) = parse_file(&mut ctx, &path, lang, &never) {
-                for def in &defs {
+                for def in defs {
                     each(&path, lang, def);
                 }
             }

@@ -535,3 +535,28 @@ pub fn assert_cancelled_quietly(client: &mut Client, id: i64) {
         .collect();
     assert!(late.is_empty(), "messages after the work stopped: {late:?}");
 }
+
+/// The first root's `symbols` line of list_roots (the symbol index's state).
+pub fn symbols_state(client: &mut Client) -> String {
+    let roots = client.call("list_roots", json!({}));
+    roots["structuredContent"]["roots"][0]["symbols"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// Polls list_roots until the first root's symbol index state starts with `prefix`.
+pub fn wait_symbols(client: &mut Client, prefix: &str, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let state = symbols_state(client);
+        if state.starts_with(prefix) {
+            return state;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the symbol index never became {prefix}: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

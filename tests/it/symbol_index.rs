@@ -9,30 +9,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// The root's `symbols` line of list_roots.
-fn symbols_state(client: &mut Client) -> String {
-    let roots = client.call("list_roots", json!({}));
-    roots["structuredContent"]["roots"][0]["symbols"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-fn wait_state(client: &mut Client, prefix: &str, within: Duration) -> String {
-    let deadline = Instant::now() + within;
-    loop {
-        let state = symbols_state(client);
-        if state.starts_with(prefix) {
-            return state;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the symbol index never became {prefix}: {state}"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn names(result: &Value) -> Vec<String> {
     result["structuredContent"]["symbols"]
         .as_array()
@@ -68,7 +44,7 @@ fn a_saved_definition_is_found_and_a_deleted_one_gone() {
     }
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
-    let ready = wait_state(&mut client, "ready", Duration::from_secs(30));
+    let ready = wait_symbols(&mut client, "ready", Duration::from_secs(30));
     assert!(ready.contains("definitions in 10 files"), "{ready}");
     let before = client.call("symbols", json!({"query": "parse"}));
     assert!(
@@ -103,7 +79,7 @@ fn a_saved_definition_is_found_and_a_deleted_one_gone() {
     });
     assert_eq!(gone["structuredContent"]["total"], 0, "{gone}");
     // Settled again, and from memory.
-    wait_state(&mut client, "ready", Duration::from_secs(10));
+    wait_symbols(&mut client, "ready", Duration::from_secs(10));
     let after = poll(&mut client, "brand_new_function", |r| {
         r["structuredContent"]["stats"]["indexed_files"].is_u64()
     });

@@ -500,16 +500,7 @@ fn grep_scope_follows_a_saved_file() {
     client.handshake(json!({}));
     wait_indexed(&mut client);
     // Generous: the build runs at a low priority, behind whatever else loads the machine.
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        let state = roots["structuredContent"]["roots"][0]["symbols"].to_string();
-        if state.starts_with("\"ready") {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "never built: {state}");
-        std::thread::sleep(std::time::Duration::from_millis(50));
-    }
+    wait_symbols(&mut client, "ready", std::time::Duration::from_secs(120));
     let rs = ws.app.join("src").join("sample.rs");
     let ask = |client: &mut Client| {
         client.call(

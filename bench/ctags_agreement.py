@@ -33,10 +33,11 @@ Categories of a disagreement, ctags → rootgrep: `missing` (no definition of th
 file), `line differs` (one at another line), `other kind in rootgrep` (the name at that line,
 as a macro, constant…), `file over 1 MiB` (rootgrep does not parse such files, by design),
 `outline failed`. rootgrep → ctags: `missing`, `line differs`, `other kind in ctags` (ctags
-tags it at that line, as a prototype, variable, member… — for this lookup ctags also tags C
-prototypes and extern variables, `--kinds-C=+px`; Rust's kinds are all on by default). Each category lists --examples
-cases (file:line name kind and the line's text), and the JSON written to --out holds all of
-them.
+tags it at that line, as a prototype, variable, member…: for this lookup ctags also tags C
+prototypes and extern variables, `--kinds-C=+px`; Rust's kinds are all on by default). A C
+disagreement inside an `#if 0` branch is noted as such (ctags skips those branches, rootgrep
+does not). Each category prints --examples cases (file:line name [kinds] and the line's
+text); the JSON written to --out holds every disagreement.
 """
 import argparse
 import collections
@@ -161,6 +162,25 @@ def outline(server, root, rel):
     return defs, None
 
 
+def in_if0(lines, line):
+    """True when 1-based `line` is inside an `#if 0` branch (ctags skips those, --if0=no)."""
+    stack = []  # per open #if: True while in a branch that is #if 0
+    for n, text in enumerate(lines[:line], 1):
+        t = text.strip()
+        if not t.startswith("#"):
+            continue
+        word = t[1:].strip().split(None, 1)
+        head = word[0] if word else ""
+        rest = word[1].split("/*")[0].strip() if len(word) > 1 else ""
+        if head in ("if", "ifdef", "ifndef"):
+            stack.append(head == "if" and rest == "0")
+        elif head in ("elif", "else") and stack:
+            stack[-1] = False
+        elif head == "endif" and stack:
+            stack.pop()
+    return any(stack)
+
+
 def line_text(root, rel, line):
     try:
         lines, _ = read_lines(os.path.join(root, rel))
@@ -261,10 +281,19 @@ def summarize(lang, cases, root, examples):
             continue
         bucket = shown.setdefault(c["category"], [])
         c["text"] = line_text(root, c["path"], c["line"])
+        if lang == "c":
+            try:
+                lines, _ = read_lines(os.path.join(root, c["path"]))
+                if in_if0(lines, c["line"]):
+                    c["note"] = "inside #if 0"
+            except OSError:
+                pass
         if len(bucket) < examples:
             bucket.append(c)
+    notes = collections.Counter(c["note"] for c in cases if c.get("note"))
     return {
         "sample": len(cases),
+        "notes": dict(notes),
         "agree": agree,
         "agree_pct": round(100.0 * agree / len(cases), 2) if cases else None,
         "categories": dict(counts.most_common()),
@@ -282,6 +311,8 @@ def print_direction(title, s):
     print(f"\n{title}: {s['agree']}/{s['sample']} agree = {s['agree_pct']} %")
     for cat, n in s["categories"].items():
         print(f"  {cat:45s} {n}")
+    for note, n in s["notes"].items():
+        print(f"  of the disagreements, {note}: {n}")
     if s["agree_with_other_kind"]:
         print("  agreeing, kinds named differently: " + ", ".join(
             f"{k['ctags_kind']}→{k['rootgrep_kind']} {k['count']}" for k in s["agree_with_other_kind"]))
@@ -292,6 +323,8 @@ def print_direction(title, s):
         for c in cases:
             other = c.get("rootgrep_line") or c.get("ctags_line")
             extra = f" (other at {other})" if other else ""
+            if c.get("note"):
+                extra += f" [{c['note']}]"
             print(f"     {c['path']}:{c['line']} {c['name']} "
                   f"[ctags {c.get('ctags_kind', '-')}, rootgrep {c.get('rootgrep_kind', '-')}]{extra}  {c['text']}")
 

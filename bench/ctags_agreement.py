@@ -171,7 +171,7 @@ def in_if0(lines, line):
             continue
         word = t[1:].strip().split(None, 1)
         head = word[0] if word else ""
-        rest = word[1].split("/*")[0].strip() if len(word) > 1 else ""
+        rest = word[1].split("/*")[0].split("//")[0].strip() if len(word) > 1 else ""
         if head in ("if", "ifdef", "ifndef"):
             stack.append(head == "if" and rest == "0")
         elif head in ("elif", "else") and stack:
@@ -270,11 +270,15 @@ def summarize(lang, cases, root, examples):
     agree = counts.get("agree", 0)
     by_kind = collections.Counter()
     kind_pairs = collections.Counter()
+    kind_examples = []
     for c in cases:
         if c["category"] != "agree":
             by_kind[(c["category"], c.get("ctags_kind", "-"), c.get("rootgrep_kind", "-"))] += 1
         elif not kinds_agree(lang, c["ctags_kind"], c["rootgrep_kind"]):
             kind_pairs[(c["ctags_kind"], c["rootgrep_kind"])] += 1
+            if sum(1 for k in kind_examples if (k["ctags_kind"], k["rootgrep_kind"]) ==
+                   (c["ctags_kind"], c["rootgrep_kind"])) < 3:
+                kind_examples.append(dict(c, text=line_text(root, c["path"], c["line"])))
     shown = {}
     for c in cases:
         if c["category"] == "agree":
@@ -302,6 +306,7 @@ def summarize(lang, cases, root, examples):
             for k, n in by_kind.most_common()],
         "agree_with_other_kind": [
             {"ctags_kind": k[0], "rootgrep_kind": k[1], "count": n} for k, n in kind_pairs.most_common()],
+        "agree_with_other_kind_examples": kind_examples,
         "examples": shown,
         "cases": [c for c in cases if c["category"] != "agree"],
     }
@@ -316,6 +321,9 @@ def print_direction(title, s):
     if s["agree_with_other_kind"]:
         print("  agreeing, kinds named differently: " + ", ".join(
             f"{k['ctags_kind']}→{k['rootgrep_kind']} {k['count']}" for k in s["agree_with_other_kind"]))
+    for c in s["agree_with_other_kind_examples"]:
+        print(f"     {c['path']}:{c['line']} {c['name']} [ctags {c['ctags_kind']}, rootgrep "
+              f"{c['rootgrep_kind']}]  {c['text']}")
     for k in s["disagreements_by_kind"]:
         print(f"    {k['category']:35s} ctags={k['ctags_kind']:10s} rootgrep={k['rootgrep_kind']:10s} {k['count']}")
     for cat, cases in s["examples"].items():

@@ -212,7 +212,9 @@ const RUST_EXTRA: &str = r#"
 /// reads as a function named `s` or `struct` with `s` in the error (caught by the text
 /// starting with a word then `struct`), and `void
 /// weak_function f(void) {…}` as a function of type `f` whose declarator is `(void)` — no
-/// valid C has a parenthesized declarator as a function definition's declarator.
+/// valid C has a parenthesized declarator as a function definition's declarator. Likewise
+/// `typedef CODE void (*cb_t)(int);` (a macro before the type) reads as a function type
+/// returning a function whose one parameter is `cb_t`, which no valid C typedef is.
 const C_EXTRA: &str = r#"
 (enum_specifier name: (type_identifier) @name !body) @reference.type
 (union_specifier name: (type_identifier) @name !body) @reference.type
@@ -233,6 +235,7 @@ const C_EXTRA: &str = r#"
 (type_definition declarator: (function_declarator declarator: (type_identifier) @name)) @definition.type
 (type_definition declarator: (function_declarator declarator: (parenthesized_declarator (type_identifier) @name))) @definition.type
 (type_definition declarator: (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name)))) @definition.type
+(type_definition type: (type_identifier) declarator: (function_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration type: (type_identifier) @name !declarator))))) @definition.type
 "#;
 
 /// C++ on top of C's: methods defined in a class body or outside it (`T Foo::bar() {}`),

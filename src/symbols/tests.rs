@@ -229,6 +229,38 @@ int plain(void)
     // Alone, the packed struct recovers differently: the error holds `struct`, not the name.
     let alone = "begin_packed_struct struct open_s\n{\n  int header;\n} end_packed_struct;\n";
     assert_eq!(defs_in(Lang::C, alone), ["struct open_s 1"]);
+    // A macro before a typedef's type (`CODE`, 167 typedefs in nuttx).
+    let typedefs = "\
+typedef CODE void (*wakeup_cb_t)(FAR void *priv, int alarmid);
+typedef CODE int (slave_cb_t)(FAR void *arg,
+                              size_t len);
+";
+    assert_eq!(
+        defs_in(Lang::C, typedefs),
+        ["type wakeup_cb_t 1", "type slave_cb_t 2"]
+    );
+}
+
+/// Found on apache/nuttx: `else if (…) {…}` right after an `#ifdef` reads as a function
+/// named `if`; keywords name no definition.
+#[test]
+fn c_statements_split_by_the_preprocessor_are_not_functions() {
+    let source = "\
+static void f(void)
+{
+  if (a)
+    {
+      x = 1;
+    }
+#ifdef CONFIG_MMC
+  else if (IS_MMC(priv->type))
+    {
+      y = 2;
+    }
+#endif
+}
+";
+    assert_eq!(defs_in(Lang::C, source), ["function f 1"]);
 }
 
 /// Found on Rust crates (serde, syn): a trait's methods without a body and its associated

@@ -122,6 +122,11 @@ fn raw_definition(lang: Lang, kind: &str, tag: &Tag, source: &[u8]) -> Option<Ra
     if c_like && kind == "function" && !body.contains(&b'{') {
         return None;
     }
+    // Error recovery can read a statement as a function (`else if (x) {…}` after an
+    // `#ifdef` reads as a function `if` of type `else`): a keyword names no definition.
+    if c_like && C_KEYWORDS.contains(&name.as_str()) {
+        return None;
+    }
     let head = source.get(tag.range.start..tag.name_range.start)?;
     Some(Raw {
         name,
@@ -130,6 +135,11 @@ fn raw_definition(lang: Lang, kind: &str, tag: &Tag, source: &[u8]) -> Option<Ra
         name_range: tag.name_range.clone(),
     })
 }
+
+/// C statement keywords, which error recovery can take for a definition's name.
+const C_KEYWORDS: &[&str] = &[
+    "if", "else", "while", "for", "do", "switch", "case", "return", "goto", "sizeof",
+];
 
 /// Every kind a definition can have; "definition" (first) stands for a capture name the
 /// list does not know. The symbol index stores a kind as its position here.

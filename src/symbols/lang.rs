@@ -182,8 +182,13 @@ fn build(lang: Lang) -> Result<TagsConfiguration, String> {
 
 /// Rust: constants and statics (absent from the bundled query), and `impl` blocks as
 /// definitions of kind `impl`, so that methods get their type as container (the bundled
-/// query only has them as references).
+/// query only has them as references). A trait's methods without a body and its associated
+/// types (`fn next(&mut self) -> Option<Self::Item>;`, `type Item;`) are where the trait
+/// defines them, and `extern` blocks' functions are the only Rust declaration of theirs:
+/// the bundled query tags none of them (Universal Ctags does).
 const RUST_EXTRA: &str = r#"
+(function_signature_item name: (identifier) @name) @definition.function
+(associated_type name: (type_identifier) @name) @definition.type
 (const_item name: (identifier) @name) @definition.constant
 (static_item name: (identifier) @name) @definition.constant
 (impl_item type: (type_identifier) @name) @definition.impl
@@ -197,13 +202,40 @@ const RUST_EXTRA: &str = r#"
 /// (they win over the bundled ones; what the bundled pattern still tags is a prototype,
 /// which extraction drops, as Universal Ctags does by default). Macros (`#define`) are
 /// absent from the bundled query; unions with a body are tagged wherever they are.
+///
+/// Found comparing with Universal Ctags on apache/nuttx (bench/ctags_agreement.py): the
+/// bundled query tags every `enum e` and `union u` naming a type (of a variable, parameter,
+/// member) as a definition, so those are marked references here, which hides them; it
+/// misses typedefs whose name is inside a declarator (`typedef int (*handler_t)(int);`,
+/// arrays, pointers, function types). And a macro where the grammar expects none hides a
+/// definition behind an error node: `begin_packed_struct struct s {…} end_packed_struct;`
+/// reads as a function named `s` or `struct` with `s` in the error (caught by the text
+/// starting with a word then `struct`), and `void
+/// weak_function f(void) {…}` as a function of type `f` whose declarator is `(void)` — no
+/// valid C has a parenthesized declarator as a function definition's declarator. Likewise
+/// `typedef CODE void (*cb_t)(int);` (a macro before the type) reads as a function type
+/// returning a function whose one parameter is `cb_t`, which no valid C typedef is.
 const C_EXTRA: &str = r#"
+(enum_specifier name: (type_identifier) @name !body) @reference.type
+(union_specifier name: (type_identifier) @name !body) @reference.type
 (function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
 (function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @definition.function
 (function_definition declarator: (pointer_declarator declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name)))) @definition.function
+(function_definition type: (type_identifier) @name declarator: (parenthesized_declarator) body: (compound_statement)) @definition.function
+((function_definition type: (type_identifier) . (ERROR (identifier)) . declarator: (identifier) @name body: (compound_statement)) @definition.class
+ (#match? @definition.class "^[A-Za-z_][A-Za-z_0-9]*[ \t]+(struct|union)[ \t]"))
+((function_definition type: (type_identifier) . declarator: (identifier) . (ERROR (identifier) @name) body: (compound_statement)) @definition.class
+ (#match? @definition.class "^[A-Za-z_][A-Za-z_0-9]*[ \t]+(struct|union)[ \t]"))
 (preproc_def name: (identifier) @name) @definition.macro
 (preproc_function_def name: (identifier) @name) @definition.macro
 (union_specifier name: (type_identifier) @name body: (_)) @definition.union
+(type_definition declarator: (pointer_declarator declarator: (type_identifier) @name)) @definition.type
+(type_definition declarator: (pointer_declarator declarator: (pointer_declarator declarator: (type_identifier) @name))) @definition.type
+(type_definition declarator: (array_declarator declarator: (type_identifier) @name)) @definition.type
+(type_definition declarator: (function_declarator declarator: (type_identifier) @name)) @definition.type
+(type_definition declarator: (function_declarator declarator: (parenthesized_declarator (type_identifier) @name))) @definition.type
+(type_definition declarator: (function_declarator declarator: (parenthesized_declarator (pointer_declarator declarator: (type_identifier) @name)))) @definition.type
+(type_definition type: (type_identifier) declarator: (function_declarator declarator: (function_declarator parameters: (parameter_list (parameter_declaration type: (type_identifier) @name !declarator))))) @definition.type
 "#;
 
 /// C++ on top of C's: methods defined in a class body or outside it (`T Foo::bar() {}`),

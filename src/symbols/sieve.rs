@@ -7,7 +7,8 @@
 //! cannot have — before the name, outside balanced parentheses, one of `= , . ! ? [ " '
 //! ;` or `->` or `return`, an open parenthesis (the name is an argument), or being a
 //! comment line; after it, a final `;` (a call or a prototype; typedefs, `}` lines and
-//! preprocessor lines are kept). Anything unusual keeps the file.
+//! preprocessor lines are kept). A line starting with `typedef` is always kept (a function
+//! pointer type's name is inside parentheses). Anything unusual keeps the file.
 
 /// True when `text` has a line where `needle` (compared case-insensitively when
 /// `insensitive`, in which case `needle` is lowercase) could be a definition's name.
@@ -42,6 +43,9 @@ fn line_may_define(before: &str, after: &str) -> bool {
     }
     if head.starts_with("//") || head.starts_with("/*") || head == "*" || head.starts_with("* ") {
         return false; // a comment line
+    }
+    if head.starts_with("typedef") {
+        return true; // typedef int (*name)(int); — the name is inside parentheses
     }
     let mut depth = 0i32;
     let bytes = head.as_bytes();
@@ -86,6 +90,10 @@ mod tests {
             "struct nxsem_wait {",
             "} nxsem_wait;",
             "typedef struct foo nxsem_wait;",
+            "typedef int (*nxsem_wait)(int irq, FAR void *arg);",
+            "typedef void (nxsem_wait)(void);",
+            "void weak_function nxsem_wait(void)",
+            "begin_packed_struct struct nxsem_wait",
             "__attribute__((section(\".x\"), used)) int nxsem_wait(void)",
             "  void nxsem_wait() const { return; }",
             "template <typename T> T nxsem_wait(T a, T b) {",

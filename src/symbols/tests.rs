@@ -143,6 +143,154 @@ fn c_definitions_not_prototypes_with_macros_and_bodies() {
     assert_eq!(name_of.name_line, 29);
 }
 
+/// Definitions of `source` as `kind name line`, the line being the name's (what Universal
+/// Ctags reports).
+fn defs_in(lang: Lang, source: &str) -> Vec<String> {
+    extract(&mut TagsContext::new(), lang, source.as_bytes(), None)
+        .expect("extracts")
+        .iter()
+        .map(|d| format!("{} {} {}", d.kind, d.name, d.name_line))
+        .collect()
+}
+
+/// Found by bench/ctags_agreement.py on apache/nuttx: an `enum e` or `union u` naming the
+/// type of a variable, parameter or member defines nothing (the bundled query made each one
+/// a definition); typedefs of function pointers, arrays and pointers are definitions.
+#[test]
+fn c_enum_and_union_uses_are_not_definitions_and_every_typedef_is() {
+    let source = "\
+enum color_e { RED, GREEN };
+union value_u { int i; float f; };
+enum color_e g_color;
+static void paint(enum color_e c, union value_u *v);
+struct pen { enum color_e c; union value_u v; };
+typedef int (*handler_t)(int irq, void *arg);
+typedef unsigned char buf_t[4];
+typedef struct { int a; } *thing_p;
+typedef void (callback_t)(void);
+typedef void hook_t(int);
+typedef char **argv_t;
+";
+    let defs = defs_in(Lang::C, source);
+    let expected = [
+        "enum color_e 1",
+        "union value_u 2",
+        "struct pen 5",
+        "type handler_t 6",
+        "type buf_t 7",
+        "type thing_p 8",
+        "type callback_t 9",
+        "type hook_t 10",
+        "type argv_t 11",
+    ];
+    assert_eq!(defs, expected, "{defs:#?}");
+}
+
+/// Found on apache/nuttx: a macro before a struct (`begin_packed_struct struct s {…}
+/// end_packed_struct;`, 600 structs there) or between a function's type and name (`void
+/// weak_function f(void) {…}`) leaves the grammar with an error node that hid the struct and
+/// the function.
+#[test]
+fn c_macros_around_structs_and_function_names() {
+    let source = "\
+begin_packed_struct struct msg_s
+{
+  int header;
+} end_packed_struct;
+
+void weak_function arm_dma_initialize(void)
+{
+  int x;
+}
+
+void weak_function
+up_later(void)
+{
+}
+
+static void weak_function with_args(int x, FAR struct s *p)
+{
+}
+
+int plain(void)
+{
+  return 0;
+}
+";
+    let defs = defs_in(Lang::C, source);
+    let expected = [
+        "struct msg_s 1",
+        "function arm_dma_initialize 6",
+        "function up_later 12",
+        "function with_args 16",
+        "function plain 20",
+    ];
+    assert_eq!(defs, expected, "{defs:#?}");
+    // Alone, the packed struct recovers differently: the error holds `struct`, not the name.
+    let alone = "begin_packed_struct struct open_s\n{\n  int header;\n} end_packed_struct;\n";
+    assert_eq!(defs_in(Lang::C, alone), ["struct open_s 1"]);
+    // A macro before a typedef's type (`CODE`, 167 typedefs in nuttx).
+    let typedefs = "\
+typedef CODE void (*wakeup_cb_t)(FAR void *priv, int alarmid);
+typedef CODE int (slave_cb_t)(FAR void *arg,
+                              size_t len);
+";
+    assert_eq!(
+        defs_in(Lang::C, typedefs),
+        ["type wakeup_cb_t 1", "type slave_cb_t 2"]
+    );
+}
+
+/// Found on apache/nuttx: `else if (…) {…}` right after an `#ifdef` reads as a function
+/// named `if`; keywords name no definition.
+#[test]
+fn c_statements_split_by_the_preprocessor_are_not_functions() {
+    let source = "\
+static void f(void)
+{
+  if (a)
+    {
+      x = 1;
+    }
+#ifdef CONFIG_MMC
+  else if (IS_MMC(priv->type))
+    {
+      y = 2;
+    }
+#endif
+}
+";
+    assert_eq!(defs_in(Lang::C, source), ["function f 1"]);
+}
+
+/// Found on Rust crates (serde, syn): a trait's methods without a body and its associated
+/// types are defined in the trait (Universal Ctags has them, the bundled query did not), and
+/// an `extern` block's functions are declared there.
+#[test]
+fn rust_trait_method_signatures_associated_types_and_extern_functions() {
+    let source = "\
+pub trait Serializer {
+    type Ok;
+    type Error: Error;
+    fn serialize_i64(self, v: i64) -> Result<Self::Ok, Self::Error>;
+    fn provided(&self) {}
+}
+unsafe extern \"C\" {
+    fn getpid() -> i32;
+}
+";
+    let defs = defs_in(Lang::Rust, source);
+    let expected = [
+        "trait Serializer 1",
+        "type Ok 2",
+        "type Error 3",
+        "method serialize_i64 4",
+        "method provided 5",
+        "function getpid 8",
+    ];
+    assert_eq!(defs, expected, "{defs:#?}");
+}
+
 #[test]
 fn cpp_namespaces_nested_classes_overloads_templates_operators() {
     assert_has(

@@ -592,7 +592,7 @@ fn render_outline(
     let mut full = false;
     let total: usize = outcome.files.iter().map(|f| f.defs.len()).sum();
     let single = outcome.files.len() == 1;
-    'files: for file in &outcome.files {
+    for file in &outcome.files {
         let path = path_text(&file.path);
         let mut out = FileOutlineOut {
             path: path.clone(),
@@ -607,7 +607,7 @@ fn render_outline(
             }
             if shown >= limit {
                 full = true;
-                break 'files;
+                break;
             }
             let head = if heading {
                 String::new()
@@ -627,7 +627,7 @@ fn render_outline(
                 json_len(&line) + cost(&entry) + if heading { 0 } else { json_len(&path) + 40 };
             if used + more > room && shown > 0 {
                 full = true;
-                break 'files;
+                break;
             }
             used += more;
             heading = true;
@@ -636,6 +636,8 @@ fn render_outline(
             index += 1;
             shown += 1;
         }
+        // A full page still keeps the current file's definitions shown so far: the
+        // structured result must hold what the text shows.
         if heading {
             files.push(out);
         } else if single && file.defs.is_empty() {
@@ -645,6 +647,9 @@ fn render_outline(
                 None => "no definitions found",
             };
             text.push_str(&format!("{path}: {why}\n"));
+        }
+        if full {
+            break;
         }
     }
     let more_files = !outcome.complete;
@@ -820,4 +825,78 @@ fn render_references(
         stats: stats_out(&outcome.stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+    use crate::symbols::FileOutline;
+
+    fn def(name: &str, line: u64) -> Definition {
+        Definition {
+            name: name.to_string(),
+            kind: "function",
+            line,
+            end_line: line,
+            name_line: line,
+            signature: format!("void {name}(void)"),
+            container: None,
+            depth: 0,
+        }
+    }
+
+    /// A full page keeps the definitions of the file it stopped in: the structured result
+    /// holds what the text shows (it once dropped that file, so a one-file outline longer
+    /// than `head_limit` had no definitions at all in its structured result).
+    #[test]
+    fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
+        let outcome = symbols::OutlineOutcome {
+            files: vec![
+                FileOutline {
+                    path: PathBuf::from("/t/a.c"),
+                    lang: Lang::C,
+                    defs: vec![def("a1", 1), def("a2", 2)],
+                    error: None,
+                },
+                FileOutline {
+                    path: PathBuf::from("/t/b.c"),
+                    lang: Lang::C,
+                    defs: vec![def("b1", 1), def("b2", 2), def("b3", 3)],
+                    error: None,
+                },
+            ],
+            complete: true,
+            stats: SymbolStats::default(),
+            cancelled: false,
+        };
+        let answer = render_outline(&outcome, 1, 3, 100_000);
+        let structured = answer.structured.expect("structured");
+        let names: Vec<(String, String)> = structured["files"]
+            .as_array()
+            .expect("files")
+            .iter()
+            .flat_map(|f| {
+                f["definitions"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|d| {
+                        (
+                            f["path"].as_str().unwrap_or("").to_string(),
+                            d["name"].as_str().unwrap_or("").to_string(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let expected: Vec<(String, String)> = [("a.c", "a2"), ("b.c", "b1"), ("b.c", "b2")]
+            .iter()
+            .map(|(f, n)| (format!("/t/{f}"), n.to_string()))
+            .collect();
+        assert_eq!(names, expected);
+        assert_eq!(structured["next_offset"], 4);
+        assert!(answer.text.contains("b2"), "{}", answer.text);
+    }
 }

@@ -204,11 +204,16 @@ fn listen_streams_updates_and_list_changes_until_cancelled() {
     let file = ws.app.join("src/main.rs");
     let file_uri = uri(&file);
     let mut client = Client::spawn(&[], &ws.app);
-    // Wait until the root is watched and indexed.
+    // Wait until the root is watched and indexed. Watched alone is not enough on Windows:
+    // under load (Wine, a full parallel test run) a write right after "watching" was
+    // sometimes never reported, with or without the symbol index; the index build that
+    // follows gives the backend time to have its first read armed.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
     loop {
         let roots = call(&mut client, json!({}), "list_roots", json!({}), json!({}));
-        if roots["result"]["structuredContent"]["roots"][0]["watch"] == "watching" {
+        let root = &roots["result"]["structuredContent"]["roots"][0];
+        if root["watch"] == "watching" && root["index"].as_str().unwrap_or("").starts_with("fresh")
+        {
             break;
         }
         assert!(std::time::Instant::now() < deadline, "never watched");

@@ -23,10 +23,10 @@
 //! - Per-entry problems (an entry deleted while listing, an unreadable symlink) never fail
 //!   the listing: the entry is kept with what is known, or dropped if it vanished.
 
+use super::safe::{HeldEntry, HeldKind};
 use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::ffi::OsString;
-use std::fs::{self, FileType};
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
@@ -146,7 +146,7 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         ),
     };
     let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;
-    let read = fs::read_dir(handle.path()).map_err(cannot_list)?;
+    let held = handle.entries().map_err(cannot_list)?;
 
     struct Raw {
         name: OsString,
@@ -154,30 +154,23 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         size: Option<u64>,
     }
     let mut raws = Vec::new();
-    for dent in read {
-        // An entry that vanished or cannot be read while listing is skipped, not fatal.
-        let Ok(dent) = dent else { continue };
-        let name = dent.file_name();
-        if !opts.hidden && is_hidden(&name) {
+    for item in held {
+        if !opts.hidden && is_hidden(&item.name) {
             continue;
         }
-        let through_handle = dent.path();
-        let Ok(meta) = fs::symlink_metadata(&through_handle) else {
-            continue;
-        };
-        let kind = kind_of(&through_handle, meta.file_type());
-        let path = dir.join(&name);
-        let size = matches!(kind, EntryKind::File).then(|| meta.len());
+        let kind = entry_kind(&item);
+        let path = dir.join(&item.name);
+        let size = matches!(kind, EntryKind::File).then_some(item.len);
         raws.push(Raw {
             entry: Entry {
-                name: name.to_string_lossy().into_owned(),
+                name: item.name.to_string_lossy().into_owned(),
                 path,
                 kind,
                 size: if opts.sizes { size } else { None },
-                modified: meta.modified().ok(),
+                modified: item.modified,
                 ignored: false,
             },
-            name,
+            name: item.name,
             size,
         });
     }
@@ -239,47 +232,30 @@ fn is_dirlike(kind: &EntryKind) -> bool {
     )
 }
 
-fn kind_of(path: &Path, ft: FileType) -> EntryKind {
-    if ft.is_file() {
-        EntryKind::File
-    } else if ft.is_dir() {
-        EntryKind::Dir
-    } else if ft.is_symlink() {
-        let target = fs::read_link(path).unwrap_or_default();
-        let target_kind = match fs::metadata(path) {
-            Ok(m) if m.is_file() => TargetKind::File,
-            Ok(m) if m.is_dir() => TargetKind::Dir,
-            Ok(_) => TargetKind::Other,
-            Err(_) => TargetKind::Missing,
-        };
-        EntryKind::Symlink {
-            target,
-            target_kind,
+/// The listing's kind for an entry read through the held directory.
+fn entry_kind(item: &HeldEntry) -> EntryKind {
+    match item.kind {
+        HeldKind::File => EntryKind::File,
+        HeldKind::Dir => EntryKind::Dir,
+        HeldKind::Symlink => {
+            let (target, reached) = item.link.clone().unwrap_or_default();
+            let target_kind = match reached {
+                Some(HeldKind::File) => TargetKind::File,
+                Some(HeldKind::Dir) => TargetKind::Dir,
+                Some(_) => TargetKind::Other,
+                None => TargetKind::Missing,
+            };
+            EntryKind::Symlink {
+                target,
+                target_kind,
+            }
         }
-    } else {
-        EntryKind::Other(special_kind(ft))
+        HeldKind::Fifo => EntryKind::Other(Special::Fifo),
+        HeldKind::Socket => EntryKind::Other(Special::Socket),
+        HeldKind::BlockDevice => EntryKind::Other(Special::BlockDevice),
+        HeldKind::CharDevice => EntryKind::Other(Special::CharDevice),
+        HeldKind::Unknown => EntryKind::Other(Special::Unknown),
     }
-}
-
-#[cfg(unix)]
-fn special_kind(ft: FileType) -> Special {
-    use std::os::unix::fs::FileTypeExt;
-    if ft.is_fifo() {
-        Special::Fifo
-    } else if ft.is_socket() {
-        Special::Socket
-    } else if ft.is_block_device() {
-        Special::BlockDevice
-    } else if ft.is_char_device() {
-        Special::CharDevice
-    } else {
-        Special::Unknown
-    }
-}
-
-#[cfg(not(unix))]
-fn special_kind(_ft: FileType) -> Special {
-    Special::Unknown
 }
 
 /// Names in `dir` that the search tools' walk would visit (hidden files allowed), or `None`
@@ -309,6 +285,7 @@ fn not_ignored(dir: &Path) -> Option<HashSet<OsString>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn names(l: &Listing) -> Vec<&str> {
         l.entries.iter().map(|e| e.name.as_str()).collect()

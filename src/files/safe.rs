@@ -13,13 +13,41 @@
 //! whose final path the system reports back is checked against the path asked for
 //! (`windows.rs`).
 
+use std::ffi::OsString;
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 #[cfg(unix)]
 pub use self::unix::*;
 #[cfg(windows)]
 pub use self::windows::*;
+
+/// What a directory entry is, as the entry itself says (never followed).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HeldKind {
+    File,
+    Dir,
+    Symlink,
+    Fifo,
+    Socket,
+    BlockDevice,
+    CharDevice,
+    Unknown,
+}
+
+/// One entry of a directory read through its held handle ([`DirHandle::entries`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldEntry {
+    pub name: OsString,
+    pub kind: HeldKind,
+    /// Size of the entry itself (a symlink's is its target text's).
+    pub len: u64,
+    pub modified: Option<SystemTime>,
+    /// For a symlink: its literal target, and what that target is when it can be reached
+    /// (`None`: dangling, a loop, or not permitted). Reported only; never read through.
+    pub link: Option<(PathBuf, Option<HeldKind>)>,
+}
 
 /// The error for a symlink met where none may be.
 fn swapped(path: &Path) -> io::Error {
@@ -34,10 +62,11 @@ fn swapped(path: &Path) -> io::Error {
 
 #[cfg(unix)]
 mod unix {
+    use std::ffi::OsString;
     use std::fs::File;
     use std::io;
     use std::os::fd::OwnedFd;
-    use std::path::Path;
+    use std::path::{Path, PathBuf};
 
     use rustix::fs::{Mode, OFlags};
 
@@ -102,32 +131,87 @@ mod unix {
         open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
     }
 
-    /// A directory held open (checked free of symlinks when opened) and reachable through
-    /// `/proc/self/fd`: reading entries and their metadata through [`DirHandle::path`] stays in
-    /// that very directory even if its path is swapped for a symlink meanwhile.
+    /// A directory held open (checked free of symlinks when opened) whose entries are read
+    /// from the descriptor itself (`fdopendir` on a fresh descriptor for `.`, `fstatat`,
+    /// `readlinkat`): even if its path is swapped for a symlink meanwhile, the listing is of
+    /// this very directory, on Linux and macOS alike (no `/proc` needed).
     pub struct DirHandle {
-        _fd: OwnedFd,
-        path: std::path::PathBuf,
+        fd: OwnedFd,
     }
 
     impl DirHandle {
         pub fn open(dir: &Path) -> io::Result<DirHandle> {
-            use std::os::fd::AsRawFd;
-            let fd = open_dir(dir)?;
-            let path = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
-            if !path.is_dir() {
-                // No /proc: fall back to the checked path itself.
-                return Ok(DirHandle {
-                    _fd: fd,
-                    path: dir.to_path_buf(),
-                });
-            }
-            Ok(DirHandle { _fd: fd, path })
+            Ok(DirHandle { fd: open_dir(dir)? })
         }
 
-        /// The path to read the directory through.
-        pub fn path(&self) -> &Path {
-            &self.path
+        /// The entries (`.` and `..` left out), each `lstat`ed relative to the handle. An
+        /// entry that vanishes while being read is skipped.
+        pub fn entries(&self) -> io::Result<Vec<super::HeldEntry>> {
+            use rustix::fs::{AtFlags, Dir, statat};
+            use std::os::unix::ffi::OsStringExt;
+            let mut dir = Dir::read_from(&self.fd)?;
+            let mut out = Vec::new();
+            while let Some(entry) = dir.read() {
+                // A failed read ends the listing with what was read (as std's iterator).
+                let Ok(entry) = entry else { break };
+                let name = entry.file_name();
+                if matches!(name.to_bytes(), b"." | b"..") {
+                    continue;
+                }
+                let Ok(stat) = statat(&self.fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                    continue;
+                };
+                let kind = held_kind(&stat);
+                let link = (kind == super::HeldKind::Symlink).then(|| {
+                    let target = rustix::fs::readlinkat(&self.fd, name, Vec::new())
+                        .map(|t| PathBuf::from(OsString::from_vec(t.into_bytes())))
+                        .unwrap_or_default();
+                    let reached = statat(&self.fd, name, AtFlags::empty())
+                        .ok()
+                        .map(|t| held_kind(&t));
+                    (target, reached)
+                });
+                out.push(super::HeldEntry {
+                    name: OsString::from_vec(name.to_bytes().to_vec()),
+                    kind,
+                    len: stat.st_size as u64,
+                    modified: modified(&stat),
+                    link,
+                });
+            }
+            Ok(out)
+        }
+    }
+
+    /// The kind a `stat` says (`st_mode` is 16 bits on macOS, 32 on Linux).
+    #[allow(clippy::unnecessary_cast)]
+    fn held_kind(stat: &rustix::fs::Stat) -> super::HeldKind {
+        use super::HeldKind;
+        use rustix::fs::FileType;
+        match FileType::from_raw_mode(stat.st_mode as _) {
+            FileType::RegularFile => HeldKind::File,
+            FileType::Directory => HeldKind::Dir,
+            FileType::Symlink => HeldKind::Symlink,
+            FileType::Fifo => HeldKind::Fifo,
+            FileType::Socket => HeldKind::Socket,
+            FileType::BlockDevice => HeldKind::BlockDevice,
+            FileType::CharacterDevice => HeldKind::CharDevice,
+            _ => HeldKind::Unknown,
+        }
+    }
+
+    /// The modification time of a `stat` (the field types differ by platform).
+    #[allow(clippy::unnecessary_cast, clippy::cast_lossless)]
+    fn modified(stat: &rustix::fs::Stat) -> Option<std::time::SystemTime> {
+        use std::time::{Duration, UNIX_EPOCH};
+        let secs = stat.st_mtime as i64;
+        let nanos = stat.st_mtime_nsec as u32;
+        if secs >= 0 {
+            UNIX_EPOCH.checked_add(Duration::new(secs as u64, nanos))
+        } else {
+            UNIX_EPOCH
+                .checked_sub(Duration::from_secs(secs.unsigned_abs()))?
+                .checked_add(Duration::from_nanos(u64::from(nanos)))
         }
     }
 
@@ -223,5 +307,34 @@ mod tests {
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(open_dir(&base.join("link")).is_err());
         assert!(open_dir(&base.join("real")).is_ok());
+    }
+
+    /// The entries come from the directory that was opened, even when its path is swapped
+    /// for a symlink to another directory before they are read (what `list_directory`
+    /// relies on, on Linux and macOS alike).
+    #[test]
+    fn a_held_directory_lists_itself_after_its_path_is_swapped() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(base.join("dir")).unwrap();
+        std::fs::create_dir_all(base.join("secret")).unwrap();
+        std::fs::write(base.join("dir/inside.txt"), "12345").unwrap();
+        std::fs::write(base.join("secret/secret.txt"), "x").unwrap();
+        std::os::unix::fs::symlink("inside.txt", base.join("dir/link")).unwrap();
+        std::os::unix::fs::symlink("gone", base.join("dir/dangling")).unwrap();
+        let handle = DirHandle::open(&base.join("dir")).unwrap();
+        std::fs::rename(base.join("dir"), base.join("moved")).unwrap();
+        std::os::unix::fs::symlink(base.join("secret"), base.join("dir")).unwrap();
+        let mut entries = handle.entries().unwrap();
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        let names: Vec<_> = entries.iter().map(|e| e.name.to_str().unwrap()).collect();
+        assert_eq!(names, ["dangling", "inside.txt", "link"]);
+        assert_eq!((entries[1].kind, entries[1].len), (HeldKind::File, 5));
+        assert!(entries[1].modified.is_some());
+        assert_eq!(
+            entries[2].link,
+            Some((PathBuf::from("inside.txt"), Some(HeldKind::File)))
+        );
+        assert_eq!(entries[0].link, Some((PathBuf::from("gone"), None)));
     }
 }

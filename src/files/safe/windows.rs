@@ -148,9 +148,45 @@ impl DirHandle {
         })
     }
 
-    /// The path to read the directory through.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// The entries, read by the held directory's path (the handle, held without delete
+    /// sharing, keeps that path naming this directory), each `lstat`ed. An entry that
+    /// vanishes while being read is skipped.
+    pub fn entries(&self) -> io::Result<Vec<super::HeldEntry>> {
+        let mut out = Vec::new();
+        for entry in std::fs::read_dir(&self.path)? {
+            let Ok(entry) = entry else { continue };
+            let path = entry.path();
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            let kind = held_kind(&meta);
+            let link = (kind == super::HeldKind::Symlink).then(|| {
+                let target = std::fs::read_link(&path).unwrap_or_default();
+                let reached = std::fs::metadata(&path).ok().map(|m| held_kind(&m));
+                (target, reached)
+            });
+            out.push(super::HeldEntry {
+                name: entry.file_name(),
+                kind,
+                len: meta.len(),
+                modified: meta.modified().ok(),
+                link,
+            });
+        }
+        Ok(out)
+    }
+}
+
+fn held_kind(meta: &std::fs::Metadata) -> super::HeldKind {
+    let ft = meta.file_type();
+    if ft.is_symlink() {
+        super::HeldKind::Symlink
+    } else if ft.is_dir() {
+        super::HeldKind::Dir
+    } else if ft.is_file() {
+        super::HeldKind::File
+    } else {
+        super::HeldKind::Unknown
     }
 }
 

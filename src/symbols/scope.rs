@@ -15,7 +15,7 @@ use std::sync::atomic::AtomicUsize;
 
 use super::extract::Definition;
 use super::find::{SymbolStats, parse_all};
-use super::index::SymbolIndex;
+use super::index::{Snapshot, SymbolIndex};
 use super::lang::Lang;
 use crate::walk::Control;
 
@@ -66,6 +66,8 @@ pub fn definitions_of_files<'p>(
 ) -> HashMap<PathBuf, Vec<Definition>> {
     let mut found: HashMap<PathBuf, Vec<Definition>> = HashMap::new();
     let mut parse: Vec<(PathBuf, Lang)> = Vec::new();
+    // One snapshot per root for the whole page: taking one syncs with the watcher.
+    let mut snapshots: Vec<Snapshot> = Vec::new();
     for path in paths {
         if found.contains_key(path) || parse.iter().any(|(p, _)| p == path) {
             continue;
@@ -73,10 +75,21 @@ pub fn definitions_of_files<'p>(
         let Some(lang) = Lang::from_path(path) else {
             continue;
         };
-        match symbols
-            .and_then(|index| index.snapshot_for(path))
-            .and_then(|snapshot| snapshot.file_definitions(path))
-        {
+        let held = snapshots
+            .iter()
+            .filter(|s| path.starts_with(s.root()))
+            .max_by_key(|s| s.root().as_os_str().len());
+        let snapshot = match held {
+            Some(snapshot) => Some(snapshot),
+            None => match symbols.and_then(|index| index.snapshot_for(path)) {
+                Some(snapshot) => {
+                    snapshots.push(snapshot);
+                    snapshots.last()
+                }
+                None => None,
+            },
+        };
+        match snapshot.and_then(|snapshot| snapshot.file_definitions(path)) {
             Some(defs) => {
                 found.insert(path.to_path_buf(), defs);
             }

@@ -414,23 +414,12 @@ impl Snapshot {
         if self.dirty.contains(key) {
             return None;
         }
-        if let Some(entry) = self.overlay.get(key) {
-            let file = entry.as_ref()?;
-            return self
-                .current(rel, file.size, file.mtime)
-                .then(|| file.defs.clone());
-        }
-        let file = self.table.find_file(key)?;
-        let f = &self.table.files[file];
-        if !self.current(rel, f.size, f.mtime) {
-            return None;
-        }
-        Some(
-            f.recs
-                .clone()
-                .map(|rec| self.table.definition(rec))
-                .collect(),
-        )
+        let held = match self.overlay.get(key) {
+            Some(entry) => entry.clone()?,
+            None => self.table.file_syms(self.table.find_file(key)?),
+        };
+        self.current(rel, held.size, held.mtime)
+            .then_some(held.defs)
     }
 
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)

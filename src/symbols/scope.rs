@@ -8,7 +8,7 @@
 //! symbols have no scope. `references` takes the enclosing definitions of its matches the
 //! same way.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
@@ -66,10 +66,11 @@ pub fn definitions_of_files<'p>(
 ) -> HashMap<PathBuf, Vec<Definition>> {
     let mut found: HashMap<PathBuf, Vec<Definition>> = HashMap::new();
     let mut parse: Vec<(PathBuf, Lang)> = Vec::new();
+    let mut seen: HashSet<&Path> = HashSet::new();
     // One snapshot per root for the whole page: taking one syncs with the watcher.
     let mut snapshots: Vec<Snapshot> = Vec::new();
     for path in paths {
-        if found.contains_key(path) || parse.iter().any(|(p, _)| p == path) {
+        if !seen.insert(path) {
             continue;
         }
         let Some(lang) = Lang::from_path(path) else {

@@ -221,8 +221,8 @@ pub fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Opt
 ///
 /// Where POSIX rename semantics are not available (std falls back to them when a replace
 /// is refused; Windows before 10 1709 and Wine have none), a reader that has `to` open
-/// makes the replace fail with "Access denied": a virus scan, a search indexer, the symbol
-/// index re-reading a file just saved. Such reads are short, so the rename is tried again
+/// makes the replace fail with "Access denied": a virus scan, a search indexer, rootgrep
+/// itself reading a file just saved. Such reads are short, so the rename is tried again
 /// for up to a second before the error is reported.
 pub fn rename_at(dir: &DirFd, from: &str, to: &OsStr) -> io::Result<()> {
     reserved(Path::new(to))?;

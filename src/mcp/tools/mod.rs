@@ -41,6 +41,19 @@ impl Call<'_> {
     pub fn budget(&self) -> usize {
         self.session.config.max_output_bytes
     }
+
+    /// The live file index (none with `--no-watch` or in `rootgrep call`).
+    pub fn file_index(&self) -> Option<Arc<crate::index::FileIndex>> {
+        self.session.live.as_ref().map(|live| live.index.clone())
+    }
+
+    /// The live symbol index (none without the watcher, and on Windows for now).
+    pub fn symbol_index(&self) -> Option<Arc<crate::symbols::SymbolIndex>> {
+        self.session
+            .live
+            .as_ref()
+            .and_then(|live| live.symbols.clone())
+    }
 }
 
 /// The JSON schema of an argument or result struct, inlined (no `$ref`: some clients do

@@ -73,7 +73,7 @@ impl OneOrMany {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Mode {
     FilesWithMatches,
@@ -462,22 +462,12 @@ fn scope_line(def: Option<&Definition>) -> String {
         Some(d) => format!(
             "@@ {} {} ({}-{})\n",
             d.kind,
-            cut(&d.qualified(), 200),
+            search::lines::cut_around(&d.qualified(), 0, 0, 200),
             d.line,
             d.end_line
         ),
         None => "@@ (outside any definition)\n".to_string(),
     }
-}
-
-/// `text` cut to `max` characters, with `…`.
-fn cut(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_string();
-    }
-    let mut out: String = text.chars().take(max - 1).collect();
-    out.push('…');
-    out
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -557,17 +547,10 @@ fn grep_query(args: &GrepArgs, budget: usize) -> Result<GrepQuery, Answer> {
         (None, true) | (Some(Mode::Content), _) => OutputMode::Content,
         (None | Some(Mode::FilesWithMatches), false) => OutputMode::FilesWithMatches,
         (Some(Mode::Count), false) => OutputMode::Count,
-        (Some(mode @ (Mode::FilesWithMatches | Mode::Count)), true) => {
-            let mode = if mode == Mode::Count {
-                "count"
-            } else {
-                "files_with_matches"
-            };
-            return Err(Answer::error(format!(
-                "`scope` names the definition around each matching line, so it needs \
-                 output_mode \"content\" (given: \"{mode}\"); drop output_mode or set it to \"content\""
-            )));
+        (Some(Mode::FilesWithMatches), true) => {
+            return Err(scope_needs_content("files_with_matches"));
         }
+        (Some(Mode::Count), true) => return Err(scope_needs_content("count")),
     };
     query.sort = match args.sort.unwrap_or(Sort::Path) {
         Sort::Path => SortBy::Path,
@@ -577,6 +560,14 @@ fn grep_query(args: &GrepArgs, budget: usize) -> Result<GrepQuery, Answer> {
     query.limit = Some(head_limit(args.head_limit, GREP_DEFAULT_LIMIT, budget));
     query.max_bytes = Some(budget);
     Ok(query)
+}
+
+/// The refusal of `scope` with an output mode other than content.
+fn scope_needs_content(mode: &str) -> Answer {
+    Answer::error(format!(
+        "`scope` names the definition around each matching line, so it needs \
+         output_mode \"content\" (given: \"{mode}\"); drop output_mode or set it to \"content\""
+    ))
 }
 
 /// Most context lines before or after a match (`-A`/`-B`/`-C`); larger values are clamped.
@@ -629,12 +620,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     };
     let numbers = args.line_numbers.unwrap_or(true);
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
-    let index = call.session.live.as_ref().map(|live| live.index.clone());
-    let symbol_index = call
-        .session
-        .live
-        .as_ref()
-        .and_then(|live| live.symbols.clone());
+    let index = call.file_index();
+    let symbol_index = call.symbol_index();
     // Cancelling interrupts a parse for `scope` at once (tree-sitter checks this flag).
     let abort = Arc::new(AtomicUsize::new(0));
     let abort_on_cancel = abort.clone();
@@ -1167,7 +1154,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
-    let index = call.session.live.as_ref().map(|live| live.index.clone());
+    let index = call.file_index();
     let total = known_total(
         call,
         &targets,

@@ -333,17 +333,6 @@ async fn run(
     .await
 }
 
-fn symbol_index_of(call: &Call<'_>) -> Option<Arc<symbols::SymbolIndex>> {
-    call.session
-        .live
-        .as_ref()
-        .and_then(|live| live.symbols.clone())
-}
-
-fn index_of(call: &Call<'_>) -> Option<Arc<crate::index::FileIndex>> {
-    call.session.live.as_ref().map(|live| live.index.clone())
-}
-
 /// Room for entries: the budget less the envelope and the fixed fields and last line.
 fn room(budget: usize) -> usize {
     budget.saturating_sub(ENVELOPE + 700)
@@ -409,8 +398,8 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         limit,
         threads: 1,
     };
-    let index = index_of(call);
-    let symbol_index = symbol_index_of(call);
+    let index = call.file_index();
+    let symbol_index = call.symbol_index();
     let budget = call.budget();
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
@@ -704,8 +693,8 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         Err(answer) => return answer,
     };
     let kinds = list(args.kind);
-    let index = index_of(call);
-    let symbol_index = symbol_index_of(call);
+    let index = call.file_index();
+    let symbol_index = call.symbol_index();
     let budget = call.budget();
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(

@@ -43,35 +43,9 @@ pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
     }
 }
 
-#[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
-fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
-    use rustix::fs::{RenameFlags, renameat_with};
-    // Both ends are renamed relative to directory handles opened without following any
-    // symlink, so a directory swapped for a link after the paths were checked cannot move
-    // anything out of (or into) the workspace.
-    let split = |path: &Path| -> io::Result<(std::os::fd::OwnedFd, std::ffi::OsString)> {
-        match (path.parent(), path.file_name()) {
-            (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
-            _ => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a movable path", crate::roots::path_text(path)),
-            )),
-        }
-    };
-    let (src_dir, src_name) = split(src)?;
-    let (dst_dir, dst_name) = split(dst)?;
-    renameat_with(
-        &src_dir,
-        &src_name,
-        &dst_dir,
-        &dst_name,
-        RenameFlags::NOREPLACE,
-    )
-    .map_err(io::Error::from)
-}
-
-/// Windows: `MoveFileExW` without `MOVEFILE_REPLACE_EXISTING` between held directories.
-#[cfg(windows)]
+/// Renames without replacing, relative to handles on both parent directories opened without
+/// following any symlink (`safe::rename_noreplace_at`): a directory swapped for a link after
+/// the paths were checked cannot move anything out of (or into) the workspace.
 fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     let split = |path: &Path| -> io::Result<(super::safe::DirFd, std::ffi::OsString)> {
         match (path.parent(), path.file_name()) {
@@ -85,14 +59,6 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     let (src_dir, src_name) = split(src)?;
     let (dst_dir, dst_name) = split(dst)?;
     super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)
-}
-
-#[cfg(all(
-    unix,
-    not(any(target_os = "linux", target_os = "android", target_vendor = "apple"))
-))]
-fn rename_noreplace(_src: &Path, _dst: &Path) -> io::Result<()> {
-    Err(io::Error::from(io::ErrorKind::Unsupported))
 }
 
 /// Turn a failed rename into an error the model can act on.

@@ -10,8 +10,8 @@
 //! name they act on cannot move either. On kernels without `openat2` (before 5.6) the final
 //! component is still opened with `O_NOFOLLOW`. macOS gets the same guarantee from
 //! `O_NOFOLLOW_ANY` (macOS 11+); Windows from handles opened on the reparse point itself
-//! whose final path the system reports back is checked against the path asked for
-//! (`windows.rs`).
+//! whose final path the system reports back is checked against the path asked for, and
+//! from the native calls that take a directory handle as `RootDirectory` (`windows.rs`).
 
 use std::ffi::OsString;
 use std::io;
@@ -261,6 +261,33 @@ mod unix {
     pub fn exists_at(dir: &DirFd, name: &std::ffi::OsStr) -> bool {
         rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
+
+    /// `renameat2(src_dir/src_name, dst_dir/dst_name, RENAME_NOREPLACE)` (`renameatx_np`
+    /// with `RENAME_EXCL` on macOS): fails when the destination exists, the check being the
+    /// kernel's.
+    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    pub fn rename_noreplace_at(
+        src_dir: &DirFd,
+        src_name: &std::ffi::OsStr,
+        dst_dir: &DirFd,
+        dst_name: &std::ffi::OsStr,
+    ) -> io::Result<()> {
+        use rustix::fs::{RenameFlags, renameat_with};
+        renameat_with(src_dir, src_name, dst_dir, dst_name, RenameFlags::NOREPLACE)
+            .map_err(io::Error::from)
+    }
+
+    /// Other Unix systems have no atomic no-replace rename that rustix exposes: refused
+    /// rather than checked and renamed with a window between the two.
+    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+    pub fn rename_noreplace_at(
+        _src_dir: &DirFd,
+        _src_name: &std::ffi::OsStr,
+        _dst_dir: &DirFd,
+        _dst_name: &std::ffi::OsStr,
+    ) -> io::Result<()> {
+        Err(io::Error::from(io::ErrorKind::Unsupported))
+    }
 }
 
 #[cfg(windows)]
@@ -336,5 +363,115 @@ mod tests {
             Some((PathBuf::from("inside.txt"), Some(HeldKind::File)))
         );
         assert_eq!(entries[0].link, Some((PathBuf::from("gone"), None)));
+    }
+}
+
+/// What every platform must hold: the directory that was opened and checked is the one
+/// acted on, whatever happens to the path that named it.
+#[cfg(test)]
+mod held {
+    use super::*;
+    use std::ffi::OsStr;
+    use std::io::Write as _;
+
+    /// An ancestor of a held directory is renamed away and a new directory put at the old
+    /// path (what a junction or symlink planted there would also do): creating, replacing,
+    /// moving, listing and removing all still happen in the held (moved) directory, and the
+    /// new one at the old path is never touched.
+    #[test]
+    fn a_held_directory_is_acted_on_after_an_ancestor_is_renamed() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(base.join("a").join("b")).unwrap();
+        std::fs::write(base.join("a").join("b").join("old.txt"), "old").unwrap();
+        if std::env::var_os("ROOTGREP_UNDER_WINE").is_some() {
+            // Wine keeps the Unix path of every handle it opened and resolves names relative
+            // to a handle through that stored path, so it cannot model a directory moved
+            // while held; Windows resolves them through the open directory itself.
+            eprintln!("under Wine: handles are paths there; nothing to probe");
+            return;
+        }
+        let held = open_dir(&base.join("a").join("b")).unwrap();
+        let listing = DirHandle::open(&base.join("a").join("b")).unwrap();
+        if let Err(e) = std::fs::rename(base.join("a"), base.join("moved")) {
+            // Some systems refuse to rename a folder while something in it is open; then
+            // the window this test probes cannot open at all.
+            eprintln!("the ancestor could not be renamed ({e}); nothing to probe");
+            return;
+        }
+        std::fs::create_dir_all(base.join("a").join("b")).unwrap();
+        std::fs::write(base.join("a").join("b").join("decoy.txt"), "decoy").unwrap();
+
+        let mut temp = create_temp_at(&held, ".new.rootgrep-tmp", false)
+            .unwrap()
+            .expect("a fresh name");
+        temp.write_all(b"new").unwrap();
+        rename_at(&held, ".new.rootgrep-tmp", OsStr::new("old.txt")).unwrap();
+        drop(temp);
+        mkdir_at(&held, OsStr::new("sub")).unwrap();
+        assert!(exists_at(&held, OsStr::new("sub")));
+        assert!(exists_at(&held, OsStr::new("old.txt")));
+        assert!(!exists_at(&held, OsStr::new("decoy.txt")));
+        rename_noreplace_at(&held, OsStr::new("old.txt"), &held, OsStr::new("kept.txt")).unwrap();
+        let gone = create_temp_at(&held, ".gone.rootgrep-tmp", false)
+            .unwrap()
+            .expect("a fresh name");
+        drop(gone);
+        unlink_at(&held, ".gone.rootgrep-tmp").unwrap();
+        assert!(!exists_at(&held, OsStr::new(".gone.rootgrep-tmp")));
+
+        let mut names: Vec<String> = listing
+            .entries()
+            .unwrap()
+            .into_iter()
+            .map(|e| e.name.to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["kept.txt", "sub"]);
+        let moved = base.join("moved").join("b");
+        assert_eq!(
+            std::fs::read_to_string(moved.join("kept.txt")).unwrap(),
+            "new"
+        );
+        assert!(moved.join("sub").is_dir());
+        let mut decoys: Vec<_> = std::fs::read_dir(base.join("a").join("b"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        decoys.sort();
+        assert_eq!(
+            decoys,
+            ["decoy.txt"],
+            "the directory now at the old path was touched"
+        );
+    }
+
+    /// A rename or creation never reaches past its directory, whatever name it is given.
+    #[cfg(windows)]
+    #[test]
+    fn an_entry_name_is_one_plain_name() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        std::fs::create_dir_all(base.join("d")).unwrap();
+        std::fs::write(base.join("d").join("f"), "x").unwrap();
+        let held = open_dir(&base.join("d")).unwrap();
+        for bad in [
+            "..",
+            ".",
+            r"..\escaped",
+            "../escaped",
+            "f:stream",
+            "",
+            "a\\b",
+        ] {
+            let err = rename_at(&held, "f", OsStr::new(bad)).unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::InvalidInput, "{bad:?}: {err}");
+            assert!(mkdir_at(&held, OsStr::new(bad)).is_err(), "{bad:?}");
+        }
+        assert!(!base.join("escaped").exists());
+        assert_eq!(
+            std::fs::read_to_string(base.join("d").join("f")).unwrap(),
+            "x"
+        );
     }
 }

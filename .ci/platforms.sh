@@ -119,8 +119,6 @@ search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU 
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
 over_time::a_subscription_follows_its_path_across_a_directory_rename Wine reports the rename of a watched directory differently (old URI notified)
-symbol_index:: the symbol index is off on Windows for now (src/live.rs); symbols are parsed on demand there, which the symbols:: tests cover
-symbols::grep_scope_follows_a_saved_file waits for the symbol index, which is off on Windows for now
 over_time::listen_stream_list_changed_is_spaced_and_never_loses_the_tail in full parallel Wine runs the tail of a 3-second burst of creations was sometimes not reported within 15 s, with or without the symbol index (passes alone); Linux runs it
 SKIPS
 )

@@ -85,14 +85,6 @@ impl Live {
     /// must not block).
     pub fn start(max_files: usize, sink: impl Fn(Change) + Send + Sync + 'static) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
-        // Windows: no symbol index yet (queries parse on demand). With it on, full parallel
-        // Wine runs of the wire tests lost watch events (2 of 4 runs failed twice in a row,
-        // each time a different test waiting for an event; every one passes alone). Runs with
-        // it off failed at most once, which CI's retry absorbs. Until that is understood on a
-        // real Windows machine, it stays off there.
-        if cfg!(windows) {
-            return Live::with_consumers(index.clone(), vec![index], sink);
-        }
         let symbols = Arc::new(SymbolIndex::new(index.clone()));
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, which must have applied an event first.

@@ -335,6 +335,18 @@ impl FileIndex {
             .unwrap_or_else(PoisonError::into_inner) = Some(barrier);
     }
 
+    /// Whether a fresh snapshot is proven to include every change made before it was asked
+    /// for: a watcher barrier is installed (Linux). Without one (macOS, Windows, unit
+    /// tests) a change made a moment before may not have been reported yet, so whoever
+    /// keeps data derived from file contents checks the file on disk before trusting it.
+    pub fn proves_freshness(&self) -> bool {
+        self.shared
+            .barrier
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_some()
+    }
+
     /// Whether every event queued before this call has been applied, known within
     /// `timeout` (see [`SYNC_WAIT`]).
     fn synced(&self, timeout: Duration) -> bool {

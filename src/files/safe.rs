@@ -446,6 +446,31 @@ mod held {
         );
     }
 
+    /// A directory whose entries take many reads of the listing buffer (2,000 long names,
+    /// about 600 KB of records on Windows) is listed whole, each entry once, with its kind
+    /// and size.
+    #[test]
+    fn a_large_directory_is_listed_whole() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let long = "n".repeat(100);
+        for i in 0..2000 {
+            std::fs::write(base.join(format!("{long}{i:04}")), i.to_string()).unwrap();
+        }
+        std::fs::create_dir(base.join("a dir")).unwrap();
+        let mut entries = DirHandle::open(&base).unwrap().entries().unwrap();
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        assert_eq!(entries.len(), 2001);
+        assert_eq!(
+            (entries[0].name.to_str(), entries[0].kind),
+            (Some("a dir"), HeldKind::Dir)
+        );
+        let last = &entries[2000];
+        assert_eq!(last.name.to_str().unwrap(), format!("{long}1999"));
+        assert_eq!((last.kind, last.len), (HeldKind::File, 4));
+        assert!(last.modified.is_some());
+    }
+
     /// A rename or creation never reaches past its directory, whatever name it is given.
     #[cfg(windows)]
     #[test]

@@ -164,11 +164,13 @@ impl DirHandle {
         const NAME_SURROGATE: u32 = 0x2000_0000;
         const CELLS: usize = 8 * 1024; // 64 KiB, 8-byte aligned
         let mut out = Vec::new();
-        let mut buf = vec![0u64; CELLS];
+        // Beyond the length passed, room for one whole fixed part: a record ending near the
+        // end is copied out whole (its name is shorter than the struct's padding).
+        let mut buf = vec![0u64; CELLS + std::mem::size_of::<FILE_ID_BOTH_DIR_INFO>() / 8 + 1];
         let mut class = FileIdBothDirectoryRestartInfo;
         loop {
             // SAFETY: the handle is owned by `self.dir` (synchronous, listable); `buf` is
-            // aligned and `CELLS * 8` bytes long, which is the length passed.
+            // aligned and longer than the `CELLS * 8` bytes passed.
             let ok = unsafe {
                 GetFileInformationByHandleEx(
                     self.dir.file.as_raw_handle(),
@@ -189,9 +191,10 @@ impl DirHandle {
             let mut offset = 0usize;
             loop {
                 let name_at = std::mem::offset_of!(FILE_ID_BOTH_DIR_INFO, FileName);
-                // SAFETY: the system wrote a chain of records into `buf`, each starting at
-                // an 8-byte aligned offset below its length, its name right after the
-                // fixed part (`FileNameLength` bytes).
+                // SAFETY: the system wrote a chain of records into the first `CELLS * 8`
+                // bytes of `buf`, each at an 8-byte aligned offset, its name right after the
+                // fixed part (`FileNameLength` bytes); the fixed part copied out stays in
+                // `buf` thanks to the slack after the length passed.
                 let (info, name) = unsafe {
                     let info = *base.add(offset).cast::<FILE_ID_BOTH_DIR_INFO>();
                     let name = std::slice::from_raw_parts(

@@ -593,6 +593,18 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
             ),
         ));
     }
+    // `CON`, `NUL`, `COM1`… (also `nul.txt`) name devices in every directory: refused here,
+    // before a metadata call would open the device and fail with a confusing system error.
+    #[cfg(windows)]
+    if let Some(name) = given
+        .to_str()
+        .and_then(crate::files::winpath::reserved_component)
+    {
+        return Err(PathError::Io(
+            given.clone(),
+            format!("{name} is a reserved device name on Windows; special files are refused"),
+        ));
+    }
     let dir_only = {
         use crate::files::os::OsStrExt;
         let bytes = given.as_os_str().as_bytes();

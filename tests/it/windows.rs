@@ -75,11 +75,30 @@ fn reserved_device_names_are_refused_like_special_files() {
     let ws = workspace();
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
-    for name in ["NUL", "con", "COM1", "nul.txt"] {
+    for name in ["NUL", "con", "COM1", "nul.txt", "src/CON", "src/aux.rs"] {
         let read = client.call("read_file", json!({"path": name}));
         assert!(is_error(&read), "read {name}: {}", text(&read));
+        assert!(
+            text(&read).contains("reserved device name"),
+            "{}",
+            text(&read)
+        );
         let write = client.call("write_file", json!({"path": name, "content": "x"}));
         assert!(is_error(&write), "write {name}: {}", text(&write));
+        assert!(
+            text(&write).contains("reserved device name"),
+            "{}",
+            text(&write)
+        );
+        let edit = client.call(
+            "edit_file",
+            json!({"path": name, "old_string": "a", "new_string": "b"}),
+        );
+        assert!(
+            text(&edit).contains("reserved device name"),
+            "{}",
+            text(&edit)
+        );
     }
 }
 

@@ -189,19 +189,30 @@ impl DirHandle {
             class = FileIdBothDirectoryInfo;
             let base = buf.as_ptr().cast::<u8>();
             let mut offset = 0usize;
+            let name_at = std::mem::offset_of!(FILE_ID_BOTH_DIR_INFO, FileName);
+            let garbled =
+                || io::Error::new(io::ErrorKind::InvalidData, "garbled directory listing");
             loop {
-                let name_at = std::mem::offset_of!(FILE_ID_BOTH_DIR_INFO, FileName);
-                // SAFETY: the system wrote a chain of records into the first `CELLS * 8`
-                // bytes of `buf`, each at an 8-byte aligned offset, its name right after the
-                // fixed part (`FileNameLength` bytes); the fixed part copied out stays in
-                // `buf` thanks to the slack after the length passed.
-                let (info, name) = unsafe {
-                    let info = *base.add(offset).cast::<FILE_ID_BOTH_DIR_INFO>();
+                // Never trust an offset or length to stay in the buffer: a file system
+                // driver wrote them.
+                if !offset.is_multiple_of(8) || offset + name_at > CELLS * 8 {
+                    return Err(garbled());
+                }
+                // SAFETY: `offset` is 8-byte aligned and the fixed part starting there lies
+                // in `buf` (checked above; the slack after the length passed covers the
+                // struct's tail padding).
+                let info = unsafe { *base.add(offset).cast::<FILE_ID_BOTH_DIR_INFO>() };
+                if offset + name_at + info.FileNameLength as usize > CELLS * 8 {
+                    return Err(garbled());
+                }
+                // SAFETY: the name lies in the part of `buf` the system wrote (checked
+                // above), right after the fixed part, 2-byte aligned.
+                let name = unsafe {
                     let name = std::slice::from_raw_parts(
                         base.add(offset + name_at).cast::<u16>(),
                         info.FileNameLength as usize / 2,
                     );
-                    (info, std::ffi::OsString::from_wide(name))
+                    std::ffi::OsString::from_wide(name)
                 };
                 if name != "." && name != ".." {
                     let attributes = info.FileAttributes;

@@ -198,6 +198,29 @@ def outline_all(server, root, files, jobs):
     return results
 
 
+def classify(case, named, kinds, who, line_key, same_line, distance):
+    """Sets case["category"] from `named`, the other tool's (`who`'s) entries with the
+    case's name: "agree" (on the same line, a kind of `kinds`), another kind on that line,
+    the name defined elsewhere in the file ("line differs", with the nearest one's line),
+    or "missing"; with the other tool's kind (and line) where it has one."""
+    at = [x for x in named if same_line(x)]
+    in_set = [x for x in at if x["kind"] in kinds]
+    elsewhere = [x for x in named if x["kind"] in kinds]
+    if in_set:
+        case["category"] = "agree"
+        case[f"{who}_kind"] = in_set[0]["kind"]
+    elif at:
+        case["category"] = f"other kind in {who}"
+        case[f"{who}_kind"] = at[0]["kind"]
+    elif elsewhere:
+        case["category"] = "line differs"
+        near = min(elsewhere, key=distance)
+        case[f"{who}_kind"] = near["kind"]
+        case[f"{who}_line"] = near[line_key]
+    else:
+        case["category"] = "missing"
+
+
 def forward(root, spec, tags, sample, outlines):
     """ctags → rootgrep for each sampled ctags tag."""
     cases = []
@@ -213,22 +236,9 @@ def forward(root, spec, tags, sample, outlines):
             case["error"] = err
         else:
             named = [d for d in defs if d["name"] == t["name"]]
-            at = [d for d in named if t["line"] in (d["name_line"], d["line"])]
-            in_set = [d for d in at if d["kind"] in spec["rootgrep_kinds"]]
-            elsewhere = [d for d in named if d["kind"] in spec["rootgrep_kinds"]]
-            if in_set:
-                case["category"] = "agree"
-                case["rootgrep_kind"] = in_set[0]["kind"]
-            elif at:
-                case["category"] = "other kind in rootgrep"
-                case["rootgrep_kind"] = at[0]["kind"]
-            elif elsewhere:
-                case["category"] = "line differs"
-                near = min(elsewhere, key=lambda d: abs(d["name_line"] - t["line"]))
-                case["rootgrep_kind"] = near["kind"]
-                case["rootgrep_line"] = near["name_line"]
-            else:
-                case["category"] = "missing"
+            classify(case, named, spec["rootgrep_kinds"], "rootgrep", "name_line",
+                     same_line=lambda d: t["line"] in (d["name_line"], d["line"]),
+                     distance=lambda d: abs(d["name_line"] - t["line"]))
         cases.append(case)
     return cases
 
@@ -240,22 +250,9 @@ def reverse(spec, ctags_by_file, sample):
         case = {"path": rel, "name": d["name"], "line": d["name_line"], "start_line": d["line"],
                 "rootgrep_kind": d["kind"]}
         named = [t for t in ctags_by_file.get(rel, []) if t["name"] == d["name"]]
-        at = [t for t in named if t["line"] in (d["name_line"], d["line"])]
-        in_set = [t for t in at if t["kind"] in spec["ctags_kinds"]]
-        elsewhere = [t for t in named if t["kind"] in spec["ctags_kinds"]]
-        if in_set:
-            case["category"] = "agree"
-            case["ctags_kind"] = in_set[0]["kind"]
-        elif at:
-            case["category"] = "other kind in ctags"
-            case["ctags_kind"] = at[0]["kind"]
-        elif elsewhere:
-            case["category"] = "line differs"
-            near = min(elsewhere, key=lambda t: abs(t["line"] - d["name_line"]))
-            case["ctags_kind"] = near["kind"]
-            case["ctags_line"] = near["line"]
-        else:
-            case["category"] = "missing"
+        classify(case, named, spec["ctags_kinds"], "ctags", "line",
+                 same_line=lambda t: t["line"] in (d["name_line"], d["line"]),
+                 distance=lambda t: abs(t["line"] - d["name_line"]))
         cases.append(case)
     return cases
 

@@ -579,31 +579,12 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     };
     check_path_shape(&given)?;
     // `file.txt:secret` is an NTFS alternate data stream of `file.txt`: hidden contents
-    // that no listing shows and a path check would take for the file itself. Refused.
+    // that no listing shows and a path check would take for the file itself. `CON`, `NUL`,
+    // `COM1`… (also `nul.txt`) name devices in every directory, and a metadata call would
+    // open the device and fail with a confusing system error. Both are refused here.
     #[cfg(windows)]
-    if let Some(name) = given
-        .to_str()
-        .and_then(crate::files::winpath::stream_component)
-    {
-        return Err(PathError::Io(
-            given.clone(),
-            format!(
-                "{name:?} names an NTFS alternate data stream (a ':' in a name); streams \
-                 are refused, name the file itself"
-            ),
-        ));
-    }
-    // `CON`, `NUL`, `COM1`… (also `nul.txt`) name devices in every directory: refused here,
-    // before a metadata call would open the device and fail with a confusing system error.
-    #[cfg(windows)]
-    if let Some(name) = given
-        .to_str()
-        .and_then(crate::files::winpath::reserved_component)
-    {
-        return Err(PathError::Io(
-            given.clone(),
-            format!("{name} is a reserved device name on Windows; special files are refused"),
-        ));
+    if let Some(why) = given.to_str().and_then(crate::files::winpath::refused_name) {
+        return Err(PathError::Io(given.clone(), why));
     }
     let dir_only = {
         use crate::files::os::OsStrExt;

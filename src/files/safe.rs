@@ -264,29 +264,25 @@ mod unix {
 
     /// `renameat2(src_dir/src_name, dst_dir/dst_name, RENAME_NOREPLACE)` (`renameatx_np`
     /// with `RENAME_EXCL` on macOS): fails when the destination exists, the check being the
-    /// kernel's.
-    #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+    /// kernel's. Other Unix systems have no atomic no-replace rename that rustix exposes:
+    /// refused there rather than checked and renamed with a window between the two.
     pub fn rename_noreplace_at(
         src_dir: &DirFd,
         src_name: &std::ffi::OsStr,
         dst_dir: &DirFd,
         dst_name: &std::ffi::OsStr,
     ) -> io::Result<()> {
-        use rustix::fs::{RenameFlags, renameat_with};
-        renameat_with(src_dir, src_name, dst_dir, dst_name, RenameFlags::NOREPLACE)
-            .map_err(io::Error::from)
-    }
-
-    /// Other Unix systems have no atomic no-replace rename that rustix exposes: refused
-    /// rather than checked and renamed with a window between the two.
-    #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
-    pub fn rename_noreplace_at(
-        _src_dir: &DirFd,
-        _src_name: &std::ffi::OsStr,
-        _dst_dir: &DirFd,
-        _dst_name: &std::ffi::OsStr,
-    ) -> io::Result<()> {
-        Err(io::Error::from(io::ErrorKind::Unsupported))
+        #[cfg(any(target_os = "linux", target_os = "android", target_vendor = "apple"))]
+        {
+            use rustix::fs::{RenameFlags, renameat_with};
+            renameat_with(src_dir, src_name, dst_dir, dst_name, RenameFlags::NOREPLACE)
+                .map_err(io::Error::from)
+        }
+        #[cfg(not(any(target_os = "linux", target_os = "android", target_vendor = "apple")))]
+        {
+            let _ = (src_dir, src_name, dst_dir, dst_name);
+            Err(io::Error::from(io::ErrorKind::Unsupported))
+        }
     }
 }
 

@@ -158,6 +158,23 @@ pub fn is_reserved_name(name: &str) -> bool {
     }
 }
 
+/// Why a path naming the device `name` is refused (for every caller that refuses one).
+pub fn reserved_refusal(name: &str) -> String {
+    format!("{name} is a reserved device name on Windows; special files are refused")
+}
+
+/// Why `path` is refused before any system call: it names an alternate data stream or a
+/// reserved device name. `None` for an ordinary path.
+pub fn refused_name(path: &str) -> Option<String> {
+    if let Some(name) = stream_component(path) {
+        return Some(format!(
+            "{name:?} names an NTFS alternate data stream (a ':' in a name); streams are \
+             refused, name the file itself"
+        ));
+    }
+    reserved_component(path).map(reserved_refusal)
+}
+
 /// The first component of `path` that is a reserved device name, if any.
 pub fn reserved_component(path: &str) -> Option<&str> {
     path.split(['\\', '/'])

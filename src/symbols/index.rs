@@ -469,14 +469,18 @@ impl Snapshot {
                 continue;
             }
             let f = &table.files[file];
-            let first = !vouched.contains_key(&file);
-            let current = *vouched
-                .entry(file)
-                .or_insert_with(|| self.current(rel, f.size, f.mtime));
-            if !current {
-                if first && self.files.find_file(rel).is_some() {
-                    redo.push(rel.to_path_buf());
+            let current = match vouched.get(&file) {
+                Some(&current) => current,
+                None => {
+                    let current = self.current(rel, f.size, f.mtime);
+                    vouched.insert(file, current);
+                    if !current && self.files.find_file(rel).is_some() {
+                        redo.push(rel.to_path_buf());
+                    }
+                    current
                 }
+            };
+            if !current {
                 continue;
             }
             each(
@@ -720,17 +724,18 @@ impl SymbolIndex {
 
     /// [`SymbolIndex::snapshot`] of the root holding `path`.
     pub fn snapshot_for(&self, path: &Path) -> Option<Snapshot> {
-        let root = {
-            let state = self.shared.lock();
-            state
-                .slots
-                .iter()
-                .filter(|s| path.starts_with(&s.root))
-                .max_by_key(|s| s.root.as_os_str().len())?
-                .root
-                .clone()
-        };
-        self.snapshot(&root)
+        self.snapshot(&self.root_of(path)?)
+    }
+
+    /// The innermost root holding `path`.
+    pub fn root_of(&self, path: &Path) -> Option<PathBuf> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| path.starts_with(&s.root))
+            .max_by_key(|s| s.root.as_os_str().len())
+            .map(|s| s.root.clone())
     }
 
     /// Distinct definition names starting with `prefix` (smart case) over the roots built,

@@ -67,8 +67,9 @@ pub fn definitions_of_files<'p>(
     let mut found: HashMap<PathBuf, Vec<Definition>> = HashMap::new();
     let mut parse: Vec<(PathBuf, Lang)> = Vec::new();
     let mut seen: HashSet<&Path> = HashSet::new();
-    // One snapshot per root for the whole page: taking one syncs with the watcher.
-    let mut snapshots: Vec<Snapshot> = Vec::new();
+    // One snapshot per root for the whole page, asked for once even when there is none:
+    // taking one syncs with the watcher.
+    let mut snapshots: HashMap<PathBuf, Option<Snapshot>> = HashMap::new();
     for path in paths {
         if !seen.insert(path) {
             continue;
@@ -76,19 +77,12 @@ pub fn definitions_of_files<'p>(
         let Some(lang) = Lang::from_path(path) else {
             continue;
         };
-        let held = snapshots
-            .iter()
-            .filter(|s| path.starts_with(s.root()))
-            .max_by_key(|s| s.root().as_os_str().len());
-        let snapshot = match held {
-            Some(snapshot) => Some(snapshot),
-            None => match symbols.and_then(|index| index.snapshot_for(path)) {
-                Some(snapshot) => {
-                    snapshots.push(snapshot);
-                    snapshots.last()
-                }
-                None => None,
-            },
+        let snapshot = match symbols.and_then(|index| Some((index, index.root_of(path)?))) {
+            Some((index, root)) => snapshots
+                .entry(root)
+                .or_insert_with_key(|root| index.snapshot(root))
+                .as_ref(),
+            None => None,
         };
         match snapshot.and_then(|snapshot| snapshot.file_definitions(path)) {
             Some(defs) => {

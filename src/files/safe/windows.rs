@@ -54,8 +54,9 @@ fn reserved(path: &Path) -> io::Result<()> {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
-                "{}: {name} is a reserved device name on Windows; special files are refused",
-                crate::roots::path_text(path)
+                "{}: {}",
+                crate::roots::path_text(path),
+                winpath::reserved_refusal(name)
             ),
         ));
     }
@@ -287,10 +288,16 @@ fn nt_error(status: NTSTATUS) -> io::Error {
     io::Error::from_raw_os_error(code as i32)
 }
 
-/// `name` as UTF-16, refused unless it is one plain entry name: no separator, no stream
-/// (`:`), not `.` or `..`, no NUL. The callers pass names taken from checked paths; this
-/// keeps a handle-relative call from ever reaching past its directory.
-fn entry_name(name: &OsStr) -> io::Result<Vec<u16>> {
+/// One plain entry name in UTF-16, made only by [`entry_name`]: what the handle-relative
+/// calls below take, so none of them can be given a name that reaches past its directory.
+struct EntryName(Vec<u16>);
+
+/// `name` as an [`EntryName`], refused unless it is one plain entry name: no separator, no
+/// stream (`:`), not `.` or `..`, no NUL, not a reserved device name. The callers pass names
+/// taken from checked paths; this keeps a handle-relative call from ever reaching past its
+/// directory.
+fn entry_name(name: &OsStr) -> io::Result<EntryName> {
+    reserved(Path::new(name))?;
     let wide: Vec<u16> = name.encode_wide().collect();
     let bad = wide.is_empty()
         || wide == [u16::from(b'.')]
@@ -304,7 +311,7 @@ fn entry_name(name: &OsStr) -> io::Result<Vec<u16>> {
             format!("{} is not a single entry name", name.to_string_lossy()),
         ));
     }
-    Ok(wide)
+    Ok(EntryName(wide))
 }
 
 /// `NtCreateFile` of `name` relative to the held directory `dir` (its handle is the
@@ -315,7 +322,7 @@ fn entry_name(name: &OsStr) -> io::Result<Vec<u16>> {
 #[allow(unsafe_code)]
 fn open_at(
     dir: &DirFd,
-    name: &OsStr,
+    name: &EntryName,
     access: u32,
     disposition: u32,
     options: u32,
@@ -325,21 +332,17 @@ fn open_at(
     use windows_sys::Wdk::Storage::FileSystem::{
         FILE_OPEN_REPARSE_POINT, FILE_SYNCHRONOUS_IO_NONALERT, NtCreateFile,
     };
-    use windows_sys::Win32::Foundation::{
-        OBJ_CASE_INSENSITIVE, STATUS_INVALID_PARAMETER, UNICODE_STRING,
-    };
+    use windows_sys::Win32::Foundation::{OBJ_CASE_INSENSITIVE, UNICODE_STRING};
     use windows_sys::Win32::Storage::FileSystem::{
         FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE, SYNCHRONIZE,
     };
     use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
-    let Ok(mut wide) = entry_name(name) else {
-        return Err(STATUS_INVALID_PARAMETER);
-    };
-    let bytes = (wide.len() * 2) as u16;
+    let bytes = (name.0.len() * 2) as u16;
     let object_name = UNICODE_STRING {
         Length: bytes,
         MaximumLength: bytes,
-        Buffer: wide.as_mut_ptr(),
+        // The call only reads the name.
+        Buffer: name.0.as_ptr().cast_mut(),
     };
     let attributes = OBJECT_ATTRIBUTES {
         Length: std::mem::size_of::<OBJECT_ATTRIBUTES>() as u32,
@@ -352,7 +355,7 @@ fn open_at(
     };
     let mut handle = std::ptr::null_mut();
     let mut status_block = IO_STATUS_BLOCK::default();
-    // SAFETY: every pointer refers to a live local (`object_name` points into `wide`,
+    // SAFETY: every pointer refers to a live local (`object_name` points into `name`,
     // both alive for the call); the root handle is owned by `dir`; on success the new
     // handle is owned by nobody else and is handed to `File` exactly once.
     let status = unsafe {
@@ -381,16 +384,13 @@ fn open_at(
 /// `FileRenameInformationEx` with the held directory as `RootDirectory`: relative to that
 /// directory, not to a path). `flags` are `FILE_RENAME_*`.
 #[allow(unsafe_code)]
-fn rename_handle(file: &File, dst: &DirFd, to: &OsStr, flags: u32) -> Result<(), NTSTATUS> {
+fn rename_handle(file: &File, dst: &DirFd, to: &EntryName, flags: u32) -> Result<(), NTSTATUS> {
     use std::os::windows::io::AsRawHandle;
     use windows_sys::Wdk::Storage::FileSystem::{
         FILE_RENAME_INFORMATION, FileRenameInformationEx, NtSetInformationFile,
     };
-    use windows_sys::Win32::Foundation::STATUS_INVALID_PARAMETER;
     use windows_sys::Win32::System::IO::IO_STATUS_BLOCK;
-    let Ok(wide) = entry_name(to) else {
-        return Err(STATUS_INVALID_PARAMETER);
-    };
+    let wide = &to.0;
     let header = std::mem::offset_of!(FILE_RENAME_INFORMATION, FileName);
     // The name is followed by a NUL, and the whole is never shorter than the structure:
     // a shorter buffer is refused as an invalid parameter (by Wine at least).
@@ -443,15 +443,15 @@ fn rename_entry(
         FILE_OPEN, FILE_RENAME_POSIX_SEMANTICS, FILE_RENAME_REPLACE_IF_EXISTS,
     };
     use windows_sys::Win32::Storage::FileSystem::DELETE;
-    reserved(Path::new(dst_name))?;
-    entry_name(dst_name)?;
-    let source = open_at(src_dir, src_name, DELETE, FILE_OPEN, 0).map_err(nt_error)?;
+    let to = entry_name(dst_name)?;
+    let source =
+        open_at(src_dir, &entry_name(src_name)?, DELETE, FILE_OPEN, 0).map_err(nt_error)?;
     let flags = if replace {
         FILE_RENAME_POSIX_SEMANTICS | FILE_RENAME_REPLACE_IF_EXISTS
     } else {
         FILE_RENAME_POSIX_SEMANTICS
     };
-    match rename_handle(&source, dst_dir, dst_name, flags) {
+    match rename_handle(&source, dst_dir, &to, flags) {
         Ok(()) => Ok(()),
         Err(status) if unsupported(status) => {
             drop(source);
@@ -492,11 +492,9 @@ pub fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Opt
     use windows_sys::Wdk::Storage::FileSystem::{FILE_CREATE, FILE_NON_DIRECTORY_FILE};
     use windows_sys::Win32::Foundation::STATUS_OBJECT_NAME_COLLISION;
     use windows_sys::Win32::Storage::FileSystem::{FILE_GENERIC_READ, FILE_GENERIC_WRITE};
-    reserved(Path::new(name))?;
-    entry_name(OsStr::new(name))?;
     match open_at(
         dir,
-        OsStr::new(name),
+        &entry_name(OsStr::new(name))?,
         FILE_GENERIC_READ | FILE_GENERIC_WRITE,
         FILE_CREATE,
         FILE_NON_DIRECTORY_FILE,
@@ -551,7 +549,7 @@ pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
     use windows_sys::Win32::Storage::FileSystem::DELETE;
     let file = open_at(
         dir,
-        OsStr::new(name),
+        &entry_name(OsStr::new(name))?,
         DELETE,
         FILE_OPEN,
         FILE_NON_DIRECTORY_FILE | FILE_DELETE_ON_CLOSE,
@@ -565,11 +563,9 @@ pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
 pub fn mkdir_at(dir: &DirFd, name: &OsStr) -> io::Result<()> {
     use windows_sys::Wdk::Storage::FileSystem::{FILE_CREATE, FILE_DIRECTORY_FILE};
     use windows_sys::Win32::Storage::FileSystem::FILE_LIST_DIRECTORY;
-    reserved(Path::new(name))?;
-    entry_name(name)?;
     open_at(
         dir,
-        name,
+        &entry_name(name)?,
         FILE_LIST_DIRECTORY,
         FILE_CREATE,
         FILE_DIRECTORY_FILE,
@@ -590,7 +586,10 @@ pub fn exists_at(dir: &DirFd, name: &OsStr) -> bool {
         STATUS_OBJECT_NAME_NOT_FOUND, STATUS_OBJECT_PATH_NOT_FOUND,
     };
     use windows_sys::Win32::Storage::FileSystem::FILE_READ_ATTRIBUTES;
-    match open_at(dir, name, FILE_READ_ATTRIBUTES, FILE_OPEN, 0) {
+    let Ok(name) = entry_name(name) else {
+        return false;
+    };
+    match open_at(dir, &name, FILE_READ_ATTRIBUTES, FILE_OPEN, 0) {
         Ok(_) => true,
         Err(status) => ![
             STATUS_OBJECT_NAME_NOT_FOUND,

@@ -18,10 +18,14 @@
 //! - Empty `old_string` is an error, except on an empty file (BOM aside), where it inserts
 //!   `new_string` — the natural way to fill a freshly created empty file. `old_string ==
 //!   new_string` is an error (it would be a silent no-op).
-//! - Line endings: the file's dominant ending (CRLF if CRLF lines outnumber bare-LF lines) is
-//!   kept. In a CRLF file the model's `\n` in `old_string` is matched as `\r\n` (falling back to
-//!   the literal string for mixed files), and `new_string` is written with the file's dominant
-//!   ending. Lines outside the replaced spans are never touched, so mixed files stay mixed.
+//! - Line endings: an `old_string` holding `\r\n` matches exactly those bytes (in a file
+//!   with no `\r\n` at all, its line breaks are read as `\n`). One whose line breaks are all
+//!   `\n` (what models send) matches each of them against `\n` or `\r\n` in a file that has
+//!   `\r\n` lines, so in a mixed file `key\nval` matches both `key\nval` and `key\r\nval`:
+//!   two places, ambiguous, never one chosen silently. `new_string` takes the line ending
+//!   of the text it replaces (all `\r\n` or all `\n`), else the file's dominant ending (CRLF
+//!   if CRLF lines outnumber bare-LF lines). Lines outside the replaced spans are never
+//!   touched, so mixed files stay mixed.
 //! - A UTF-8 BOM is kept; UTF-16 and other non-UTF-8 files are refused with a clear error
 //!   (rewriting them as UTF-8 would change every byte).
 //! - The diff (`similar`, 3 lines of context, `---`/`+++` headers naming the path) is computed
@@ -34,19 +38,28 @@
 //!   instead; its text stops at the caller's `diff_max_bytes`. A stop flag (the request was
 //!   cancelled) is checked while scanning, between edits, and before writing: a cancelled
 //!   edit writes nothing.
-//! - A cheap guard against lost updates: if the file's size, mtime or inode changed between
-//!   our read and our write, the edit fails with [`EditError::ChangedMeanwhile`] instead of
-//!   overwriting someone else's change (a small window remains between that check and the
-//!   rename; there is no portable compare-and-swap for files).
+//! - No lost updates. An edit holds its path's lock (`lock.rs`) from before it reads until
+//!   after its rename, so rootgrep's own edits, writes and moves of one path run one at a
+//!   time. Another process is caught just before the rename (`write::write_locked`): the
+//!   file read must still be at the path with exactly the content read (re-read through the
+//!   read handle, then its size, mtime and ctime, then the path's identity), else
+//!   [`EditError::ChangedMeanwhile`] and nothing is written. A write by another process in
+//!   the instant left between that last look and the rename is detected after the rename
+//!   (the replaced file's size or mtime moved) and said in the outcome (`late_write`).
+//! - Replacing needs the permission to write the file, not only its directory: a file the
+//!   server's user may not write, or one with no write permission bit at all, is refused.
+//! - Hard links: the file is replaced atomically, so its other names keep the old content;
+//!   the outcome counts them (`other_links`) and the answer says so.
 
 use std::fmt;
-use std::fs::{self, Metadata};
+use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::write::{replaceable_metadata, write_atomic};
+use super::lock;
+use super::write::{ReadVersion, is_changed_meanwhile, replaceable_metadata, write_locked};
 
 /// One find-and-replace.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -81,6 +94,11 @@ pub struct EditOutcome {
     pub bom: bool,
     /// Size of the resulting file in bytes (what was, or on a dry run would be, written).
     pub bytes: u64,
+    /// Other hard links of the file that was replaced: they keep the old content.
+    pub other_links: u64,
+    /// Another process wrote to the file in the instant between the last "unchanged" check
+    /// and the rename: that write is not in the edited file.
+    pub late_write: bool,
 }
 
 /// Where the text would match if whitespace / line endings were ignored.
@@ -375,6 +393,13 @@ pub fn edit_file_with(
         source,
     };
 
+    // One edit, write or move of this path at a time (lock.rs): another one of ours in
+    // between would be lost. A dry run writes nothing and needs no turn.
+    let _held = if dry_run {
+        None
+    } else {
+        Some(lock::lock_unless_stopped(&[path], control.stop).ok_or(EditError::Cancelled)?)
+    };
     // Refuse symlinks, directories, special files and huge files before reading anything.
     let Some(meta) = replaceable_metadata(path).map_err(io_err)? else {
         return Err(EditError::FileNotFound {
@@ -387,7 +412,7 @@ pub fn edit_file_with(
             size: meta.len(),
         });
     }
-    let (bytes, read_meta) = read_with_metadata(path).map_err(io_err)?;
+    let (file, bytes, read_meta) = read_with_metadata(path).map_err(io_err)?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
         // It grew between the two looks.
         return Err(EditError::TooLarge {
@@ -431,60 +456,71 @@ pub fn edit_file_with(
         if e.old_string == e.new_string {
             return Err(EditError::NoChange { edit, of });
         }
-        let new = with_ending(&e.new_string, ending);
         if e.old_string.is_empty() {
             if !text.is_empty() {
                 return Err(EditError::EmptyOldString { edit, of });
             }
-            text = new;
+            text = with_ending(&e.new_string, ending);
             replacements.push(1);
             continue;
         }
 
-        // The model's old_string in the file's style first, then as given (mixed files).
-        let mut forms = vec![with_ending(&e.old_string, ending)];
-        if forms[0] != e.old_string {
-            forms.push(e.old_string.clone());
-        }
-        let Some(needle) = forms.into_iter().find(|f| text.contains(f.as_str())) else {
-            return Err(not_found(path, edit, of, &e.old_string, &text, original));
-        };
-
         if e.replace_all {
-            let count = text.matches(needle.as_str()).count();
+            let spans = spans_of(
+                &text,
+                &e.old_string,
+                Count::NonOverlapping,
+                usize::MAX,
+                control.stop,
+            )
+            .ok_or(EditError::Cancelled)?;
+            if spans.count == 0 {
+                return Err(not_found(path, edit, of, &e.old_string, &text, original));
+            }
             // Check the size of the result before building it: a long new_string times
             // many matches could otherwise ask for any amount of memory.
+            let replaced: u64 = spans.first.iter().map(|(a, b)| (b - a) as u64).sum();
             let grown = (text.len() as u64)
-                .saturating_add((count as u64).saturating_mul(new.len() as u64))
-                .saturating_sub((count as u64).saturating_mul(needle.len() as u64));
+                .saturating_add((spans.count as u64).saturating_mul(e.new_string.len() as u64 * 2))
+                .saturating_sub(replaced);
             if grown > MAX_EDIT_BYTES {
                 return Err(EditError::TooLarge {
                     path: path.to_path_buf(),
                     size: grown,
                 });
             }
-            text = text.replace(needle.as_str(), &new);
-            replacements.push(count);
+            text = replace_spans(&text, &spans.first, &e.new_string, ending);
+            replacements.push(spans.count);
         } else {
-            let found = occurrences(&text, &needle, MAX_LINES_LISTED + 1, control.stop)
-                .ok_or(EditError::Cancelled)?;
+            let found = spans_of(
+                &text,
+                &e.old_string,
+                Count::Overlapping,
+                MAX_LINES_LISTED + 1,
+                control.stop,
+            )
+            .ok_or(EditError::Cancelled)?;
+            if found.count == 0 {
+                return Err(not_found(path, edit, of, &e.old_string, &text, original));
+            }
             if found.count > 1 {
+                let starts: Vec<usize> = found.first.iter().map(|&(a, _)| a).collect();
                 return Err(EditError::Ambiguous {
                     path: path.to_path_buf(),
                     edit,
                     of,
                     count: found.count,
-                    lines: lines_of(&text, &found.first),
+                    lines: lines_of(&text, &starts),
                 });
             }
-            let start = found.first[0];
-            if (text.len() - needle.len() + new.len()) as u64 > MAX_EDIT_BYTES {
+            let next = replace_spans(&text, &found.first[..1], &e.new_string, ending);
+            if next.len() as u64 > MAX_EDIT_BYTES {
                 return Err(EditError::TooLarge {
                     path: path.to_path_buf(),
-                    size: (text.len() - needle.len() + new.len()) as u64,
+                    size: next.len() as u64,
                 });
             }
-            text.replace_range(start..start + needle.len(), &new);
+            text = next;
             replacements.push(1);
         }
     }
@@ -505,17 +541,25 @@ pub fn edit_file_with(
     out_bytes.extend_from_slice(text.as_bytes());
 
     let written = changed && !dry_run;
+    let (mut other_links, mut late_write) = (0, false);
     if written {
         if stopped() {
             return Err(EditError::Cancelled);
         }
-        let now = fs::symlink_metadata(path).map_err(io_err)?;
-        if !same_version(&read_meta, &now) {
-            return Err(EditError::ChangedMeanwhile {
-                path: path.to_path_buf(),
-            });
+        let read = ReadVersion {
+            file: &file,
+            meta: &read_meta,
+            bytes: &bytes,
+        };
+        match write_locked(path, &out_bytes, false, Some(&read)) {
+            Ok(outcome) => (other_links, late_write) = (outcome.other_links, outcome.late_write),
+            Err(e) if is_changed_meanwhile(&e) => {
+                return Err(EditError::ChangedMeanwhile {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(io_err(e)),
         }
-        write_atomic(path, &out_bytes, false).map_err(io_err)?;
     }
     Ok(EditOutcome {
         path: path.to_path_buf(),
@@ -527,12 +571,14 @@ pub fn edit_file_with(
         line_ending: ending,
         bom,
         bytes: out_bytes.len() as u64,
+        other_links,
+        late_write,
     })
 }
 
-/// Read the file and the metadata of the very handle we read from (so the "changed
-/// meanwhile" check compares against the version we actually read).
-fn read_with_metadata(path: &Path) -> io::Result<(Vec<u8>, Metadata)> {
+/// Read the file, keeping the handle and its metadata (so the "changed meanwhile" check
+/// just before the rename compares against the version we actually read).
+fn read_with_metadata(path: &Path) -> io::Result<(File, Vec<u8>, Metadata)> {
     let mut file = super::safe::open_read(path)?;
     let meta = file.metadata()?;
     if !meta.is_file() {
@@ -543,19 +589,11 @@ fn read_with_metadata(path: &Path) -> io::Result<(Vec<u8>, Metadata)> {
         ));
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
-    file.read_to_end(&mut bytes)?;
-    Ok((bytes, meta))
-}
-
-fn same_version(a: &Metadata, b: &Metadata) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if (a.dev(), a.ino()) != (b.dev(), b.ino()) {
-            return false;
-        }
-    }
-    a.len() == b.len() && a.modified().ok() == b.modified().ok()
+    // At most one byte past the cap: a file growing while read is refused, not held whole.
+    (&mut file)
+        .take(MAX_EDIT_BYTES + 1)
+        .read_to_end(&mut bytes)?;
+    Ok((file, bytes, meta))
 }
 
 fn dominant_ending(text: &str) -> LineEnding {
@@ -575,6 +613,118 @@ fn with_ending(s: &str, ending: LineEnding) -> String {
         LineEnding::Lf => lf,
         LineEnding::Crlf => lf.replace('\n', "\r\n"),
     }
+}
+
+/// How matches are counted: every occurrence (for the uniqueness check: `aa` twice in
+/// `aaa`), or left to right without overlap (what `replace_all` replaces).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Count {
+    Overlapping,
+    NonOverlapping,
+}
+
+/// Where `old` matches in `text`: the number of matches and the byte spans of the first
+/// `keep` of them, ascending.
+///
+/// Line endings: an `old` that holds a `\r\n` is matched exactly as given (the model meant
+/// those bytes), unless the file has no `\r\n` at all (then its line breaks are taken as
+/// `\n`, the only kind there is). An `old` whose line breaks are all `\n` matches each of
+/// them against `\n` or `\r\n` in a file that has `\r\n` lines (models send `\n`
+/// whatever the file has): in a mixed file, `key\nval` then matches both `key\nval` and
+/// `key\r\nval`, and two such places are ambiguous rather than one silently chosen.
+/// Anything else (a bare `\r`, no line break) matches exactly.
+struct Spans {
+    count: usize,
+    first: Vec<(usize, usize)>,
+}
+
+fn spans_of(text: &str, old: &str, how: Count, keep: usize, stop: &AtomicBool) -> Option<Spans> {
+    let file_has_crlf = text.contains("\r\n");
+    if old.contains("\r\n") && !file_has_crlf {
+        return spans_of(text, &old.replace("\r\n", "\n"), how, keep, stop);
+    }
+    let flexible = file_has_crlf && !old.contains('\r') && old.contains('\n');
+    if !flexible {
+        return exact_spans(text, old, how, keep, stop);
+    }
+    // Match in the text with every `\r\n` read as `\n`, then map the spans back.
+    // `crs[k]`: the offset in `plain` of the k-th `\n` that was a `\r\n`.
+    let mut plain = String::with_capacity(text.len());
+    let mut crs = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("\r\n") {
+        plain.push_str(&rest[..at]);
+        crs.push(plain.len());
+        plain.push('\n');
+        rest = &rest[at + 2..];
+    }
+    plain.push_str(rest);
+    let found = exact_spans(&plain, old, how, keep, stop)?;
+    // An offset in `plain` is the same offset in `text` plus one for each `\r` dropped
+    // before it; a span that starts at a `\n` that was `\r\n` starts at its `\r`.
+    let back = |at: usize| at + crs.partition_point(|&cr| cr < at);
+    Some(Spans {
+        count: found.count,
+        first: found
+            .first
+            .iter()
+            .map(|&(a, b)| (back(a), back(b)))
+            .collect(),
+    })
+}
+
+/// The exact matches of `needle` (see [`Count`]).
+fn exact_spans(
+    text: &str,
+    needle: &str,
+    how: Count,
+    keep: usize,
+    stop: &AtomicBool,
+) -> Option<Spans> {
+    let spans = |starts: &[usize]| starts.iter().map(|&a| (a, a + needle.len())).collect();
+    match how {
+        Count::Overlapping => {
+            let found = occurrences(text, needle, keep, stop)?;
+            Some(Spans {
+                count: found.count,
+                first: spans(&found.first),
+            })
+        }
+        Count::NonOverlapping => {
+            let starts: Vec<usize> = text.match_indices(needle).map(|(a, _)| a).collect();
+            if stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            Some(Spans {
+                count: starts.len(),
+                first: spans(&starts[..starts.len().min(keep)]),
+            })
+        }
+    }
+}
+
+/// `text` with each of the ascending, non-overlapping `spans` replaced by `new`, whose line
+/// breaks take the ending of the text they replace (all `\r\n`, or all `\n`), or the
+/// file's dominant ending when that text has no line break or both kinds.
+fn replace_spans(text: &str, spans: &[(usize, usize)], new: &str, dominant: LineEnding) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for &(a, b) in spans {
+        out.push_str(&text[from..a]);
+        let replaced = &text[a..b];
+        let crlf = replaced.matches("\r\n").count();
+        let lf = replaced.matches('\n').count() - crlf;
+        let ending = match (crlf, lf) {
+            (0, 0) => dominant,
+            (_, 0) => LineEnding::Crlf,
+            (0, _) => LineEnding::Lf,
+            _ => dominant,
+        };
+        out.push_str(&with_ending(new, ending));
+        from = b;
+    }
+    out.push_str(&text[from..]);
+    out
 }
 
 /// What a scan for `needle` found.
@@ -829,6 +979,7 @@ fn changed_region(before: &str, after: &str, timeout: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::fs;
 
     fn edit(old: &str, new: &str) -> Edit {
         Edit {
@@ -884,6 +1035,91 @@ mod tests {
         let (_d, p) = file_with(b"a\r\nb\nc\r\nd\r\n");
         edit_file(&p, &[edit("d", "D")], false).unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"a\r\nb\nc\r\nD\r\n");
+    }
+
+    #[test]
+    fn an_exact_crlf_old_string_matches_only_crlf_text() {
+        for content in [
+            &b"key\nval\nx\nkey\r\nval\n"[..],
+            &b"key\nval\r\nx\r\nkey\r\nval\r\n"[..],
+        ] {
+            let (_d, p) = file_with(content);
+            edit_file(&p, &[edit("key\r\nval", "K\r\nV")], false).unwrap();
+            let expected = String::from_utf8(content.to_vec())
+                .unwrap()
+                .replace("key\r\nval", "K\r\nV");
+            assert_eq!(fs::read_to_string(&p).unwrap(), expected);
+        }
+    }
+
+    #[test]
+    fn an_lf_old_string_in_a_mixed_file_is_ambiguous_between_both_endings() {
+        let (_d, p) = file_with(b"key\nval\r\nx\r\nkey\r\nval\r\n");
+        let err = edit_file(&p, &[edit("key\nval", "K\nV")], false).unwrap_err();
+        match err {
+            EditError::Ambiguous { count, lines, .. } => {
+                assert_eq!((count, lines), (2, vec![1, 4]));
+            }
+            other => panic!("{other}"),
+        }
+        // replace_all replaces both, each keeping its own ending.
+        let all = Edit {
+            replace_all: true,
+            ..edit("key\nval", "K\nV")
+        };
+        let out = edit_file(&p, &[all], false).unwrap();
+        assert_eq!(out.replacements, vec![2]);
+        assert_eq!(fs::read(&p).unwrap(), b"K\nV\r\nx\r\nK\r\nV\r\n");
+    }
+
+    #[test]
+    fn spans_map_back_across_dropped_carriage_returns() {
+        let stop = AtomicBool::new(false);
+        let text = "a\r\nb\r\n\r\nc\nb\r\n";
+        let found = spans_of(text, "\nb\n", Count::Overlapping, 10, &stop).unwrap();
+        assert_eq!(found.count, 2);
+        for (a, b) in &found.first {
+            assert!(text[*a..*b].starts_with("\r\nb") || text[*a..*b].starts_with("\nb"));
+            assert!(text[*a..*b].ends_with('\n'));
+        }
+        assert_eq!(&text[found.first[0].0..found.first[0].1], "\r\nb\r\n");
+        assert_eq!(&text[found.first[1].0..found.first[1].1], "\nb\r\n");
+    }
+
+    #[test]
+    fn a_change_after_the_read_is_caught_up_to_the_rename() {
+        // What was read, then another process appends: the replacement is refused.
+        let (_d, p) = file_with(b"one\n");
+        let (file, bytes, meta) = read_with_metadata(&p).unwrap();
+        fs::OpenOptions::new()
+            .append(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"two\n"))
+            .unwrap();
+        let read = ReadVersion {
+            file: &file,
+            meta: &meta,
+            bytes: &bytes,
+        };
+        let err = write_locked(&p, b"uno\n", false, Some(&read)).unwrap_err();
+        assert!(is_changed_meanwhile(&err), "{err}");
+        assert_eq!(fs::read(&p).unwrap(), b"one\ntwo\n");
+        // A rewrite of the same size (the same mtime tick, maybe) is caught by the content.
+        let (file, bytes, meta) = read_with_metadata(&p).unwrap();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, b"ONE"))
+            .unwrap();
+        let read = ReadVersion {
+            file: &file,
+            meta: &meta,
+            bytes: &bytes,
+        };
+        assert!(is_changed_meanwhile(
+            &write_locked(&p, b"uno\n", false, Some(&read)).unwrap_err()
+        ));
+        assert_eq!(fs::read(&p).unwrap(), b"ONE\ntwo\n");
     }
 
     #[test]

@@ -5,6 +5,7 @@
 pub mod edit;
 pub mod info;
 pub mod list;
+pub mod lock;
 pub mod mime;
 pub mod mv;
 pub mod os;

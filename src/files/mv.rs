@@ -15,7 +15,10 @@
 //! - `dst`'s parent must exist (a `NotFound` error naming it; no implicit `mkdir -p`);
 //! - `src` and `dst` must be on the same filesystem (`EXDEV` → `CrossesDevices` error; a
 //!   copy+delete fallback is not atomic and is deliberately not done here);
-//! - after the rename both parent directories are fsynced (best effort).
+//! - after the rename both parent directories are fsynced through the handles the rename
+//!   used (best effort; never re-opened by path);
+//! - a move holds the locks of both paths (`lock.rs`): no write or edit of either by this
+//!   process runs meanwhile.
 //!
 //! Other failures are checked only after the rename failed, to word the error; they never
 //! decide whether to rename.
@@ -23,29 +26,18 @@
 use std::io;
 use std::path::Path;
 
-use super::write::sync_dir;
-
 /// Rename `src` to `dst`, failing if `dst` exists (file, directory, or dangling symlink).
+/// Holds both paths' locks (`lock.rs`), so no write or edit of either runs meanwhile.
 pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
-    match rename_noreplace(src, dst) {
-        Ok(()) => {
-            if let Some(p) = src.parent() {
-                sync_dir(p);
-            }
-            if let Some(p) = dst.parent()
-                && Some(p) != src.parent()
-            {
-                sync_dir(p);
-            }
-            Ok(())
-        }
-        Err(e) => Err(explain(e, src, dst)),
-    }
+    let _held = super::lock::lock(&[src, dst]);
+    rename_noreplace(src, dst).map_err(|e| explain(e, src, dst))
 }
 
 /// Renames without replacing, relative to handles on both parent directories opened without
 /// following any symlink (`safe::rename_noreplace_at`): a directory swapped for a link after
-/// the paths were checked cannot move anything out of (or into) the workspace.
+/// the paths were checked cannot move anything out of (or into) the workspace. Then both
+/// handles are fsynced — the very directories renamed in, never re-opened by path (a FIFO
+/// swapped in would block that open for ever).
 fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     let split = |path: &Path| -> io::Result<(super::safe::DirFd, std::ffi::OsString)> {
         match (path.parent(), path.file_name()) {
@@ -58,7 +50,12 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     };
     let (src_dir, src_name) = split(src)?;
     let (dst_dir, dst_name) = split(dst)?;
-    super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)
+    super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)?;
+    super::safe::fsync_dir(&src_dir);
+    if src.parent() != dst.parent() {
+        super::safe::fsync_dir(&dst_dir);
+    }
+    Ok(())
 }
 
 /// Turn a failed rename into an error the model can act on.

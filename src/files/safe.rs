@@ -252,6 +252,29 @@ mod unix {
             .map_err(io::Error::from)
     }
 
+    /// The device and inode of the entry `name` of `dir` itself (never followed), for
+    /// checking that a path still names the file that was read.
+    #[allow(clippy::unnecessary_cast)]
+    pub fn identity_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+        let stat = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
+        Ok((stat.st_dev as u64, stat.st_ino as u64))
+    }
+
+    /// Whether this process may write the existing entry `name` of `dir`, as the kernel
+    /// decides it for an open for writing (mode bits, ACLs, a read-only mount, an immutable
+    /// file), with the effective ids. `Err` carries the kernel's reason.
+    pub fn may_write_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
+        use rustix::fs::{Access, AtFlags, accessat};
+        match accessat(dir, name, Access::WRITE_OK, AtFlags::EACCESS) {
+            // Kernels or libcs without faccessat2 may refuse the flag: the real ids are the
+            // effective ones for a server nobody runs setuid.
+            Err(rustix::io::Errno::INVAL) | Err(rustix::io::Errno::NOSYS) => {
+                accessat(dir, name, Access::WRITE_OK, AtFlags::empty()).map_err(io::Error::from)
+            }
+            other => other.map_err(io::Error::from),
+        }
+    }
+
     /// fsync a directory handle (best effort).
     pub fn fsync_dir(dir: &DirFd) {
         let _ = rustix::fs::fsync(dir);

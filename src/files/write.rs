@@ -19,8 +19,17 @@
 //! against the roots). The rename replaces the directory entry itself, so even a link swapped
 //! in after our check is replaced, never followed.
 //!
-//! Known limits of replace-by-rename: hard links to the old file keep the old content, and
-//! extended attributes / ACLs of the old file are not copied.
+//! Replacing needs the permission to write the file itself (the kernel's answer for the
+//! server's user, and at least one write bit in its mode, even for root): a rename would
+//! need only the directory's, and would let anyone with a writable directory replace a
+//! read-only or foreign file. Writes, edits and moves of one path run one at a time
+//! (`lock.rs`); an edit's replacement checks, just before its rename, that the file is
+//! still the one it read ([`write_locked`] with a [`ReadVersion`]).
+//!
+//! Known limits of replace-by-rename: hard links to the old file keep the old content (the
+//! outcome counts them, `other_links`, and the tools say so), and extended attributes /
+//! ACLs of the old file are not copied. Directories are fsynced through the handles the
+//! call already holds, never re-opened by path.
 
 use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
@@ -40,6 +49,11 @@ pub struct WriteOutcome {
     pub bytes: u64,
     /// Parent directories created because `create_dirs` was set (outermost first).
     pub created_dirs: Vec<PathBuf>,
+    /// Other hard links of the file that was replaced: they keep its old content.
+    pub other_links: u64,
+    /// Another process wrote to the file between the last "unchanged" check and the rename
+    /// (only checked for a write with a [`ReadVersion`]): that write is not in the new file.
+    pub late_write: bool,
 }
 
 /// What [`create_directory`] did.
@@ -51,13 +65,63 @@ pub struct CreateDirOutcome {
     pub created_dirs: Vec<PathBuf>,
 }
 
-/// Atomically replace (or create) the regular file at `path` with `content`.
+/// Atomically replace (or create) the regular file at `path` with `content`, holding the
+/// path's lock (`lock.rs`) so no other write, edit or move of it by this process runs
+/// meanwhile.
 ///
 /// Errors (all `io::Error` with a message naming the path):
 /// - the parent is missing and `create_dirs` is false (`NotFound`);
 /// - `path` is a directory (`IsADirectory`), a symlink, or a special file (`InvalidInput`);
+/// - `path` is a file this process may not write, or one without any write permission bit
+///   (`PermissionDenied`): replacing it by rename would need only the directory's
+///   permission, but the file's owner said it is not to be changed;
 /// - anything the filesystem reports (permissions, space, read-only fs).
 pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Result<WriteOutcome> {
+    let _held = super::lock::lock(&[path]);
+    write_locked(path, content, create_dirs, None)
+}
+
+/// The version of a file an edit read: its replacement is written only while the path still
+/// names that file with that content ([`write_locked`]).
+pub(crate) struct ReadVersion<'a> {
+    /// The handle the content was read from.
+    pub file: &'a File,
+    /// That handle's metadata when it was read.
+    pub meta: &'a Metadata,
+    /// What was read.
+    pub bytes: &'a [u8],
+}
+
+/// The error [`write_locked`] returns when the file is no longer the version that was read.
+#[derive(Debug)]
+pub(crate) struct ChangedMeanwhile;
+
+impl std::fmt::Display for ChangedMeanwhile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the file changed on disk after it was read")
+    }
+}
+
+impl std::error::Error for ChangedMeanwhile {}
+
+/// Whether `e` is [`write_locked`]'s "changed meanwhile".
+pub(crate) fn is_changed_meanwhile(e: &io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.is::<ChangedMeanwhile>())
+}
+
+/// [`write_atomic`] for a caller that holds the path's lock. With `read`, the file is
+/// replaced only if, just before the rename, the path still names the file that was read
+/// and that file still holds exactly what was read (same content, size, mtime and ctime on
+/// the read handle; same identity at the path); otherwise the temp file is removed and the
+/// error is [`ChangedMeanwhile`]. What remains between that check and the rename is the
+/// time of one `stat` and the rename itself.
+pub(crate) fn write_locked(
+    path: &Path,
+    content: &[u8],
+    create_dirs: bool,
+    read: Option<&ReadVersion<'_>>,
+) -> io::Result<WriteOutcome> {
     let (parent, name) = split_target(path)?;
 
     let mut created_dirs = Vec::new();
@@ -96,27 +160,50 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
     // without following any symlink: a directory swapped for a link after the caller checked
     // the path cannot redirect the write outside the workspace.
     let dir = super::safe::open_dir(parent).map_err(|e| with_context(e, "cannot write", path))?;
+    if let Some(meta) = &existing {
+        may_replace(&dir, name, meta, path)?;
+    }
     // Hidden, recognisable temp name in the same directory, so the rename stays on one
     // filesystem (and therefore atomic).
     let short = temp_stem(name);
     let (tmp_name, tmp) = create_temp(&dir, &short, existing.is_some())
         .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
-    let written = (|| -> io::Result<()> {
+    let written = (|| -> io::Result<bool> {
         let mut tmp = tmp;
         if let Some(meta) = &existing {
             keep_owner_and_mode(&tmp, meta)?;
         }
         tmp.write_all(content)?;
         tmp.sync_all()?;
+        let checked = match read {
+            Some(read) => match still_as_read(&dir, name, read)? {
+                Some(now) => Some((read, now)),
+                None => return Err(io::Error::other(ChangedMeanwhile)),
+            },
+            None => None,
+        };
         // renameat(2) replaces the directory entry; it never writes through a symlink that
         // may have appeared at `path` after the check above.
         super::safe::rename_at(&dir, &tmp_name, name)?;
-        Ok(())
+        // A write by another process between the last check and the rename went to the
+        // file that was just replaced: it is not in the new file. Rare (the window is one
+        // `stat` long), but said, never silent.
+        Ok(checked.is_some_and(|(read, before)| {
+            read.file.metadata().is_ok_and(|after| {
+                after.len() != before.len() || after.modified().ok() != before.modified().ok()
+            })
+        }))
     })();
-    if let Err(e) = written {
-        let _ = super::safe::unlink_at(&dir, &tmp_name);
-        return Err(with_context(e, "cannot write", path));
-    }
+    let late_write = match written {
+        Ok(late_write) => late_write,
+        Err(e) => {
+            let _ = super::safe::unlink_at(&dir, &tmp_name);
+            if is_changed_meanwhile(&e) {
+                return Err(e);
+            }
+            return Err(with_context(e, "cannot write", path));
+        }
+    };
     super::safe::fsync_dir(&dir);
 
     Ok(WriteOutcome {
@@ -124,7 +211,134 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
         created: existing.is_none(),
         bytes: content.len() as u64,
         created_dirs,
+        other_links: existing.as_ref().map_or(0, other_links),
+        late_write,
     })
+}
+
+/// Other names (hard links) of the file `meta` describes: replacing the file by rename
+/// gives `path` a new file, and those names keep the old content.
+#[cfg(unix)]
+fn other_links(meta: &Metadata) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    meta.nlink().saturating_sub(1)
+}
+
+/// Stable std cannot count a file's links on Windows.
+#[cfg(not(unix))]
+fn other_links(_meta: &Metadata) -> u64 {
+    0
+}
+
+/// Refuses to replace an existing file that this process may not write (the kernel's answer
+/// for an open for writing: mode bits, ACLs, read-only mounts, immutable files) or that has
+/// no write permission bit at all — a read-only file, refused even when the server runs as
+/// root, who may write anything: whoever made it read-only meant it not to change.
+fn may_replace(
+    dir: &super::safe::DirFd,
+    name: &std::ffi::OsStr,
+    meta: &Metadata,
+    path: &Path,
+) -> io::Result<()> {
+    let refuse = |why: String| {
+        io::Error::new(
+            io::ErrorKind::PermissionDenied,
+            format!(
+                "cannot write {}: {why}; nothing was written",
+                crate::roots::path_text(path)
+            ),
+        )
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let mode = meta.mode() & 0o7777;
+        if mode & 0o222 == 0 {
+            return Err(refuse(format!(
+                "the file is read-only (mode {mode:04o}); make it writable first if it is \
+                 meant to change"
+            )));
+        }
+        if let Err(e) = super::safe::may_write_at(dir, name) {
+            return Err(refuse(format!(
+                "this server's user may not write the file (owner uid {}, mode {mode:04o}: {e})",
+                meta.uid()
+            )));
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (dir, name);
+        if meta.permissions().readonly() {
+            return Err(refuse(
+                "the file is read-only (its read-only attribute is set); clear it first if \
+                 the file is meant to change"
+                    .to_string(),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether `dir/name` is still the file `read` was read from, holding exactly what was
+/// read: its metadata now when it is, `None` when not. The content is compared first (the
+/// slow part), then the handle's metadata, then the name's identity, so the last look is
+/// the one closest to the rename.
+fn still_as_read(
+    dir: &super::safe::DirFd,
+    name: &std::ffi::OsStr,
+    read: &ReadVersion<'_>,
+) -> io::Result<Option<Metadata>> {
+    use super::os::MetadataExt;
+    if read_back(read.file, read.bytes.len())? != read.bytes {
+        return Ok(None);
+    }
+    let now = read.file.metadata()?;
+    if now.len() != read.meta.len()
+        || now.modified().ok() != read.meta.modified().ok()
+        || changed_status(read.meta, &now)
+    {
+        return Ok(None);
+    }
+    match super::safe::identity_at(dir, name) {
+        Ok(id) if id == (now.dev(), now.ino()) => Ok(Some(now)),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether the inode's status changed (`ctime`: any write, chmod, chown or link).
+#[cfg(unix)]
+fn changed_status(before: &Metadata, now: &Metadata) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    (before.ctime(), before.ctime_nsec()) != (now.ctime(), now.ctime_nsec())
+}
+
+#[cfg(not(unix))]
+fn changed_status(_before: &Metadata, _now: &Metadata) -> bool {
+    false
+}
+
+/// The file's content from its start, up to `len + 1` bytes (one more than expected, so
+/// growth shows), read by offset so the handle's position does not matter.
+fn read_back(file: &File, len: usize) -> io::Result<Vec<u8>> {
+    let mut out = vec![0; len + 1];
+    let mut got = 0;
+    while got < out.len() {
+        #[cfg(unix)]
+        let n = std::os::unix::fs::FileExt::read_at(file, &mut out[got..], got as u64);
+        #[cfg(windows)]
+        let n = std::os::windows::fs::FileExt::seek_read(file, &mut out[got..], got as u64);
+        match n {
+            Ok(0) => break,
+            Ok(n) => got += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.truncate(got);
+    Ok(out)
 }
 
 /// The target's name shortened for its temp file: at most [`TEMP_STEM_BYTES`] bytes of whole
@@ -207,12 +421,7 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
     let mut created_dirs = Vec::new();
     for dir in missing {
         match make_dir(&dir) {
-            Ok(()) => {
-                if let Some(parent) = dir.parent() {
-                    sync_dir(parent);
-                }
-                created_dirs.push(dir);
-            }
+            Ok(()) => created_dirs.push(dir),
             // Someone else made it meanwhile: fine if it is a directory.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -228,7 +437,9 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
 }
 
 /// `mkdir` relative to a handle on the parent opened without following symlinks, so a
-/// parent swapped for a link cannot make us create a directory outside the workspace.
+/// parent swapped for a link cannot make us create a directory outside the workspace; then
+/// that same handle is fsynced (never the parent re-opened by path: whatever was swapped in
+/// meanwhile — a FIFO would block an open for ever — is not touched).
 fn make_dir(dir: &Path) -> io::Result<()> {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(io::Error::new(
@@ -237,7 +448,9 @@ fn make_dir(dir: &Path) -> io::Result<()> {
         ));
     };
     let handle = super::safe::open_dir(parent)?;
-    super::safe::mkdir_at(&handle, name)
+    super::safe::mkdir_at(&handle, name)?;
+    super::safe::fsync_dir(&handle);
+    Ok(())
 }
 
 /// Check that `path` may be replaced by a regular file: returns the existing file's metadata,
@@ -314,17 +527,6 @@ fn keep_owner_and_mode(file: &File, meta: &Metadata) -> io::Result<()> {
 #[cfg(not(unix))]
 fn keep_owner_and_mode(file: &File, meta: &Metadata) -> io::Result<()> {
     file.set_permissions(meta.permissions())
-}
-
-/// fsync a directory so a rename/create in it survives a crash. Best effort: some
-/// filesystems refuse fsync on directories, and the data itself is already synced.
-pub(crate) fn sync_dir(dir: &Path) {
-    #[cfg(unix)]
-    if let Ok(d) = File::open(dir) {
-        let _ = d.sync_all();
-    }
-    #[cfg(not(unix))]
-    let _ = dir;
 }
 
 fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {

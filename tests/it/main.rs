@@ -26,6 +26,7 @@ mod hostile_search;
 mod lifecycle;
 mod live;
 mod load;
+mod lost_edits;
 mod modern;
 mod over_time;
 mod pipeline;

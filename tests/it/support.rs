@@ -48,6 +48,16 @@ impl Client {
         Client::spawn_command(command, cwd)
     }
 
+    /// Starts `rootgrep ARGS` in `cwd` as the user `uid`/`gid` (the test must run as root
+    /// to switch), as an unprivileged user would run it.
+    #[cfg(unix)]
+    pub fn spawn_as(uid: u32, gid: u32, args: &[&str], cwd: &Path) -> Client {
+        use std::os::unix::process::CommandExt;
+        let mut command = Command::new(env!("CARGO_BIN_EXE_rootgrep"));
+        command.args(args).uid(uid).gid(gid);
+        Client::spawn_command(command, cwd)
+    }
+
     /// Windows has no `ulimit`: the server starts without an address-space limit (a job
     /// object would be the equivalent; not set up here).
     #[cfg(windows)]

@@ -523,11 +523,33 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
                     created_dirs_text(&outcome.created_dirs)
                 ));
             }
+            text.push_str(&replaced_notes(&outcome.path, outcome.other_links, false));
             Answer::text(text)
         }
         Ok(Err(err)) => Answer::error(err.to_string()),
         Err(answer) => answer,
     }
+}
+
+/// What a replacement by rename did beyond the file itself: hard links that still show the
+/// old content (a replaced file is a new file), and a write by another process that landed
+/// in the instant before the rename (it went to the old file).
+fn replaced_notes(path: &std::path::Path, other_links: u64, late_write: bool) -> String {
+    let mut notes = String::new();
+    if other_links > 0 {
+        notes.push_str(&format!(
+            " Note: the file had {other_links} other hard link(s); they still show the old \
+             content (a replaced file is a new file; the other names keep the old one)."
+        ));
+    }
+    if late_write {
+        notes.push_str(&format!(
+            " Warning: another process wrote to {} at the instant it was replaced; that write \
+             is not in the new file. Read the file to check.",
+            path_text(path)
+        ));
+    }
+    notes
 }
 
 /// The directories a write created, each inside the one before: all of them when few, else
@@ -686,12 +708,13 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
         )
     } else {
         format!(
-            "Edited {}: {total} replacement(s).",
-            path_text(&outcome.path)
+            "Edited {}: {total} replacement(s).{}",
+            path_text(&outcome.path),
+            replaced_notes(&outcome.path, outcome.other_links, outcome.late_write)
         )
     };
     let budget = call.budget();
-    let structured = serde_json::json!({
+    let mut structured = serde_json::json!({
         "path": cut_escaped(&path_text(&outcome.path), budget / 4),
         "replacements": outcome.replacements,
         "changed": outcome.changed,
@@ -700,6 +723,12 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
         "line_ending": match outcome.line_ending { edit::LineEnding::Lf => "lf", edit::LineEnding::Crlf => "crlf" },
         "bom": outcome.bom,
     });
+    if outcome.other_links > 0 {
+        structured["other_hard_links"] = outcome.other_links.into();
+    }
+    if outcome.late_write {
+        structured["late_write"] = true.into();
+    }
     // The diff takes what the structured result leaves of the budget.
     let others = Answer::default().with_structured(structured.clone()).size();
     let summary = cut_escaped(&summary, budget / 4);

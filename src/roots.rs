@@ -248,9 +248,16 @@ pub fn within(path: &Path, base: &Path) -> bool {
 
 /// Picks the roots in force from the sources in order of precedence — the client's roots,
 /// then the command-line directories, then the working directory — keeping only roots
-/// inside `--confine` (when set). The first source left non-empty wins; when all are empty
-/// the confine directories themselves are the workspace. Returns the set and one warning
-/// per root dropped.
+/// inside `--confine` (when set). The first source left non-empty wins.
+///
+/// `client` is `Some` once a client that declared the `roots` capability answered: then an
+/// empty list means *no access* (PRODUCT §2): the `DIR` arguments still apply (the operator
+/// chose them), but the working directory is never served in their place, and without
+/// `DIR`s the set is empty. Roots sent but all outside `--confine` give way to the `DIR`s,
+/// then to the confine directories, never to the working directory. `None` (no
+/// roots capability, or no answer yet) falls back to the `DIR` arguments, then the working
+/// directory; when all of those are outside `--confine`, the confine directories themselves
+/// are the workspace. Returns the set and one warning per root dropped.
 pub fn choose_roots(
     client: Option<Vec<Root>>,
     command_line: &[PathBuf],
@@ -286,16 +293,30 @@ pub fn choose_roots(
             .map(|p| Root::new(p.clone(), None))
             .collect::<Vec<_>>()
     };
-    let chosen = client
-        .and_then(|roots| keep(roots, RootSource::Client))
-        .or_else(|| keep(from_paths(command_line), RootSource::CommandLine))
-        .or_else(|| {
-            keep(
-                from_paths(&[cwd.to_path_buf()]),
-                RootSource::WorkingDirectory,
-            )
-        })
-        .unwrap_or_else(|| RootSet::new(from_paths(&confine.dirs), RootSource::Confine));
+    let chosen = match client {
+        Some(roots) => {
+            let sent = !roots.is_empty();
+            keep(roots, RootSource::Client)
+                .or_else(|| keep(from_paths(command_line), RootSource::CommandLine))
+                .unwrap_or_else(|| {
+                    // Roots sent but all outside --confine: the operator's confine
+                    // directories, as for the other sources; nothing sent: nothing served.
+                    if sent && !confine.dirs.is_empty() {
+                        RootSet::new(from_paths(&confine.dirs), RootSource::Confine)
+                    } else {
+                        RootSet::new(Vec::new(), RootSource::Client)
+                    }
+                })
+        }
+        None => keep(from_paths(command_line), RootSource::CommandLine)
+            .or_else(|| {
+                keep(
+                    from_paths(&[cwd.to_path_buf()]),
+                    RootSource::WorkingDirectory,
+                )
+            })
+            .unwrap_or_else(|| RootSet::new(from_paths(&confine.dirs), RootSource::Confine)),
+    };
     (chosen, warnings)
 }
 
@@ -908,6 +929,10 @@ mod tests {
         assert_eq!(set.source, RootSource::Client);
         let (set, _) = choose_roots(Some(vec![]), std::slice::from_ref(&b), &base, &none);
         assert_eq!(set.source, RootSource::CommandLine);
+        // An empty list from the client: no access, never the working directory.
+        let (set, _) = choose_roots(Some(vec![]), &[], &base, &none);
+        assert_eq!(set.source, RootSource::Client);
+        assert!(set.roots.is_empty());
         let (set, _) = choose_roots(None, &[], &base, &none);
         assert_eq!(set.source, RootSource::WorkingDirectory);
         let confine = Confine::new(std::slice::from_ref(&b)).unwrap();

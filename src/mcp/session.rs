@@ -107,6 +107,13 @@ impl Session {
             tracing::warn!("{warning}");
         }
         notes.extend(warnings);
+        if set.roots.is_empty() {
+            notes.push(
+                "the client sent no roots: no directory is served (the working directory is \
+                 not used in their place)"
+                    .to_string(),
+            );
+        }
         for root in &set.roots {
             if root.canonical.is_none() {
                 let note = format!("root {} does not exist", root.path.display());

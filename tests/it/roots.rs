@@ -214,3 +214,47 @@ fn confine_drops_client_roots_outside_it() {
     assert!(is_error(&read));
     assert!(!text(&read).contains("TOP-SECRET"));
 }
+
+/// A client that declares roots and answers `roots/list` with `[]` gets no access: the
+/// working directory (a GUI host's `$HOME`, say) is never served in their place; every tool
+/// that works on the roots says so and how to grant access; `list_roots` says the client
+/// sent no roots. `DIR` arguments still apply. (Before: the working directory was served.)
+#[test]
+fn an_empty_roots_list_from_the_client_means_no_access() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake_with_roots(json!({}), &[]);
+    let listed = client.call("list_roots", json!({}));
+    let structured = &listed["structuredContent"];
+    assert_eq!(structured["source"], "client", "{listed}");
+    assert_eq!(structured["roots"], json!([]), "{listed}");
+    assert!(
+        text(&listed).contains("the client sent no roots"),
+        "{}",
+        text(&listed)
+    );
+    for (tool, args) in [
+        ("grep", json!({"pattern":"fn main"})),
+        ("glob", json!({"pattern":"**/*.rs"})),
+        ("list_directory", json!({})),
+        ("directory_tree", json!({})),
+        ("symbols", json!({"query":"main"})),
+    ] {
+        let result = client.call(tool, args);
+        assert!(is_error(&result), "{tool}: {result}");
+        let said = text(&result);
+        assert!(said.contains("no workspace roots"), "{tool}: {said}");
+        assert!(!said.contains("main.rs"), "{tool} served the cwd: {said}");
+    }
+    let relative = client.call("read_file", json!({"path":"src/main.rs"}));
+    assert!(is_error(&relative), "{relative}");
+    let listed = client.request("resources/list", json!({}));
+    assert_eq!(listed["result"]["resources"], json!([]), "{listed}");
+
+    // With a DIR argument, the operator's directory is served.
+    let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
+    client.handshake_with_roots(json!({}), &[]);
+    let (source, roots) = roots_of(&mut client);
+    assert_eq!(source, "command line");
+    assert_eq!(roots, vec![s(&ws.app).to_string()]);
+}

@@ -93,6 +93,9 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
             Ok(vec![resolved.path])
         }
         None => {
+            if let Some(answer) = super::no_roots(&call.roots) {
+                return Err(answer);
+            }
             let dirs: Vec<PathBuf> = call
                 .roots
                 .roots

@@ -297,6 +297,21 @@ pub async fn blocking_stoppable<T: Send + 'static>(
     }
 }
 
+/// The answer for a tool that works on the roots by default when there are none: the
+/// client sent an empty roots list and no `DIR` was given (PRODUCT §2: no access; the
+/// working directory is never served in their place). Says how to grant access.
+pub(crate) fn no_roots(roots: &crate::roots::RootSet) -> Option<Answer> {
+    roots.roots.is_empty().then(|| {
+        Answer::error(
+            "no workspace roots: the client sent an empty roots list and rootgrep was started \
+             without a directory, so no directory is served (the working directory is not used \
+             in their place). To grant access: add a folder to the workspace in the host (it \
+             sends it as a root), start rootgrep with a directory argument, or name an \
+             absolute path (the user is asked to allow it)",
+        )
+    })
+}
+
 /// Deserializers that accept numbers sent as strings ("20"), which some clients do.
 pub(crate) mod lenient {
     use serde::{Deserialize, Deserializer, de::Error};

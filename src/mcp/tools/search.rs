@@ -286,6 +286,9 @@ pub(super) async fn resolve_targets(
     named: Vec<String>,
 ) -> Result<Vec<PathBuf>, Answer> {
     if named.is_empty() {
+        if let Some(answer) = super::no_roots(&call.roots) {
+            return Err(answer);
+        }
         let targets = call.roots.existing();
         if targets.is_empty() {
             return Err(Answer::error(format!(

@@ -258,3 +258,27 @@ fn an_empty_roots_list_from_the_client_means_no_access() {
     assert_eq!(source, "command line");
     assert_eq!(roots, vec![s(&ws.app).to_string()]);
 }
+
+/// A root deleted after it was chosen is reported as it is now: `exists: false` and "does
+/// not exist" (before: `exists: true` with `watch: failed`).
+#[test]
+fn a_deleted_root_is_reported_missing() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    let listed = client.call("list_roots", json!({}));
+    assert_eq!(listed["structuredContent"]["roots"][0]["exists"], true);
+    std::fs::remove_dir_all(&ws.app).unwrap();
+    let listed = client.call("list_roots", json!({}));
+    let root = &listed["structuredContent"]["roots"][0];
+    assert_eq!(root["exists"], false, "{listed}");
+    assert!(
+        root["watch"].as_str().unwrap().contains("does not exist"),
+        "{listed}"
+    );
+    assert!(
+        text(&listed).contains("does not exist"),
+        "{}",
+        text(&listed)
+    );
+}

@@ -147,6 +147,35 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         .map(|symbols| symbols.status())
         .unwrap_or_default();
     let live_on = call.session.live.is_some();
+    // Whether each root on the page is there now, as what it was (a directory or a file):
+    // a root deleted since it was chosen is reported as missing, not as it was then.
+    let page: Vec<crate::roots::Root> = roots
+        .roots
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .cloned()
+        .collect();
+    let present: Vec<bool> = match super::blocking(move || {
+        page.iter()
+            .map(|root| {
+                root.canonical.as_deref().is_some_and(|path| {
+                    std::fs::symlink_metadata(path).is_ok_and(|m| {
+                        if root.is_file {
+                            m.is_file()
+                        } else {
+                            m.is_dir()
+                        }
+                    })
+                })
+            })
+            .collect()
+    })
+    .await
+    {
+        Ok(present) => present,
+        Err(answer) => return answer,
+    };
     let watch_of = |path: &std::path::Path| -> String {
         if !live_on {
             return "off".to_string();
@@ -196,7 +225,8 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
             .iter()
             .skip(offset)
             .take(limit)
-            .map(|root| RootOut {
+            .zip(&present)
+            .map(|(root, &present)| RootOut {
                 path: path_text(root.effective()),
                 uri: file_uri_from_path(root.effective()),
                 // A client's display name is free text: keep its start.
@@ -207,20 +237,20 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                         Some((cut, _)) => format!("{}…", &name[..cut]),
                         None => name.clone(),
                     }),
-                exists: root.canonical.is_some(),
+                exists: present,
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
-                watched: root.canonical.is_some() && watch_of(root.effective()) == "watching",
-                watch: if root.canonical.is_none() && live_on {
+                watched: present && watch_of(root.effective()) == "watching",
+                watch: if !present && live_on {
                     "off: the root does not exist".to_string()
                 } else {
                     watch_of(root.effective())
                 },
-                index: if root.canonical.is_none() && live_on {
+                index: if !present && live_on {
                     "off: the root does not exist".to_string()
                 } else {
                     index_of(root.effective())
                 },
-                symbols: if root.canonical.is_none() && live_on {
+                symbols: if !present && live_on {
                     "off: the root does not exist".to_string()
                 } else {
                     symbols_of(root.effective())

@@ -25,6 +25,7 @@ use crate::files::read::{self, ReadError, Whole};
 use crate::mcp::ask;
 use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
+use crate::pool::{Lane, Pool};
 use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
 use crate::search::{self, Control, GlobQuery, SortBy};
 
@@ -100,21 +101,28 @@ pub async fn list(
     // The fresh index answers without a walk; otherwise (or for what it cannot answer
     // exactly) the disk is walked.
     let index = session.live.as_ref().map(|live| live.index.clone());
-    // A walk takes its threads from the same process-wide pool as grep and glob (one
-    // permit, one walker thread), so many listings at once queue instead of each starting
-    // a thread per core.
-    query.threads = 1;
-    let permit = crate::mcp::tools::search::search_slots()
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?;
+    // A listing takes its threads from the same process-wide pool as grep and glob (see
+    // `crate::pool`): one served from the fresh index's memory is quick (it never waits
+    // behind a long search); a walk is wide and shares the slots it is lent.
+    // (Asking for a snapshot may wait for the watcher's barrier: off the executor.)
+    let (for_check, listed) = (index.clone(), targets.clone());
+    let served = tokio::task::spawn_blocking(move || {
+        for_check.is_some_and(|index| listed.iter().all(|t| index.snapshot_for(t).is_some()))
+    })
+    .await
+    .unwrap_or(false);
+    let lease = Pool::global()
+        .acquire(if served { Lane::Quick } else { Lane::Wide })
+        .await;
+    query.threads = lease.threads();
     let outcome = tokio::task::spawn_blocking(move || {
-        let _permit = permit; // held until the walk is done
-        match &index {
-            Some(index) => search::glob_indexed(&query, &targets, index, &Control::new()),
-            None => search::glob(&query, &targets, &Control::new()),
-        }
+        let control = Control::sharing(lease.gate());
+        let outcome = match &index {
+            Some(index) => search::glob_indexed(&query, &targets, index, &control),
+            None => search::glob(&query, &targets, &control),
+        };
+        drop(lease); // held until the walk is done
+        outcome
     })
     .await
     .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?

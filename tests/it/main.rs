@@ -34,6 +34,7 @@ mod resources;
 mod roots;
 mod schema_fuzz;
 mod search;
+mod sharing;
 mod symbol_index;
 mod symbols;
 #[cfg(windows)]

@@ -4,8 +4,9 @@
 //!
 //! The pool has one general slot per core and one quick lane. A request waits in line
 //! (first come, first served; dropping the wait leaves the line) for one slot, its base,
-//! which it keeps until it ends. A [`Lane::Wide`] request (a walk, many files) starts one
-//! thread per core and is lent every free slot, so a search alone uses every core. Lent
+//! which it keeps until it ends. A [`Lane::Wide`] request (a walk, many files) starts its
+//! even share of threads (one per core when it is alone; see `wide_threads`) and is lent
+//! every free slot it can use, so a search alone uses every core. Lent
 //! slots are taken back as soon as another request waits: from the request holding the
 //! most, one at a time; the thread using it finishes the file it is on, then parks. When
 //! nobody waits, free slots are lent again, to the request holding the fewest. So a long
@@ -121,7 +122,7 @@ impl Pool {
             let grant = if state.free > 0 {
                 state.free -= 1;
                 let threads = match lane {
-                    Lane::Wide => self.capacity,
+                    Lane::Wide => wide_threads(self.capacity, state.wide.len() + 1),
                     Lane::Quick => 1,
                 };
                 let gate = Arc::new(Gate::new(threads));
@@ -166,15 +167,12 @@ impl Pool {
         }
         // Even shares: a request holding two or more slots more than another that could use
         // one more gives one to it (its thread on that slot ends its file first).
-        loop {
-            let Some(poor) = state
-                .wide
-                .iter()
-                .filter(|g| g.held() < g.threads)
-                .min_by_key(|g| g.held())
-            else {
-                break;
-            };
+        while let Some(poor) = state
+            .wide
+            .iter()
+            .filter(|g| g.held() < g.threads)
+            .min_by_key(|g| g.held())
+        {
             let Some(rich) = state.wide.iter().max_by_key(|g| g.held()) else {
                 break;
             };
@@ -199,20 +197,26 @@ impl Pool {
     }
 }
 
+/// The threads a wide request starts when it is the `running`-th: its even share then (at
+/// least two, so it can still widen), and all it can ever work on. A search alone gets
+/// one per core; the pool's threads, parked ones included, stay near capacity × ln(capacity)
+/// however requests come.
+fn wide_threads(capacity: usize, running: usize) -> usize {
+    capacity.div_ceil(running.max(1)).max(2).min(capacity)
+}
+
 /// Takes one lent slot back, from the wide request holding the most (the newest among
-/// equals). False when every request holds only its base.
-fn take_back(state: &mut State) -> bool {
-    let Some(gate) = state
+/// equals); none when every request holds only its base.
+fn take_back(state: &mut State) {
+    if let Some(gate) = state
         .wide
         .iter()
         .filter(|g| g.held() > 1)
         .max_by_key(|g| g.held())
-    else {
-        return false;
-    };
-    gate.take_back();
-    state.free += 1;
-    true
+    {
+        gate.take_back();
+        state.free += 1;
+    }
 }
 
 /// The wait for a slot; yields the [`Lease`].
@@ -466,6 +470,13 @@ mod tests {
         assert_eq!(lease.threads(), 4);
         assert_eq!(lease.held(), 4);
         check_accounting(&pool);
+        // Later ones start their even share then, at least two (never more than cores).
+        assert_eq!(get(&pool, Lane::Wide).threads(), 2);
+        let shares: Vec<usize> = [(1, 1), (2, 1), (2, 2), (64, 1), (64, 4), (64, 64)]
+            .iter()
+            .map(|&(capacity, running)| wide_threads(capacity, running))
+            .collect();
+        assert_eq!(shares, [1, 2, 2, 64, 16, 2]);
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The parallel directory walker that both the search engine and the file index stand on,
-//! and the state a walk shares with the outside world: [`Control`] (the stop flag and the
-//! progress counters) and [`Stats`] (what happened to the entries it met).
+//! and the state a walk shares with the outside world: [`Control`] (the stop flag, the
+//! progress counters, and the request's share of the search pool: every loop over files,
+//! here and above, takes a [`Control::turn`] around each file, see [`crate::pool`]) and
+//! [`Stats`] (what happened to the entries it met).
 //!
 //! It sits below `index` and `search` so that neither needs the other to walk: the index
 //! build is a walk with its own per-thread collector, a search is a walk with matchers.

@@ -101,20 +101,26 @@ pub async fn list(
     // The fresh index answers without a walk; otherwise (or for what it cannot answer
     // exactly) the disk is walked.
     let index = session.live.as_ref().map(|live| live.index.clone());
-    // A listing takes its threads from the same process-wide pool as grep and glob (see
-    // `crate::pool`): one served from the fresh index's memory is quick (it never waits
-    // behind a long search); a walk is wide and shares the slots it is lent.
-    // (Asking for a snapshot may wait for the watcher's barrier: off the executor.)
-    let (for_check, listed) = (index.clone(), targets.clone());
-    let served = tokio::task::spawn_blocking(move || {
-        for_check.is_some_and(|index| listed.iter().all(|t| index.snapshot_for(t).is_some()))
-    })
-    .await
-    .unwrap_or(false);
+    // A listing takes its slot from the same process-wide pool as grep and glob (see
+    // `crate::pool`), on one walker thread, so many listings at once queue instead of each
+    // starting a thread per core. One the fresh index serves from memory is quick: it
+    // never waits behind a long search.
+    let served = match &index {
+        // Asking for a snapshot may wait for the watcher's barrier: off the executor.
+        Some(index) => {
+            let (index, listed) = (index.clone(), targets.clone());
+            tokio::task::spawn_blocking(move || {
+                listed.iter().all(|t| index.snapshot_for(t).is_some())
+            })
+            .await
+            .unwrap_or(false)
+        }
+        None => false,
+    };
     let lease = Pool::global()
         .acquire(if served { Lane::Quick } else { Lane::Wide })
         .await;
-    query.threads = lease.threads();
+    query.threads = 1;
     let outcome = tokio::task::spawn_blocking(move || {
         let control = Control::sharing(lease.gate());
         let outcome = match &index {

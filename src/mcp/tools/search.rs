@@ -1,6 +1,7 @@
 //! The search tools, `grep` and `glob`: arguments (with the aliases agents use), running the
-//! blocking search engine with progress and cancellation, and rendering results grouped by
-//! file like `rg --heading`, within the output budget.
+//! blocking search engine with progress and cancellation on a lease of the process-wide
+//! search pool ([`crate::pool`]; [`lane_for`] picks the quick lane for small requests), and
+//! rendering results grouped by file like `rg --heading`, within the output budget.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};

@@ -13,6 +13,7 @@ pub mod index;
 pub mod live;
 pub mod mcp;
 pub mod memory;
+pub mod pool;
 pub mod roots;
 pub mod search;
 pub mod symbols;

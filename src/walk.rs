@@ -1,6 +1,8 @@
 //! The parallel directory walker that both the search engine and the file index stand on,
-//! and the state a walk shares with the outside world: [`Control`] (the stop flag and the
-//! progress counters) and [`Stats`] (what happened to the entries it met).
+//! and the state a walk shares with the outside world: [`Control`] (the stop flag, the
+//! progress counters, and the request's share of the search pool: every loop over files,
+//! here and above, takes a [`Control::turn`] around each file, see [`crate::pool`]) and
+//! [`Stats`] (what happened to the entries it met).
 //!
 //! It sits below `index` and `search` so that neither needs the other to walk: the index
 //! build is a walk with its own per-thread collector, a search is a walk with matchers.
@@ -22,6 +24,8 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
+use crate::pool::{Gate, Turn};
+
 /// Longest pause of one piece of background work (an index build in all, or adding a
 /// watch) for running searches: work that never ran would leave every search walking.
 pub const YIELD_MAX: Duration = Duration::from_secs(2);
@@ -29,7 +33,8 @@ pub const YIELD_MAX: Duration = Duration::from_secs(2);
 // ---------------------------------------------------------------------------------------
 // Control: the stop flag and progress counters (polled from another thread)
 
-/// Cancellation flag and progress counters for one search.
+/// Cancellation flag and progress counters for one search, and its share of the search
+/// pool: the [`Gate`] its threads take a [`Turn`] at around each file (none: no limit).
 #[derive(Debug, Default)]
 pub struct Control {
     /// Set to stop the search; it then returns promptly with `cancelled: true`.
@@ -39,6 +44,7 @@ pub struct Control {
     /// Matching lines seen so far. Only ever grows (matches later dropped because their
     /// file turned out to be binary stay counted).
     pub matches: AtomicU64,
+    gate: Option<Arc<Gate>>,
 }
 
 impl Control {
@@ -46,9 +52,38 @@ impl Control {
         Self::default()
     }
 
-    /// Asks the search to stop.
+    /// A control whose threads share the pool slots of `gate` (a request's lease).
+    pub fn sharing(gate: Arc<Gate>) -> Self {
+        Control {
+            gate: Some(gate),
+            ..Self::default()
+        }
+    }
+
+    /// Fresh counters and stop flag, the same share of the pool (a later phase of the
+    /// same request).
+    pub fn same_share(&self) -> Self {
+        Control {
+            gate: self.gate.clone(),
+            ..Self::default()
+        }
+    }
+
+    /// Waits for this search's turn to work on one file (see [`crate::pool`]): every loop
+    /// over files takes one around each file, so a search gives threads back between files.
+    pub fn turn(&self) -> Turn<'_> {
+        match &self.gate {
+            Some(gate) => gate.turn(),
+            None => Turn::free(),
+        }
+    }
+
+    /// Asks the search to stop (threads parked for a turn wake to see it).
     pub fn cancel(&self) {
         self.cancelled.store(true, Ordering::Relaxed);
+        if let Some(gate) = &self.gate {
+            gate.open();
+        }
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -153,7 +188,7 @@ impl WalkOptions {
 
 /// Worker threads for a walk: one per available core.
 pub fn thread_count() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::pool::cores()
 }
 
 /// The threads a query asked for (`0`: one per core).
@@ -293,6 +328,10 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
         };
         if kind.is_file() {
             self.control.file_examined();
+            let _turn = self.control.turn();
+            if self.control.is_cancelled() {
+                return WalkState::Quit; // woken from a wait for the turn by the cancel
+            }
             state.file(&entry);
             return WalkState::Continue;
         }

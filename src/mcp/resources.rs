@@ -25,6 +25,7 @@ use crate::files::read::{self, ReadError, Whole};
 use crate::mcp::ask;
 use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
+use crate::pool::{Lane, Pool};
 use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
 use crate::search::{self, Control, GlobQuery, SortBy};
 
@@ -100,21 +101,34 @@ pub async fn list(
     // The fresh index answers without a walk; otherwise (or for what it cannot answer
     // exactly) the disk is walked.
     let index = session.live.as_ref().map(|live| live.index.clone());
-    // A walk takes its threads from the same process-wide pool as grep and glob (one
-    // permit, one walker thread), so many listings at once queue instead of each starting
-    // a thread per core.
-    query.threads = 1;
-    let permit = crate::mcp::tools::search::search_slots()
-        .clone()
-        .acquire_owned()
-        .await
-        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?;
-    let outcome = tokio::task::spawn_blocking(move || {
-        let _permit = permit; // held until the walk is done
-        match &index {
-            Some(index) => search::glob_indexed(&query, &targets, index, &Control::new()),
-            None => search::glob(&query, &targets, &Control::new()),
+    // A listing takes its slot from the same process-wide pool as grep and glob (see
+    // `crate::pool`), on one walker thread, so many listings at once queue instead of each
+    // starting a thread per core. One the fresh index serves from memory is quick: it
+    // never waits behind a long search.
+    let served = match &index {
+        // Asking for a snapshot may wait for the watcher's barrier: off the executor.
+        Some(index) => {
+            let (index, listed) = (index.clone(), targets.clone());
+            tokio::task::spawn_blocking(move || {
+                listed.iter().all(|t| index.snapshot_for(t).is_some())
+            })
+            .await
+            .unwrap_or(false)
         }
+        None => false,
+    };
+    let lease = Pool::global()
+        .acquire(if served { Lane::Quick } else { Lane::Wide })
+        .await;
+    query.threads = 1;
+    let outcome = tokio::task::spawn_blocking(move || {
+        let control = Control::sharing(lease.gate());
+        let outcome = match &index {
+            Some(index) => search::glob_indexed(&query, &targets, index, &control),
+            None => search::glob(&query, &targets, &control),
+        };
+        drop(lease); // held until the walk is done
+        outcome
     })
     .await
     .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?

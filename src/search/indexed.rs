@@ -162,8 +162,9 @@ impl<'a> Candidates<'a> {
 
 /// Runs `visit` over `0..count` on one thread per core (each with its own state from
 /// `make`), handing out items from a shared cursor so a few slow files cannot leave the
-/// other threads idle. Stops early once `control` is cancelled. Returns every thread's
-/// state.
+/// other threads idle. Each item is one turn of `control`'s share of the search pool (a
+/// thread parks between items while the request holds fewer slots than threads). Stops
+/// early once `control` is cancelled. Returns every thread's state.
 pub fn for_each_parallel<T: Send>(
     count: usize,
     threads: usize,
@@ -177,6 +178,10 @@ pub fn for_each_parallel<T: Send>(
     let work = || {
         let mut state = make();
         loop {
+            if control.is_cancelled() {
+                break;
+            }
+            let _turn = control.turn();
             if control.is_cancelled() {
                 break;
             }

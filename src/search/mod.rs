@@ -24,8 +24,10 @@
 //! (sort keys), and the page's entries are built afterwards by searching the page's files
 //! again, with context, within a byte allowance (`GrepQuery::max_bytes`); each searcher
 //! holds at most [`grep::MAX_BUFFER`] bytes of a file at once; patterns and globs too
-//! costly to compile are refused before any work. `threads` in a query bounds its
-//! parallelism, so a caller can share a fixed number of threads among many searches.
+//! costly to compile are refused before any work. `threads` in a query is how many threads
+//! it starts; of those, at most as many work at once as its [`Control`]'s share of the
+//! search pool allows ([`crate::pool`]: one turn per file), so many searches share a fixed
+//! number of cores.
 
 pub mod control;
 pub mod error;

@@ -523,6 +523,7 @@ pub(super) fn parse_all(
             if control.is_cancelled() || abort.load(Ordering::Relaxed) != 0 {
                 break;
             }
+            let _turn = control.turn();
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some((path, lang)) = files.get(i) else {
                 break;
@@ -893,6 +894,7 @@ fn parse_all_keep_errors(
     let work = || {
         let mut ctx = TagsContext::new();
         while !control.is_cancelled() {
+            let turn = control.turn();
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some((path, lang)) = files.get(i) else {
                 break;
@@ -902,6 +904,7 @@ fn parse_all_keep_errors(
                 Err(FileError::Cancelled) => break,
                 Err(err) => (Vec::new(), Some(err)),
             };
+            drop(turn);
             control.files_examined.fetch_add(1, Ordering::Relaxed);
             results
                 .lock()

@@ -21,12 +21,14 @@ use crate::walk::Control;
 
 /// For each `(path, line)` of `entries`, the innermost definition containing the line, or
 /// `None` (outside every definition, a language without symbols, a file that cannot be
-/// parsed). Each file is looked up or parsed once, files in parallel on `threads`.
+/// parsed). Each file is looked up or parsed once, files in parallel on `threads`, which
+/// take turns in `share`'s part of the search pool (its counters are left alone).
 /// Setting `abort` (tree-sitter's cancellation flag) stops the parses: the rest are `None`.
 pub fn enclosing(
     entries: &[(&Path, u64)],
     symbols: Option<&SymbolIndex>,
     threads: usize,
+    share: &Control,
     abort: &AtomicUsize,
 ) -> Vec<Option<Definition>> {
     let mut stats = SymbolStats::default();
@@ -34,7 +36,7 @@ pub fn enclosing(
         entries.iter().map(|(path, _)| *path),
         symbols,
         threads,
-        &Control::new(),
+        &share.same_share(),
         abort,
         &mut stats,
     );
@@ -168,7 +170,7 @@ mod tests {
             (rs.as_path(), 9),
             (txt.as_path(), 1),
         ];
-        let scopes = enclosing(&entries, None, 2, &never);
+        let scopes = enclosing(&entries, None, 2, &Control::new(), &never);
         let shown: Vec<Option<(&str, &str)>> = scopes
             .iter()
             .map(|d| d.as_ref().map(|d| (d.kind, d.name.as_str())))
@@ -178,7 +180,7 @@ mod tests {
         assert_eq!(shown[2], Some(("constant", "TOP")));
         assert_eq!(shown[3], None, "a .txt file has no symbols");
         assert_eq!(
-            enclosing(&entries, None, 1, &AtomicUsize::new(1)),
+            enclosing(&entries, None, 1, &Control::new(), &AtomicUsize::new(1)),
             vec![None, None, None, None],
             "an aborted lookup parses nothing"
         );

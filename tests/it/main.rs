@@ -35,6 +35,7 @@ mod resources;
 mod roots;
 mod schema_fuzz;
 mod search;
+mod sharing;
 mod symbol_index;
 mod symbols;
 #[cfg(windows)]

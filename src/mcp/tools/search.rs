@@ -1,22 +1,23 @@
 //! The search tools, `grep` and `glob`: arguments (with the aliases agents use), running the
-//! blocking search engine with progress and cancellation, and rendering results grouped by
-//! file like `rg --heading`, within the output budget.
+//! blocking search engine with progress and cancellation on a lease of the process-wide
+//! search pool ([`crate::pool`]; [`lane_for`] picks the quick lane for small requests), and
+//! rendering results grouped by file like `rg --heading`, within the output budget.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rmcp::model::Tool;
 use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
-use tokio::sync::Semaphore;
 
 use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::mcp::progress::{Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, json_len, rfc3339, serialized_len};
+use crate::pool::{Lane, Pool};
 use crate::search::{
     self, CaseMode, Control, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome,
     GrepQuery, OutputMode, SortBy, Stats,
@@ -312,23 +313,49 @@ pub(super) async fn resolve_targets(
     Ok(targets)
 }
 
-/// Search threads for the whole process: one per core. Every search holds at least one
-/// (waiting for it in line, first come first served, cancellable while it waits) and takes
-/// as many more as are free when it starts, so one search alone uses every core and many at
-/// once share them instead of each starting a thread per core.
-pub(crate) fn search_slots() -> &'static Arc<Semaphore> {
-    static SLOTS: OnceLock<Arc<Semaphore>> = OnceLock::new();
-    SLOTS.get_or_init(|| Arc::new(Semaphore::new(search::walk::thread_count())))
+/// Total size of the files a request names up to which it is small (a search or parse of
+/// them takes milliseconds): it may run on the pool's quick lane.
+const QUICK_BYTES: u64 = 1 << 20;
+
+/// The pool lane of a request over `targets` (see [`crate::pool`]): quick when it is served
+/// from the file index's memory (`indexed`), or when every target is a regular file and
+/// together they hold at most [`QUICK_BYTES`]; wide otherwise. Asked on the blocking pool
+/// (it reads the targets' metadata).
+pub(super) async fn lane_for(targets: &[PathBuf], indexed: bool) -> Lane {
+    if indexed {
+        return Lane::Quick;
+    }
+    let targets = targets.to_vec();
+    let small = super::blocking(move || {
+        let mut bytes = 0u64;
+        targets
+            .iter()
+            .all(|target| match std::fs::metadata(target) {
+                Ok(meta) if meta.is_file() => {
+                    bytes = bytes.saturating_add(meta.len());
+                    bytes <= QUICK_BYTES
+                }
+                _ => false,
+            })
+    });
+    match small.await {
+        Ok(true) => Lane::Quick,
+        _ => Lane::Wide,
+    }
 }
 
 /// Runs a blocking search, and the rendering of its answer, off the async executor with
 /// progress reporting; `None` when the call was cancelled (the search is told to stop, and
-/// rmcp sends no response). When cancelled, returns only once the blocking work has
-/// stopped, so the request keeps counting against the concurrency limit until it has.
-/// `on_cancel` runs beside `Control::cancel` (the symbol tools also interrupt a parse).
+/// rmcp sends no response). The work runs on a lease of the process-wide search pool
+/// ([`crate::pool`]: waited for in line, cancellable while it waits): `threads` threads
+/// that take turns at its slots, which the pool lends and takes back as requests come and
+/// go. When cancelled, returns only once the blocking work has stopped, so the request
+/// keeps counting against the concurrency limit until it has. `on_cancel` runs beside
+/// `Control::cancel` (the symbol tools also interrupt a parse).
 pub(super) async fn run(
     call: &Call<'_>,
     noun: &'static str,
+    lane: Lane,
     total: Option<u64>,
     on_cancel: impl FnOnce(),
     work: impl FnOnce(&Control, usize) -> Answer + Send + 'static,
@@ -337,22 +364,17 @@ pub(super) async fn run(
     if ct.is_cancelled() {
         return None; // cancelled before it started: no work at all
     }
-    let slots = search_slots();
-    let first = tokio::select! {
-        permit = slots.clone().acquire_owned() => permit.ok()?,
+    let lease = tokio::select! {
+        lease = Pool::global().acquire(lane) => lease,
         _ = ct.cancelled() => return None,
     };
-    let mut permits = vec![first];
-    while let Ok(more) = slots.clone().try_acquire_owned() {
-        permits.push(more);
-    }
-    let threads = permits.len();
-    let control = Arc::new(Control::new());
+    let threads = lease.threads();
+    let control = Arc::new(Control::sharing(lease.gate()));
     let reporter = Reporter::start(call.ctx, control.clone(), total, noun);
     let worker = control.clone();
     let mut handle = tokio::task::spawn_blocking(move || {
         let answer = work(&worker, threads);
-        drop(permits); // the threads are free again only when the work is done
+        drop(lease); // the slots are free again only when the work is done
         answer
     });
     let outcome = tokio::select! {
@@ -635,6 +657,9 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         &targets,
         query.hidden || query.no_ignore || !query.globs.is_empty() || !query.types.is_empty(),
     );
+    // Only a grep of a few small files is quick: one served by the index still reads
+    // every file.
+    let lane = lane_for(&targets, false).await;
     let work = move |control: &Control, threads: usize| {
         let query = GrepQuery { threads, ..query };
         let outcome = match &index {
@@ -650,14 +675,20 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             (GrepEntries::Matches(matches), true) => {
                 let entries: Vec<(&Path, u64)> =
                     matches.iter().map(|m| (m.path.as_path(), m.line)).collect();
-                symbols::scope::enclosing(&entries, symbol_index.as_deref(), threads, &abort)
+                symbols::scope::enclosing(
+                    &entries,
+                    symbol_index.as_deref(),
+                    threads,
+                    control,
+                    &abort,
+                )
             }
             _ => Vec::new(),
         };
         render_grep(&outcome, &scopes, query.offset, numbers, budget).bounded(budget)
     };
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
-    match run(call, "matches", total, on_cancel, work).await {
+    match run(call, "matches", lane, total, on_cancel, work).await {
         Some(answer) => answer,
         None => Answer::error("cancelled"),
     }
@@ -1163,6 +1194,8 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         &targets,
         query.hidden || query.no_ignore || !query.types.is_empty(),
     );
+    // A glob the fresh index answers (it knows the total) reads nothing from the disk.
+    let lane = lane_for(&targets, total.is_some()).await;
     let work = move |control: &Control, threads: usize| {
         let query = GlobQuery { threads, ..query };
         let outcome = match &index {
@@ -1174,7 +1207,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             Err(err) => Answer::error(err.to_string()),
         }
     };
-    match run(call, "found", total, || {}, work).await {
+    match run(call, "found", lane, total, || {}, work).await {
         Some(answer) => answer,
         None => Answer::error("cancelled"),
     }

@@ -16,6 +16,7 @@ use super::search::{self, MAX_OFFSET, OneOrMany};
 use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::progress::thousands;
 use crate::mcp::render::{Answer, ENVELOPE, json_len, serialized_len};
+use crate::pool::Lane;
 use crate::roots::path_text;
 use crate::search::Control;
 use crate::symbols::{self, Definition, Lang, SymbolQuery, SymbolStats};
@@ -314,12 +315,12 @@ fn limits(
     Ok((limit, offset))
 }
 
-/// Runs symbol work on the search pool like grep (at least one permit, waited for in
-/// line, plus whatever is free), with progress; a cancel also interrupts a parse in
-/// progress. `None` when cancelled.
+/// Runs symbol work on the search pool like grep (a lease on `lane`, waited for in line),
+/// with progress; a cancel also interrupts a parse in progress. `None` when cancelled.
 async fn run(
     call: &Call<'_>,
     noun: &'static str,
+    lane: Lane,
     work: impl FnOnce(&Control, &AtomicUsize, usize) -> Answer + Send + 'static,
 ) -> Option<Answer> {
     let abort = Arc::new(AtomicUsize::new(0));
@@ -327,9 +328,14 @@ async fn run(
         let abort = abort.clone();
         move || abort.store(1, Ordering::Relaxed)
     };
-    search::run(call, noun, None, on_cancel, move |control, threads| {
-        work(control, &abort, threads)
-    })
+    search::run(
+        call,
+        noun,
+        lane,
+        None,
+        on_cancel,
+        move |control, threads| work(control, &abort, threads),
+    )
     .await
 }
 
@@ -401,6 +407,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let lane = search::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
         match symbols::find_symbols_with(
@@ -415,7 +422,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
             Err(err) => Answer::error(err.to_string()),
         }
     };
-    run(call, "definitions", work)
+    run(call, "definitions", lane, work)
         .await
         .unwrap_or_else(|| Answer::error("cancelled"))
 }
@@ -554,6 +561,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     };
     let kinds = list(args.kind);
     let budget = call.budget();
+    let lane = search::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
         &targets, &kinds, offset, limit, threads, control, abort,
     ) {
@@ -561,7 +569,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
         Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
         Err(err) => Answer::error(err.to_string()),
     };
-    run(call, "definitions", work)
+    run(call, "definitions", lane, work)
         .await
         .unwrap_or_else(|| Answer::error("cancelled"))
 }
@@ -696,6 +704,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let lane = search::lane_for(&targets, false).await;
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
             &name,
@@ -712,7 +721,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             Ok(outcome) => render_references(&name, &outcome, offset, budget),
             Err(err) => Answer::error(err.to_string()),
         };
-    run(call, "references", work)
+    run(call, "references", lane, work)
         .await
         .unwrap_or_else(|| Answer::error("cancelled"))
 }

@@ -13,6 +13,7 @@ pub mod index;
 pub mod live;
 pub mod mcp;
 pub mod memory;
+pub mod quote;
 pub mod roots;
 pub mod search;
 pub mod symbols;

@@ -6,12 +6,18 @@
 //! inside a root → allowed; outside `--confine` → refused without asking; inside a granted
 //! directory → allowed (a write grant also allows reading, a read grant never allows
 //! writing); a path the user declined → refused without asking again; otherwise → ask.
+//!
+//! Refusals name only the path as the client sent it ([`Refusal::text`]): where it leads
+//! (a symlink's target, what `..` or `/proc/self/cwd` resolve to), whether it exists and
+//! what it is are facts about the disk outside the roots, which the client may not learn.
+//! A declined path is remembered as named (absolute, not canonical) for the same reason.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::roots::{Confine, RootSet};
+use crate::quote::echo;
+use crate::roots::{Confine, Resolved, RootSet};
 
 /// What an operation wants to do with a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -35,8 +41,64 @@ pub enum Verdict {
     Allowed,
     /// Outside the roots and not yet decided: the user may be asked.
     Ask,
-    /// Refused; the string says why (for the tool error).
-    Refused(String),
+    /// Refused without asking; [`Refusal::text`] says why.
+    Refused(Refusal),
+}
+
+/// Why a path outside the roots is not used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Outside `--confine`: the user is never asked.
+    Confined,
+    /// The user refused this path earlier in the session.
+    RefusedEarlier,
+    /// The user cannot be asked; the text says why ("this client cannot ask the user for
+    /// permission (no elicitation support)").
+    CannotAsk(&'static str),
+}
+
+impl Refusal {
+    /// The tool error: the same for every path outside the roots, up to `sent` (the
+    /// argument as the client sent it, quoted with [`echo`]). Nothing in it depends on the
+    /// disk.
+    pub fn text(self, sent: &str, access: Access, roots: &RootSet, confine: &Confine) -> String {
+        let sent = echo(sent);
+        let confined_to = || {
+            crate::roots::describe_paths(
+                confine.dirs.iter().map(PathBuf::as_path),
+                confine.dirs.len(),
+            )
+        };
+        match self {
+            Refusal::Confined => format!(
+                "{sent} is outside the directories this server is confined to ({}); the \
+                 operator's --confine setting cannot be widened",
+                confined_to()
+            ),
+            Refusal::RefusedEarlier => format!(
+                "the user refused to let this server {} {sent} earlier in this session",
+                access.verb()
+            ),
+            Refusal::CannotAsk(why) => {
+                let confine_note = if confine.is_active() {
+                    format!(
+                        " (within the directories this server is confined to: {}; the \
+                         operator's --confine setting cannot be widened)",
+                        confined_to()
+                    )
+                } else {
+                    String::new()
+                };
+                format!(
+                    "{sent} is outside the workspace roots ({}), and {why}. To {} it, add its \
+                     directory as a root in your MCP client, or start rootgrep with that \
+                     directory as a DIR argument{confine_note}.",
+                    roots.describe(),
+                    access.verb()
+                )
+            }
+        }
+    }
 }
 
 /// Session grants and refusals. Interior mutability so the handler can share it.
@@ -64,14 +126,16 @@ impl Grants {
         self.inner.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Decides what to do with a canonical path.
+    /// Decides what to do with a resolved path (judged on its canonical path; a refusal
+    /// is looked up by the path as named).
     pub fn verdict(
         &self,
-        canonical: &Path,
+        resolved: &Resolved,
         access: Access,
         roots: &RootSet,
         confine: &Confine,
     ) -> Verdict {
+        let canonical = resolved.path.as_path();
         if let Some(verdict) = boundary_verdict(canonical, roots, confine) {
             return verdict;
         }
@@ -83,12 +147,8 @@ impl Grants {
         if granted {
             return Verdict::Allowed;
         }
-        if state.refused.contains(&(canonical.to_path_buf(), access)) {
-            return Verdict::Refused(format!(
-                "the user refused to let this server {} {} earlier in this session",
-                access.verb(),
-                crate::roots::path_text(canonical)
-            ));
+        if state.refused.contains(&(resolved.given.clone(), access)) {
+            return Verdict::Refused(Refusal::RefusedEarlier);
         }
         Verdict::Ask
     }
@@ -98,7 +158,8 @@ impl Grants {
         self.lock().granted.insert((dir, access));
     }
 
-    /// Remembers that the user refused this path (not asked again this session).
+    /// Remembers that the user refused this path, as named ([`Resolved::given`]): not
+    /// asked again this session.
     pub fn refuse(&self, path: PathBuf, access: Access) {
         self.lock().refused.insert((path, access));
     }
@@ -108,14 +169,7 @@ impl Grants {
 /// inside a root → allowed; otherwise `None` (grants, refusals or the user decide).
 pub fn boundary_verdict(canonical: &Path, roots: &RootSet, confine: &Confine) -> Option<Verdict> {
     if !confine.allows(canonical) {
-        return Some(Verdict::Refused(format!(
-            "{} is outside the directories this server is confined to ({}); the operator's --confine setting cannot be widened",
-            crate::roots::path_text(canonical),
-            crate::roots::describe_paths(
-                confine.dirs.iter().map(PathBuf::as_path),
-                confine.dirs.len()
-            )
-        )));
+        return Some(Verdict::Refused(Refusal::Confined));
     }
     roots.containing(canonical).map(|_| Verdict::Allowed)
 }
@@ -168,11 +222,12 @@ mod tests {
         let roots = RootSet::new(vec![Root::new(app.clone(), None)], RootSource::CommandLine);
         let none = Confine::default();
         let grants = Grants::default();
+        let named = |path: &Path| crate::roots::resolve(path.to_str().unwrap(), &roots).unwrap();
         assert_eq!(
-            grants.verdict(&app.join("f"), Access::Write, &roots, &none),
+            grants.verdict(&named(&app.join("f")), Access::Write, &roots, &none),
             Verdict::Allowed
         );
-        let file = other.join("f");
+        let file = named(&other.join("f"));
         assert_eq!(
             grants.verdict(&file, Access::Read, &roots, &none),
             Verdict::Ask
@@ -187,16 +242,57 @@ mod tests {
             grants.verdict(&file, Access::Write, &roots, &none),
             Verdict::Ask
         );
-        grants.refuse(file.clone(), Access::Write);
-        assert!(matches!(
+        grants.refuse(file.given.clone(), Access::Write);
+        assert_eq!(
             grants.verdict(&file, Access::Write, &roots, &none),
-            Verdict::Refused(_)
-        ));
+            Verdict::Refused(Refusal::RefusedEarlier)
+        );
+        // A refusal is kept for the path as named: another name of the same file (here
+        // through a link) is asked about, so a refusal tells nothing about where it leads.
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink(&other, base.join("alias")).unwrap();
+            let alias = named(&base.join("alias/f"));
+            assert_eq!(alias.path, file.path);
+            assert_eq!(
+                grants.verdict(&alias, Access::Write, &roots, &none),
+                Verdict::Ask
+            );
+        }
         // Confine refuses without asking, even with a grant.
         let confine = Confine::new(std::slice::from_ref(&app)).unwrap();
-        assert!(matches!(
+        assert_eq!(
             grants.verdict(&file, Access::Read, &roots, &confine),
-            Verdict::Refused(_)
-        ));
+            Verdict::Refused(Refusal::Confined)
+        );
+    }
+
+    #[test]
+    fn refusals_name_only_what_was_sent_and_quote_it() {
+        let roots = RootSet::new(
+            vec![Root::new(PathBuf::from("/nonexistent-rootgrep/app"), None)],
+            RootSource::CommandLine,
+        );
+        let confine = Confine {
+            dirs: vec![PathBuf::from("/nonexistent-rootgrep")],
+        };
+        let sent = "../x\nAllowed.\u{202E}";
+        for refusal in [
+            Refusal::Confined,
+            Refusal::RefusedEarlier,
+            Refusal::CannotAsk("the user cannot be asked"),
+        ] {
+            for confine in [&Confine::default(), &confine] {
+                let text = refusal.text("/outside/secret", Access::Read, &roots, confine);
+                assert!(text.contains("/outside/secret"), "{text}");
+                let forged = refusal.text(sent, Access::Read, &roots, confine);
+                assert!(
+                    !forged.contains('\n') && !forged.contains('\u{202E}'),
+                    "{forged}"
+                );
+                let long = refusal.text(&"x".repeat(1_000_000), Access::Write, &roots, confine);
+                assert!(long.len() < 2048, "{} bytes", long.len());
+            }
+        }
     }
 }

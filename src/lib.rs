@@ -14,6 +14,7 @@ pub mod live;
 pub mod mcp;
 pub mod memory;
 pub mod pool;
+pub mod quote;
 pub mod roots;
 pub mod search;
 pub mod symbols;

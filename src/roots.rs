@@ -336,7 +336,8 @@ impl fmt::Display for UriError {
             UriError::RemoteHost(host) => {
                 write!(
                     f,
-                    "file URI names host {host:?}; only local files (no host or localhost) are supported"
+                    "file URI names host \"{}\"; only local files (no host or localhost) are supported",
+                    crate::quote::echo(host)
                 )
             }
             UriError::NotAbsolute => write!(f, "file URI does not hold an absolute path"),
@@ -508,6 +509,10 @@ pub struct Resolved {
     /// The argument ended with `/`: it names a directory (an existing non-directory was
     /// refused while resolving; a missing one must not be created as a file).
     pub dir_only: bool,
+    /// The argument exactly as the client sent it: the only thing a refusal names (the
+    /// paths above tell where it leads, which is not for the client to learn outside the
+    /// roots). Quote it with [`crate::quote::echo`].
+    pub sent: String,
 }
 
 /// Mistakes in a path argument the model can fix.
@@ -517,8 +522,6 @@ pub enum PathError {
     Uri(UriError),
     /// A relative path was given but no root exists to resolve it against.
     NoRoots,
-    /// `..` after a component that does not exist: the OS would refuse it too.
-    DotDotAfterMissing(PathBuf),
     /// The path holds a NUL byte (no file name can).
     Nul,
     /// Longer than [`PATH_MAX`] in all (`component: None`) or with a component longer than
@@ -527,9 +530,65 @@ pub enum PathError {
         bytes: usize,
         component: Option<String>,
     },
+    /// A name the platform refuses whatever the disk holds (Windows: a stream, a device).
+    Name(PathBuf, String),
+    /// Something found on the disk while resolving. It tells what is there, so it may be
+    /// shown only once [`Found::at`] is known to be inside the roots or allowed; every
+    /// other variant is about the argument's text alone.
+    Found(Found),
+}
+
+/// A resolving failure that depends on the disk, and where it was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// The absolute path as named.
+    pub given: PathBuf,
+    /// Where it was found, canonical: the non-directory, the nearest existing ancestor,
+    /// or `given` itself when no part of it exists. Access is judged on this place.
+    pub at: PathBuf,
+    pub fault: Fault,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fault {
+    /// `..` after a component that does not exist: the OS would refuse it too.
+    DotDotAfterMissing,
     /// The argument ends with `/` but names something that is not a directory.
-    NotADirectory(PathBuf),
-    Io(PathBuf, String),
+    NotADirectory,
+    /// A symlink loop, an unreadable link, no existing ancestor.
+    Io(String),
+}
+
+impl Found {
+    /// The path judged for access before this failure may be shown: the place it was
+    /// found, as missing. `given` stays as named, so a refusal the user gives is kept
+    /// for the path as named, as for any other path.
+    pub fn as_resolved(&self, sent: &str, roots: &RootSet) -> Resolved {
+        Resolved {
+            given: self.given.clone(),
+            path: self.at.clone(),
+            exists: false,
+            root: roots.containing(&self.at),
+            dir_only: false,
+            sent: sent.to_string(),
+        }
+    }
+}
+
+fn found(given: &Path, at: PathBuf, fault: Fault) -> PathError {
+    PathError::Found(Found {
+        given: given.to_path_buf(),
+        at,
+        fault,
+    })
+}
+
+/// The canonical form of `path`'s parent, where a failure about `path` was found; `path`
+/// itself when that cannot be had.
+fn parent_place(path: &Path) -> PathBuf {
+    path.parent()
+        .and_then(|parent| canonicalize(parent).ok())
+        .unwrap_or_else(|| path.to_path_buf())
 }
 
 impl fmt::Display for PathError {
@@ -540,11 +599,6 @@ impl fmt::Display for PathError {
             PathError::NoRoots => write!(
                 f,
                 "a relative path needs a workspace root, and no root exists; pass an absolute path"
-            ),
-            PathError::DotDotAfterMissing(path) => write!(
-                f,
-                "{}: '..' follows a directory that does not exist",
-                path_text(path)
             ),
             PathError::Nul => write!(f, "the path contains a NUL byte, which no file name can"),
             PathError::TooLong {
@@ -563,13 +617,21 @@ impl fmt::Display for PathError {
                 "a path component is too long: {start:?}… has {bytes} bytes, and names are \
                  limited to {NAME_MAX} bytes (NAME_MAX)"
             ),
-            PathError::NotADirectory(path) => write!(
-                f,
-                "{} is not a directory, but the path ends with '/' (which names a directory); \
-                 drop the trailing '/' to name the file",
-                path_text(path)
-            ),
-            PathError::Io(path, err) => write!(f, "{}: {err}", path_text(path)),
+            PathError::Name(path, why) => write!(f, "{}: {why}", path_text(path)),
+            PathError::Found(found) => match &found.fault {
+                Fault::DotDotAfterMissing => write!(
+                    f,
+                    "{}: '..' follows a directory that does not exist",
+                    path_text(&found.given)
+                ),
+                Fault::NotADirectory => write!(
+                    f,
+                    "{} is not a directory, but the path ends with '/' (which names a directory); \
+                     drop the trailing '/' to name the file",
+                    path_text(&found.at)
+                ),
+                Fault::Io(why) => write!(f, "{}: {why}", path_text(&found.given)),
+            },
         }
     }
 }
@@ -605,7 +667,7 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     // open the device and fail with a confusing system error. Both are refused here.
     #[cfg(windows)]
     if let Some(why) = given.to_str().and_then(crate::files::winpath::refused_name) {
-        return Err(PathError::Io(given.clone(), why));
+        return Err(PathError::Name(given.clone(), why));
     }
     let dir_only = {
         use crate::files::os::OsStrExt;
@@ -613,7 +675,7 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
         bytes.len() > 1 && (bytes.ends_with(b"/") || (cfg!(windows) && bytes.ends_with(b"\\")))
     };
     if given.is_absolute() {
-        return resolve_absolute(&given, roots, dir_only);
+        return resolve_absolute(&given, roots, dir_only, arg);
     }
     let dirs: Vec<&Path> = roots
         .roots
@@ -624,15 +686,21 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     if dirs.is_empty() {
         return Err(PathError::NoRoots);
     }
+    // An existing candidate wins only when it lies inside a root: which root a path
+    // outside them is joined to must not depend on what exists out there.
     for dir in &dirs {
         let candidate = dir.join(&given);
-        if check_path_shape(&candidate).is_ok() && std::fs::symlink_metadata(&candidate).is_ok() {
-            return resolve_absolute(&candidate, roots, dir_only);
+        if check_path_shape(&candidate).is_ok()
+            && std::fs::symlink_metadata(&candidate).is_ok()
+            && let Ok(resolved) = resolve_absolute(&candidate, roots, dir_only, arg)
+            && resolved.root.is_some()
+        {
+            return Ok(resolved);
         }
     }
     let candidate = dirs[0].join(&given);
     check_path_shape(&candidate)?;
-    resolve_absolute(&candidate, roots, dir_only)
+    resolve_absolute(&candidate, roots, dir_only, arg)
 }
 
 /// Like [`resolve`], but the final component is kept as named instead of being followed
@@ -661,6 +729,7 @@ pub fn resolve_entry(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> 
         exists,
         root,
         dir_only: false,
+        sent: whole.sent,
     })
 }
 
@@ -685,7 +754,12 @@ fn expand_tilde(arg: &str) -> PathBuf {
     PathBuf::from(arg)
 }
 
-fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Resolved, PathError> {
+fn resolve_absolute(
+    path: &Path,
+    roots: &RootSet,
+    dir_only: bool,
+    sent: &str,
+) -> Result<Resolved, PathError> {
     let (canonical, exists) = if dir_only {
         // The kernel refuses `file/` (ENOTDIR), which the lenient walk would take for a
         // missing path; resolve without the slash and judge the kind here.
@@ -702,7 +776,7 @@ fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Reso
         ));
         let (canonical, exists) = canonicalize_lenient(trimmed)?;
         if exists && !canonical.is_dir() {
-            return Err(PathError::NotADirectory(canonical));
+            return Err(found(path, canonical, Fault::NotADirectory));
         }
         (canonical, exists)
     } else {
@@ -715,6 +789,7 @@ fn resolve_absolute(path: &Path, roots: &RootSet, dir_only: bool) -> Result<Reso
         exists,
         root,
         dir_only,
+        sent: sent.to_string(),
     })
 }
 
@@ -738,13 +813,14 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
         {
             hops += 1;
             if hops > 40 {
-                return Err(PathError::Io(
-                    path.to_path_buf(),
-                    "too many levels of symbolic links".into(),
+                return Err(found(
+                    path,
+                    parent_place(&cursor),
+                    Fault::Io("too many levels of symbolic links".into()),
                 ));
             }
             let target = std::fs::read_link(&cursor)
-                .map_err(|err| PathError::Io(cursor.clone(), err.to_string()))?;
+                .map_err(|err| found(path, parent_place(&cursor), Fault::Io(err.to_string())))?;
             let parent = cursor.parent().unwrap_or(Path::new("/")).to_path_buf();
             cursor = parent.join(target);
             continue;
@@ -753,7 +829,7 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
             let mut out = canonical;
             for component in missing.iter().rev() {
                 if component == ".." {
-                    return Err(PathError::DotDotAfterMissing(path.to_path_buf()));
+                    return Err(found(path, out, Fault::DotDotAfterMissing));
                 }
                 out.push(component);
             }
@@ -768,9 +844,10 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
                     continue;
                 }
                 _ => {
-                    return Err(PathError::Io(
+                    return Err(found(
+                        path,
                         path.to_path_buf(),
-                        "no existing ancestor".into(),
+                        Fault::Io("no existing ancestor".into()),
                     ));
                 }
             }
@@ -779,9 +856,10 @@ pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
             missing.push(name);
         }
         if !cursor.pop() {
-            return Err(PathError::Io(
+            return Err(found(
+                path,
                 path.to_path_buf(),
-                "no existing ancestor".into(),
+                Fault::Io("no existing ancestor".into()),
             ));
         }
     }
@@ -892,7 +970,10 @@ mod tests {
         );
         assert!(matches!(
             resolve("x/../../y", &roots),
-            Err(PathError::DotDotAfterMissing(_))
+            Err(PathError::Found(Found {
+                fault: Fault::DotDotAfterMissing,
+                ..
+            }))
         ));
     }
 
@@ -1018,7 +1099,10 @@ mod tests {
         // A trailing slash names a directory: refused on a file, kept as a flag otherwise.
         assert!(matches!(
             resolve("notes.txt/", &roots),
-            Err(PathError::NotADirectory(_))
+            Err(PathError::Found(Found {
+                fault: Fault::NotADirectory,
+                ..
+            }))
         ));
         let missing = resolve("sub/", &roots).unwrap();
         assert!(missing.dir_only && !missing.exists);

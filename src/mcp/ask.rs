@@ -6,6 +6,11 @@
 //! when the tool call that asked it is cancelled. Here every outbound request has a
 //! timeout, is cancelled on the wire (`notifications/cancelled`) when abandoned, and a
 //! client that never answers can never hang a tool call.
+//!
+//! The question and every answer about a path outside the roots name only the path as the
+//! client sent it (never where it leads, nor whether it exists or is a directory), and the
+//! question's texts have their control and bidi characters escaped
+//! ([`crate::quote::escape_for_display`]): a name cannot add a line to what the user reads.
 
 #![allow(deprecated)] // Roots are deprecated in MCP 2026-07-28 but are the heart of legacy sessions.
 
@@ -19,8 +24,9 @@ use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{Peer, RoleServer};
 use serde_json::json;
 
-use crate::access::{Access, Verdict, grant_dir_for};
+use crate::access::{Access, Refusal, Verdict, grant_dir_for};
 use crate::mcp::session::Session;
+use crate::quote::{echo, escape_for_display};
 use crate::roots::{Resolved, Root, path_from_file_uri};
 
 /// Whether the client declared the `roots` capability.
@@ -84,7 +90,7 @@ async fn fetch_roots(session: &Arc<Session>, peer: &Peer<RoleServer>) {
                     .filter_map(|root| match path_from_file_uri(&root.uri) {
                         Ok(path) => Some(Root::new(path, root.name)),
                         Err(err) => {
-                            let note = format!("ignored client root {}: {err}", root.uri);
+                            let note = format!("ignored client root {}: {err}", echo(&root.uri));
                             tracing::warn!("{note}");
                             notes.push(note);
                             None
@@ -111,7 +117,8 @@ async fn fetch_roots(session: &Arc<Session>, peer: &Peer<RoleServer>) {
 }
 
 /// Checks a resolved path for `access`, asking the user when it lies outside the roots.
-/// `Err` carries the tool-error text for the model.
+/// `Err` carries the tool-error text for the model. A client that cannot be asked gets
+/// the same answer for every path outside the roots, `--confine` or not.
 pub async fn authorize(
     session: &Session,
     ctx: &RequestContext<RoleServer>,
@@ -119,15 +126,20 @@ pub async fn authorize(
     access: Access,
 ) -> Result<(), String> {
     let roots = session.roots();
-    match session
-        .grants
-        .verdict(&resolved.path, access, &roots, &session.config.confine)
-    {
+    let confine = &session.config.confine;
+    match session.grants.verdict(resolved, access, &roots, confine) {
         Verdict::Allowed => Ok(()),
-        Verdict::Refused(why) => Err(why),
+        _ if !can_elicit(ctx) => {
+            Err(Refusal::CannotAsk(NO_ELICITATION).text(&resolved.sent, access, &roots, confine))
+        }
+        Verdict::Refused(refusal) => Err(refusal.text(&resolved.sent, access, &roots, confine)),
         Verdict::Ask => ask_user(session, ctx, resolved, access, &roots.describe()).await,
     }
 }
+
+/// Why a legacy client's user cannot be asked.
+const NO_ELICITATION: &str =
+    "this client cannot ask the user for permission (no elicitation support)";
 
 /// Whether this client can be asked a form question.
 fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
@@ -141,16 +153,6 @@ fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
             .contains(&rmcp::service::ElicitationMode::Form)
 }
 
-fn not_askable(resolved: &Resolved, access: Access, roots: &str) -> String {
-    format!(
-        "{} is outside the workspace roots ({roots}), and this client cannot ask the user for \
-         permission (no elicitation support). To {} it, add its directory as a root in your \
-         MCP client, or start rootgrep with that directory as a DIR argument.",
-        crate::roots::path_text(&resolved.path),
-        access.verb()
-    )
-}
-
 async fn ask_user(
     session: &Session,
     ctx: &RequestContext<RoleServer>,
@@ -158,17 +160,8 @@ async fn ask_user(
     access: Access,
     roots: &str,
 ) -> Result<(), String> {
-    if !can_elicit(ctx) {
-        return Err(not_askable(resolved, access, roots));
-    }
-    // Whether the path is a directory: a `stat`, which may hang on a network mount, so it
-    // runs on the blocking pool.
-    let path = resolved.path.clone();
-    let is_dir = tokio::task::spawn_blocking(move || path.is_dir())
-        .await
-        .unwrap_or(false);
-    let dir = grant_dir_for(&resolved.path, is_dir);
-    let (message, schema) = permission_question(&resolved.path, access, roots, Some(&dir));
+    let sent = echo(&resolved.sent);
+    let (message, schema) = permission_question(&resolved.sent, access, roots, true);
     let schema: ElicitationSchema = serde_json::from_value(schema)
         .map_err(|err| format!("internal error building the permission question: {err}"))?;
     let request =
@@ -181,12 +174,7 @@ async fn ask_user(
         .peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|err| {
-            format!(
-                "could not ask the user about {}: {err}",
-                crate::roots::path_text(&resolved.path)
-            )
-        })?;
+        .map_err(|err| format!("could not ask the user about {sent}: {err}"))?;
     let timeout = session.config.elicitation_timeout;
     let mut rx = handle.rx;
     let outcome = tokio::select! {
@@ -194,8 +182,8 @@ async fn ask_user(
         _ = tokio::time::sleep(timeout) => {
             cancel_outbound(&ctx.peer, handle.id.clone(), "the user did not answer in time").await;
             return Err(format!(
-                "no answer from the user within {}s about {} {}; nothing was done",
-                timeout.as_secs(), access.verb(), crate::roots::path_text(&resolved.path)
+                "no answer from the user within {}s about {} {sent}; nothing was done",
+                timeout.as_secs(), access.verb()
             ));
         }
         _ = ctx.ct.cancelled() => {
@@ -206,14 +194,16 @@ async fn ask_user(
     let result = match outcome {
         Some(Ok(rmcp::model::ClientResult::ElicitResult(result))) => result,
         Some(Ok(other)) => {
-            return Err(format!(
-                "unexpected answer to the permission question: {other:?}"
-            ));
+            return Err(crate::quote::cut(
+                &format!("unexpected answer to the permission question: {other:?}"),
+                crate::quote::ECHO_MAX_CHARS,
+            )
+            .into_owned());
         }
         Some(Err(err)) => {
             return Err(format!(
-                "the client could not ask the user about {}: {err}",
-                crate::roots::path_text(&resolved.path)
+                "the client could not ask the user about {sent}: {}",
+                echo(&err.to_string())
             ));
         }
         None => return Err("the connection closed while asking the user".to_string()),
@@ -231,23 +221,29 @@ async fn ask_user(
                 .unwrap_or(false);
             if allow {
                 if remember {
+                    // Allowed: now the disk may be asked what the path is. A `stat`, which
+                    // may hang on a network mount, so on the blocking pool.
+                    let path = resolved.path.clone();
+                    let is_dir = tokio::task::spawn_blocking(move || path.is_dir())
+                        .await
+                        .unwrap_or(false);
+                    let dir = grant_dir_for(&resolved.path, is_dir);
                     tracing::info!(dir = %crate::roots::path_text(&dir), access = access.verb(), "user granted a directory");
                     session.grants.grant_dir(dir, access);
                 }
                 Ok(())
             } else {
-                session.grants.refuse(resolved.path.clone(), access);
-                Err(refused(resolved, access))
+                session.grants.refuse(resolved.given.clone(), access);
+                Err(refused(&sent, access))
             }
         }
         ElicitationAction::Decline => {
-            session.grants.refuse(resolved.path.clone(), access);
-            Err(refused(resolved, access))
+            session.grants.refuse(resolved.given.clone(), access);
+            Err(refused(&sent, access))
         }
         _ => Err(format!(
-            "the user dismissed the question about {} {}; nothing was done (you may ask again later)",
+            "the user dismissed the question about {} {sent}; nothing was done (you may ask again later)",
             access.verb(),
-            crate::roots::path_text(&resolved.path)
         )),
     }
 }
@@ -255,36 +251,42 @@ async fn ask_user(
 /// The question put to the user about a path outside the roots: its message and a flat,
 /// primitive form (`allow`, and `remember` when the answer can be kept for the session).
 /// Shared by session (elicitation request) and stateless (`input_required`) clients.
+///
+/// It names `sent`, the path exactly as the client sent it, and nothing the disk says
+/// about it (so "remember" names that path, or its directory when it is a file, without
+/// saying which it is). Every text in it is escaped for display; the path is not cut (the
+/// user must see all of what is allowed; it is at most 12 KiB, see `roots::resolve`).
 pub fn permission_question(
-    path: &std::path::Path,
+    sent: &str,
     access: Access,
     roots: &str,
-    remember_dir: Option<&std::path::Path>,
+    remember: bool,
 ) -> (String, serde_json::Value) {
-    let message = format!(
-        "rootgrep wants to {} {}, which is outside the workspace roots ({roots}). Allow it?",
+    let shown = escape_for_display(sent);
+    let message = escape_for_display(&format!(
+        "rootgrep wants to {} {shown}, which is outside the workspace roots ({roots}). Allow it?",
         access.verb(),
-        crate::roots::path_text(path)
-    );
+    ))
+    .into_owned();
     let mut schema = json!({
         "type": "object",
         "properties": {
             "allow": {
                 "type": "boolean",
                 "title": "Allow",
-                "description": format!("Allow this {} of {}", access.verb(), crate::roots::path_text(path)),
+                "description": format!("Allow this {} of {shown}", access.verb()),
             },
         },
         "required": ["allow"],
     });
-    if let Some(dir) = remember_dir {
+    if remember {
         schema["properties"]["remember"] = json!({
             "type": "boolean",
             "title": "Remember",
             "description": format!(
-                "Allow {}s in {} for the rest of the session",
+                "Allow {}s in {shown} (in the directory that holds it, if it is a file) for \
+                 the rest of the session",
                 access.verb(),
-                crate::roots::path_text(dir)
             ),
             "default": false,
         });
@@ -292,11 +294,10 @@ pub fn permission_question(
     (message, schema)
 }
 
-fn refused(resolved: &Resolved, access: Access) -> String {
+fn refused(sent: &str, access: Access) -> String {
     format!(
-        "the user refused to let this server {} {} (outside the workspace roots); it will not be asked again this session",
+        "the user refused to let this server {} {sent} (outside the workspace roots); it will not be asked again this session",
         access.verb(),
-        crate::roots::path_text(&resolved.path)
     )
 }
 

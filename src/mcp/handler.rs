@@ -286,7 +286,7 @@ impl ServerHandler for Handler {
             return Err(McpError::invalid_params(
                 format!(
                     "invalid params for {}: {}",
-                    request.method,
+                    crate::quote::echo(&request.method),
                     expected_params(&request.method)
                 ),
                 None,
@@ -294,7 +294,7 @@ impl ServerHandler for Handler {
         }
         Err(McpError::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            request.method,
+            crate::quote::echo(&request.method),
             None,
         ))
     }
@@ -321,7 +321,11 @@ impl ServerHandler for Handler {
                 .map(|tool| tool.name.to_string())
                 .collect();
             return Err(McpError::invalid_params(
-                format!("unknown tool {name:?}; available: {}", names.join(", ")),
+                format!(
+                    "unknown tool \"{}\"; available: {}",
+                    crate::quote::echo(&name),
+                    names.join(", ")
+                ),
                 None,
             ));
         }

@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use crate::access::{Access, Verdict, boundary_verdict};
+use crate::access::{Access, Refusal, Verdict, boundary_verdict};
 use crate::mcp::session::Session;
 use crate::roots::{Resolved, Root, RootSet, choose_roots, path_from_file_uri};
 
@@ -90,10 +90,6 @@ fn is_write(access: Access) -> bool {
     access == Access::Write
 }
 
-fn access_of(write: bool) -> Access {
-    if write { Access::Write } else { Access::Read }
-}
-
 /// The modern context of one request.
 pub struct ModernCall {
     capabilities: ClientCapabilities,
@@ -103,8 +99,9 @@ pub struct ModernCall {
     pending: Mutex<Option<InputRequests>>,
     /// The path and access that question is about (sealed into the next state).
     asked: Mutex<Option<(Vec<u8>, bool)>>,
-    /// The path the user just refused in this round, with the message for the model.
-    declined: Option<(Vec<u8>, String)>,
+    /// The path the user just refused in this round, with what the user did ("did not
+    /// allow"); the message names the path as sent when it is made.
+    declined: Option<(Vec<u8>, &'static str)>,
 }
 
 fn path_bytes(path: &std::path::Path) -> Vec<u8> {
@@ -168,7 +165,6 @@ impl ModernCall {
             if let (Some((path, write)), Some(answer)) =
                 (state.asked.take(), responses.get(CONFIRM_KEY))
             {
-                let access = access_of(write);
                 let action = answer.get("action").and_then(Value::as_str).unwrap_or("");
                 let allow = answer
                     .get("content")
@@ -185,14 +181,7 @@ impl ModernCall {
                         } else {
                             "did not allow"
                         };
-                        declined = Some((
-                            path.clone(),
-                            format!(
-                                "the user {verb} this server's request to {} {}; nothing was done",
-                                access.verb(),
-                                String::from_utf8_lossy(&path)
-                            ),
-                        ));
+                        declined = Some((path.clone(), verb));
                     }
                 }
             }
@@ -244,10 +233,14 @@ impl ModernCall {
         access: Access,
     ) -> Result<(), String> {
         let bytes = path_bytes(&resolved.path);
-        if let Some((path, message)) = &self.declined
+        if let Some((path, verb)) = &self.declined
             && *path == bytes
         {
-            return Err(message.clone());
+            return Err(format!(
+                "the user {verb} this server's request to {} {}; nothing was done",
+                access.verb(),
+                crate::quote::echo(&resolved.sent)
+            ));
         }
         let approved = self
             .state
@@ -258,32 +251,28 @@ impl ModernCall {
             return Ok(());
         }
         // Session grants are legacy-only: stateless requests are judged on roots and
-        // --confine alone, then the user is asked.
-        match boundary_verdict(&resolved.path, roots, &session.config.confine)
-            .unwrap_or(Verdict::Ask)
-        {
+        // --confine alone, then the user is asked. A request that cannot ask gets one
+        // answer for every path outside the roots, `--confine` or not.
+        let confine = &session.config.confine;
+        let form = self
+            .capabilities
+            .elicitation
+            .as_ref()
+            .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        match boundary_verdict(&resolved.path, roots, confine).unwrap_or(Verdict::Ask) {
             Verdict::Allowed => Ok(()),
-            Verdict::Refused(why) => Err(why),
+            _ if !form => Err(Refusal::CannotAsk(
+                "this request did not declare the elicitation capability, so the user cannot \
+                 be asked",
+            )
+            .text(&resolved.sent, access, roots, confine)),
+            Verdict::Refused(refusal) => Err(refusal.text(&resolved.sent, access, roots, confine)),
             Verdict::Ask => {
-                let form = self
-                    .capabilities
-                    .elicitation
-                    .as_ref()
-                    .is_some_and(|e| e.form.is_some() || e.url.is_none());
-                if !form {
-                    return Err(format!(
-                        "{} is outside the workspace roots ({}), and this request did not declare \
-                         the elicitation capability, so the user cannot be asked. Add its \
-                         directory as a root, or start rootgrep with it as a DIR argument.",
-                        crate::roots::path_text(&resolved.path),
-                        roots.describe()
-                    ));
-                }
                 let (message, schema) = crate::mcp::ask::permission_question(
-                    &resolved.path,
+                    &resolved.sent,
                     access,
                     &roots.describe(),
-                    None,
+                    false,
                 );
                 let request: InputRequest = serde_json::from_value(json!({
                     "method": "elicitation/create",
@@ -301,7 +290,7 @@ impl ModernCall {
                 Err(format!(
                     "waiting for the user's permission to {} {}",
                     access.verb(),
-                    crate::roots::path_text(&resolved.path)
+                    crate::quote::echo(&resolved.sent)
                 ))
             }
         }

@@ -781,7 +781,9 @@ impl Service<RoleServer> for Guarded {
         };
         let method = request.method().to_string();
         let what = match &request {
-            ClientRequest::CallToolRequest(call) => format!("tool {}", call.params.name),
+            ClientRequest::CallToolRequest(call) => {
+                format!("tool {}", crate::quote::echo(&call.params.name))
+            }
             _ => method.clone(),
         };
         let inject = self.injects(&method);

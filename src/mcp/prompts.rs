@@ -136,7 +136,10 @@ pub async fn get(
         }
         other => {
             return Err(McpError::invalid_params(
-                format!("unknown prompt {other:?}; available: explain_file, find_usages"),
+                format!(
+                    "unknown prompt \"{}\"; available: explain_file, find_usages",
+                    crate::quote::echo(other)
+                ),
                 None,
             ));
         }

@@ -22,9 +22,9 @@ use serde_json::{Value, json};
 use crate::access::Access;
 use crate::files::mime::mime_type;
 use crate::files::read::{self, ReadError, Whole};
-use crate::mcp::ask;
 use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
+use crate::mcp::tools::Asker;
 use crate::pool::{Lane, Pool};
 use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
 use crate::search::{self, Control, GlobQuery, SortBy};
@@ -86,8 +86,9 @@ pub async fn list(
         Some(cursor) => Some(decode_cursor(cursor).ok_or_else(|| {
             McpError::invalid_params(
                 format!(
-                    "invalid cursor {cursor:?}: pass back a nextCursor from resources/list, \
-                     or none to start from the beginning"
+                    "invalid cursor \"{}\": pass back a nextCursor from resources/list, \
+                     or none to start from the beginning",
+                    crate::quote::echo(cursor)
                 ),
                 None,
             )
@@ -168,23 +169,25 @@ pub async fn read_resource(
     roots: &RootSet,
     modern: Option<&ModernCall>,
 ) -> Result<ReadResourceResult, McpError> {
-    path_from_file_uri(uri)
-        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
-    // `resolve` takes the URI itself, so non-UTF-8 names survive. It canonicalises (a
-    // `stat` per component, which may hang on a network mount): off the async executor.
-    let (given, set) = (uri.to_string(), roots.clone());
-    let resolved = tokio::task::spawn_blocking(move || resolve(&given, &set))
+    path_from_file_uri(uri).map_err(|err| {
+        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
+    })?;
+    // `resolve` takes the URI itself, so non-UTF-8 names survive. Access is decided
+    // before anything is said about the file: outside the roots, whether it exists is not
+    // for the client to learn.
+    let asker = Asker {
+        session,
+        ctx,
+        modern,
+        roots: &std::sync::Arc::new(roots.clone()),
+    };
+    let resolved = asker
+        .checked(uri, Access::Read, resolve)
         .await
-        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))?
-        .map_err(|err| McpError::invalid_params(err.to_string(), None))?;
+        .map_err(|message| McpError::invalid_params(message, Some(uri_data(uri))))?;
     if !resolved.exists {
         return Err(not_found(uri));
     }
-    let allowed = match modern {
-        Some(modern) => modern.authorize(session, roots, &resolved, Access::Read),
-        None => ask::authorize(session, ctx, &resolved, Access::Read).await,
-    };
-    allowed.map_err(|message| McpError::invalid_params(message, Some(json!({ "uri": uri }))))?;
     let target = resolved.path.clone();
     let whole = tokio::task::spawn_blocking(move || read::read_whole(&target, MAX_RESOURCE_BYTES))
         .await
@@ -210,14 +213,16 @@ pub async fn read_resource(
                     crate::mcp::render::human_size(size),
                     crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),
-                Some(json!({ "uri": uri, "size": size, "max_bytes": MAX_RESOURCE_BYTES })),
+                Some(
+                    json!({ "uri": uri_text(uri), "size": size, "max_bytes": MAX_RESOURCE_BYTES }),
+                ),
             ));
         }
         Err(ReadError::NotFound(_)) => return Err(not_found(uri)),
         Err(err) => {
             return Err(McpError::invalid_params(
                 err.to_string(),
-                Some(json!({ "uri": uri })),
+                Some(uri_data(uri)),
             ));
         }
     };
@@ -228,26 +233,37 @@ pub async fn read_resource(
 /// The canonical path a subscription is kept under: inside the roots (or a granted
 /// directory). The file need not exist yet (its creation is an update).
 pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, McpError> {
-    path_from_file_uri(uri)
-        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
+    path_from_file_uri(uri).map_err(|err| {
+        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
+    })?;
     let roots = session.roots();
-    // `resolve` takes the URI itself, so non-UTF-8 names survive.
-    let resolved =
-        resolve(uri, &roots).map_err(|err| McpError::invalid_params(err.to_string(), None))?;
-    match session.grants.verdict(
-        &resolved.path,
-        Access::Read,
-        &roots,
-        &session.config.confine,
-    ) {
-        crate::access::Verdict::Allowed => Ok(resolved.path),
-        _ => Err(McpError::invalid_params(
+    let outside = || {
+        McpError::invalid_params(
             format!(
-                "{uri} is outside the workspace roots ({}); only files inside them can be subscribed to",
+                "{} is outside the workspace roots ({}); only files inside them can be \
+                 subscribed to",
+                crate::quote::echo(uri),
                 roots.describe()
             ),
-            Some(json!({ "uri": uri })),
-        )),
+            Some(uri_data(uri)),
+        )
+    };
+    // `resolve` takes the URI itself, so non-UTF-8 names survive. A failure found on the
+    // disk is told only inside the roots (or a granted directory); elsewhere the URI gets
+    // the same answer as any other outside them.
+    let allowed = |resolved: &crate::roots::Resolved| {
+        session
+            .grants
+            .verdict(resolved, Access::Read, &roots, &session.config.confine)
+            == crate::access::Verdict::Allowed
+    };
+    match resolve(uri, &roots) {
+        Ok(resolved) if allowed(&resolved) => Ok(resolved.path),
+        Ok(_) => Err(outside()),
+        Err(crate::roots::PathError::Found(found)) if !allowed(&found.as_resolved(uri, &roots)) => {
+            Err(outside())
+        }
+        Err(err) => Err(McpError::invalid_params(err.to_string(), None)),
     }
 }
 
@@ -256,8 +272,9 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
 /// made before the roots changed must still be removable, or its updates would resume when
 /// the root came back. Unsubscribing from something not subscribed is not an error.
 pub fn unsubscribe(session: &Session, uri: &str) -> Result<(), McpError> {
-    path_from_file_uri(uri)
-        .map_err(|err| McpError::invalid_params(format!("{uri}: {err}"), None))?;
+    path_from_file_uri(uri).map_err(|err| {
+        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
+    })?;
     let path = resolve(uri, &session.roots())
         .ok()
         .map(|resolved| resolved.path);
@@ -265,6 +282,24 @@ pub fn unsubscribe(session: &Session, uri: &str) -> Result<(), McpError> {
     Ok(())
 }
 
+/// The `data` of an error about `uri`: `{uri}`, with [`uri_text`].
+fn uri_data(uri: &str) -> Value {
+    json!({ "uri": uri_text(uri) })
+}
+
+/// The URI as an error's data repeats it: exact when it could name a file at all
+/// (shorter than `resolve`'s limit), else cut like every echo of client input.
+fn uri_text(uri: &str) -> String {
+    if uri.len() < 3 * crate::roots::PATH_MAX {
+        uri.to_string()
+    } else {
+        crate::quote::echo(uri)
+    }
+}
+
 fn not_found(uri: &str) -> McpError {
-    McpError::resource_not_found(format!("no such file: {uri}"), Some(json!({ "uri": uri })))
+    McpError::resource_not_found(
+        format!("no such file: {}", crate::quote::echo(uri)),
+        Some(uri_data(uri)),
+    )
 }

@@ -169,7 +169,10 @@ fn check(value: Value) -> Checked {
                 return Checked::Reply(error_line_with_id(
                     &id,
                     -32602,
-                    &format!("invalid params for {method}: params must be an object"),
+                    &format!(
+                        "invalid params for {}: params must be an object",
+                        crate::quote::echo(&method)
+                    ),
                 ));
             }
             object.insert("id".into(), Value::from(PLACEHOLDER_ID));
@@ -182,8 +185,12 @@ fn check(value: Value) -> Checked {
                     &id,
                     -32602,
                     &format!(
-                        "invalid params for {method}: {}",
-                        request_error(&method, object.remove("params"))
+                        "invalid params for {}: {}",
+                        crate::quote::echo(&method),
+                        crate::quote::cut(
+                            &request_error(&method, object.remove("params")),
+                            crate::quote::DETAIL_MAX_CHARS
+                        )
                     ),
                 )),
             }

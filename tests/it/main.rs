@@ -23,6 +23,8 @@ mod hostile_files;
 mod hostile_live;
 #[cfg(unix)]
 mod hostile_search;
+#[cfg(unix)]
+mod hostile_texts;
 mod lifecycle;
 mod live;
 mod load;

@@ -11,8 +11,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::{
-    Call, authorize, blocking, blocking_stoppable, lenient, read_only_annotations, resolve_checked,
-    resolve_entry_path, schema_of, write_annotations,
+    Call, blocking, blocking_stoppable, lenient, read_only_annotations, resolve_checked,
+    resolve_entry_checked, schema_of, write_annotations,
 };
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
@@ -759,11 +759,7 @@ pub struct MoveArgs {
 }
 
 async fn entry_checked(call: &Call<'_>, arg: &str) -> Result<Resolved, Answer> {
-    let resolved = resolve_entry_path(&call.roots, arg)
-        .await
-        .map_err(Answer::error)?;
-    authorize(call, &resolved, Access::Write).await?;
-    Ok(resolved)
+    resolve_entry_checked(call, arg, Access::Write).await
 }
 
 pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {

@@ -196,21 +196,34 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "edit_file" => run!(files::edit_file),
         "create_directory" => run!(files::create_directory),
         "move_file" => run!(files::move_file),
-        _ => Answer::error(format!("unknown tool {name}")),
+        _ => Answer::error(format!("unknown tool {}", crate::quote::echo(name))),
     };
     answer.bounded(call.budget())
 }
 
-/// Decodes arguments, turning serde's complaint into an actionable tool error.
-fn parse<T: DeserializeOwned>(args: JsonObject) -> Result<T, Answer> {
+/// Decodes arguments, turning serde's complaint into an actionable tool error. The
+/// complaint quotes input (argument names, values), so it is bounded and escaped: an
+/// argument name that no parameter could have (over [`crate::quote::ECHO_MAX_CHARS`], or
+/// with control or bidi characters) is renamed to its echo before decoding (it is unknown
+/// either way, and serde names it in "unknown field"), and the message is cut at
+/// [`crate::quote::DETAIL_MAX_CHARS`].
+fn parse<T: DeserializeOwned>(mut args: JsonObject) -> Result<T, Answer> {
+    use crate::quote::{DETAIL_MAX_CHARS, cut, echo, escape_for_display};
+    let odd: Vec<String> = args.keys().filter(|k| echo(k) != **k).cloned().collect();
+    for key in odd {
+        if let Some(value) = args.remove(&key) {
+            args.insert(echo(&key), value);
+        }
+    }
     // serde_path_to_error names the offending parameter ("limit: invalid type…").
     serde_path_to_error::deserialize(Value::Object(args)).map_err(|err| {
         let path = err.path().to_string();
-        if path == "." {
-            Answer::error(format!("invalid arguments: {}", err.inner()))
+        let message = if path == "." {
+            format!("invalid arguments: {}", err.inner())
         } else {
-            Answer::error(format!("invalid arguments: {path}: {}", err.inner()))
-        }
+            format!("invalid arguments: {path}: {}", err.inner())
+        };
+        Answer::error(escape_for_display(&cut(&message, DETAIL_MAX_CHARS)).into_owned())
     })
 }
 
@@ -220,46 +233,89 @@ pub async fn resolve_checked(
     arg: &str,
     access: Access,
 ) -> Result<Resolved, Answer> {
-    let resolved = resolve_path(&call.roots, arg)
+    checked_path(call, arg, access, resolve)
         .await
-        .map_err(Answer::error)?;
-    authorize(call, &resolved, access).await?;
-    Ok(resolved)
+        .map_err(Answer::error)
 }
 
-/// Resolves a path argument on the blocking pool (canonicalising touches the disk, which
-/// may be slow or hang on a network mount). `Err` is the message for the model.
-pub async fn resolve_path(roots: &Arc<RootSet>, arg: &str) -> Result<Resolved, String> {
-    resolve_on_pool(roots, arg, resolve).await
-}
-
-/// Like [`resolve_path`] with [`crate::roots::resolve_entry`] (the final symlink is not
+/// Like [`resolve_checked`] with [`crate::roots::resolve_entry`] (the final symlink is not
 /// followed).
-pub async fn resolve_entry_path(roots: &Arc<RootSet>, arg: &str) -> Result<Resolved, String> {
-    resolve_on_pool(roots, arg, crate::roots::resolve_entry).await
-}
-
-async fn resolve_on_pool(
-    roots: &Arc<RootSet>,
+pub async fn resolve_entry_checked(
+    call: &Call<'_>,
     arg: &str,
-    how: fn(&str, &RootSet) -> Result<Resolved, crate::roots::PathError>,
-) -> Result<Resolved, String> {
-    let (arg, roots) = (arg.to_string(), roots.clone());
-    match blocking(move || how(&arg, &roots)).await {
-        Ok(resolved) => resolved.map_err(|err| err.to_string()),
-        Err(answer) => Err(answer.text),
-    }
+    access: Access,
+) -> Result<Resolved, Answer> {
+    checked_path(call, arg, access, crate::roots::resolve_entry)
+        .await
+        .map_err(Answer::error)
 }
 
-/// Checks (or asks for) access to an already resolved path.
-pub async fn authorize(call: &Call<'_>, resolved: &Resolved, access: Access) -> Result<(), Answer> {
-    match call.modern {
-        Some(modern) => modern
-            .authorize(call.session, &call.roots, resolved, access)
-            .map_err(Answer::error),
-        None => ask::authorize(call.session, call.ctx, resolved, access)
+async fn checked_path(
+    call: &Call<'_>,
+    arg: &str,
+    access: Access,
+    how: Resolver,
+) -> Result<Resolved, String> {
+    let asker = Asker {
+        session: call.session,
+        ctx: call.ctx,
+        modern: call.modern,
+        roots: &call.roots,
+    };
+    asker.checked(arg, access, how).await
+}
+
+/// How a path argument is resolved ([`resolve`] or [`crate::roots::resolve_entry`]).
+pub type Resolver = fn(&str, &RootSet) -> Result<Resolved, crate::roots::PathError>;
+
+/// What checking a path needs: the session, the request (to ask its client), and the
+/// roots it is judged against.
+pub struct Asker<'a> {
+    pub session: &'a Session,
+    pub ctx: &'a RequestContext<RoleServer>,
+    pub modern: Option<&'a crate::mcp::modern::ModernCall>,
+    pub roots: &'a Arc<RootSet>,
+}
+
+impl Asker<'_> {
+    /// The one way a client's path argument becomes a usable path: resolved off the async
+    /// executor (canonicalising touches the disk, which may hang on a network mount), then
+    /// access checked, asking the user when it lies outside the roots. Containment comes
+    /// first: a failure that tells what is on the disk (a non-directory named with `/`,
+    /// `..` after a missing directory, a link loop) is shown only once the place it was
+    /// found is inside the roots or allowed; outside them such a path gets the same answer
+    /// as every other path there, naming only what the client sent. `Err` is the message.
+    pub async fn checked(
+        &self,
+        arg: &str,
+        access: Access,
+        how: Resolver,
+    ) -> Result<Resolved, String> {
+        let (given, roots) = (arg.to_string(), self.roots.clone());
+        let outcome = blocking(move || how(&given, &roots))
             .await
-            .map_err(Answer::error),
+            .map_err(|answer| answer.text)?;
+        match outcome {
+            Ok(resolved) => {
+                self.authorize(&resolved, access).await?;
+                Ok(resolved)
+            }
+            Err(crate::roots::PathError::Found(found)) => {
+                let place = found.as_resolved(arg, self.roots);
+                self.authorize(&place, access).await?;
+                Err(crate::roots::PathError::Found(found).to_string())
+            }
+            // About the argument's text alone: nothing read from the disk.
+            Err(err) => Err(err.to_string()),
+        }
+    }
+
+    /// Checks (or asks for) access to an already resolved path.
+    pub async fn authorize(&self, resolved: &Resolved, access: Access) -> Result<(), String> {
+        match self.modern {
+            Some(modern) => modern.authorize(self.session, self.roots, resolved, access),
+            None => ask::authorize(self.session, self.ctx, resolved, access).await,
+        }
     }
 }
 

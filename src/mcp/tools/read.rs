@@ -7,10 +7,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{
-    Call, authorize, blocking, lenient, read_only_annotations, resolve_checked, resolve_path,
-    schema_of,
-};
+use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
@@ -710,25 +707,8 @@ fn image_room(room: usize) -> u64 {
     (room.saturating_sub(IMAGE_OVERHEAD) / 4 * 3) as u64
 }
 
-/// Reads one file within `budget` bytes of text (as serialized: JSON-escaped) and `room`
-/// bytes of image, or returns the error text.
-async fn read_one(
-    call: &Call<'_>,
-    resolved: Result<Resolved, String>,
-    (offset, limit): (usize, usize),
-    numbers: bool,
-    budget: usize,
-    room: usize,
-) -> Result<(String, Option<(String, String)>), String> {
-    let resolved = resolved?;
-    authorize(call, &resolved, Access::Read)
-        .await
-        .map_err(|answer| answer.text)?;
-    read_authorized(call, resolved, (offset, limit), numbers, budget, room).await
-}
-
-/// [`read_one`] for a path already authorized (asking twice would put a second question
-/// to a user who allowed the read once).
+/// Reads one file already authorized within `budget` bytes of text (as serialized:
+/// JSON-escaped) and `room` bytes of image, or returns the error text.
 async fn read_authorized(
     call: &Call<'_>,
     resolved: Resolved,
@@ -884,9 +864,12 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
         Ok(range) => range,
         Err(answer) => return answer,
     };
-    let resolved = resolve_path(&call.roots, &args.path).await;
+    let resolved = match resolve_checked(call, &args.path, Access::Read).await {
+        Ok(resolved) => resolved,
+        Err(answer) => return answer,
+    };
     // The image's share: the budget less room for the sentence that accompanies it.
-    match read_one(
+    match read_authorized(
         call,
         resolved,
         range,
@@ -1022,25 +1005,27 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             break;
         }
         // Headings carry the absolute path, like every result.
-        let resolved = resolve_path(&call.roots, path).await;
+        // Checked before the heading is made: a path outside the roots is headed as sent,
+        // never by where it leads.
+        let resolved = resolve_checked(call, path, Access::Read)
+            .await
+            .map_err(|answer| answer.text);
         let heading = match &resolved {
             Ok(resolved) => path_text(&resolved.path),
-            Err(_) => path.clone(),
+            Err(_) => crate::quote::echo(path),
         };
         let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));
         let left = budget.saturating_sub(used + json_len(&heading) + READ_FILES_RESERVE);
         answer.text.push_str(&heading);
         used += json_len(&heading) - 2;
-        match read_one(
-            call,
-            resolved,
-            (1, limit),
-            args.line_numbers.unwrap_or(true),
-            share.min(left),
-            left,
-        )
-        .await
-        {
+        let read = match resolved {
+            Ok(resolved) => {
+                let numbers = args.line_numbers.unwrap_or(true);
+                read_authorized(call, resolved, (1, limit), numbers, share.min(left), left).await
+            }
+            Err(message) => Err(message),
+        };
+        match read {
             Ok((text, image)) => {
                 used += json_len(&text) - 2;
                 answer.text.push_str(&text);

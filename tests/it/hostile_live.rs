@@ -346,3 +346,91 @@ fn a_write_is_visible_to_the_next_search_despite_a_backlog_of_events() {
         "the server did not see its own writes: {stale:?}"
     );
 }
+
+/// Everything a client can ask that lists, searches or names files below the root.
+fn every_listing(client: &mut Client, root: &Path) -> Vec<(&'static str, Value)> {
+    let template = json!({"type": "ref/resource", "uri": "file:///{+path}"});
+    let value = format!("{}/", &uri(root)["file:///".len()..]);
+    vec![
+        (
+            "glob",
+            client.call("glob", json!({"pattern": "**/*", "head_limit": 0})),
+        ),
+        (
+            "grep",
+            client.call("grep", json!({"pattern": "SECRET", "head_limit": 0})),
+        ),
+        (
+            "resources/list",
+            client.request("resources/list", json!({})),
+        ),
+        (
+            "list_directory",
+            client.call("list_directory", json!({"path": s(root)})),
+        ),
+        (
+            "directory_tree",
+            client.call("directory_tree", json!({"path": s(root)})),
+        ),
+        (
+            "completion",
+            client.request(
+                "completion/complete",
+                json!({"ref": template, "argument": {"name": "path", "value": value}}),
+            ),
+        ),
+        (
+            "symbols",
+            client.call("symbols", json!({"name": "leaked_secret_fn"})),
+        ),
+        (
+            "references",
+            client.call("references", json!({"name": "leaked_secret_fn"})),
+        ),
+    ]
+}
+
+#[cfg(unix)]
+#[test]
+fn a_root_swapped_for_a_symlink_lists_nothing_from_where_it_points() {
+    let ws = workspace();
+    std::fs::write(
+        ws.outside.join("leaked.rs"),
+        "fn leaked_secret_fn() {}\n// TOP-SECRET\n",
+    )
+    .unwrap();
+    let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    wait_fresh(&mut client, &ws.app);
+    std::fs::rename(&ws.app, ws.base.join("app.moved")).unwrap();
+    std::os::unix::fs::symlink(&ws.outside, &ws.app).unwrap();
+    // Poll for ~2 s (bounded by count too): no answer may ever name a file of `outside`.
+    let started = Instant::now();
+    let mut leaks = Vec::new();
+    for _ in 0..40 {
+        for (what, answer) in every_listing(&mut client, &ws.app) {
+            let text = answer.to_string();
+            if ["secret.txt", "other.txt", "leaked.rs", "TOP-SECRET"]
+                .iter()
+                .any(|name| text.contains(name))
+            {
+                leaks.push(format!("{what} after {:?}: {text}", started.elapsed()));
+            }
+        }
+        if started.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(leaks.is_empty(), "{}", leaks.join("\n"));
+    // The root is reported as unavailable meanwhile.
+    let roots = client.call("list_roots", json!({}));
+    let root = &roots["structuredContent"]["roots"][0];
+    assert_eq!(root["exists"], false, "{roots}");
+    let why = root["unavailable"].as_str().unwrap_or("");
+    assert!(why.contains("symlink"), "{roots}");
+    // A real directory again: listed again.
+    std::fs::remove_file(&ws.app).unwrap();
+    std::fs::rename(ws.base.join("app.moved"), &ws.app).unwrap();
+    wait_indexed(&mut client, &ws.app, "src/main.rs");
+}

@@ -106,6 +106,11 @@ pub struct RootOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub exists: bool,
+    /// Why the root cannot be used now although it was set: its path is a symlink now, or
+    /// leads through one. Nothing below it is listed, searched or read until it is the
+    /// directory (or file) itself again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     /// "directory" or "file".
     pub kind: String,
     /// Whether changes under this root are watched (live index and notifications).
@@ -147,6 +152,37 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         .map(|symbols| symbols.status())
         .unwrap_or_default();
     let live_on = call.session.live.is_some();
+    // Whether each root shown is still in place (not swapped for a symlink): asked of the
+    // disk now, off the async workers.
+    let shown: Vec<std::path::PathBuf> = roots
+        .roots
+        .iter()
+        .skip(offset)
+        .take(limit)
+        .filter_map(|root| root.canonical.clone())
+        .collect();
+    let placed: Vec<(std::path::PathBuf, Option<crate::roots::Displaced>)> =
+        match super::blocking(move || {
+            shown
+                .into_iter()
+                .map(|root| {
+                    let displaced = crate::roots::in_place(&root).err();
+                    (root, displaced)
+                })
+                .collect()
+        })
+        .await
+        {
+            Ok(placed) => placed,
+            Err(answer) => return answer,
+        };
+    let displaced_of = |root: &crate::roots::Root| {
+        let canonical = root.canonical.as_ref()?;
+        placed
+            .iter()
+            .find(|(path, _)| path == canonical)
+            .and_then(|(_, displaced)| *displaced)
+    };
     let watch_of = |path: &std::path::Path| -> String {
         if !live_on {
             return "off".to_string();
@@ -207,7 +243,15 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                         Some((cut, _)) => format!("{}…", &name[..cut]),
                         None => name.clone(),
                     }),
-                exists: root.canonical.is_some(),
+                exists: root.canonical.is_some() && displaced_of(root).is_none(),
+                unavailable: displaced_of(root)
+                    .filter(|displaced| *displaced != crate::roots::Displaced::Missing)
+                    .map(|displaced| {
+                        format!(
+                            "{displaced}; nothing below it is listed, searched or read until \
+                             it is a directory again"
+                        )
+                    }),
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
                 watched: root.canonical.is_some() && watch_of(root.effective()) == "watching",
                 watch: if root.canonical.is_none() && live_on {
@@ -386,8 +430,10 @@ fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) ->
     let mut text = format!("Roots ({}):\n", out.source);
     for root in &out.roots {
         let mut flags = vec![root.kind.clone()];
-        if !root.exists {
-            flags.push("MISSING".into());
+        match &root.unavailable {
+            Some(why) => flags.push(format!("UNAVAILABLE: {why}")),
+            None if !root.exists => flags.push("MISSING".into()),
+            None => {}
         }
         flags.push(format!("watch: {}", root.watch));
         flags.push(format!("index: {}", root.index));

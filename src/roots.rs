@@ -493,6 +493,48 @@ pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
     Ok(canonical)
 }
 
+/// Why a root's path no longer names the root (see [`in_place`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Displaced {
+    /// Nothing is there.
+    Missing,
+    /// The path itself is a symlink now.
+    Symlink,
+    /// The path leads through a symlink now (an ancestor was swapped), or is no longer the
+    /// file system's own spelling of it.
+    NotCanonical,
+}
+
+impl std::fmt::Display for Displaced {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Displaced::Missing => "the path does not exist",
+            Displaced::Symlink => "the root's path is a symlink now, not the directory it was",
+            Displaced::NotCanonical => "the root's path leads through a symlink now",
+        })
+    }
+}
+
+/// Whether the canonical root `root` is still in place: its path names a directory or file
+/// itself — not a symlink — and still canonicalizes to itself (no ancestor became a
+/// symlink). Its identity (device, inode) when it is. The one rule for every consumer that
+/// lists or walks a root (the watcher, the index builder, list_roots): a root swapped for a
+/// symlink leads somewhere that is not the root, and nothing there may be listed, searched
+/// or read until the path is a real directory again (a new directory is the root again:
+/// `rm -rf DIR && mkdir DIR` is an ordinary way to empty one).
+pub fn in_place(root: &Path) -> Result<(u64, u64), Displaced> {
+    use crate::files::os::MetadataExt;
+    let meta = std::fs::symlink_metadata(root).map_err(|_| Displaced::Missing)?;
+    if meta.file_type().is_symlink() {
+        return Err(Displaced::Symlink);
+    }
+    match canonicalize(root) {
+        Ok(canonical) if canonical == root => Ok((meta.dev(), meta.ino())),
+        Ok(_) => Err(Displaced::NotCanonical),
+        Err(_) => Err(Displaced::Missing),
+    }
+}
+
 /// The result of resolving a path argument against the roots.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Resolved {

@@ -11,7 +11,8 @@
 //! share the cores with it.
 //!
 //! Rules enforced here, for every walk: symlinks are never followed (a walk cannot leave
-//! its tree, and loops cannot occur); hidden entries are skipped unless asked for, whatever
+//! its tree, and loops cannot occur), not even the start path, which `ignore` would follow
+//! (every start path is canonical, so one that is a symlink now was swapped); hidden entries are skipped unless asked for, whatever
 //! the globs; [`Control`] is checked before every entry; per-entry failures are counted in
 //! [`Stats::skipped_unreadable`] and the walk goes on.
 
@@ -326,6 +327,17 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
         let Some(kind) = entry.file_type() else {
             return WalkState::Continue;
         };
+        if entry.depth() == 0
+            && kind.is_dir()
+            && std::fs::symlink_metadata(entry.path()).is_ok_and(|m| m.file_type().is_symlink())
+        {
+            // The walker follows the path it starts from, symlink or not. Every start path
+            // is canonical (a root, a resolved target, a directory the index holds), so one
+            // that is a symlink now was swapped since: nothing it leads to is listed.
+            tracing::debug!(path = %entry.path().display(), "walk start is a symlink now: skipped");
+            state.stats().skipped_unreadable += 1;
+            return WalkState::Skip;
+        }
         if kind.is_file() {
             self.control.file_examined();
             let _turn = self.control.turn();

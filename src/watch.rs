@@ -30,7 +30,9 @@
 //!   When an event says a root itself went away (or, after an overflow, its device and
 //!   inode changed), the root goes back to [`RootStatus::Starting`] at once (consumers stop
 //!   trusting what they built) and is watched again once the dust settles; while it does not
-//!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`].
+//!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`]. So is a root whose
+//!   path is a symlink now (`crate::roots::in_place`): inotify and the walk adding the
+//!   recursive watch would follow it, and where it points is not the root.
 //!
 //! - **A barrier for readers ([`Barrier`]).** The kernel queues a change's event during the
 //!   syscall that makes it, but notify's thread and the actor read it a moment later (much
@@ -663,8 +665,8 @@ impl Actor {
             if wanted.contains(root) {
                 continue;
             }
-            if !root.exists() {
-                self.set_status(root, RootStatus::Failed("the path does not exist".into()));
+            if let Err(displaced) = crate::roots::in_place(root) {
+                self.set_status(root, RootStatus::Failed(displaced.to_string()));
                 continue;
             }
             let outer = wanted.iter().find(|outer| root.starts_with(outer));
@@ -691,6 +693,17 @@ impl Actor {
         // Adding a recursive watch walks every directory: background work, which waits
         // while a search runs (the first search of a session comes right after the roots).
         crate::walk::yield_to_searches(|| false, crate::walk::YIELD_MAX);
+        // inotify follows a symlink given as the watched path, and so would the walk that
+        // adds the recursive watch: a root swapped for a symlink would be watched (and so
+        // indexed) where it points. Such a root is not watched until it is real again.
+        if let Err(displaced) = crate::roots::in_place(root) {
+            return Err(match displaced {
+                crate::roots::Displaced::Missing => displaced.to_string(),
+                other => {
+                    format!("{other}; nothing below it is listed until it is a directory again")
+                }
+            });
+        }
         let outcome = self.ensure_notify().and_then(|()| {
             let mode = match root.is_dir() {
                 true => RecursiveMode::Recursive,
@@ -798,7 +811,7 @@ impl Actor {
             let nested: Vec<PathBuf> = lock(&self.status)
                 .iter()
                 .map(|(r, _)| r.clone())
-                .filter(|r| r.starts_with(&root) && r.exists())
+                .filter(|r| r.starts_with(&root) && crate::roots::in_place(r).is_ok())
                 .collect();
             for r in nested {
                 self.set_status(&r, RootStatus::Watching);

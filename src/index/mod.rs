@@ -22,6 +22,12 @@
 //!   re-watched) or cheaper (the directories to list hold most of the root). Events that
 //!   cannot concern the index (inside an ignored or hidden directory) are settled by a few
 //!   binary searches, without even an `lstat`.
+//! - **Only the root itself.** Every build and update runs on a root that is
+//!   [`in_place`](crate::roots::in_place) before and after it (its path not a symlink, nor
+//!   leading through one): otherwise what it read is dropped, the root is `Unavailable`,
+//!   and the builder looks again every [`DISPLACED_RETRY`]. The walker follows the path it
+//!   starts from, so without this a root swapped for a symlink would be indexed where it
+//!   points.
 //! - **Our own writes.** The server's writes are announced with
 //!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
 //!   that path's event (or a build that started after the write has landed), so a write is
@@ -55,6 +61,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::roots::Displaced;
 use crate::walk::Control;
 use crate::watch::{Barrier, RootStatus, WatchEvent};
 use root::{as_path, is_hidden, is_ignore_name};
@@ -79,6 +86,9 @@ pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
 /// How long a snapshot waits for the watcher's barrier before giving up (the caller walks,
 /// which is what a loaded or flooded watcher warrants). An idle round takes microseconds.
 pub const SYNC_WAIT: Duration = Duration::from_millis(200);
+
+/// How often the builder looks again at a root whose path is not the root now.
+pub const DISPLACED_RETRY: Duration = Duration::from_secs(1);
 
 /// How one root's index stands, for `list_roots` and logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -146,6 +156,10 @@ struct Slot {
     /// Full builds landed, and changes applied without one (for `list_roots`).
     builds: u64,
     updates: u64,
+    /// The root's path is not the root now (a symlink, or under one: see
+    /// [`crate::roots::in_place`]): nothing is indexed, and the builder looks again every
+    /// [`DISPLACED_RETRY`].
+    displaced: Option<Displaced>,
 }
 
 impl Slot {
@@ -166,6 +180,7 @@ impl Slot {
             too_many: None,
             builds: 0,
             updates: 0,
+            displaced: None,
         }
     }
 
@@ -459,6 +474,10 @@ impl FileIndex {
                         "more than {} files; searches walk the disk",
                         slot.too_many.unwrap_or_default()
                     )),
+                    _ if slot.displaced.is_some() => IndexState::Unavailable(format!(
+                        "{}; not indexed until it is a directory again",
+                        slot.displaced.unwrap_or(Displaced::Missing)
+                    )),
                     Watch::Failed(reason) => IndexState::Unavailable(reason),
                     Watch::Unknown => IndexState::Waiting,
                     Watch::Watching if slot.fresh().is_some() => IndexState::Fresh,
@@ -570,6 +589,15 @@ impl FileIndex {
                     };
                     slot.settling.retain(|p| p != path);
                     slot.expected.retain(|(p, _)| p != path);
+                    if rel.as_os_str().is_empty() {
+                        // The root itself was created, removed or replaced (a root nested
+                        // in a watched one): whatever is there now is built again, and the
+                        // builder checks first that it is still the root.
+                        if !matches!(event, WatchEvent::Changed(_)) {
+                            slot.schedule(now);
+                        }
+                        continue;
+                    }
                     settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
                 }
             }
@@ -669,6 +697,16 @@ impl Drop for FileIndex {
     }
 }
 
+/// Whether a job's root was the same directory before and after it (see
+/// [`crate::roots::in_place`]).
+enum Placement {
+    Same,
+    /// Not in place (now, or already before the job).
+    Displaced(Displaced),
+    /// A different directory is there now.
+    Replaced,
+}
+
 /// The builder thread: builds one due root at a time, outside the lock.
 fn builder_loop(shared: &Shared) {
     let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
@@ -745,7 +783,14 @@ fn builder_loop(shared: &Shared) {
         let max_files = shared.max_files;
         let mut rebuild = false;
         let full = base.is_none();
+        // The walker follows the path it starts from, so a root swapped for a symlink would
+        // be walked where it points: the root must be in place before the job, and the
+        // same directory after it (else what it read is dropped). A swap and back within
+        // the job is a root event too, which the barrier makes the index apply before it
+        // serves anything.
+        let placed = crate::roots::in_place(&root);
         let (built, applied) = match base {
+            _ if placed.is_err() => (Ok(None), 0),
             None => (
                 build_limited(&root, &control, max_files).map(|b| b.map(Arc::new)),
                 0,
@@ -763,6 +808,15 @@ fn builder_loop(shared: &Shared) {
             },
         };
         drop(changed);
+        let placement = match (placed, crate::roots::in_place(&root)) {
+            (Err(displaced), _) | (Ok(_), Err(displaced)) => Placement::Displaced(displaced),
+            (Ok(before), Ok(after)) if before == after => Placement::Same,
+            (Ok(_), Ok(_)) => Placement::Replaced,
+        };
+        let built = match placement {
+            Placement::Same => built,
+            _ => Ok(None),
+        };
         tracing::debug!(root = %root.display(), full, applied, "index job ended");
 
         // Content changes seen during the walk are applied to the new build (not shared
@@ -801,6 +855,23 @@ fn builder_loop(shared: &Shared) {
             continue; // root removed or re-targeted meanwhile
         };
         slot.building = None;
+        match placement {
+            Placement::Same => slot.displaced = None,
+            Placement::Displaced(displaced) => {
+                tracing::warn!(root = %root.display(), "{displaced}: not indexed");
+                slot.displaced = Some(displaced);
+                slot.current = None;
+                slot.schedule(Instant::now());
+                slot.due = Some(Instant::now() + DISPLACED_RETRY);
+                continue;
+            }
+            Placement::Replaced => {
+                // Another directory is the root now: walk it.
+                slot.current = None;
+                slot.schedule(Instant::now());
+                continue;
+            }
+        }
         let built = match built {
             Ok(built) => built,
             Err(limit) => {
@@ -1145,5 +1216,43 @@ pub(super) mod tests {
         assert!(other.wait_fresh(&f.root, DEADLINE).is_some());
         other.set_roots(&[]);
         assert!(other.status().is_empty());
+    }
+
+    #[test]
+    fn a_root_swapped_for_a_symlink_is_never_built_through_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let root = base.join("app");
+        let other = base.join("other");
+        fs::create_dir_all(&root).unwrap();
+        fs::create_dir_all(&other).unwrap();
+        fs::write(root.join("mine.txt"), "").unwrap();
+        fs::write(other.join("secret.txt"), "").unwrap();
+        let index = FileIndex::new();
+        index.set_roots(std::slice::from_ref(&root));
+        index.apply(&WatchEvent::Status(root.clone(), RootStatus::Watching));
+        assert!(index.wait_fresh(&root, DEADLINE).is_some());
+
+        fs::rename(&root, base.join("app.moved")).unwrap();
+        std::os::unix::fs::symlink(&other, &root).unwrap();
+        // What a watcher that watched the path again (through the link) would report.
+        index.apply(&WatchEvent::Status(root.clone(), RootStatus::Watching));
+        assert!(
+            index
+                .wait_fresh(&root, Duration::from_millis(1500))
+                .is_none(),
+            "built through the symlink"
+        );
+        let state = index.status()[0].state.clone();
+        assert!(
+            matches!(&state, IndexState::Unavailable(why) if why.contains("symlink")),
+            "{state:?}"
+        );
+
+        // A directory again: the builder, looking again, builds it.
+        fs::remove_file(&root).unwrap();
+        fs::rename(base.join("app.moved"), &root).unwrap();
+        let built = index.wait_fresh(&root, DEADLINE).expect("built again");
+        assert!(built.find_file(Path::new("mine.txt")).is_some());
     }
 }

@@ -43,17 +43,19 @@ pub enum Target {
 }
 
 /// Sorts targets into directories and regular files. Anything else (missing, special
-/// file, unreadable) is counted as unreadable in `stats` and dropped. Targets inside (or
-/// equal to) another directory target are dropped too, so that no file is reported twice
-/// when several roots or paths overlap.
+/// file, unreadable, a symlink) is counted as unreadable in `stats` and dropped. Targets
+/// are canonical (resolved paths, roots), so a target that is a symlink now was swapped
+/// since: where it leads is not what was asked for, and it is not followed. Targets inside
+/// (or equal to) another directory target are dropped too, so that no file is reported
+/// twice when several roots or paths overlap.
 pub fn classify_targets(targets: &[PathBuf], control: &Control, stats: &mut Stats) -> Vec<Target> {
     let mut out = Vec::with_capacity(targets.len());
     for path in without_nested(targets) {
-        match std::fs::metadata(path) {
+        match std::fs::symlink_metadata(path) {
             Ok(meta) if meta.is_dir() => out.push(Target::Dir(path.clone())),
             Ok(meta) if meta.is_file() => out.push(Target::File(path.clone())),
             Ok(_) | Err(_) => {
-                tracing::debug!(path = %path.display(), "target skipped: missing or not a regular file");
+                tracing::debug!(path = %path.display(), "target skipped: missing, a symlink or not a regular file");
                 control.file_examined();
                 stats.skipped_unreadable += 1;
             }

@@ -5,7 +5,8 @@
 //! - [`find_symbols`]: definitions by name: exact > prefix > substring, then by path and
 //!   line; a fuzzy (subsequence) pass runs only when nothing contains the query.
 //! - [`outline`]: the definitions of files, in source order, with nesting.
-//! - [`references`]: word-boundary matches of a name, each with its enclosing definition.
+//! - [`references`]: word-boundary matches of a name, each with its enclosing definition
+//!   (files over the parse cap are searched too; their matches say the scope is unknown).
 //! - [`definitions_in`]: one file's definitions (for `read_file` + `symbol`).
 //!
 //! A later symbol index replaces the pre-filter and the parsing, not these signatures.
@@ -940,10 +941,22 @@ pub struct Reference {
     pub line: u64,
     pub column: u64,
     pub text: String,
-    /// The innermost definition holding the line (`None` at file level).
+    /// The innermost definition holding the line (`None` at file level, or when
+    /// `unscoped` says it is not known).
     pub enclosing: Option<Definition>,
     /// The line is where `name` itself is defined.
     pub is_definition: bool,
+    /// Why the enclosing definition is not known: the file was searched but not parsed.
+    pub unscoped: Option<Unscoped>,
+}
+
+/// Why a reference has no known enclosing definition.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Unscoped {
+    /// The file is over the [`MAX_PARSE_BYTES`] parse cap.
+    TooLarge,
+    /// The file could not be parsed (unreadable, binary, or the parse was stopped).
+    Unparsed,
 }
 
 /// The answer of [`references`].
@@ -954,6 +967,9 @@ pub struct ReferenceOutcome {
     pub next_offset: Option<usize>,
     pub stats: SymbolStats,
     pub files_searched: u64,
+    /// With `kinds`: matches left out because their file was not parsed, so whether they
+    /// sit in a definition of those kinds is not known.
+    pub unscoped_left_out: usize,
     pub cancelled: bool,
 }
 
@@ -961,6 +977,14 @@ pub struct ReferenceOutcome {
 /// by path and line, paged; each with its enclosing definition (files of the page are
 /// parsed). With `kinds`, only references inside definitions of those kinds are kept
 /// (the whole match list is then examined, up to the pre-filter's cap).
+///
+/// Files over the parse cap are searched like any other (finding a use needs only the
+/// text); their references come without an enclosing definition, marked
+/// [`Unscoped::TooLarge`], and `stats.too_large` counts those files of the page. With
+/// `kinds` they cannot be judged, so they are not searched (their uses would only crowd
+/// the match cap): `stats.too_large` counts them, and references in files that could not
+/// be parsed are left out and counted in `unscoped_left_out`. `stats.candidates_capped`
+/// says that `kinds` examined only the first [`MAX_CANDIDATES`] matches.
 #[allow(clippy::too_many_arguments)]
 pub fn references(
     name: &str,
@@ -980,11 +1004,11 @@ pub fn references(
     grep.word = true;
     grep.types = rg_types(&[]);
     grep.mode = OutputMode::Content;
-    grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
     grep.threads = threads;
     let filtered = !kinds.is_empty();
     if filtered {
         grep.limit = Some(MAX_CANDIDATES);
+        grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
     } else {
         grep.offset = offset;
         grep.limit = Some(limit.max(1));
@@ -997,6 +1021,12 @@ pub fn references(
         return Ok(ReferenceOutcome::default());
     };
     let mut stats = SymbolStats::default();
+    if filtered {
+        // No file under the cap has a line over the searcher's limit: these are the files
+        // left out for their size.
+        stats.too_large = outcome.stats.skipped_too_large;
+        stats.candidates_capped = outcome.truncated;
+    }
     let parsed = super::scope::definitions_of_files(
         matches.iter().map(|m| m.path.as_path()),
         symbols,
@@ -1005,6 +1035,23 @@ pub fn references(
         abort,
         &mut stats,
     );
+    // A file of a supported language without definitions here was not parsed: say why,
+    // once per file.
+    let mut unparsed: std::collections::HashMap<PathBuf, Unscoped> = Default::default();
+    for m in &matches {
+        if !parsed.contains_key(&m.path)
+            && !unparsed.contains_key(&m.path)
+            && Lang::from_path(&m.path).is_some()
+        {
+            let too_large = std::fs::symlink_metadata(&m.path)
+                .is_ok_and(|meta| meta.len() > MAX_PARSE_BYTES as u64);
+            let why = match too_large {
+                true => Unscoped::TooLarge,
+                false => Unscoped::Unparsed,
+            };
+            unparsed.insert(m.path.clone(), why);
+        }
+    }
     let mut entries: Vec<Reference> = matches
         .into_iter()
         .map(|m| {
@@ -1012,6 +1059,7 @@ pub fn references(
             let enclosing = defs.and_then(|defs| super::scope::innermost(defs, m.line).cloned());
             let is_definition = defs
                 .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
+            let unscoped = unparsed.get(&m.path).copied();
             Reference {
                 path: m.path,
                 line: m.line,
@@ -1019,10 +1067,13 @@ pub fn references(
                 text: m.text,
                 enclosing,
                 is_definition,
+                unscoped,
             }
         })
         .collect();
+    let mut unscoped_left_out = 0;
     let (total, next_offset) = if filtered {
+        unscoped_left_out = entries.iter().filter(|r| r.unscoped.is_some()).count();
         entries.retain(|r| {
             r.enclosing
                 .as_ref()
@@ -1047,6 +1098,7 @@ pub fn references(
         next_offset,
         stats,
         files_searched: outcome.stats.files_searched,
+        unscoped_left_out,
         cancelled: control.is_cancelled(),
     })
 }

@@ -346,3 +346,133 @@ fn a_write_is_visible_to_the_next_search_despite_a_backlog_of_events() {
         "the server did not see its own writes: {stale:?}"
     );
 }
+
+/// Everything a client can ask that lists, searches or names files below the root.
+#[cfg(unix)]
+fn every_listing(client: &mut Client, root: &Path) -> Vec<(&'static str, Value)> {
+    let template = json!({"type": "ref/resource", "uri": "file:///{+path}"});
+    let value = format!("{}/", &uri(root)["file:///".len()..]);
+    vec![
+        (
+            "glob",
+            client.call("glob", json!({"pattern": "**/*", "head_limit": 0})),
+        ),
+        (
+            "grep",
+            client.call("grep", json!({"pattern": "SECRET", "head_limit": 0})),
+        ),
+        (
+            "resources/list",
+            client.request("resources/list", json!({})),
+        ),
+        (
+            "list_directory",
+            client.call("list_directory", json!({"path": s(root)})),
+        ),
+        (
+            "directory_tree",
+            client.call("directory_tree", json!({"path": s(root)})),
+        ),
+        (
+            "completion",
+            client.request(
+                "completion/complete",
+                json!({"ref": template, "argument": {"name": "path", "value": value}}),
+            ),
+        ),
+        (
+            "symbols",
+            client.call("symbols", json!({"name": "leaked_secret_fn"})),
+        ),
+        (
+            "references",
+            client.call("references", json!({"name": "leaked_secret_fn"})),
+        ),
+    ]
+}
+
+/// What `every_listing` (and a read by the old path) shows of `outside`'s files, with when.
+#[cfg(unix)]
+fn leaks(client: &mut Client, root: &Path, started: Instant) -> Vec<String> {
+    let mut leaks = Vec::new();
+    for (what, answer) in every_listing(client, root) {
+        let text = answer.to_string();
+        if ["secret.txt", "other.txt", "leaked.rs", "TOP-SECRET"]
+            .iter()
+            .any(|name| text.contains(name))
+        {
+            leaks.push(format!("{what} after {:?}: {text}", started.elapsed()));
+        }
+    }
+    // Reading by its old path is refused like any path outside the roots (the refusal may
+    // name where it leads, never what it holds).
+    let read = client.call("read_file", json!({"path": s(&root.join("secret.txt"))}));
+    if read.to_string().contains("TOP-SECRET") {
+        leaks.push(format!("read_file after {:?}: {read}", started.elapsed()));
+    }
+    leaks
+}
+
+/// Swaps the root `app` for a symlink to `outside` (which holds `leaked.rs` too).
+#[cfg(unix)]
+fn swap_root_for_a_symlink(ws: &Workspace) {
+    std::fs::write(
+        ws.outside.join("leaked.rs"),
+        "fn leaked_secret_fn() {}\n// TOP-SECRET\n",
+    )
+    .unwrap();
+    std::fs::rename(&ws.app, ws.base.join("app.moved")).unwrap();
+    std::os::unix::fs::symlink(&ws.outside, &ws.app).unwrap();
+}
+
+/// list_roots says the first root is unavailable because its path is a symlink.
+#[cfg(unix)]
+fn assert_unavailable(client: &mut Client) {
+    let roots = client.call("list_roots", json!({}));
+    let root = &roots["structuredContent"]["roots"][0];
+    assert_eq!(root["exists"], false, "{roots}");
+    let why = root["unavailable"].as_str().unwrap_or("");
+    assert!(why.contains("symlink"), "{roots}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_root_swapped_for_a_symlink_lists_nothing_from_where_it_points() {
+    let ws = workspace();
+    let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    wait_fresh(&mut client, &ws.app);
+    swap_root_for_a_symlink(&ws);
+    // Poll for ~2 s (bounded by count too): no answer may ever name a file of `outside`.
+    let started = Instant::now();
+    let mut found = Vec::new();
+    for _ in 0..40 {
+        found.extend(leaks(&mut client, &ws.app, started));
+        if started.elapsed() > Duration::from_secs(2) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert_unavailable(&mut client);
+    // A real directory again: listed again.
+    std::fs::remove_file(&ws.app).unwrap();
+    std::fs::rename(ws.base.join("app.moved"), &ws.app).unwrap();
+    wait_indexed(&mut client, &ws.app, "src/main.rs");
+}
+
+#[cfg(unix)]
+#[test]
+fn without_the_watcher_a_root_swapped_for_a_symlink_lists_nothing_either() {
+    let ws = workspace();
+    let mut client = Client::spawn(&["--no-watch", s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    swap_root_for_a_symlink(&ws);
+    let found = leaks(&mut client, &ws.app, Instant::now());
+    assert!(found.is_empty(), "{}", found.join("\n"));
+    assert_unavailable(&mut client);
+    std::fs::remove_file(&ws.app).unwrap();
+    std::fs::rename(ws.base.join("app.moved"), &ws.app).unwrap();
+    let globbed = client.call("glob", json!({"pattern": "**/*", "head_limit": 0}));
+    assert_eq!(listed_files(&globbed), [s(&ws.app.join("src/main.rs"))]);
+}

@@ -63,8 +63,10 @@ fn pipelined_edits_of_one_file_all_land() {
 
 /// Another process appends to the file (opening it for each line, as `>>` does) while edits
 /// run: each appended line is in the file, or an answer said that a write by another
-/// process did not make it (before: 37 of 135 lines lost without a word).
+/// process did not make it, or the appender itself wrote it after the rename through a
+/// handle opened before it (before: 37 of 135 lines lost without a word).
 #[test]
+#[cfg(unix)]
 fn appends_by_another_process_are_kept_or_reported() {
     use std::io::Write;
     use std::sync::Arc;
@@ -78,7 +80,8 @@ fn appends_by_another_process_are_kept_or_reported() {
     let appender = {
         let (file, stop) = (file.clone(), stop.clone());
         std::thread::spawn(move || {
-            let mut n = 0u32;
+            use std::os::unix::fs::MetadataExt;
+            let (mut n, mut late) = (0u32, 0u32);
             let deadline = Instant::now() + Duration::from_secs(60);
             while !stop.load(Ordering::Relaxed) && Instant::now() < deadline {
                 let mut f = std::fs::OpenOptions::new()
@@ -86,10 +89,17 @@ fn appends_by_another_process_are_kept_or_reported() {
                     .open(&file)
                     .unwrap();
                 writeln!(f, "appended {n}").unwrap();
+                // Opened before an edit's rename, written after it: the line went to the
+                // replaced file, which no longer has a name. Nothing can catch a write
+                // through a handle opened before the rename once the rename is done;
+                // such lines are counted here, not held against the server.
+                if f.metadata().unwrap().nlink() == 0 {
+                    late += 1;
+                }
                 n += 1;
                 std::thread::sleep(Duration::from_millis(2));
             }
-            n
+            (n, late)
         })
     };
 
@@ -115,7 +125,7 @@ fn appends_by_another_process_are_kept_or_reported() {
         }
     }
     stop.store(true, Ordering::Relaxed);
-    let appended = appender.join().unwrap();
+    let (appended, late) = appender.join().unwrap();
 
     let now = std::fs::read_to_string(&file).unwrap();
     assert!(
@@ -127,9 +137,10 @@ fn appends_by_another_process_are_kept_or_reported() {
         .count() as u32;
     let lost = appended - kept;
     assert!(
-        lost <= reported,
-        "{lost} of {appended} appended lines lost, {reported} reported \
-         ({applied} edits applied, {refused} refused as changed meanwhile)"
+        lost <= reported + late,
+        "{lost} of {appended} appended lines lost, {reported} reported, {late} written \
+         through a handle opened before a rename ({applied} edits applied, {refused} refused \
+         as changed meanwhile)"
     );
     assert!(applied > 0, "no edit went through at all");
 }

@@ -297,6 +297,59 @@ fn symbols_and_outline_honour_the_parse_cap() {
     assert!(text(&result).contains("larger than 1 MiB"), "{result}");
 }
 
+#[test]
+fn references_search_files_over_the_parse_cap_and_say_their_scope_is_unknown() {
+    let ws = symbols_workspace();
+    // 40,001 uses in a file over the 1 MiB parse cap, and one in a small file.
+    let mut big = String::from("fn big_use() {\n");
+    for _ in 0..40_000 {
+        big.push_str("    big_target(); // padding padding\n");
+    }
+    big.push_str("    big_target();\n}\n");
+    assert!(big.len() > 1 << 20);
+    std::fs::write(ws.app.join("src").join("big.rs"), big).unwrap();
+    std::fs::write(
+        ws.app.join("src").join("small.rs"),
+        "fn caller() {\n    big_target();\n}\n",
+    )
+    .unwrap();
+    let mut client = server(&ws, &[]);
+    let result = client.call("references", json!({"name": "big_target", "head_limit": 3}));
+    assert!(!is_error(&result), "{result}");
+    let out = structured(&result);
+    assert_eq!(out["total"], 40_002, "{result}");
+    assert_eq!(out["stats"]["too_large"], 1, "{result}");
+    let refs = out["references"].as_array().unwrap();
+    // By path: big.rs first, without a scope and saying why.
+    for r in refs {
+        assert!(r["path"].as_str().unwrap().ends_with("big.rs"), "{r}");
+        assert!(r["enclosing"].is_null(), "{r}");
+        assert_eq!(r["scope_unknown"], "too_large", "{r}");
+    }
+    let body = text(&result);
+    assert!(body.contains("over 1 MiB"), "{body}");
+    // The small file's use still has its enclosing definition.
+    let last = client.call(
+        "references",
+        json!({"name": "big_target", "offset": 40_001, "head_limit": 1}),
+    );
+    let r = &structured(&last)["references"][0];
+    assert!(r["path"].as_str().unwrap().ends_with("small.rs"), "{last}");
+    assert_eq!(r["enclosing"]["name"], "caller", "{last}");
+    assert!(r.get("scope_unknown").is_none(), "{last}");
+    // A kind filter needs scopes: the big file's uses are left out, and it says so.
+    let filtered = client.call(
+        "references",
+        json!({"name": "big_target", "kind": "function"}),
+    );
+    assert_eq!(structured(&filtered)["total"], 1, "{filtered}");
+    assert_eq!(structured(&filtered)["stats"]["too_large"], 1, "{filtered}");
+    assert!(
+        text(&filtered).contains("1 files over 1 MiB not searched"),
+        "{filtered}"
+    );
+}
+
 /// A long `symbols` query reports progress (files parsed) and a cancel stops it: no
 /// response, the search threads given back, the CPU idle.
 #[cfg(target_os = "linux")]

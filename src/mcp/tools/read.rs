@@ -103,6 +103,11 @@ pub struct RootOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     pub exists: bool,
+    /// Why the root cannot be used now although it was set: its path is a symlink now, or
+    /// leads through one. Nothing below it is listed, searched or read until it is the
+    /// directory (or file) itself again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
     /// "directory" or "file".
     pub kind: String,
     /// Whether changes under this root are watched (live index and notifications).
@@ -144,34 +149,37 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
         .map(|symbols| symbols.status())
         .unwrap_or_default();
     let live_on = call.session.live.is_some();
-    // Whether each root on the page is there now, as what it was (a directory or a file):
-    // a root deleted since it was chosen is reported as missing, not as it was then.
-    let page: Vec<crate::roots::Root> = roots
+    // Whether each root shown is still in place — there at all (a root deleted since it was
+    // chosen is missing, not as it was then) and not swapped for a symlink: asked of the
+    // disk now, off the async workers.
+    let shown: Vec<std::path::PathBuf> = roots
         .roots
         .iter()
         .skip(offset)
         .take(limit)
-        .cloned()
+        .filter_map(|root| root.canonical.clone())
         .collect();
-    let present: Vec<bool> = match super::blocking(move || {
-        page.iter()
-            .map(|root| {
-                root.canonical.as_deref().is_some_and(|path| {
-                    std::fs::symlink_metadata(path).is_ok_and(|m| {
-                        if root.is_file {
-                            m.is_file()
-                        } else {
-                            m.is_dir()
-                        }
-                    })
+    let placed: Vec<(std::path::PathBuf, Option<crate::roots::Displaced>)> =
+        match super::blocking(move || {
+            shown
+                .into_iter()
+                .map(|root| {
+                    let displaced = crate::roots::in_place(&root).err();
+                    (root, displaced)
                 })
-            })
-            .collect()
-    })
-    .await
-    {
-        Ok(present) => present,
-        Err(answer) => return answer,
+                .collect()
+        })
+        .await
+        {
+            Ok(placed) => placed,
+            Err(answer) => return answer,
+        };
+    let displaced_of = |root: &crate::roots::Root| {
+        let canonical = root.canonical.as_ref()?;
+        placed
+            .iter()
+            .find(|(path, _)| path == canonical)
+            .and_then(|(_, displaced)| *displaced)
     };
     let watch_of = |path: &std::path::Path| -> String {
         if !live_on {
@@ -222,8 +230,13 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
             .iter()
             .skip(offset)
             .take(limit)
-            .zip(&present)
-            .map(|(root, &present)| RootOut {
+            .map(|root| {
+                (
+                    root,
+                    root.canonical.is_some() && displaced_of(root).is_none(),
+                )
+            })
+            .map(|(root, present)| RootOut {
                 path: path_text(root.effective()),
                 uri: file_uri_from_path(root.effective()),
                 // A client's display name is free text: keep its start.
@@ -235,6 +248,14 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                         None => name.clone(),
                     }),
                 exists: present,
+                unavailable: displaced_of(root)
+                    .filter(|displaced| *displaced != crate::roots::Displaced::Missing)
+                    .map(|displaced| {
+                        format!(
+                            "{displaced}; nothing below it is listed, searched or read until \
+                             it is a directory again"
+                        )
+                    }),
                 kind: if root.is_file { "file" } else { "directory" }.to_string(),
                 watched: present && watch_of(root.effective()) == "watching",
                 watch: if !present && live_on {
@@ -413,8 +434,10 @@ fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) ->
     let mut text = format!("Roots ({}):\n", out.source);
     for root in &out.roots {
         let mut flags = vec![root.kind.clone()];
-        if !root.exists {
-            flags.push("MISSING".into());
+        match &root.unavailable {
+            Some(why) => flags.push(format!("UNAVAILABLE: {why}")),
+            None if !root.exists => flags.push("MISSING".into()),
+            None => {}
         }
         flags.push(format!("watch: {}", root.watch));
         flags.push(format!("index: {}", root.index));

@@ -59,8 +59,10 @@ pub fn tools() -> Vec<Tool> {
             "Where a name is used: whole-word, case-sensitive matches of the name in \
              supported source files, each with its enclosing definition (function, method, \
              class). Matches by name, not by type: a same-named symbol elsewhere also \
-             matches, and calls through aliases or macros do not. kind keeps references \
-             inside definitions of that kind. Paged with head_limit (default 100) and offset.",
+             matches, and calls through aliases or macros do not. Files over 1 MiB are \
+             searched but not parsed: their references have no enclosing definition \
+             (scope_unknown says why). kind keeps references inside definitions of that \
+             kind. Paged with head_limit (default 100) and offset.",
             schema_of::<ReferencesArgs>(),
         )
         .with_raw_output_schema(schema_of::<ReferencesOut>())
@@ -266,11 +268,17 @@ pub struct ReferenceOut {
     pub line: u64,
     pub column: u64,
     pub text: String,
-    /// The innermost definition holding the line (absent at file level).
+    /// The innermost definition holding the line (absent at file level, and when
+    /// scope_unknown is set).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub enclosing: Option<EnclosingOut>,
     /// The line is where the name itself is defined.
     pub definition: bool,
+    /// Why the enclosing definition is not known: "too_large" (the file is over the 1 MiB
+    /// parse cap: searched, not parsed) or "unparsed" (unreadable, or the parse was
+    /// stopped). Absent when the file was parsed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope_unknown: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -701,6 +709,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         Err(answer) => return answer,
     };
     let kinds = list(args.kind);
+    let filtered = !kinds.is_empty();
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
@@ -718,7 +727,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             control,
             abort,
         ) {
-            Ok(outcome) => render_references(&name, &outcome, offset, budget),
+            Ok(outcome) => render_references(&name, &outcome, filtered, offset, budget),
             Err(err) => Answer::error(err.to_string()),
         };
     run(call, "references", lane, work)
@@ -726,9 +735,23 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         .unwrap_or_else(|| Answer::error("cancelled"))
 }
 
+/// The line under a file's path saying why its references carry no enclosing definition.
+fn unscoped_line(why: symbols::find::Unscoped) -> &'static str {
+    match why {
+        symbols::find::Unscoped::TooLarge => {
+            "  (over 1 MiB: searched, not parsed; enclosing definitions not known)\n"
+        }
+        symbols::find::Unscoped::Unparsed => {
+            "  (could not be parsed; enclosing definitions not known)\n"
+        }
+    }
+}
+
+/// `filtered`: a kind filter was given.
 fn render_references(
     name: &str,
     outcome: &symbols::ReferenceOutcome,
+    filtered: bool,
     offset: usize,
     budget: usize,
 ) -> Answer {
@@ -747,6 +770,9 @@ fn render_references(
             }
             lines.push_str(&path);
             lines.push('\n');
+            if let Some(why) = r.unscoped {
+                lines.push_str(unscoped_line(why));
+            }
             last_scope = None;
         }
         let scope = r.enclosing.as_ref().map(|d| (d.line, d.qualified()));
@@ -780,6 +806,13 @@ fn render_references(
                 container: d.container.clone(),
             }),
             definition: r.is_definition,
+            scope_unknown: r.unscoped.map(|why| {
+                match why {
+                    symbols::find::Unscoped::TooLarge => "too_large",
+                    symbols::find::Unscoped::Unparsed => "unparsed",
+                }
+                .to_string()
+            }),
         };
         let more = json_len(&lines) + cost(&entry);
         if used + more > room && !listed.is_empty() {
@@ -813,6 +846,27 @@ fn render_references(
         text.push_str(&format!(
             "[offset {offset} is past the end: {} references in total]\n",
             outcome.total
+        ));
+    }
+    let stats = &outcome.stats;
+    if filtered && stats.too_large > 0 {
+        text.push_str(&format!(
+            "[{} files over 1 MiB not searched: they are not parsed, so the kind of \
+             definition around a use there is not known; search without kind to see them]\n",
+            thousands(stats.too_large)
+        ));
+    }
+    if outcome.unscoped_left_out > 0 {
+        text.push_str(&format!(
+            "[{} references left out: their files could not be parsed, so the kind of \
+             definition around them is not known]\n",
+            thousands(outcome.unscoped_left_out as u64)
+        ));
+    }
+    if stats.candidates_capped {
+        text.push_str(&format!(
+            "[only the first {} matches were examined for kind; narrow with path]\n",
+            thousands(symbols::find::MAX_CANDIDATES as u64)
         ));
     }
     let out = ReferencesOut {

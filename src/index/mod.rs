@@ -36,7 +36,9 @@
 //!   answer is `None` and the caller walks.
 //!
 //! The index knows the walker ([`crate::walk`]) and the watcher's events, never the search
-//! engine (which stands on it).
+//! engine (which stands on it). The ignore files its walks did not apply (not regular
+//! files, too large: [`crate::ignores`]) are kept with the build, so the searches it
+//! answers report them as a walk would ([`RootIndex::skipped_ignore_for`]).
 //!
 //! Not covered (the walk decides, the index cannot know): ignore files *above* a root and
 //! the global git excludes file change without an event; a client relying on those changes

@@ -117,8 +117,9 @@ fn collect(
 
 /// What [`update`] made of a batch of changed paths.
 pub(super) enum Update {
-    /// The index with the changes applied, and how many files that added or removed.
-    Applied(RootIndex, u64),
+    /// The index with the changes applied, and how many files that added or removed
+    /// (boxed: the variants' sizes differ much).
+    Applied(Box<RootIndex>, u64),
     /// None of the changes concerns what the index holds.
     Unchanged,
     /// A full build is needed (ignore rules changed, a directory went missing under an
@@ -315,7 +316,7 @@ pub(super) fn update(
     if updated.len() > max_files {
         return Update::Rebuild;
     }
-    Update::Applied(updated, added + removed)
+    Update::Applied(Box::new(updated), added + removed)
 }
 
 /// The shared file budget of one build.

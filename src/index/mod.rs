@@ -753,7 +753,7 @@ fn builder_loop(shared: &Shared) {
                 0,
             ),
             Some(base) => match build::update(&base, &changed, &control, max_files) {
-                Update::Applied(updated, applied) => (Ok(Some(Arc::new(updated))), applied),
+                Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
                 // Same file set: the index stays as it is (content changes were applied
                 // to it in place all along).
                 Update::Unchanged => (Ok(Some(base)), 0),

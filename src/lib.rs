@@ -9,6 +9,7 @@ pub mod cli;
 pub mod complete;
 pub mod config;
 pub mod files;
+pub mod ignores;
 pub mod index;
 pub mod live;
 pub mod mcp;

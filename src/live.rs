@@ -13,12 +13,14 @@
 //!
 //! What changes the resource list is decided here too (`Listed`): created or removed
 //! paths that are neither hidden nor ignored by the root's own `.ignore` (and `.gitignore`
-//! in a git repository). Build outputs and `.git` churn then do not announce a list
+//! in a git repository), read as every walk reads them ([`crate::ignores`]: never a FIFO,
+//! never past the size limit). Build outputs and `.git` churn then do not announce a list
 //! change; subscribers of files below them still hear about them.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use crate::ignores;
 use crate::index::FileIndex;
 use crate::roots::RootSet;
 use crate::symbols::SymbolIndex;
@@ -214,11 +216,21 @@ impl Listed {
         let roots = roots
             .iter()
             .map(|root| {
+                // Read as every walk reads them (crate::ignores): an ignore file that is a
+                // FIFO would otherwise block the session's start for good.
                 let mut builder = ignore::gitignore::GitignoreBuilder::new(root);
+                let mut names = vec![".ignore"];
                 if root.join(".git").exists() {
-                    builder.add(root.join(".gitignore"));
+                    names.insert(0, ".gitignore");
                 }
-                builder.add(root.join(".ignore"));
+                for name in names {
+                    let path = root.join(name);
+                    match ignores::read_ignore_file(root, &path) {
+                        Ok(Some(bytes)) => ignores::add_lines(&mut builder, &path, &bytes),
+                        Ok(None) => {}
+                        Err(skipped) => ignores::warn_once(&skipped),
+                    }
+                }
                 (root.clone(), builder.build().ok())
             })
             .collect();

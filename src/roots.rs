@@ -1063,7 +1063,11 @@ mod tests {
             choose_roots(Some(vec![Root::new(a.clone(), None)]), &[], &base, &confine);
         assert_eq!(set.source, RootSource::Confine);
         assert_eq!(set.roots[0].canonical.as_deref(), Some(b.as_path()));
-        assert_eq!(warnings.len(), 2);
+        assert_eq!(
+            warnings.len(),
+            1,
+            "the client's root only: the working directory is not tried"
+        );
     }
 
     #[test]

@@ -12,9 +12,11 @@
 //!
 //! Rules enforced here, for every walk: symlinks are never followed (a walk cannot leave
 //! its tree, and loops cannot occur), not even the start path, which `ignore` would follow
-//! (every start path is canonical, so one that is a symlink now was swapped); hidden entries are skipped unless asked for, whatever
-//! the globs; [`Control`] is checked before every entry; per-entry failures are counted in
-//! [`Stats::skipped_unreadable`] and the walk goes on.
+//! (every start path is canonical, so one that is a symlink now was swapped); hidden
+//! entries are skipped unless asked for, whatever the globs; [`Control`] is checked before every entry; per-entry failures are counted in
+//! [`Stats::skipped_unreadable`] and the walk goes on; ignore files are read by
+//! [`crate::ignores`], never by the `ignore` crate (which would open a FIFO and block), and
+//! those not applied are listed in [`Stats::skipped_ignore_files`].
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, Ordering as AtomicOrdering};
@@ -25,6 +27,7 @@ use ignore::overrides::Override;
 use ignore::types::Types;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
+use crate::ignores::{Rules, SkippedIgnoreFile};
 use crate::pool::{Gate, Turn};
 
 /// Longest pause of one piece of background work (an index build in all, or adding a
@@ -135,6 +138,8 @@ pub struct Stats {
     pub peak_retained: usize,
     /// Directory targets whose files came from the file index instead of a walk.
     pub indexed_targets: u64,
+    /// Ignore files not applied (not regular files, too large), sorted, each once.
+    pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
 impl Stats {
@@ -146,6 +151,17 @@ impl Stats {
         self.skipped_unreadable += other.skipped_unreadable;
         self.peak_retained += other.peak_retained;
         self.indexed_targets += other.indexed_targets;
+        self.note_skipped(&other.skipped_ignore_files);
+    }
+
+    /// Adds ignore files that were not applied (kept sorted, each once).
+    pub fn note_skipped(&mut self, skipped: &[SkippedIgnoreFile]) {
+        if skipped.is_empty() {
+            return;
+        }
+        self.skipped_ignore_files.extend_from_slice(skipped);
+        self.skipped_ignore_files.sort();
+        self.skipped_ignore_files.dedup();
     }
 }
 
@@ -160,30 +176,105 @@ pub struct WalkOptions {
     pub types: Option<Types>,
 }
 
+/// An entry filter added to a [`Walker`]'s own (see [`Walker::also_filter`]).
+type Extra = Arc<dyn Fn(&DirEntry) -> bool + Send + Sync>;
+
+/// A walker for one directory target: the `ignore` crate's `WalkBuilder` (dereferenced to
+/// it, for depth and thread settings) with its ignore-file filters off, and rootgrep's own
+/// ([`crate::ignores::Rules`]) in its entry filter, so no ignore file that is not a regular
+/// file is ever opened. What it skipped is in [`Walker::skipped_ignore_files`].
+pub struct Walker {
+    builder: WalkBuilder,
+    rules: Option<Arc<Rules>>,
+    overrides: Option<Override>,
+    hidden: bool,
+}
+
 impl WalkOptions {
     /// Builds the walker for one directory target. `overrides` are the `--glob` filters,
     /// which are rooted at this directory.
-    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> WalkBuilder {
+    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> Walker {
         let mut builder = WalkBuilder::new(dir);
         builder
-            .standard_filters(!self.no_ignore)
+            .standard_filters(false)
             .hidden(!self.hidden)
             .follow_links(false)
             .threads(thread_count());
         if let Some(types) = &self.types {
             builder.types(types.clone());
         }
-        if let Some(overrides) = overrides {
-            builder.overrides(overrides);
+        if let Some(overrides) = &overrides {
+            builder.overrides(overrides.clone());
         }
-        if !self.hidden {
-            // A whitelisting --glob would otherwise let hidden entries through (ripgrep's
-            // behaviour); rootgrep skips hidden entries unless `hidden` is asked for.
-            builder.filter_entry(|entry| {
-                entry.depth() == 0 || !entry.file_name().as_encoded_bytes().starts_with(b".")
-            });
-        }
-        builder
+        let mut walker = Walker {
+            builder,
+            rules: (!self.no_ignore).then(|| Arc::new(Rules::new(dir))),
+            overrides,
+            hidden: self.hidden,
+        };
+        walker.install_filter(None);
+        walker
+    }
+}
+
+impl Walker {
+    /// Adds `extra` to the walker's entry filter (after the hidden and ignore rules): an
+    /// entry it refuses is skipped, a directory with everything below it.
+    pub fn also_filter(
+        &mut self,
+        extra: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
+    ) -> &mut Walker {
+        self.install_filter(Some(Arc::new(extra)));
+        self
+    }
+
+    fn install_filter(&mut self, extra: Option<Extra>) {
+        let rules = self.rules.clone();
+        let overrides = self.overrides.clone();
+        let hidden = self.hidden;
+        self.builder.filter_entry(move |entry| {
+            if entry.depth() > 0 {
+                // A whitelisting --glob would otherwise let hidden entries through
+                // (ripgrep's behaviour); rootgrep skips hidden entries unless `hidden` is
+                // asked for.
+                if !hidden && entry.file_name().as_encoded_bytes().starts_with(b".") {
+                    return false;
+                }
+                if let Some(rules) = &rules {
+                    // The crate has already applied the globs and types; a glob match
+                    // beats the ignore files, as in ripgrep.
+                    let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+                    let globbed = overrides
+                        .as_ref()
+                        .is_some_and(|o| o.matched(entry.path(), is_dir).is_whitelist());
+                    if !globbed && !rules.keeps(entry) {
+                        return false;
+                    }
+                }
+            }
+            extra.as_ref().is_none_or(|extra| extra(entry))
+        });
+    }
+
+    /// The ignore files this walk met but did not apply (not regular files, too large).
+    pub fn skipped_ignore_files(&self) -> Vec<SkippedIgnoreFile> {
+        self.rules
+            .as_ref()
+            .map(|rules| rules.skipped())
+            .unwrap_or_default()
+    }
+}
+
+impl std::ops::Deref for Walker {
+    type Target = WalkBuilder;
+    fn deref(&self) -> &WalkBuilder {
+        &self.builder
+    }
+}
+
+impl std::ops::DerefMut for Walker {
+    fn deref_mut(&mut self) -> &mut WalkBuilder {
+        &mut self.builder
     }
 }
 
@@ -256,7 +347,7 @@ pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
 /// returns every thread's state when the walk ends (or is cancelled). Counts as a running
 /// search (see [`SearchRunning`]).
 pub fn walk_dir<T: PerThread>(
-    walker: &WalkBuilder,
+    walker: &Walker,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),
 ) -> Vec<T> {
@@ -266,7 +357,7 @@ pub fn walk_dir<T: PerThread>(
 
 /// [`walk_dir`] for background work (the index build), which does not count as a search.
 pub fn walk_dir_background<T: PerThread>(
-    walker: &WalkBuilder,
+    walker: &Walker,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),
 ) -> Vec<T> {
@@ -279,8 +370,11 @@ pub fn walk_dir_background<T: PerThread>(
     walker.build_parallel().visit(&mut builder);
     drop(builder);
     // Every visitor was dropped when its thread ended, inside `visit`.
-    let mut guard = done.lock().unwrap_or_else(PoisonError::into_inner);
-    std::mem::take(&mut *guard)
+    let mut states = std::mem::take(&mut *done.lock().unwrap_or_else(PoisonError::into_inner));
+    if let Some(first) = states.first_mut() {
+        first.stats().note_skipped(&walker.skipped_ignore_files());
+    }
+    states
 }
 
 struct VisitorBuilder<'a, T> {

@@ -8,10 +8,12 @@
 //!   ([`TargetKind`]; `Missing` for a dangling link). The target may lie outside the roots;
 //!   we only report the link text and the kind, never read through it.
 //! - `ignored` is true when the entry would be skipped by the gitignore-aware walk the search
-//!   tools use: we run `ignore::WalkBuilder` over `dir` at depth 1 with the same rules as
-//!   `grep`/`glob` (.gitignore inside git repos, .ignore, .git/info/exclude, the global git
-//!   excludes, parents' ignore files) but with hidden files allowed, and mark every entry it
-//!   does not yield. So "ignored" here means exactly "skipped by grep/glob unless no_ignore".
+//!   tools use: we run their walker ([`crate::walk::WalkOptions::walker`]) over `dir` at
+//!   depth 1 with the same rules as `grep`/`glob` (.gitignore inside git repos, .ignore,
+//!   .git/info/exclude, the global git excludes, parents' ignore files) but with hidden
+//!   files allowed, and mark every entry it does not yield. So "ignored" here means exactly
+//!   "skipped by grep/glob unless no_ignore"; ignore files it did not apply (not regular
+//!   files, too large) are in [`Listing::skipped_ignore_files`].
 //! - Sorting (all deterministic, ties broken by name; names compare as raw bytes):
 //!   `Name` puts directories (and symlinks to directories) first, then everything else,
 //!   each group by name — the layout people scan fastest. `Size` is largest first
@@ -24,6 +26,7 @@
 //!   the listing: the entry is kept with what is known, or dropped if it vanished.
 
 use super::safe::{HeldEntry, HeldKind};
+use crate::ignores::SkippedIgnoreFile;
 use std::cmp::Reverse;
 use std::collections::HashSet;
 use std::ffi::OsString;
@@ -125,6 +128,8 @@ pub struct Listing {
     pub total: usize,
     pub truncated: bool,
     pub next_offset: Option<usize>,
+    /// Ignore files the marks could not apply (not regular files, too large).
+    pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
 /// List the entries of `dir` (one level). Fails only if `dir` itself cannot be read (missing,
@@ -175,7 +180,8 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         });
     }
 
-    if let Some(kept) = not_ignored(dir) {
+    let (kept, skipped_ignore_files) = not_ignored(dir);
+    if let Some(kept) = kept {
         for r in &mut raws {
             r.entry.ignored = !kept.contains(&r.name);
         }
@@ -214,6 +220,7 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         total,
         truncated,
         next_offset: truncated.then_some(end),
+        skipped_ignore_files,
     })
 }
 
@@ -259,27 +266,29 @@ fn entry_kind(item: &HeldEntry) -> EntryKind {
 }
 
 /// Names in `dir` that the search tools' walk would visit (hidden files allowed), or `None`
-/// if the walk itself failed (then nothing is marked ignored rather than everything).
-fn not_ignored(dir: &Path) -> Option<HashSet<OsString>> {
-    let walk = ignore::WalkBuilder::new(dir)
-        .max_depth(Some(1))
-        .hidden(false)
-        .follow_links(false)
-        .build();
+/// if the walk itself failed (then nothing is marked ignored rather than everything), and
+/// the ignore files that walk did not apply.
+fn not_ignored(dir: &Path) -> (Option<HashSet<OsString>>, Vec<SkippedIgnoreFile>) {
+    let options = crate::walk::WalkOptions {
+        hidden: true,
+        no_ignore: false,
+        types: None,
+    };
+    let mut walker = options.walker(dir, None);
+    walker.max_depth(Some(1));
     let mut kept = HashSet::new();
     let mut saw_root = false;
-    for item in walk {
+    for item in walker.build() {
         match item {
             Ok(e) if e.depth() == 0 => saw_root = true,
             Ok(e) => {
                 kept.insert(e.file_name().to_os_string());
             }
-            // Errors for single entries (or a malformed .gitignore line) don't invalidate
-            // the rest of the walk.
+            // Errors for single entries don't invalidate the rest of the walk.
             Err(_) => {}
         }
     }
-    saw_root.then_some(kept)
+    (saw_root.then_some(kept), walker.skipped_ignore_files())
 }
 
 #[cfg(test)]

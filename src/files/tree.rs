@@ -10,9 +10,10 @@
 //! each directory, directories and files interleaved (sorting directories first would need a
 //! `stat` per entry inside the walker's comparator).
 //!
-//! Filtering matches the search tools: `ignore::WalkBuilder` with .gitignore (inside git
-//! repos), .ignore, .git/info/exclude and global excludes unless `no_ignore`; hidden entries
-//! only with `hidden`. The `.git` directory itself is never shown: with `hidden` it would
+//! Filtering matches the search tools (their walker, [`crate::walk::WalkOptions::walker`]):
+//! .gitignore (inside git repos), .ignore, .git/info/exclude and global excludes unless
+//! `no_ignore`; hidden entries only with `hidden`; ignore files not applied (not regular
+//! files, too large) are named in the footer. The `.git` directory itself is never shown: with `hidden` it would
 //! spend the entry budget on object files.
 //!
 //! Cuts, all reported in [`Tree`] and marked in the text:
@@ -33,6 +34,8 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+
+use crate::ignores::SkippedIgnoreFile;
 
 /// Most direct children counted for one depth-cut directory.
 pub const DEPTH_COUNT_CAP: usize = 1000;
@@ -121,6 +124,8 @@ pub struct Tree {
     pub limit_cut: Option<LimitCut>,
     /// Directories or entries that could not be read (skipped, never fatal).
     pub errors: usize,
+    /// Ignore files not applied (not regular files, too large), sorted, each once.
+    pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
 impl Tree {
@@ -153,6 +158,16 @@ impl Tree {
         }
         if self.errors > 0 {
             parts.push(format!("{} unreadable entries skipped", self.errors));
+        }
+        const NAMED: usize = 8;
+        for skipped in self.skipped_ignore_files.iter().take(NAMED) {
+            parts.push(skipped.to_string());
+        }
+        if self.skipped_ignore_files.len() > NAMED {
+            parts.push(format!(
+                "and {} more skipped ignore files",
+                self.skipped_ignore_files.len() - NAMED
+            ));
         }
         (!parts.is_empty()).then(|| format!("[{}]", parts.join("; ")))
     }
@@ -196,8 +211,10 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
         depth_cuts: Vec::new(),
         limit_cut: None,
         errors: 0,
+        skipped_ignore_files: Vec::new(),
     };
     let mut count_budget = DEPTH_COUNT_BUDGET;
+    let mut skipped = Vec::new();
     let mut last_shown: Option<PathBuf> = None;
     let mut walk = builder.build();
 
@@ -234,7 +251,7 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
         let depth_cut = is_dir && depth == opts.max_depth;
         let mut count = None;
         if depth_cut {
-            count = count_children(entry.path(), opts, &mut count_budget);
+            count = count_children(entry.path(), opts, &mut count_budget, &mut skipped);
             match count {
                 Some(c) if c.n > 0 => line.push_str(&format!(
                     " … {c} entries not shown (max_depth {})",
@@ -285,40 +302,52 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
         }
         tree.text.push_str(&line);
     }
+    drop(walk);
+    skipped.extend(builder.skipped_ignore_files());
+    skipped.sort();
+    skipped.dedup();
+    tree.skipped_ignore_files = skipped;
     Ok(tree)
 }
 
 /// The walk configuration shared by the tree and the depth-cut counts, so both apply the
-/// same ignore and hidden rules.
-fn walker(dir: &Path, opts: &TreeOptions, max_depth: usize) -> ignore::WalkBuilder {
-    let mut builder = ignore::WalkBuilder::new(dir);
-    if opts.no_ignore {
-        builder.standard_filters(false);
-    }
-    builder
-        .hidden(!opts.hidden)
-        .follow_links(false)
-        .max_depth(Some(max_depth))
-        .filter_entry(|e| {
-            // The walk reads directories by path; an entry must also exist in its real,
-            // symlink-free parent, so a directory swapped for a symlink mid-walk cannot
-            // show another directory's entries.
-            !(e.depth() > 0 && e.file_name() == ".git")
-                && (e.depth() == 0 || !super::safe::still_inside([e.path()]).is_empty())
-        });
-    builder
+/// same ignore and hidden rules: the search tools' walker.
+fn walker(dir: &Path, opts: &TreeOptions, max_depth: usize) -> crate::walk::Walker {
+    let options = crate::walk::WalkOptions {
+        hidden: opts.hidden,
+        no_ignore: opts.no_ignore,
+        types: None,
+    };
+    let mut walker = options.walker(dir, None);
+    walker.max_depth(Some(max_depth));
+    walker.also_filter(|e| {
+        // The walk reads directories by path; an entry must also exist in its real,
+        // symlink-free parent, so a directory swapped for a symlink mid-walk cannot
+        // show another directory's entries.
+        !(e.depth() > 0 && e.file_name() == ".git")
+            && (e.depth() == 0 || !super::safe::still_inside([e.path()]).is_empty())
+    });
+    walker
 }
 
 /// Count the direct children of `dir` that the tree would show, at most
 /// [`DEPTH_COUNT_CAP`], spending `budget` (one unit per entry read). Unsorted, so the walker
 /// reads the directory lazily and stops at the cap. `None` when the budget is spent or the
 /// directory cannot be read.
-fn count_children(dir: &Path, opts: &TreeOptions, budget: &mut usize) -> Option<Count> {
+fn count_children(
+    dir: &Path,
+    opts: &TreeOptions,
+    budget: &mut usize,
+    skipped: &mut Vec<SkippedIgnoreFile>,
+) -> Option<Count> {
     if *budget == 0 {
         return None;
     }
     let mut n = 0;
-    for item in walker(dir, opts, 1).build() {
+    let walker = walker(dir, opts, 1);
+    // Whatever the count's outcome, what its walk did not apply is reported.
+    let noted = Noted(&walker, skipped);
+    for item in noted.0.build() {
         match item {
             Ok(e) if e.depth() == 0 => {}
             Ok(_) => {
@@ -334,6 +363,15 @@ fn count_children(dir: &Path, opts: &TreeOptions, budget: &mut usize) -> Option<
         }
     }
     Some(Count { n, exact: true })
+}
+
+/// Adds a walker's skipped ignore files to a list when dropped (on every return path).
+struct Noted<'a>(&'a crate::walk::Walker, &'a mut Vec<SkippedIgnoreFile>);
+
+impl Drop for Noted<'_> {
+    fn drop(&mut self) {
+        self.1.extend(self.0.skipped_ignore_files());
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use ignore::DirEntry;
 
+use crate::ignores::SkippedIgnoreFile;
+
 use super::root::{
     BuildInfo, DirRec, FileRec, IgnoredRec, RootIndex, SkippedRec, Span, as_path, cmp_paths,
     is_below, is_hidden, join_into, parent_of, to_nanos,
@@ -99,9 +101,12 @@ fn collect(
         listed: Vec::with_capacity(parts.iter().map(|c| c.part.listed.len()).sum()),
         skipped: Vec::new(),
         ignored: Vec::new(),
+        skipped_ignore: Vec::new(),
     };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;
+        all.skipped_ignore
+            .extend(collector.stats.skipped_ignore_files);
         all.absorb(collector.part);
     }
     Ok(Some((all, unreadable)))
@@ -112,8 +117,9 @@ fn collect(
 
 /// What [`update`] made of a batch of changed paths.
 pub(super) enum Update {
-    /// The index with the changes applied, and how many files that added or removed.
-    Applied(RootIndex, u64),
+    /// The index with the changes applied, and how many files that added or removed
+    /// (boxed: the variants' sizes differ much).
+    Applied(Box<RootIndex>, u64),
     /// None of the changes concerns what the index holds.
     Unchanged,
     /// A full build is needed (ignore rules changed, a directory went missing under an
@@ -257,8 +263,10 @@ pub(super) fn update(
         listed_again.contains(&dir) || dropped.iter().any(|range| range.contains(&dir))
     };
     let dir_gone = |dir: usize| dropped.iter().any(|range| range.contains(&dir));
+    // Kept as they are: a change to an ignore file itself means a rebuild.
     let mut all = Part {
         arena: old.arena.to_vec(),
+        skipped_ignore: old.skipped_ignore.to_vec(),
         ..Part::default()
     };
     let mut file_gone = vec![false; old.len()];
@@ -308,7 +316,7 @@ pub(super) fn update(
     if updated.len() > max_files {
         return Update::Rebuild;
     }
-    Update::Applied(updated, added + removed)
+    Update::Applied(Box::new(updated), added + removed)
 }
 
 /// The shared file budget of one build.
@@ -346,6 +354,8 @@ pub(super) struct Part {
     listed: Vec<(Span, Span, bool)>,
     /// What a search cannot read: (path, is a special file; else a walk error).
     skipped: Vec<(Span, bool)>,
+    /// Ignore files the walk did not apply (reported by searches the index answers).
+    skipped_ignore: Vec<SkippedIgnoreFile>,
     /// Ignored entries already known (kept from an earlier build by an update), as
     /// (path, is a directory).
     ignored: Vec<(Span, bool)>,
@@ -368,6 +378,7 @@ impl Part {
             len: s.len,
         };
         self.arena.extend_from_slice(&other.arena);
+        self.skipped_ignore.extend(other.skipped_ignore);
         self.files
             .extend(other.files.into_iter().map(|(s, z, m)| (moved(s), z, m)));
         self.dirs.extend(other.dirs.into_iter().map(moved));
@@ -509,7 +520,10 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         listed,
         skipped: skipped_raw,
         ignored: known_ignored,
+        mut skipped_ignore,
     } = part;
+    skipped_ignore.sort();
+    skipped_ignore.dedup();
     let text = |s: Span| &raw[s.range()];
     files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
     dirs.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
@@ -701,6 +715,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         dir_files,
         ignored,
         skipped,
+        skipped_ignore: skipped_ignore.into_boxed_slice(),
         info,
     }
 }

@@ -42,7 +42,9 @@
 //!   answer is `None` and the caller walks.
 //!
 //! The index knows the walker ([`crate::walk`]) and the watcher's events, never the search
-//! engine (which stands on it).
+//! engine (which stands on it). The ignore files its walks did not apply (not regular
+//! files, too large: [`crate::ignores`]) are kept with the build, so the searches it
+//! answers report them as a walk would ([`RootIndex::skipped_ignore_for`]).
 //!
 //! Not covered (the walk decides, the index cannot know): ignore files *above* a root and
 //! the global git excludes file change without an event; a client relying on those changes
@@ -796,7 +798,7 @@ fn builder_loop(shared: &Shared) {
                 0,
             ),
             Some(base) => match build::update(&base, &changed, &control, max_files) {
-                Update::Applied(updated, applied) => (Ok(Some(Arc::new(updated))), applied),
+                Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
                 // Same file set: the index stays as it is (content changes were applied
                 // to it in place all along).
                 Update::Unchanged => (Ok(Some(base)), 0),

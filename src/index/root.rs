@@ -23,6 +23,8 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering as AtomicOrdering};
 use std::time::{Duration, SystemTime};
 
+use crate::ignores::SkippedIgnoreFile;
+
 /// Stored modification time meaning "could not be read".
 pub(super) const NO_MTIME: i64 = i64::MIN;
 
@@ -105,6 +107,8 @@ pub struct RootIndex {
     pub(super) dir_files: Box<[u32]>,
     pub(super) ignored: Box<[IgnoredRec]>,
     pub(super) skipped: Box<[SkippedRec]>,
+    /// Ignore files the build's walks did not apply (not regular files, too large).
+    pub(super) skipped_ignore: Box<[SkippedIgnoreFile]>,
     pub(super) info: BuildInfo,
 }
 
@@ -133,6 +137,16 @@ impl RootIndex {
 
     pub fn info(&self) -> &BuildInfo {
         &self.info
+    }
+
+    /// The ignore files not applied that a walk of `dir` (absolute, inside the root) would
+    /// report: those of `dir`, of the directories above it, and of those below it.
+    pub fn skipped_ignore_for(&self, dir: &Path) -> Vec<SkippedIgnoreFile> {
+        self.skipped_ignore
+            .iter()
+            .filter(|s| dir.starts_with(&s.dir) || s.dir.starts_with(dir))
+            .cloned()
+            .collect()
     }
 
     /// Number of indexed files.

@@ -181,6 +181,31 @@ pub fn fit_to_budget(text: &mut String, budget: usize, more: &str) -> bool {
     true
 }
 
+/// Most skipped ignore files named in one answer; the rest are counted.
+const MAX_IGNORE_NOTES: usize = 8;
+
+/// The notes naming ignore files an answer's walks did not apply (`skipped ignore file X:
+/// a FIFO, not a regular file`), at most [`MAX_IGNORE_NOTES`] (each at most ~600 bytes)
+/// then one counting the rest, and what they cost in text and structured content together.
+pub fn ignore_notes(skipped: &[crate::ignores::SkippedIgnoreFile]) -> (Vec<String>, usize) {
+    let mut notes: Vec<String> = skipped
+        .iter()
+        .take(MAX_IGNORE_NOTES)
+        .map(|s| cut_escaped(&s.to_string(), 600))
+        .collect();
+    if skipped.len() > MAX_IGNORE_NOTES {
+        notes.push(format!(
+            "and {} more skipped ignore files",
+            skipped.len() - MAX_IGNORE_NOTES
+        ));
+    }
+    let cost = match notes.is_empty() {
+        true => 0,
+        false => notes.iter().map(|n| 2 * json_len(n) + 4).sum::<usize>() + 40,
+    };
+    (notes, cost)
+}
+
 /// What the result envelope adds around text and structured content, at most:
 /// `{"content":[{"type":"text","text":…}],"isError":true,"resultType":"complete"}`.
 pub const ENVELOPE: usize = 96;

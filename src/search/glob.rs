@@ -146,6 +146,7 @@ fn from_index(
         }
     }
     total.stats.indexed_targets += 1;
+    total.stats.note_skipped(&index.skipped_ignore_for(dir));
     Some(total)
 }
 

@@ -117,6 +117,7 @@ fn search_candidates(job: &Job<'_>, candidates: &Candidates<'_>, total: &mut Col
         total.merge(worker.collected);
     }
     total.stats.indexed_targets += 1;
+    total.stats.note_skipped(&candidates.skipped_ignore);
 }
 
 fn run(

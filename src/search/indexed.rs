@@ -42,6 +42,8 @@ pub struct Candidates<'a> {
     ids: Vec<u32>,
     /// Ignored files brought back by a whitelisting glob (absolute paths).
     extra: Vec<PathBuf>,
+    /// Ignore files not applied that a walk of the target would report.
+    pub skipped_ignore: Vec<crate::ignores::SkippedIgnoreFile>,
 }
 
 impl<'a> Candidates<'a> {
@@ -140,7 +142,12 @@ impl<'a> Candidates<'a> {
                 }
             }
         }
-        Some(Candidates { index, ids, extra })
+        Some(Candidates {
+            index,
+            ids,
+            extra,
+            skipped_ignore: index.skipped_ignore_for(dir),
+        })
     }
 
     pub fn len(&self) -> usize {

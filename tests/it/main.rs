@@ -20,6 +20,8 @@ mod files;
 mod fixtures;
 #[cfg(unix)]
 mod hostile_files;
+#[cfg(unix)]
+mod hostile_ignorefiles;
 mod hostile_live;
 #[cfg(unix)]
 mod hostile_search;

@@ -194,6 +194,9 @@ pub struct ListedDir {
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// Ignore files the `ignored` marks could not apply (not regular files, too large).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_ignore_files: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -331,7 +334,8 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
             dir = cut_escaped(&dir, room.saturating_sub(MIN_ENTRY_ROOM + 210) / 3);
         }
         let header = format!("{dir}/\n");
-        let frame = frame_of(&dir);
+        let (notes, notes_cost) = crate::mcp::render::ignore_notes(&listing.skipped_ignore_files);
+        let frame = frame_of(&dir) + notes_cost;
         // A directory after the first is listed only with room for an entry too, so each
         // one listed moves on; the first always shows one entry (cut if need be).
         let need = frame + if index == 0 { 0 } else { MIN_ENTRY_ROOM };
@@ -387,12 +391,16 @@ fn render_listings(listings: &[list::Listing], first: usize, budget: usize) -> (
         } else if listing.total == 0 {
             text.push_str("  (empty)\n");
         }
+        for note in &notes {
+            text.push_str(&format!("[{note}]\n"));
+        }
         out.directories.push(ListedDir {
             path: dir,
             entries: shown,
             total: listing.total,
             truncated: next.is_some(),
             next_offset: next,
+            skipped_ignore_files: notes,
         });
     }
     (text, out)

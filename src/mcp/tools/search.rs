@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::{Call, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::mcp::progress::{Reporter, thousands};
-use crate::mcp::render::{Answer, ENVELOPE, json_len, rfc3339, serialized_len};
+use crate::mcp::render::{Answer, ENVELOPE, ignore_notes, json_len, rfc3339, serialized_len};
 use crate::pool::{Lane, Pool};
 use crate::search::{
     self, CaseMode, Control, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome,
@@ -524,6 +524,9 @@ pub struct SkippedOut {
     pub binary: u64,
     pub too_large: u64,
     pub unreadable: u64,
+    /// Ignore files not applied (not regular files, too large), one note each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ignore_files: Vec<String>,
 }
 
 fn stats_out(stats: &Stats) -> StatsOut {
@@ -535,6 +538,7 @@ fn stats_out(stats: &Stats) -> StatsOut {
             binary: stats.skipped_binary,
             too_large: stats.skipped_too_large,
             unreadable: stats.skipped_unreadable,
+            ignore_files: ignore_notes(&stats.skipped_ignore_files).0,
         },
     }
 }
@@ -710,7 +714,8 @@ pub fn render_grep(
     numbers: bool,
     budget: usize,
 ) -> Answer {
-    let room = budget.saturating_sub(FIXED + ENVELOPE);
+    let (notes, notes_cost) = ignore_notes(&outcome.stats.skipped_ignore_files);
+    let room = budget.saturating_sub(FIXED + ENVELOPE + notes_cost);
     let mut text = String::new();
     // A first entry shrunk to fit is measured by estimate only: let the guard check it.
     let mut exact = true;
@@ -802,6 +807,9 @@ pub fn render_grep(
             outcome.total
         ));
     }
+    for note in &notes {
+        text.push_str(&format!("[{note}]\n"));
+    }
     // Every entry and line above was measured as serialized, within `room`.
     let answer =
         Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
@@ -844,6 +852,7 @@ impl GrepOut {
                     binary: 0,
                     too_large: 0,
                     unreadable: 0,
+                    ignore_files: Vec::new(),
                 },
             },
         }
@@ -1141,6 +1150,9 @@ pub struct GlobOut {
     pub truncated: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    /// Ignore files not applied (not regular files, too large), one note each.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub skipped_ignore_files: Vec<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -1302,7 +1314,8 @@ fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option<(String, S
 /// Renders a glob outcome so that the whole result (text and structured content) takes at
 /// most `budget` bytes; the same files in both forms.
 pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answer {
-    let room = budget.saturating_sub(FIXED + ENVELOPE);
+    let (notes, notes_cost) = ignore_notes(&outcome.stats.skipped_ignore_files);
+    let room = budget.saturating_sub(FIXED + ENVELOPE + notes_cost);
     let mut text = String::new();
     let mut files = Vec::new();
     let mut used = 0;
@@ -1340,11 +1353,15 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answe
             outcome.total
         ));
     }
+    for note in &notes {
+        text.push_str(&format!("[{note}]\n"));
+    }
     let out = GlobOut {
         files,
         total: outcome.total,
         truncated: next_offset.is_some(),
         next_offset,
+        skipped_ignore_files: notes,
     };
     // Every path above was measured as serialized, within `room`.
     Answer::text(text)

@@ -264,3 +264,99 @@ fn listing_and_completion_wait_for_the_clients_roots() {
         json!([format!("{app}/")])
     );
 }
+
+fn complete_with(
+    client: &mut Client,
+    reference: Value,
+    name: &str,
+    value: &str,
+    context: Value,
+) -> Value {
+    let response = client.request(
+        "completion/complete",
+        json!({"ref": reference, "argument": {"name": name, "value": value},
+               "context": {"arguments": context}}),
+    );
+    response["result"]["completion"].clone()
+}
+
+/// Completion uses what is already filled in, and prompt paths complete as a person types
+/// them (before: `""` gave the roots without their leading `/`, a root-relative prefix gave
+/// nothing, `context.arguments` was ignored, and symbol completion reported values + 1).
+#[cfg(unix)]
+#[test]
+fn completion_uses_the_arguments_already_given_and_paths_as_typed() {
+    let ws = workspace();
+    std::fs::create_dir_all(ws.app.join("src/parser")).unwrap();
+    std::fs::create_dir_all(ws.app.join("lib")).unwrap();
+    std::fs::write(
+        ws.app.join("src/parser/lexer.rs"),
+        "pub fn tokenize() {}\npub fn token_kind() {}\n",
+    )
+    .unwrap();
+    std::fs::write(ws.app.join("src/util.rs"), "pub fn tokenize() {}\n").unwrap();
+    std::fs::write(ws.app.join("lib/other.rs"), "pub fn tolerate() {}\n").unwrap();
+    let mut client = started(&ws, json!({}));
+    let usages = json!({"type": "ref/prompt", "name": "find_usages"});
+
+    // `symbol` narrowed by `path`: only names defined under lib/.
+    let got = complete_with(
+        &mut client,
+        usages.clone(),
+        "symbol",
+        "to",
+        json!({"path": "lib"}),
+    );
+    assert_eq!(got["values"], json!(["tolerate"]), "{got}");
+    assert_eq!(got["total"], 1, "{got}");
+    let got = complete_with(
+        &mut client,
+        usages.clone(),
+        "symbol",
+        "tok",
+        json!({"path": s(&ws.app.join("src/parser"))}),
+    );
+    assert_eq!(got["values"], json!(["token_kind", "tokenize"]), "{got}");
+
+    // `path` narrowed to what defines `symbol`: files, and directories on the way to them.
+    let got = complete_with(
+        &mut client,
+        usages.clone(),
+        "path",
+        "",
+        json!({"symbol": "tokenize"}),
+    );
+    assert_eq!(got["values"], json!(["src/"]), "{got}");
+    let got = complete_with(
+        &mut client,
+        usages.clone(),
+        "path",
+        "src/",
+        json!({"symbol": "tokenize"}),
+    );
+    assert_eq!(
+        got["values"],
+        json!(["src/parser/", "src/util.rs"]),
+        "{got}"
+    );
+    assert_eq!(got["total"], 2, "{got}");
+
+    // Prompt paths as typed: the roots with their leading `/`, and root-relative prefixes.
+    let explain = json!({"type": "ref/prompt", "name": "explain_file"});
+    let got = complete(&mut client, explain.clone(), "");
+    assert_eq!(got["values"], json!([format!("{}/", s(&ws.app))]), "{got}");
+    let got = complete(&mut client, explain.clone(), "src/ut");
+    assert_eq!(got["values"], json!(["src/util.rs"]), "{got}");
+    let got = complete(&mut client, explain, "li");
+    assert_eq!(got["values"], json!(["lib/"]), "{got}");
+
+    // Outside the roots, a `path` in the context narrows to nothing rather than leading out.
+    let got = complete_with(
+        &mut client,
+        usages,
+        "symbol",
+        "se",
+        json!({"path": s(&ws.outside)}),
+    );
+    assert_eq!(got["values"], json!([]), "{got}");
+}

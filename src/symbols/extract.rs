@@ -17,6 +17,7 @@
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::ops::Range;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use tree_sitter::{Node, ParseOptions, QueryCursor, StreamingIterator, Tree};
@@ -52,8 +53,9 @@ pub struct Definition {
     /// The line of the name, trimmed and cut to [`MAX_SIGNATURE_CHARS`].
     pub signature: String,
     /// The enclosing definition's name (class, impl, module, function…), or for a C++
-    /// method defined outside its class, the qualifier (`Foo` in `Foo::bar`).
-    pub container: Option<String>,
+    /// method defined outside its class, the qualifier (`Foo` in `Foo::bar`). Shared with
+    /// the container's other definitions: a long name over many members is held once.
+    pub container: Option<Arc<str>>,
     /// Nesting depth: 0 at the top of the file.
     pub depth: usize,
 }
@@ -306,7 +308,8 @@ fn python_indent_levels(source: &[u8]) -> usize {
 
 /// A tag before nesting.
 struct Raw {
-    name: String,
+    /// Shared as the container of the definitions inside.
+    name: Arc<str>,
     kind: &'static str,
     range: Range<usize>,
     name_range: Range<usize>,
@@ -314,9 +317,7 @@ struct Raw {
 
 fn raw_definition(lang: Lang, kind: &'static str, tag: &Tag, source: &[u8]) -> Option<Raw> {
     count_bytes(tag.name_range.len());
-    let name = std::str::from_utf8(source.get(tag.name_range.clone())?)
-        .ok()?
-        .to_string();
+    let name = std::str::from_utf8(source.get(tag.name_range.clone())?).ok()?;
     if name.is_empty() {
         return None;
     }
@@ -332,12 +333,12 @@ fn raw_definition(lang: Lang, kind: &'static str, tag: &Tag, source: &[u8]) -> O
     }
     // Error recovery can read a statement as a function (`else if (x) {…}` after an
     // `#ifdef` reads as a function `if` of type `else`): a keyword names no definition.
-    if c_like && C_KEYWORDS.contains(&name.as_str()) {
+    if c_like && C_KEYWORDS.contains(&name) {
         return None;
     }
     let head = source.get(tag.range.start..tag.name_range.start)?;
     Some(Raw {
-        name,
+        name: Arc::from(name),
         kind: refine_kind(lang, kind, head, body),
         range: tag.range.clone(),
         name_range: tag.name_range.clone(),
@@ -464,11 +465,11 @@ fn nest(mut raw: Vec<Raw>, source: &[u8], lines: &LineIndex, lang: Lang) -> Vec<
         }
         let container = parent
             .map(|p| p.name.clone())
-            .or_else(|| qualifier(source, def.name_range.start))
-            .or_else(|| go_receiver(lang, kind, source, def));
+            .or_else(|| qualifier(source, def.name_range.start).map(Arc::from))
+            .or_else(|| go_receiver(lang, kind, source, def).map(Arc::from));
         let name_line = lines.line_of(def.name_range.start);
         out.push(Definition {
-            name: def.name.clone(),
+            name: def.name.to_string(),
             kind,
             line: lines.line_of(def.range.start),
             end_line: lines.line_of(def.range.end.saturating_sub(1).max(def.range.start)),

@@ -172,13 +172,13 @@ impl Packer {
             let (container, container_len) = match &def.container {
                 None => (NONE, 0),
                 Some(c) if c.len() > u16::MAX as usize => (NONE, 0),
-                Some(c) => match self.interned.get(c) {
+                Some(c) => match self.interned.get(&**c) {
                     Some(&at) => (at, c.len() as u16),
                     None => {
                         let Some(at) = self.put(c.as_bytes()) else {
                             return false;
                         };
-                        self.interned.insert(c.clone(), at);
+                        self.interned.insert(c.to_string(), at);
                         (at, c.len() as u16)
                     }
                 },
@@ -287,7 +287,7 @@ impl Table {
             // Not stored: filled in for the page by `find::fill_signatures`.
             signature: String::new(),
             container: (r.container != NONE)
-                .then(|| self.text(r.container, r.container_len).to_string()),
+                .then(|| Arc::from(self.text(r.container, r.container_len))),
             depth: r.depth as usize,
         }
     }
@@ -1705,7 +1705,7 @@ mod tests {
             end_line: line + 2,
             name_line: line,
             signature: format!("fn {name}(&self)"),
-            container: Some("ContainerType".to_string()),
+            container: Some("ContainerType".into()),
             depth: 1,
         };
         let files = vec![

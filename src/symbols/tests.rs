@@ -873,6 +873,22 @@ fn extraction_is_linear_on_one_long_line_and_on_deep_nesting() {
             }
         }
     }
+    // A long container name is held once for all its members (not copied into each: a
+    // 500 KB module name over 50,000 functions would be 25 GB).
+    let long = format!(
+        "mod {} {{ {} }}\n",
+        "m".repeat(100_000),
+        "fn f() {} ".repeat(5_000)
+    );
+    let (defs, _, _) = measured(Lang::Rust, &long);
+    assert_eq!(defs.len(), 5_001);
+    let first = defs[1].container.clone().unwrap();
+    assert_eq!(first.len(), 100_000);
+    assert!(
+        defs[1..]
+            .iter()
+            .all(|d| std::sync::Arc::ptr_eq(d.container.as_ref().unwrap(), &first))
+    );
     // tree-sitter's query cursor is quadratic in the nesting when a pattern waits at every
     // level (it updates each waiting state at every node): extraction runs it in slices of
     // the tree's depth. A generous bound catches a return to a full-depth run, which takes

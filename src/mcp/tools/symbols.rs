@@ -232,7 +232,7 @@ fn definition_out(d: &Definition) -> DefinitionOut {
         line: d.line,
         end_line: d.end_line,
         signature: d.signature.clone(),
-        container: d.container.clone(),
+        container: d.container.as_deref().map(str::to_string),
         depth: d.depth,
     }
 }
@@ -446,7 +446,7 @@ fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget:
             line: d.line,
             end_line: d.end_line,
             signature: d.signature.clone(),
-            container: d.container.clone(),
+            container: d.container.as_deref().map(str::to_string),
             language: found.lang.name().to_string(),
             tier: tier.name().to_string(),
         };
@@ -810,7 +810,7 @@ fn render_references(
                 kind: d.kind.to_string(),
                 line: d.line,
                 end_line: d.end_line,
-                container: d.container.clone(),
+                container: d.container.as_deref().map(str::to_string),
             }),
             definition: r.is_definition,
         };

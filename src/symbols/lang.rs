@@ -140,7 +140,7 @@ pub struct Grammar {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capture {
     Name,
-    /// `@definition.KIND`, with KIND as one of [`super::extract::KINDS`].
+    /// `@definition.KIND`, with KIND as one of `extract::KINDS`.
     Definition(&'static str),
     /// `@reference.KIND`: a tag that is not a definition. It still holds its name node, so
     /// an earlier reference pattern hides what a later pattern would define there.

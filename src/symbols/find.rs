@@ -16,9 +16,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use tree_sitter_tags::TagsContext;
-
-use super::extract::{Definition, ExtractError, LineIndex, MAX_PARSE_BYTES, extract, signature};
+use super::extract::{
+    Definition, ExtractError, LineIndex, MAX_PARSE_BYTES, Parser, Signatures, extract,
+};
 use super::index::{Lookup, Snapshot, SymbolIndex};
 use super::lang::{Lang, rg_types};
 use crate::files::read::{Whole, read_whole};
@@ -40,6 +40,8 @@ pub struct SymbolStats {
     pub sieved: u64,
     /// Files over [`MAX_PARSE_BYTES`], not parsed.
     pub too_large: u64,
+    /// Python files nested deeper than their parser keeps: no definitions taken from them.
+    pub too_deep: u64,
     /// Binary or unreadable files.
     pub unreadable: u64,
     /// The pre-filter stopped at [`MAX_CANDIDATES`] files.
@@ -51,11 +53,12 @@ pub struct SymbolStats {
 }
 
 impl SymbolStats {
-    /// Adds another pass's per-file counts (parsed, sieved, too large, unreadable).
+    /// Adds another pass's per-file counts (parsed, sieved, too large or deep, unreadable).
     fn add_file_counts(&mut self, other: &SymbolStats) {
         self.parsed += other.parsed;
         self.sieved += other.sieved;
         self.too_large += other.too_large;
+        self.too_deep += other.too_deep;
         self.unreadable += other.unreadable;
     }
 }
@@ -115,6 +118,9 @@ pub struct SymbolOutcome {
     pub next_offset: Option<usize>,
     /// The second pass ran (no name starts with the query): substring and fuzzy matches.
     pub fuzzy: bool,
+    /// The query is one character, so only names equal to it were looked for (no prefix,
+    /// substring or fuzzy matches), though `exact` was not asked.
+    pub whole_names_only: bool,
     pub stats: SymbolStats,
     pub cancelled: bool,
 }
@@ -205,7 +211,8 @@ pub fn find_symbols_with(
     let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
     // A one-character query would make nearly every file a candidate for prefixes of no
     // use: it looks for that exact name only.
-    let exact = query.exact || name.chars().count() < 2;
+    let whole_names_only = !query.exact && name.chars().count() < 2;
+    let exact = query.exact || whole_names_only;
     let pattern = match (exact, word_start) {
         (true, true) => format!(r"\b{literal}\b"),
         (false, true) => format!(r"\b{literal}"),
@@ -279,6 +286,10 @@ pub fn find_symbols_with(
         // No name starts with the query: names containing it, then names holding its
         // letters in order (the pre-filter regex accepts both).
         fuzzy = true;
+        // This pass's pattern matches every text the first one did, so its files are all
+        // the files the answer looked at: its counts replace the first pass's, which
+        // would otherwise count a file twice (a file over 1 MiB was "skipped 2").
+        stats = SymbolStats::default();
         let pattern = name
             .chars()
             .map(|c| regex_escape(&c.to_string()))
@@ -335,6 +346,7 @@ pub fn find_symbols_with(
         entries,
         total,
         fuzzy,
+        whole_names_only,
         stats,
         cancelled: control.is_cancelled(),
     })
@@ -342,25 +354,35 @@ pub fn find_symbols_with(
 
 /// Definitions from the symbol index come without their signature (the line holding the
 /// name is not kept in memory): it is read again for the ones a query returns, each file
-/// once.
+/// once and each line once (a page can hold thousands of definitions of one long line).
 fn fill_signatures(entries: &mut [(Tier, Located)]) {
     let mut files: std::collections::HashMap<PathBuf, Option<(String, LineIndex)>> =
         std::collections::HashMap::new();
-    for (_, found) in entries.iter_mut() {
-        if !found.def.signature.is_empty() {
-            continue;
-        }
-        let text = files.entry(found.path.clone()).or_insert_with(|| {
-            match read_whole(&found.path, MAX_PARSE_BYTES as u64) {
+    for (_, found) in entries.iter() {
+        if found.def.signature.is_empty() && !files.contains_key(&found.path) {
+            let text = match read_whole(&found.path, MAX_PARSE_BYTES as u64) {
                 Ok(Whole::Text(text)) => {
                     let lines = LineIndex::new(text.as_bytes());
                     Some((text, lines))
                 }
                 _ => None,
-            }
-        });
+            };
+            files.insert(found.path.clone(), text);
+        }
+    }
+    let mut signatures: std::collections::HashMap<&Path, Signatures<'_>> =
+        std::collections::HashMap::new();
+    for (path, text) in &files {
         if let Some((text, lines)) = text {
-            found.def.signature = signature(lines.line_text(text.as_bytes(), found.def.name_line));
+            signatures.insert(path, Signatures::new(text.as_bytes(), lines));
+        }
+    }
+    for (_, found) in entries.iter_mut() {
+        if !found.def.signature.is_empty() {
+            continue;
+        }
+        if let Some(signatures) = signatures.get_mut(found.path.as_path()) {
+            found.def.signature = signatures.of_line(found.def.name_line);
         }
     }
 }
@@ -516,7 +538,7 @@ pub(super) fn parse_all(
     let next = AtomicUsize::new(0);
     let counts = Mutex::new(SymbolStats::default());
     let work = || {
-        let mut ctx = TagsContext::new();
+        let mut ctx = Parser::new();
         let mut mine = SymbolStats::default();
         loop {
             // The abort flag too: tree-sitter sees it only inside a long parse, so a run of
@@ -536,6 +558,7 @@ pub(super) fn parse_all(
                 }
                 Err(FileError::Sieved) => mine.sieved += 1,
                 Err(FileError::TooLarge) => mine.too_large += 1,
+                Err(FileError::TooDeep) => mine.too_deep += 1,
                 Err(FileError::Unreadable) => mine.unreadable += 1,
                 Err(FileError::Cancelled) => break,
             }
@@ -568,6 +591,8 @@ fn on_threads(threads: usize, items: usize, work: impl Fn() + Sync) {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FileError {
     TooLarge,
+    /// Python nested deeper than its parser keeps (`extract::PYTHON_MAX_INDENT_LEVELS`).
+    TooDeep,
     /// Not parsed: no line could define the name looked for.
     Sieved,
     /// Missing, unreadable, special or binary.
@@ -578,7 +603,7 @@ pub enum FileError {
 /// Reads one file (without following symlinks, transcoding UTF-16) and extracts its
 /// definitions.
 pub fn parse_file(
-    ctx: &mut TagsContext,
+    ctx: &mut Parser,
     path: &Path,
     lang: Lang,
     abort: &AtomicUsize,
@@ -597,7 +622,7 @@ pub struct Sieve<'a> {
 /// [`parse_file`], skipping (as "no definitions") a C or C++ file where `sieve`'s name
 /// cannot be defined.
 fn parse_sieved(
-    ctx: &mut TagsContext,
+    ctx: &mut Parser,
     path: &Path,
     lang: Lang,
     abort: &AtomicUsize,
@@ -617,6 +642,7 @@ fn parse_sieved(
     match extract(ctx, lang, text.as_bytes(), Some(abort)) {
         Ok(defs) => Ok(defs),
         Err(ExtractError::TooLarge(_)) => Err(FileError::TooLarge),
+        Err(ExtractError::TooDeep(_)) => Err(FileError::TooDeep),
         Err(ExtractError::Cancelled) => Err(FileError::Cancelled),
         Err(ExtractError::Config(_)) => Err(FileError::Unreadable),
     }
@@ -632,18 +658,32 @@ pub fn definitions_in(path: &Path) -> Result<(Lang, Vec<Definition>), String> {
         )
     })?;
     let never = AtomicUsize::new(0);
-    match parse_file(&mut TagsContext::new(), path, lang, &never) {
+    match parse_file(&mut Parser::new(), path, lang, &never) {
         Ok(defs) => Ok((lang, defs)),
         Err(FileError::TooLarge) => Err(format!(
             "{}: larger than {} MiB, not parsed for symbols; read it with offset/limit",
             crate::roots::path_text(path),
             MAX_PARSE_BYTES >> 20
         )),
+        Err(FileError::TooDeep) => Err(format!(
+            "{}: {}; read it with offset/limit",
+            crate::roots::path_text(path),
+            too_deep_reason()
+        )),
         Err(_) => Err(format!(
             "{}: cannot be read as text",
             crate::roots::path_text(path)
         )),
     }
+}
+
+/// Why a Python file nested too deeply has no definitions, for messages.
+pub fn too_deep_reason() -> String {
+    format!(
+        "nested deeper than {} indentation levels, more than tree-sitter's Python parser \
+         keeps (it loses the outer definitions), so not parsed for symbols",
+        super::extract::PYTHON_MAX_INDENT_LEVELS
+    )
 }
 
 /// The supported language names, for messages.
@@ -893,7 +933,7 @@ fn parse_all_keep_errors(
 ) {
     let next = AtomicUsize::new(0);
     let work = || {
-        let mut ctx = TagsContext::new();
+        let mut ctx = Parser::new();
         while !control.is_cancelled() {
             let turn = control.turn();
             let i = next.fetch_add(1, Ordering::Relaxed);
@@ -926,6 +966,7 @@ fn parse_all_keep_errors(
         match file.error {
             None => stats.parsed += 1,
             Some(FileError::TooLarge) => stats.too_large += 1,
+            Some(FileError::TooDeep) => stats.too_deep += 1,
             Some(_) => stats.unreadable += 1,
         }
     }

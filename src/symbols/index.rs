@@ -37,9 +37,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use tree_sitter_tags::TagsContext;
-
-use super::extract::{Definition, MAX_PARSE_BYTES};
+use super::extract::{Definition, MAX_PARSE_BYTES, Parser};
 use super::find::{FileError, parse_file};
 use super::lang::Lang;
 use crate::files::os::OsStrExt;
@@ -174,13 +172,13 @@ impl Packer {
             let (container, container_len) = match &def.container {
                 None => (NONE, 0),
                 Some(c) if c.len() > u16::MAX as usize => (NONE, 0),
-                Some(c) => match self.interned.get(c) {
+                Some(c) => match self.interned.get(&**c) {
                     Some(&at) => (at, c.len() as u16),
                     None => {
                         let Some(at) = self.put(c.as_bytes()) else {
                             return false;
                         };
-                        self.interned.insert(c.clone(), at);
+                        self.interned.insert(c.to_string(), at);
                         (at, c.len() as u16)
                     }
                 },
@@ -289,7 +287,7 @@ impl Table {
             // Not stored: filled in for the page by `find::fill_signatures`.
             signature: String::new(),
             container: (r.container != NONE)
-                .then(|| self.text(r.container, r.container_len).to_string()),
+                .then(|| Arc::from(self.text(r.container, r.container_len))),
             depth: r.depth as usize,
         }
     }
@@ -508,7 +506,7 @@ impl Snapshot {
             }
         }
         redo.extend(self.parse.iter().filter(|rel| wanted(rel)).cloned());
-        let mut ctx = TagsContext::new();
+        let mut ctx = Parser::new();
         let never = AtomicUsize::new(0);
         for rel in redo {
             let path = self.root.join(&rel);
@@ -1104,7 +1102,7 @@ fn run_job(shared: &Shared, job: &Job) -> Outcome {
     // Re-parse the dirty files into a copy of the overlay.
     let mut overlay = (*job.overlay).clone();
     let table = job.table.as_deref();
-    let mut ctx = TagsContext::new();
+    let mut ctx = Parser::new();
     let never = AtomicUsize::new(0);
     let mut parsed = 0;
     for path in &job.dirty {
@@ -1213,7 +1211,7 @@ fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
     let parts: Mutex<Vec<(Table, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
         lower_priority();
-        let mut ctx = TagsContext::new();
+        let mut ctx = Parser::new();
         let abort = AtomicUsize::new(0);
         let mut mine = Packer::default();
         let mut order = Vec::new();
@@ -1707,7 +1705,7 @@ mod tests {
             end_line: line + 2,
             name_line: line,
             signature: format!("fn {name}(&self)"),
-            container: Some("ContainerType".to_string()),
+            container: Some("ContainerType".into()),
             depth: 1,
         };
         let files = vec![

@@ -1,11 +1,12 @@
-//! Languages with symbols: detection by file extension, and one tree-sitter tags
-//! configuration per language, compiled once per process from the grammar crate's own tags
-//! query plus the few extensions below (each says what the bundled query misses).
+//! Languages with symbols: detection by file extension, and one [`Grammar`] per language
+//! (the tree-sitter language and its tags query), compiled once per process from the
+//! grammar crate's own tags query plus the few extensions below (each says what the bundled
+//! query misses).
 
 use std::path::Path;
 use std::sync::OnceLock;
 
-use tree_sitter_tags::TagsConfiguration;
+use tree_sitter::{Language, Query};
 
 /// A language rootgrep extracts definitions from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -104,11 +105,10 @@ impl Lang {
             .find(|lang| lang.extensions().contains(&ext.as_str()))
     }
 
-    /// The compiled tags configuration. `Err` only if a query does not compile, which the
-    /// unit tests rule out for every language.
-    pub fn config(self) -> Result<&'static TagsConfiguration, String> {
-        static CONFIGS: [OnceLock<Result<TagsConfiguration, String>>; 9] =
-            [const { OnceLock::new() }; 9];
+    /// The compiled grammar and tags query. `Err` only if a query does not compile, which
+    /// the unit tests rule out for every language.
+    pub fn config(self) -> Result<&'static Grammar, String> {
+        static CONFIGS: [OnceLock<Result<Grammar, String>>; 9] = [const { OnceLock::new() }; 9];
         let slot = &CONFIGS[Lang::ALL.iter().position(|l| *l == self).unwrap_or(0)];
         slot.get_or_init(|| build(self))
             .as_ref()
@@ -125,8 +125,62 @@ pub fn rg_types(langs: &[Lang]) -> Vec<String> {
     types
 }
 
-fn build(lang: Lang) -> Result<TagsConfiguration, String> {
-    // Extensions come first: tree-sitter-tags keeps one tag per name node and the earliest
+/// A language's tree-sitter grammar and tags query, with what each capture of the query
+/// means. The query follows tree-sitter's tags convention: `@name` is the name node,
+/// `@definition.KIND` / `@reference.KIND` the tagged node (other captures, like `@doc`,
+/// are not used).
+pub struct Grammar {
+    pub language: Language,
+    pub query: Query,
+    /// By capture index.
+    captures: Vec<Capture>,
+}
+
+/// What one capture of a tags query stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Capture {
+    Name,
+    /// `@definition.KIND`, with KIND as one of `extract::KINDS`.
+    Definition(&'static str),
+    /// `@reference.KIND`: a tag that is not a definition. It still holds its name node, so
+    /// an earlier reference pattern hides what a later pattern would define there.
+    Reference,
+    Other,
+}
+
+impl Grammar {
+    fn new(language: Language, source: &str) -> Result<Grammar, String> {
+        let query = Query::new(&language, source).map_err(|err| err.to_string())?;
+        let captures = query
+            .capture_names()
+            .iter()
+            .map(|name| match *name {
+                "name" => Capture::Name,
+                _ => match name.strip_prefix("definition.") {
+                    Some(kind) => Capture::Definition(super::extract::static_kind(kind)),
+                    None if name.starts_with("reference.") => Capture::Reference,
+                    None => Capture::Other,
+                },
+            })
+            .collect();
+        Ok(Grammar {
+            language,
+            query,
+            captures,
+        })
+    }
+
+    /// What capture `index` of the query stands for.
+    pub fn capture(&self, index: u32) -> Capture {
+        self.captures
+            .get(index as usize)
+            .copied()
+            .unwrap_or(Capture::Other)
+    }
+}
+
+fn build(lang: Lang) -> Result<Grammar, String> {
+    // Extensions come first: extraction keeps one tag per name node and the earliest
     // pattern wins, so an extension can replace what the bundled pattern makes of a node.
     let (language, query) = match lang {
         Lang::Rust => (
@@ -176,8 +230,7 @@ fn build(lang: Lang) -> Result<TagsConfiguration, String> {
             format!("{JAVA_EXTRA}\n{}", tree_sitter_java::TAGS_QUERY),
         ),
     };
-    TagsConfiguration::new(language, &query, "")
-        .map_err(|err| format!("{} tags query: {err}", lang.name()))
+    Grammar::new(language, &query).map_err(|err| format!("{} tags query: {err}", lang.name()))
 }
 
 /// Rust: constants and statics (absent from the bundled query), and `impl` blocks as

@@ -4,8 +4,6 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
-use tree_sitter_tags::TagsContext;
-
 use super::*;
 
 fn fixture(name: &str) -> PathBuf {
@@ -18,7 +16,7 @@ fn defs_of(name: &str) -> Vec<Definition> {
     let path = fixture(name);
     let lang = Lang::from_path(&path).expect("supported fixture");
     let source = std::fs::read(&path).expect("fixture");
-    extract(&mut TagsContext::new(), lang, &source, None).expect("extracts")
+    extract(&mut Parser::new(), lang, &source, None).expect("extracts")
 }
 
 /// Renders definitions one per line, `kind name [container] line-end`, for assertions
@@ -146,7 +144,7 @@ fn c_definitions_not_prototypes_with_macros_and_bodies() {
 /// Definitions of `source` as `kind name line`, the line being the name's (what Universal
 /// Ctags reports).
 fn defs_in(lang: Lang, source: &str) -> Vec<String> {
-    extract(&mut TagsContext::new(), lang, source.as_bytes(), None)
+    extract(&mut Parser::new(), lang, source.as_bytes(), None)
         .expect("extracts")
         .iter()
         .map(|d| format!("{} {} {}", d.kind, d.name, d.name_line))
@@ -424,7 +422,7 @@ fn signatures_are_the_trimmed_name_line_and_capped() {
         "pub fn parse(&self, input: &str) -> Vec<Token> {"
     );
     let long = format!("fn {}() {{}}\n", "a".repeat(500));
-    let defs = extract(&mut TagsContext::new(), Lang::Rust, long.as_bytes(), None).unwrap();
+    let defs = extract(&mut Parser::new(), Lang::Rust, long.as_bytes(), None).unwrap();
     assert_eq!(defs.len(), 1);
     assert_eq!(
         defs[0].signature.chars().count(),
@@ -437,12 +435,12 @@ fn signatures_are_the_trimmed_name_line_and_capped() {
 fn syntax_errors_keep_what_parses() {
     let source =
         b"fn good() {}\nfn broken( {\n  let = ;\n}\nstruct After { x: u8 }\nfn also_good() {}\n";
-    let defs = extract(&mut TagsContext::new(), Lang::Rust, source, None).unwrap();
+    let defs = extract(&mut Parser::new(), Lang::Rust, source, None).unwrap();
     let names: Vec<_> = defs.iter().map(|d| d.name.as_str()).collect();
     assert!(names.contains(&"good"), "{names:?}");
     assert!(names.contains(&"also_good"), "{names:?}");
     let c = b"int ok(void) { return 0; }\nint bad( { \nint later(int x) { return x; }\n";
-    let defs = extract(&mut TagsContext::new(), Lang::C, c, None).unwrap();
+    let defs = extract(&mut Parser::new(), Lang::C, c, None).unwrap();
     assert!(defs.iter().any(|d| d.name == "ok"), "{defs:?}");
 }
 
@@ -467,7 +465,7 @@ fn deep_nesting_does_not_overflow_the_stack() {
             Lang::Go => format!("package p\nfunc f() {body}\nfunc g() {{}}\n"),
             Lang::Java => format!("class A {{ void f() {body} void g() {{}} }}\n"),
         };
-        let defs = extract(&mut TagsContext::new(), lang, source.as_bytes(), None)
+        let defs = extract(&mut Parser::new(), lang, source.as_bytes(), None)
             .unwrap_or_else(|err| panic!("{lang:?}: {err:?}"));
         assert!(
             defs.iter().any(|d| d.name == "g"),
@@ -481,7 +479,7 @@ fn deep_nesting_does_not_overflow_the_stack() {
     }
     nested.push_str("fn leaf() {}\n");
     nested.push_str(&"}\n".repeat(2_000));
-    let defs = extract(&mut TagsContext::new(), Lang::Rust, nested.as_bytes(), None).unwrap();
+    let defs = extract(&mut Parser::new(), Lang::Rust, nested.as_bytes(), None).unwrap();
     let leaf = defs.iter().find(|d| d.name == "leaf").unwrap();
     assert_eq!(leaf.depth, 2_000);
     assert_eq!(leaf.container.as_deref(), Some("m1999"));
@@ -491,7 +489,7 @@ fn deep_nesting_does_not_overflow_the_stack() {
 fn binary_and_huge_input_are_refused_or_harmless() {
     let huge = vec![b'a'; MAX_PARSE_BYTES + 1];
     assert_eq!(
-        extract(&mut TagsContext::new(), Lang::C, &huge, None),
+        extract(&mut Parser::new(), Lang::C, &huge, None),
         Err(ExtractError::TooLarge(MAX_PARSE_BYTES + 1))
     );
     // Arbitrary bytes parse (to errors) without panicking.
@@ -499,7 +497,7 @@ fn binary_and_huge_input_are_refused_or_harmless() {
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
     for lang in Lang::ALL {
-        let _ = extract(&mut TagsContext::new(), lang, &noise, None).unwrap();
+        let _ = extract(&mut Parser::new(), lang, &noise, None).unwrap();
     }
     // A binary file on disk is not parsed at all.
     let dir = tempfile::tempdir().unwrap();
@@ -507,13 +505,13 @@ fn binary_and_huge_input_are_refused_or_harmless() {
     std::fs::write(&path, b"int f(void) { return 0; }\n\0\0\0binary").unwrap();
     let never = AtomicUsize::new(0);
     assert_eq!(
-        find::parse_file(&mut TagsContext::new(), &path, Lang::C, &never),
+        find::parse_file(&mut Parser::new(), &path, Lang::C, &never),
         Err(find::FileError::Unreadable)
     );
     let big = dir.path().join("big.c");
     std::fs::write(&big, vec![b' '; MAX_PARSE_BYTES + 10]).unwrap();
     assert_eq!(
-        find::parse_file(&mut TagsContext::new(), &big, Lang::C, &never),
+        find::parse_file(&mut Parser::new(), &big, Lang::C, &never),
         Err(find::FileError::TooLarge)
     );
 }
@@ -523,12 +521,7 @@ fn a_set_cancellation_flag_stops_the_parse() {
     let source = "int f(void) { return 0; }\n".repeat(20_000);
     let flag = AtomicUsize::new(1);
     assert_eq!(
-        extract(
-            &mut TagsContext::new(),
-            Lang::C,
-            source.as_bytes(),
-            Some(&flag)
-        ),
+        extract(&mut Parser::new(), Lang::C, source.as_bytes(), Some(&flag)),
         Err(ExtractError::Cancelled)
     );
 }
@@ -821,4 +814,211 @@ fn c_files_that_only_call_a_name_are_not_parsed() {
             "caller.c is not parsed: {outcome:?}"
         );
     }
+}
+
+/// The bytes and steps `extract` spends on `source`, with its definitions.
+fn measured(lang: Lang, source: &str) -> (Vec<Definition>, u64, u64) {
+    extract::work::take();
+    let defs = extract(&mut Parser::new(), lang, source.as_bytes(), None).unwrap();
+    let (bytes, steps) = extract::work::take();
+    (defs, bytes, steps)
+}
+
+#[test]
+fn extraction_is_linear_on_one_long_line_and_on_deep_nesting() {
+    // One line of 16,000 functions, and 16,000 nested modules: the work of rootgrep's own
+    // code (bytes it scans, tree nodes and matches it visits) at 4n stays within 5 times
+    // that at n (quadratic work would be 16 times), and within a small multiple of the
+    // file's size. Before, each definition's signature read the whole line.
+    let one_line = |n: usize| format!("{}\n", "int f(){return 0;}".repeat(n));
+    let nested = |n: usize| format!("{}{}\n", "mod a{".repeat(n), "}".repeat(n));
+    for (lang, make) in [
+        (Lang::C, &one_line as &dyn Fn(usize) -> String),
+        (Lang::Rust, &nested),
+    ] {
+        let (small, small_bytes, small_steps) = measured(lang, &make(4_000));
+        assert_eq!(small.len(), 4_000);
+        let source = make(16_000);
+        let (defs, bytes, steps) = measured(lang, &source);
+        assert_eq!(defs.len(), 16_000, "{lang:?}");
+        assert!(
+            bytes <= 5 * small_bytes && steps <= 5 * small_steps,
+            "{lang:?}: {small_bytes} bytes and {small_steps} steps at 4,000, \
+             {bytes} and {steps} at 16,000"
+        );
+        assert!(
+            bytes <= 10 * source.len() as u64,
+            "{lang:?}: {bytes} bytes scanned for {} bytes",
+            source.len()
+        );
+        for (i, d) in defs.iter().enumerate() {
+            assert_eq!(
+                (d.line, d.end_line, d.name_line),
+                (1, 1, 1),
+                "{lang:?} {d:?}"
+            );
+            assert_eq!(
+                d.signature.chars().count(),
+                extract::MAX_SIGNATURE_CHARS + 1
+            );
+            match lang {
+                Lang::C => {
+                    assert_eq!((d.name.as_str(), d.kind, d.depth), ("f", "function", 0));
+                    assert_eq!(d.container, None);
+                }
+                _ => {
+                    assert_eq!((d.name.as_str(), d.kind, d.depth), ("a", "module", i));
+                    assert_eq!(d.container.as_deref(), (i > 0).then_some("a"));
+                }
+            }
+        }
+    }
+    // A long container name is held once for all its members (not copied into each: a
+    // 500 KB module name over 50,000 functions would be 25 GB).
+    let long = format!(
+        "mod {} {{ {} }}\n",
+        "m".repeat(100_000),
+        "fn f() {} ".repeat(5_000)
+    );
+    let (defs, _, _) = measured(Lang::Rust, &long);
+    assert_eq!(defs.len(), 5_001);
+    let first = defs[1].container.clone().unwrap();
+    assert_eq!(first.len(), 100_000);
+    assert!(
+        defs[1..]
+            .iter()
+            .all(|d| std::sync::Arc::ptr_eq(d.container.as_ref().unwrap(), &first))
+    );
+    // tree-sitter's query cursor is quadratic in the nesting when a pattern waits at every
+    // level (it updates each waiting state at every node): extraction runs it in slices of
+    // the tree's depth. A generous bound catches a return to a full-depth run, which takes
+    // over a minute for this file in a debug build (the slices: well under a second); the
+    // cancellation flag makes the old behaviour fail at the bound instead of running on.
+    let source = format!(
+        "{}{}\n",
+        "mod a{fn f(){}".repeat(16_000),
+        "}".repeat(16_000)
+    );
+    let flag = std::sync::Arc::new(AtomicUsize::new(0));
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let timer = {
+        let (flag, done) = (flag.clone(), done.clone());
+        std::thread::spawn(move || {
+            let started = std::time::Instant::now();
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                if started.elapsed() > std::time::Duration::from_secs(30) {
+                    flag.store(1, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+        })
+    };
+    let defs = extract(
+        &mut Parser::new(),
+        Lang::Rust,
+        source.as_bytes(),
+        Some(&flag),
+    );
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    timer.join().unwrap();
+    let defs = defs.expect("16,000 nested modules with a function each extract within 30 s");
+    assert_eq!(defs.len(), 32_000);
+    let last = defs.last().unwrap();
+    assert_eq!(
+        (last.name.as_str(), last.kind, last.depth),
+        ("f", "function", 16_000)
+    );
+}
+
+#[test]
+fn slicing_the_query_by_depth_changes_no_definition() {
+    // Every fixture and deeply nested code in each language: runs of 1, 2 and 3 levels
+    // find exactly what one run over the whole depth finds.
+    let mut sources: Vec<(Lang, Vec<u8>)> = Vec::new();
+    for entry in std::fs::read_dir(fixture("")).unwrap() {
+        let path = entry.unwrap().path();
+        if let Some(lang) = Lang::from_path(&path) {
+            sources.push((lang, std::fs::read(&path).unwrap()));
+        }
+    }
+    let deep = |open: &str, close: &str| format!("{}{}\n", open.repeat(60), close.repeat(60));
+    sources.push((
+        Lang::Rust,
+        deep("mod m { impl T { fn f() {} } ", "}").into_bytes(),
+    ));
+    sources.push((
+        Lang::Cpp,
+        deep("namespace n { struct S { void f() {} }; ", "}").into_bytes(),
+    ));
+    sources.push((Lang::Java, deep("class A { void f() {} ", "}").into_bytes()));
+    sources.push((
+        Lang::TypeScript,
+        deep("namespace N { class C { m() {} } ", "}").into_bytes(),
+    ));
+    let mut python = String::new();
+    for i in 0..60 {
+        python.push_str(&format!(
+            "{}class C{i}:\n{0} def m(self): pass\n",
+            " ".repeat(i)
+        ));
+    }
+    sources.push((Lang::Python, python.into_bytes()));
+    for (lang, source) in &sources {
+        let whole =
+            extract::extract_in_runs(&mut Parser::new(), *lang, source, None, u32::MAX).unwrap();
+        assert!(!whole.is_empty(), "{lang:?}");
+        for depth in [1, 2, 3] {
+            let sliced =
+                extract::extract_in_runs(&mut Parser::new(), *lang, source, None, depth).unwrap();
+            assert_eq!(render(&sliced), render(&whole), "{lang:?}, runs of {depth}");
+        }
+    }
+}
+
+#[test]
+fn python_nested_deeper_than_its_parser_keeps_is_refused_not_half_outlined() {
+    // tree-sitter's Python scanner keeps 511 indentation levels; past that the outer
+    // definitions are lost. The file is refused with that reason, never outlined partly.
+    let nested = |depth: usize| {
+        let mut source = String::new();
+        for i in 0..depth {
+            source.push_str(&format!("{}def f{i}():\n", " ".repeat(i)));
+        }
+        source.push_str(&format!(
+            "{}pass\ndef after():\n    pass\n",
+            " ".repeat(depth)
+        ));
+        source
+    };
+    let limit = extract::PYTHON_MAX_INDENT_LEVELS;
+    let defs = extract(
+        &mut Parser::new(),
+        Lang::Python,
+        nested(limit).as_bytes(),
+        None,
+    )
+    .unwrap();
+    assert_eq!(defs.len(), limit + 1);
+    assert_eq!(defs[0].name, "f0");
+    assert_eq!(defs[limit - 1].depth, limit - 1);
+    for depth in [limit + 1, 890, 1_000] {
+        assert_eq!(
+            extract(
+                &mut Parser::new(),
+                Lang::Python,
+                nested(depth).as_bytes(),
+                None
+            ),
+            Err(ExtractError::TooDeep(depth)),
+            "{depth} levels"
+        );
+    }
+    // Deep brackets are not indentation: they parse.
+    let brackets = format!(
+        "def f():\n    x = {}{}\n",
+        "(".repeat(2_000),
+        ")".repeat(2_000)
+    );
+    assert!(extract(&mut Parser::new(), Lang::Python, brackets.as_bytes(), None).is_ok());
 }

@@ -350,6 +350,82 @@ fn references_search_files_over_the_parse_cap_and_say_their_scope_is_unknown() {
     );
 }
 
+/// A file over the cap is counted once, also when the second (substring and fuzzy) pass
+/// walks the files again; before, it was "skipped 2". A one-character query says that it
+/// matches whole names only, in the text and the structured result.
+#[test]
+fn symbols_counts_a_skipped_file_once_and_says_a_single_character_matches_whole_names() {
+    let ws = symbols_workspace();
+    let mut big = String::from("fn huge_needle() {}\n");
+    while big.len() <= 1 << 20 {
+        big.push_str("// padding padding padding padding padding padding padding\n");
+    }
+    std::fs::write(ws.app.join("src").join("big.rs"), big).unwrap();
+    let mut client = server(&ws, &[]);
+    let result = client.call("symbols", json!({"query": "no_such_definition"}));
+    assert_eq!(structured(&result)["stats"]["too_large"], 1, "{result}");
+    assert_eq!(structured(&result)["whole_names_only"], false, "{result}");
+    assert!(text(&result).contains("skipped 1 over 1 MiB"), "{result}");
+    // No definition is named `s`, though many names start with it.
+    let result = client.call("symbols", json!({"query": "s"}));
+    assert!(!is_error(&result), "{result}");
+    assert_eq!(structured(&result)["total"], 0, "{result}");
+    assert_eq!(structured(&result)["whole_names_only"], true, "{result}");
+    let body = text(&result);
+    assert!(
+        body.starts_with("No definitions named exactly \"s\""),
+        "{result}"
+    );
+    assert!(
+        body.contains("a one-character query matches whole names only"),
+        "{result}"
+    );
+    // Found or not, the answer says so; `exact` asked for it, so no note then.
+    std::fs::write(ws.app.join("src").join("one.rs"), "fn s() {}\n").unwrap();
+    let result = client.call("symbols", json!({"query": "s"}));
+    assert_eq!(structured(&result)["total"], 1, "{result}");
+    assert_eq!(structured(&result)["whole_names_only"], true, "{result}");
+    assert!(text(&result).contains("whole names only"), "{result}");
+    let result = client.call("symbols", json!({"query": "s", "exact": true}));
+    assert_eq!(structured(&result)["whole_names_only"], false, "{result}");
+    assert!(!text(&result).contains("whole names only"), "{result}");
+}
+
+/// tree-sitter's Python parser keeps 511 indentation levels: a file nested deeper is
+/// refused with that reason (alone or in a directory), never outlined without its outer
+/// definitions.
+#[test]
+fn outline_says_when_python_is_nested_deeper_than_its_parser_keeps() {
+    let ws = symbols_workspace();
+    let dir = ws.app.join("deep");
+    std::fs::create_dir(&dir).unwrap();
+    let mut deep = String::new();
+    for i in 0..900 {
+        deep.push_str(&format!("{}def f{i}():\n", " ".repeat(i)));
+    }
+    deep.push_str(&format!("{}pass\n", " ".repeat(900)));
+    std::fs::write(dir.join("deep.py"), deep).unwrap();
+    std::fs::write(dir.join("flat.py"), "def flat():\n    pass\n").unwrap();
+    let mut client = server(&ws, &[]);
+    let result = client.call("outline", json!({"path": "deep/deep.py"}));
+    assert!(!is_error(&result), "{result}");
+    let reason = "nested deeper than 511 indentation levels";
+    assert!(text(&result).contains(reason), "{result}");
+    assert!(!text(&result).contains("def f"), "{result}");
+    let file = &structured(&result)["files"][0];
+    assert!(file["note"].as_str().unwrap().contains(reason), "{result}");
+    assert_eq!(file["definitions"].as_array().unwrap().len(), 0, "{result}");
+    assert_eq!(structured(&result)["stats"]["too_deep"], 1, "{result}");
+    // In a directory, next to a file that outlines.
+    let result = client.call("outline", json!({"path": "deep"}));
+    let body = text(&result);
+    assert!(body.contains(&format!("deep.py: {reason}")), "{result}");
+    assert!(body.contains("function def flat():"), "{result}");
+    // read_file + symbol says why too.
+    let result = client.call("read_file", json!({"path": "deep/deep.py", "symbol": "f0"}));
+    assert!(text(&result).contains(reason), "{result}");
+}
+
 /// A long `symbols` query reports progress (files parsed) and a cancel stops it: no
 /// response, the search threads given back, the CPU idle.
 #[cfg(target_os = "linux")]

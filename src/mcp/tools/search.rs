@@ -473,7 +473,7 @@ fn scope_out(def: &Definition) -> ScopeOut {
     ScopeOut {
         kind: def.kind.to_string(),
         name: def.name.clone(),
-        container: def.container.clone(),
+        container: def.container.as_deref().map(str::to_string),
         line: def.line,
         end_line: def.end_line,
     }

@@ -176,6 +176,9 @@ pub struct SymbolsOut {
     /// No name starts with the query, so names containing it or holding its letters in
     /// order were listed.
     pub fuzzy: bool,
+    /// The query is one character: only definitions named exactly that were looked for
+    /// (no prefix, substring or fuzzy matches; give two or more characters for those).
+    pub whole_names_only: bool,
     pub stats: StatsOut,
 }
 
@@ -188,6 +191,9 @@ pub struct StatsOut {
     pub sieved: u64,
     /// Files over the 1 MiB parse cap.
     pub too_large: u64,
+    /// Python files nested deeper than the parser keeps (511 indentation levels): not
+    /// parsed, since their outline would be wrong.
+    pub too_deep: u64,
     pub unreadable: u64,
     /// Answered from the symbol index: the files it holds for the query's paths (`parsed`
     /// then counts files parsed on demand because they changed since).
@@ -202,6 +208,7 @@ fn stats_out(stats: &SymbolStats) -> StatsOut {
         parsed: stats.parsed,
         sieved: stats.sieved,
         too_large: stats.too_large,
+        too_deep: stats.too_deep,
         unreadable: stats.unreadable,
         indexed_files: stats.indexed_files,
         elapsed_ms: stats.elapsed.as_millis() as u64,
@@ -228,7 +235,7 @@ fn definition_out(d: &Definition) -> DefinitionOut {
         line: d.line,
         end_line: d.end_line,
         signature: d.signature.clone(),
-        container: d.container.clone(),
+        container: d.container.as_deref().map(str::to_string),
         depth: d.depth,
     }
 }
@@ -238,6 +245,10 @@ pub struct FileOutlineOut {
     pub path: String,
     pub language: String,
     pub definitions: Vec<DefinitionOut>,
+    /// Why the file has no definitions listed, when the text says so (too large, nested
+    /// too deeply to parse, unreadable, none found).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -450,7 +461,7 @@ fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget:
             line: d.line,
             end_line: d.end_line,
             signature: d.signature.clone(),
-            container: d.container.clone(),
+            container: d.container.as_deref().map(str::to_string),
             language: found.lang.name().to_string(),
             tier: tier.name().to_string(),
         };
@@ -477,29 +488,37 @@ fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget:
         outcome.next_offset
     };
     let stats = &outcome.stats;
+    let matching = if outcome.whole_names_only {
+        "named exactly"
+    } else {
+        "matching"
+    };
     if outcome.total == 0 {
         match stats.indexed_files {
             Some(held) => text.push_str(&format!(
-                "No definitions matching {:?} (symbol index: {} files, {} parsed on demand \
+                "No definitions {matching} {:?} (symbol index: {} files, {} parsed on demand \
                  since they changed).\n",
                 query.query,
                 thousands(held),
                 thousands(stats.parsed),
             )),
             None => text.push_str(&format!(
-                "No definitions matching {:?} (parsed {} of {} files containing it{}).\n",
+                "No definitions {matching} {:?} (parsed {} of {} files containing it{}).\n",
                 query.query,
                 thousands(stats.parsed),
                 thousands(stats.candidates),
                 skipped(stats)
             )),
         }
-    } else {
-        if outcome.fuzzy {
-            text.push_str(
-                "[no name starts with the query; names containing it or its letters in order]\n",
-            );
-        }
+    } else if outcome.fuzzy {
+        text.push_str(
+            "[no name starts with the query; names containing it or its letters in order]\n",
+        );
+    }
+    if outcome.whole_names_only {
+        text.push_str(SINGLE_CHARACTER_NOTE);
+    }
+    if outcome.total > 0 {
         if let Some(next) = next_offset {
             text.push_str(&format!(
                 "[showing {}-{} of {} definitions; call symbols with offset={next} for more]\n",
@@ -527,15 +546,26 @@ fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget:
         truncated: next_offset.is_some(),
         next_offset,
         fuzzy: outcome.fuzzy,
+        whole_names_only: outcome.whole_names_only,
         stats: stats_out(stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
+/// Said with every answer to a one-character query (structured: `whole_names_only`).
+const SINGLE_CHARACTER_NOTE: &str = "[a one-character query matches whole names only: give two \
+     or more characters for prefix, substring and fuzzy matches]\n";
+
 fn skipped(stats: &SymbolStats) -> String {
     let mut parts = Vec::new();
     if stats.too_large > 0 {
         parts.push(format!("{} over 1 MiB", stats.too_large));
+    }
+    if stats.too_deep > 0 {
+        parts.push(format!(
+            "{} nested deeper than the parser keeps",
+            stats.too_deep
+        ));
     }
     if stats.unreadable > 0 {
         parts.push(format!("{} unreadable or binary", stats.unreadable));
@@ -603,6 +633,7 @@ fn render_outline(
             path: path.clone(),
             language: file.lang.name().to_string(),
             definitions: Vec::new(),
+            note: None,
         };
         let mut heading = false;
         for d in &file.defs {
@@ -643,15 +674,26 @@ fn render_outline(
         }
         // A full page still keeps the current file's definitions shown so far: the
         // structured result must hold what the text shows.
+        // A file too deeply nested to parse is named wherever it falls, since leaving it
+        // out would present a directory's outline as complete; the other reasons only for
+        // a single file.
+        let too_deep = file.error == Some(symbols::find::FileError::TooDeep);
         if heading {
             files.push(out);
-        } else if single && file.defs.is_empty() {
+        } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
             let why = match file.error {
-                Some(symbols::find::FileError::TooLarge) => "larger than 1 MiB, not parsed",
-                Some(_) => "not readable as text",
-                None => "no definitions found",
+                Some(symbols::find::FileError::TooLarge) => {
+                    "larger than 1 MiB, not parsed".to_string()
+                }
+                Some(symbols::find::FileError::TooDeep) => symbols::find::too_deep_reason(),
+                Some(_) => "not readable as text".to_string(),
+                None => "no definitions found".to_string(),
             };
-            text.push_str(&format!("{path}: {why}\n"));
+            let line = format!("{path}: {why}\n");
+            used += json_len(&line) + json_len(&path) + json_len(&why) + 60;
+            text.push_str(&line);
+            out.note = Some(why);
+            files.push(out);
         }
         if full {
             break;
@@ -803,7 +845,7 @@ fn render_references(
                 kind: d.kind.to_string(),
                 line: d.line,
                 end_line: d.end_line,
-                container: d.container.clone(),
+                container: d.container.as_deref().map(str::to_string),
             }),
             definition: r.is_definition,
             scope_unknown: r.unscoped.map(|why| {

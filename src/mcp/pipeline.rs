@@ -68,6 +68,9 @@ const _: () = assert!(stdio::MAX_LINE_BYTES <= MAX_WAITING_BYTES);
 /// How long, after stdin ends, answers already on their way may take to be written.
 pub const EOF_GRACE: Duration = Duration::from_millis(300);
 
+/// Requests at least this long are parsed on a blocking thread (see `parse_request`).
+const PARSE_ASIDE_BYTES: usize = 1024 * 1024;
+
 /// Capacity of each service's input queue (admission bounds the requests in it).
 const SERVICE_QUEUE: usize = 64;
 
@@ -374,8 +377,8 @@ impl Router {
                 }) => {
                     // Parsed once, now: the text (and its share of the budget) goes as
                     // soon as the typed request exists.
-                    let parsed = stdio::parse_request(&method, &text);
-                    drop((text, share));
+                    let parsed = self.parse_request(&method, text, out).await;
+                    drop(share);
                     let request = match parsed {
                         Ok(request) => request,
                         Err(why) => {
@@ -403,6 +406,31 @@ impl Router {
                     self.start(id, request, slot, out).await;
                 }
                 None => return,
+            }
+        }
+    }
+
+    /// rmcp's typed request from a waiting request's text. A large one is parsed on a
+    /// blocking thread while rmcp's output keeps being written, so one huge request does
+    /// not hold up the answers of those already running.
+    async fn parse_request(
+        &mut self,
+        method: &str,
+        text: Box<[u8]>,
+        out: &mut mpsc::Receiver<Out>,
+    ) -> Result<ClientRequest, String> {
+        if text.len() < PARSE_ASIDE_BYTES {
+            return stdio::parse_request(method, &text);
+        }
+        let method = method.to_owned();
+        let parse = tokio::task::spawn_blocking(move || stdio::parse_request(&method, &text));
+        tokio::pin!(parse);
+        loop {
+            tokio::select! {
+                parsed = &mut parse => {
+                    return parsed.unwrap_or_else(|err| Err(format!("could not be read: {err}")));
+                }
+                Some(event) = out.recv() => Box::pin(self.outbound(event)).await,
             }
         }
     }

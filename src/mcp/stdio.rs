@@ -169,7 +169,7 @@ enum Checked {
 const PLACEHOLDER_ID: i64 = 0;
 
 /// A line's top level, read without building a tree: the fields the framing looks at are
-/// borrowed raw slices (syntax checked, nothing allocated); others are skipped. A key sent
+/// borrowed raw slices (nothing allocated); others are skipped. A key sent
 /// twice counts once, the last one, as in a parsed JSON object.
 enum TopLevel<'a> {
     Object(Envelope<'a>),
@@ -299,10 +299,60 @@ fn method_and_params(method: &RawValue, params: Option<&RawValue>) -> Box<[u8]> 
     text.into_boxed_slice()
 }
 
+/// Any JSON value, read and dropped: syntax and nesting are checked exactly as parsing a
+/// `Value` checks them (serde_json's recursion limit: what nests too deeply is a parse
+/// error here, as it would be for rmcp), but nothing is kept.
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> de::Visitor<'de> for Visit {
+            type Value = Skip;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
 fn check(line: &[u8]) -> Checked {
+    // Two passes over the text, neither of which builds anything: `Skip` checks it is
+    // JSON a `Value` parse would accept, then the envelope's slices are taken.
     let parsed = std::str::from_utf8(line)
         .map_err(|err| err.to_string())
-        .and_then(|text| serde_json::from_str::<TopLevel>(text).map_err(|err| err.to_string()));
+        .and_then(|text| {
+            serde_json::from_str::<Skip>(text)
+                .and_then(|_| serde_json::from_str::<TopLevel>(text))
+                .map_err(|err| err.to_string())
+        });
     let object = match parsed {
         Ok(TopLevel::Object(object)) => object,
         Ok(TopLevel::Array) => {
@@ -610,11 +660,20 @@ mod tests {
 
     #[test]
     fn malformed_lines_are_parse_errors() {
+        // Nesting deeper than serde_json's recursion limit, at the top or inside params.
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let deep_params = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{}1{}}}"#,
+            r#"{"a":"#.repeat(200),
+            "}".repeat(200)
+        );
         for line in [
             &b"{\"jsonrpc\":"[..],
             b"{\"a\":1}}",
             b"{\"a\":\"\xff\"}",
             b"nul",
+            deep.as_bytes(),
+            deep_params.as_bytes(),
         ] {
             let Checked::Reply(answer) = check(line) else {
                 panic!("{line:?} not answered");

@@ -16,9 +16,9 @@
 //! - a notification or stray response that does not parse is dropped: a notification is
 //!   never answered.
 //!
-//! **One parse, text while waiting.** A line is scanned once for its envelope (`jsonrpc`,
-//! `id`, `method`, `params` as borrowed raw slices: syntax is checked, no tree is built)
-//! and passed on as text — `{"method":…,"params":…}`, method first so that rmcp's untagged
+//! **One parse, text while waiting.** A line is read without building a tree — a skipping
+//! pass that applies serde_json's syntax and nesting rules, then its envelope (`jsonrpc`,
+//! `id`, `method`, `params` as borrowed raw slices) — and passed on as text — `{"method":…,"params":…}`, method first so that rmcp's untagged
 //! request type rejects the other methods before reading the params. It becomes rmcp's
 //! typed message (whose params are a `serde_json::Value` tree, many times the text) only
 //! when the pipeline hands it on, so a waiting message costs its bytes. Every line passed on

@@ -10,8 +10,11 @@
 //!   with an error above it) so open streams never starve requests. A request holds its
 //!   slot until its handler has really finished or its answer has gone out, whichever
 //!   comes first — not merely until it was cancelled, since work that has not stopped
-//!   still counts. At most [`MAX_WAITING`] messages wait in order behind full slots; then
-//!   stdin is not read (backpressure, not unbounded buffering).
+//!   still counts. At most [`MAX_WAITING`] messages, holding at most
+//!   [`MAX_WAITING_BYTES`] of line text between them, wait in order behind full slots;
+//!   then stdin is not read (backpressure, not unbounded buffering). A waiting message is
+//!   its text: it becomes rmcp's typed message (a `Value` tree, many times the text) only
+//!   when it is started, so what waits costs what was sent.
 //! - **Panics.** `Guarded` wraps the handler for every method (and notification): a
 //!   panic answers that request with an internal error and the server lives on.
 //! - **Sessions.** Each rmcp service ("generation") is served over an in-memory channel
@@ -43,7 +46,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::mcp::handler::Handler;
-use crate::mcp::stdio::{self, Inbound};
+use crate::mcp::stdio::{self, Inbound, Message, Share};
 
 /// Most requests handled at once. More pipelined requests wait here as parsed messages
 /// instead of as running tasks, so a burst of thousands keeps memory flat.
@@ -55,8 +58,18 @@ pub const MAX_STREAMS: usize = 64;
 /// Most messages waiting behind full slots; beyond it stdin is not read.
 pub const MAX_WAITING: usize = 1024;
 
+/// Most bytes of line text held by messages read from stdin and not yet taken by the
+/// pipeline (waiting behind full slots, or queued between the reader and the pipeline);
+/// beyond it stdin is not read. Every accepted line fits: see the assertion below.
+pub const MAX_WAITING_BYTES: usize = 64 * 1024 * 1024;
+
+const _: () = assert!(stdio::MAX_LINE_BYTES <= MAX_WAITING_BYTES);
+
 /// How long, after stdin ends, answers already on their way may take to be written.
 pub const EOF_GRACE: Duration = Duration::from_millis(300);
+
+/// Requests at least this long are parsed on a blocking thread (see `parse_request`).
+const PARSE_ASIDE_BYTES: usize = 1024 * 1024;
 
 /// Capacity of each service's input queue (admission bounds the requests in it).
 const SERVICE_QUEUE: usize = 64;
@@ -79,7 +92,13 @@ where
     let (out_tx, out_rx) = mpsc::channel(1024);
     // Unbounded, yet bounded in practice: one message per admitted request.
     let (finished_tx, finished_rx) = mpsc::unbounded_channel();
-    tokio::spawn(stdio::read_input(input, inbound_tx, lines_tx.clone()));
+    let budget = Arc::new(tokio::sync::Semaphore::new(MAX_WAITING_BYTES));
+    tokio::spawn(stdio::read_input(
+        input,
+        budget,
+        inbound_tx,
+        lines_tx.clone(),
+    ));
     let writer = tokio::spawn(stdio::write_output(output, lines_rx));
     let mut router = Router {
         guard: Guarded {
@@ -145,13 +164,19 @@ enum Slot {
     Stream,
 }
 
-/// A message waiting behind full slots, in arrival order.
+/// A message waiting behind full slots, in arrival order: its text (parsed when it is
+/// started) and its share of [`MAX_WAITING_BYTES`].
 enum Queued {
     Request {
         id: Value,
-        request: Box<ClientRequest>,
+        method: String,
+        text: Box<[u8]>,
+        share: Share,
     },
-    Notification(ClientNotification),
+    Notification {
+        text: Box<[u8]>,
+        share: Share,
+    },
 }
 
 /// The lifecycle rmcp has entered for one service.
@@ -225,33 +250,55 @@ impl Router {
         }
     }
 
-    async fn inbound(&mut self, message: Inbound, out: &mut mpsc::Receiver<Out>) {
+    async fn inbound(&mut self, inbound: Inbound, out: &mut mpsc::Receiver<Out>) {
+        let Inbound { message, share } = inbound;
         match message {
-            Inbound::Request { id, request } => {
-                self.waiting.push_back(Queued::Request { id, request });
+            Message::Request { id, method, text } => {
+                self.waiting.push_back(Queued::Request {
+                    id,
+                    method,
+                    text,
+                    share,
+                });
             }
-            Inbound::Notification(notification) => {
+            Message::Notification(text) => {
                 if self.waiting.is_empty() {
-                    self.notify(notification, out).await;
+                    self.notify_text(text, share, out).await;
                 } else {
                     // Keep the order: a notification after a waiting request follows it.
-                    self.waiting.push_back(Queued::Notification(notification));
+                    self.waiting.push_back(Queued::Notification { text, share });
                 }
             }
-            Inbound::Cancel {
+            Message::Cancel {
                 request_id,
                 notification,
             } => self.cancel(request_id, notification, out).await,
-            Inbound::Response(message) => {
+            Message::Response(text) => {
                 // Answers to our roots/elicitation questions: never held behind waiting
                 // requests (a running handler may be waiting for exactly this answer).
+                let Some(message) = stdio::parse_response(&text) else {
+                    tracing::debug!("dropped a response that does not parse");
+                    return;
+                };
+                drop((text, share));
                 match self.current.map(|s| (s, self.services[s].lifecycle)) {
                     Some((service, Lifecycle::Legacy | Lifecycle::Stateless)) => {
-                        self.send_or_drop(service, *message, out).await;
+                        self.send_or_drop(service, message, out).await;
                     }
                     _ => tracing::debug!("dropped a response outside any session"),
                 }
             }
+        }
+    }
+
+    /// Parses a notification's text and forwards it; one rmcp's type does not take is
+    /// dropped (a notification is never answered).
+    async fn notify_text(&mut self, text: Box<[u8]>, share: Share, out: &mut mpsc::Receiver<Out>) {
+        let parsed = stdio::parse_notification(&text);
+        drop((text, share));
+        match parsed {
+            Ok(notification) => self.notify(notification, out).await,
+            Err(err) => tracing::debug!("dropped a notification that does not parse: {err}"),
         }
     }
 
@@ -305,10 +352,11 @@ impl Router {
         loop {
             let slot = match self.waiting.front() {
                 None => return,
-                Some(Queued::Notification(_)) => Slot::None,
+                Some(Queued::Notification { .. }) => Slot::None,
                 Some(Queued::Request { .. }) if self.handshake_pending() => return,
-                Some(Queued::Request { request, .. }) => {
-                    if matches!(&**request, ClientRequest::SubscriptionsListenRequest(_)) {
+                Some(Queued::Request { method, .. }) => {
+                    // The method rmcp's listen request type is tagged with.
+                    if method == "subscriptions/listen" {
                         Slot::Stream
                     } else if self.requests < MAX_IN_FLIGHT {
                         Slot::Request
@@ -318,8 +366,35 @@ impl Router {
                 }
             };
             match self.waiting.pop_front() {
-                Some(Queued::Notification(notification)) => self.notify(notification, out).await,
-                Some(Queued::Request { id, request }) => {
+                Some(Queued::Notification { text, share }) => {
+                    self.notify_text(text, share, out).await;
+                }
+                Some(Queued::Request {
+                    id,
+                    method,
+                    text,
+                    share,
+                }) => {
+                    // Parsed once, now: the text (and its share of the budget) goes as
+                    // soon as the typed request exists.
+                    let parsed = self.parse_request(&method, text, out).await;
+                    drop(share);
+                    let request = match parsed {
+                        Ok(request) => request,
+                        Err(why) => {
+                            let line = stdio::error_line_with_id(
+                                &id,
+                                -32602,
+                                &format!(
+                                    "invalid params for {}: {}",
+                                    crate::quote::echo(&method),
+                                    crate::quote::cut(&why, crate::quote::DETAIL_MAX_CHARS)
+                                ),
+                            );
+                            let _ = self.lines.send(line).await;
+                            continue;
+                        }
+                    };
                     if slot == Slot::Stream && self.streams >= MAX_STREAMS {
                         let line = stdio::error_line_with_id(
                             &id,
@@ -332,9 +407,34 @@ impl Router {
                         let _ = self.lines.send(line).await;
                         continue;
                     }
-                    self.start(id, *request, slot, out).await;
+                    self.start(id, request, slot, out).await;
                 }
                 None => return,
+            }
+        }
+    }
+
+    /// rmcp's typed request from a waiting request's text. A large one is parsed on a
+    /// blocking thread while rmcp's output keeps being written, so one huge request does
+    /// not hold up the answers of those already running.
+    async fn parse_request(
+        &mut self,
+        method: &str,
+        text: Box<[u8]>,
+        out: &mut mpsc::Receiver<Out>,
+    ) -> Result<ClientRequest, String> {
+        if text.len() < PARSE_ASIDE_BYTES {
+            return stdio::parse_request(method, &text);
+        }
+        let method = method.to_owned();
+        let parse = tokio::task::spawn_blocking(move || stdio::parse_request(&method, &text));
+        tokio::pin!(parse);
+        loop {
+            tokio::select! {
+                parsed = &mut parse => {
+                    return parsed.unwrap_or_else(|err| Err(format!("could not be read: {err}")));
+                }
+                Some(event) = out.recv() => Box::pin(self.outbound(event)).await,
             }
         }
     }

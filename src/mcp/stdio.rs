@@ -1,5 +1,5 @@
 //! The stdio framing: newline-delimited JSON-RPC on stdin and stdout, with the guarantees
-//! rmcp leaves to us. It turns client lines into typed messages for the request pipeline
+//! rmcp leaves to us. It turns client lines into messages for the request pipeline
 //! (`pipeline.rs`) and owns the single stdout writer.
 //!
 //! Every line from stdin is checked before anything else sees it, so that rmcp only ever
@@ -8,12 +8,22 @@
 //!   rmcp would silently drop it, leaving the client waiting;
 //! - a line longer than [`MAX_LINE_BYTES`] is discarded without being buffered whole and
 //!   answered with `-32600`;
-//! - a request that would not parse as rmcp's client message type (a bad `_meta`, `params`
-//!   that are not an object, a method that is not a string, a wrong `jsonrpc`) is answered
-//!   here with its own id (`-32600`/`-32602`); rmcp would answer it without its id, or not
-//!   at all;
+//! - a request whose envelope is wrong (`params` that are not an object, a method that is
+//!   not a string, a wrong `jsonrpc`) is answered here with its own id (`-32600`/`-32602`);
+//!   one that does not parse as rmcp's request type (a bad `_meta`, wrong params for its
+//!   method) is answered with its id by the pipeline when it is parsed ([`parse_request`]);
+//!   rmcp would answer it without its id, or not at all;
 //! - a notification or stray response that does not parse is dropped: a notification is
 //!   never answered.
+//!
+//! **One parse, text while waiting.** A line is read without building a tree — a skipping
+//! pass that applies serde_json's syntax and nesting rules, then its envelope (`jsonrpc`,
+//! `id`, `method`, `params` as borrowed raw slices) — and passed on as text — `{"method":…,"params":…}`, method first so that rmcp's untagged
+//! request type rejects the other methods before reading the params. It becomes rmcp's
+//! typed message (whose params are a `serde_json::Value` tree, many times the text) only
+//! when the pipeline hands it on, so a waiting message costs its bytes. Every line passed on
+//! holds a share of the pipeline's byte budget (`pipeline::MAX_WAITING_BYTES`) until the
+//! pipeline takes it; when the budget is spent, stdin is not read.
 //!
 //! The client's request ids are kept as JSON values (strings, any integer up to 2^64,
 //! negative ones); the pipeline gives rmcp its own ids and puts the client's back on the
@@ -22,21 +32,47 @@
 //! Everything written to stdout goes through one writer task, a whole line at a time, so
 //! answers can never interleave. Nothing else in the process writes to stdout.
 
-use rmcp::model::{ClientJsonRpcMessage, ClientNotification, ClientRequest, JsonRpcMessage};
+use std::sync::Arc;
+
+use rmcp::model::{
+    CallToolRequest, CancelledNotificationParam, ClientJsonRpcMessage, ClientNotification,
+    ClientRequest, JsonRpcMessage, Notification, RequestId,
+};
+use serde::Deserialize;
+use serde::de::{self, IgnoredAny};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 /// Largest accepted message line.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
-/// A client message that passed the framing's checks, on its way to the pipeline.
-pub enum Inbound {
-    /// A request: the client's id exactly as sent, and the typed request (the pipeline
-    /// gives it its own id).
+/// A client line that passed the framing's checks, on its way to the pipeline, with its
+/// share of the waiting budget (given back when the pipeline drops it).
+pub struct Inbound {
+    pub message: Message,
+    pub share: Share,
+}
+
+/// The bytes of one line counted against the pipeline's waiting budget while it is held.
+pub struct Share(#[allow(dead_code)] Option<OwnedSemaphorePermit>);
+
+impl Share {
+    /// A share that counts nothing (for messages made outside the framing, e.g. tests).
+    pub fn none() -> Share {
+        Share(None)
+    }
+}
+
+/// What a checked line is.
+pub enum Message {
+    /// A request: the client's id exactly as sent, its method, and its text (parsed by
+    /// [`parse_request`] when the pipeline starts it; the pipeline gives it its own id).
     Request {
         id: Value,
-        request: Box<ClientRequest>,
+        method: String,
+        text: Box<[u8]>,
     },
     /// `notifications/cancelled` for the client's request `request_id` (the pipeline points
     /// the typed notification at its own id for that request).
@@ -44,18 +80,21 @@ pub enum Inbound {
         request_id: Value,
         notification: ClientNotification,
     },
-    /// Any other notification.
-    Notification(ClientNotification),
+    /// Any other notification, as text ([`parse_notification`]).
+    Notification(Box<[u8]>),
     /// A response or error answering one of the server's own requests (`roots/list`,
-    /// elicitation); those ids are rmcp's, so they pass unchanged.
-    Response(Box<ClientJsonRpcMessage>),
+    /// elicitation), as text ([`parse_response`]); those ids are rmcp's, so they pass
+    /// unchanged.
+    Response(Box<[u8]>),
 }
 
 /// Reads client lines until EOF: answers the malformed ones and sends the rest to the
-/// pipeline. Awaiting the pipeline's bounded queue is the backpressure: when it is full,
-/// stdin is not read.
+/// pipeline. Each line sent takes its length from `budget` first, and awaiting the budget
+/// and the pipeline's bounded queue is the backpressure: while either is full, stdin is
+/// not read. A line is at most [`MAX_LINE_BYTES`], never more than the whole budget.
 pub async fn read_input<R: AsyncRead + Unpin>(
     input: R,
+    budget: Arc<Semaphore>,
     to_pipeline: mpsc::Sender<Inbound>,
     replies: mpsc::Sender<Vec<u8>>,
 ) {
@@ -86,15 +125,18 @@ pub async fn read_input<R: AsyncRead + Unpin>(
         if text.is_empty() {
             continue;
         }
-        let checked = match serde_json::from_slice::<Value>(text) {
-            Ok(value) => check(value),
-            Err(err) => {
-                tracing::debug!("parse error on input line: {err}");
-                Checked::Reply(error_line(-32700, &format!("Parse error: {err}")))
-            }
-        };
-        match checked {
-            Checked::Pass(inbound) => {
+        match check(text) {
+            Checked::Pass(message) => {
+                // The line's length, whatever part of it the message keeps: the pipeline
+                // holds at most that many bytes for it while it waits.
+                let cost = u32::try_from(text.len()).unwrap_or(u32::MAX);
+                let Ok(permit) = budget.clone().acquire_many_owned(cost).await else {
+                    break;
+                };
+                let inbound = Inbound {
+                    message,
+                    share: Share(Some(permit)),
+                };
                 if to_pipeline.send(inbound).await.is_err() {
                     break;
                 }
@@ -106,52 +148,243 @@ pub async fn read_input<R: AsyncRead + Unpin>(
             }
             Checked::Drop(why) => tracing::debug!("dropped a client message: {why}"),
         }
+        // A long line's buffer is not kept for the next, short ones.
+        if line.capacity() > 1024 * 1024 {
+            line = Vec::new();
+        }
     }
     // Dropping `to_pipeline` tells the pipeline the input ended.
 }
 
-/// What the framing does with one parsed line.
+/// What the framing does with one line.
 enum Checked {
-    Pass(Inbound),
+    Pass(Message),
     /// Answer it here (a whole JSON-RPC line).
     Reply(Vec<u8>),
     /// Drop it (never answered: a notification or a stray response).
     Drop(String),
 }
 
-/// Placeholder id while checking that a message parses as rmcp's type; the pipeline puts
-/// its own id in its place.
+/// The id the typed cancellation carries until the pipeline puts its own in its place.
 const PLACEHOLDER_ID: i64 = 0;
 
-fn check(value: Value) -> Checked {
-    let Value::Object(mut object) = value else {
-        return Checked::Reply(error_line(
-            -32600,
-            if value.is_array() {
-                "batch requests are not supported; send one JSON-RPC message per line"
-            } else {
-                "invalid request: a JSON-RPC message is a JSON object"
-            },
-        ));
+/// A line's top level, read without building a tree: the fields the framing looks at are
+/// borrowed raw slices (nothing allocated); others are skipped. A key sent
+/// twice counts once, the last one, as in a parsed JSON object.
+enum TopLevel<'a> {
+    Object(Envelope<'a>),
+    Array,
+    Other,
+}
+
+#[derive(Default)]
+struct Envelope<'a> {
+    jsonrpc: Option<&'a RawValue>,
+    id: Option<&'a RawValue>,
+    method: Option<&'a RawValue>,
+    params: Option<&'a RawValue>,
+    result: bool,
+    error: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(field_identifier, rename_all = "lowercase")]
+enum Key {
+    Jsonrpc,
+    Id,
+    Method,
+    Params,
+    Result,
+    Error,
+    #[serde(other)]
+    Other,
+}
+
+impl<'de> Deserialize<'de> for TopLevel<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> de::Visitor<'de> for Visit {
+            type Value = TopLevel<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut envelope = Envelope::default();
+                while let Some(key) = map.next_key::<Key>()? {
+                    match key {
+                        Key::Jsonrpc => envelope.jsonrpc = Some(map.next_value()?),
+                        Key::Id => envelope.id = Some(map.next_value()?),
+                        Key::Method => envelope.method = Some(map.next_value()?),
+                        Key::Params => envelope.params = Some(map.next_value()?),
+                        Key::Result => {
+                            map.next_value::<IgnoredAny>()?;
+                            envelope.result = true;
+                        }
+                        Key::Error => {
+                            map.next_value::<IgnoredAny>()?;
+                            envelope.error = true;
+                        }
+                        Key::Other => {
+                            map.next_value::<IgnoredAny>()?;
+                        }
+                    }
+                }
+                Ok(TopLevel::Object(envelope))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(TopLevel::Array)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(TopLevel::Other)
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+/// A scalar as a `Value` (a string, number, boolean or null); an array or object is
+/// `None`, without being parsed.
+fn scalar(raw: &RawValue) -> Option<Value> {
+    match raw.get().as_bytes().first() {
+        Some(b'[' | b'{') | None => None,
+        Some(_) => serde_json::from_str(raw.get()).ok(),
+    }
+}
+
+/// A raw JSON string's text.
+fn string(raw: &RawValue) -> Option<String> {
+    match scalar(raw)? {
+        Value::String(text) => Some(text),
+        _ => None,
+    }
+}
+
+/// A usable JSON-RPC id: a string or an integer.
+fn usable_id(raw: &RawValue) -> Option<Value> {
+    scalar(raw).filter(|id| id.is_string() || id.is_i64() || id.is_u64())
+}
+
+fn is_object(raw: &RawValue) -> bool {
+    raw.get().starts_with('{')
+}
+
+/// `{"method":…,"params":…}` from the line's own slices: what rmcp's request and
+/// notification types read (they ignore `jsonrpc`, `id` and unknown keys), method first.
+fn method_and_params(method: &RawValue, params: Option<&RawValue>) -> Box<[u8]> {
+    let params_len = params.map_or(0, |p| p.get().len() + 10);
+    let mut text = Vec::with_capacity(method.get().len() + params_len + 12);
+    text.extend_from_slice(b"{\"method\":");
+    text.extend_from_slice(method.get().as_bytes());
+    if let Some(params) = params {
+        text.extend_from_slice(b",\"params\":");
+        text.extend_from_slice(params.get().as_bytes());
+    }
+    text.push(b'}');
+    text.into_boxed_slice()
+}
+
+/// Any JSON value, read and dropped: syntax and nesting are checked exactly as parsing a
+/// `Value` checks them (serde_json's recursion limit: what nests too deeply is a parse
+/// error here, as it would be for rmcp), but nothing is kept.
+struct Skip;
+
+impl<'de> Deserialize<'de> for Skip {
+    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visit;
+        impl<'de> de::Visitor<'de> for Visit {
+            type Value = Skip;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
+                while map.next_entry::<Skip, Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
+                while seq.next_element::<Skip>()?.is_some() {}
+                Ok(Skip)
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+            fn visit_unit<E>(self) -> Result<Skip, E> {
+                Ok(Skip)
+            }
+        }
+        deserializer.deserialize_any(Visit)
+    }
+}
+
+fn check(line: &[u8]) -> Checked {
+    // Two passes over the text, neither of which builds anything: `Skip` checks it is
+    // JSON a `Value` parse would accept, then the envelope's slices are taken.
+    let parsed = std::str::from_utf8(line)
+        .map_err(|err| err.to_string())
+        .and_then(|text| {
+            serde_json::from_str::<Skip>(text)
+                .and_then(|_| serde_json::from_str::<TopLevel>(text))
+                .map_err(|err| err.to_string())
+        });
+    let object = match parsed {
+        Ok(TopLevel::Object(object)) => object,
+        Ok(TopLevel::Array) => {
+            return Checked::Reply(error_line(
+                -32600,
+                "batch requests are not supported; send one JSON-RPC message per line",
+            ));
+        }
+        Ok(TopLevel::Other) => {
+            return Checked::Reply(error_line(
+                -32600,
+                "invalid request: a JSON-RPC message is a JSON object",
+            ));
+        }
+        Err(err) => {
+            tracing::debug!("parse error on input line: {err}");
+            return Checked::Reply(error_line(-32700, &format!("Parse error: {err}")));
+        }
     };
-    let has_method = object.contains_key("method");
-    let id = object.get("id").cloned();
-    let version_ok = object.get("jsonrpc").and_then(Value::as_str) == Some("2.0");
-    match (has_method, id) {
+    let version_ok = object.jsonrpc.and_then(string).as_deref() == Some("2.0");
+    let params_ok = object.params.is_none_or(is_object);
+    match (object.method, object.id) {
         // A request.
-        (true, Some(id)) => {
+        (Some(raw_method), Some(raw_id)) => {
             // JSON-RPC ids are strings or integers; anything else cannot be answered by id.
-            if !(id.is_string() || id.is_i64() || id.is_u64()) {
+            let Some(id) = usable_id(raw_id) else {
                 return Checked::Reply(error_line(
                     -32600,
                     "invalid request id: use a string or an integer",
                 ));
-            }
-            let Some(method) = object
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-            else {
+            };
+            let Some(method) = string(raw_method) else {
                 return Checked::Reply(error_line_with_id(
                     &id,
                     -32600,
@@ -165,7 +398,7 @@ fn check(value: Value) -> Checked {
                     "invalid request: \"jsonrpc\" must be \"2.0\"",
                 ));
             }
-            if !matches!(object.get("params"), None | Some(Value::Object(_))) {
+            if !params_ok {
                 return Checked::Reply(error_line_with_id(
                     &id,
                     -32602,
@@ -175,77 +408,54 @@ fn check(value: Value) -> Checked {
                     ),
                 ));
             }
-            object.insert("id".into(), Value::from(PLACEHOLDER_ID));
-            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object.clone())) {
-                Ok(JsonRpcMessage::Request(request)) => Checked::Pass(Inbound::Request {
-                    id,
-                    request: Box::new(request.request),
-                }),
-                _ => Checked::Reply(error_line_with_id(
+            if object.result || object.error {
+                return Checked::Reply(error_line_with_id(
                     &id,
                     -32602,
                     &format!(
-                        "invalid params for {}: {}",
-                        crate::quote::echo(&method),
-                        crate::quote::cut(
-                            &request_error(&method, object.remove("params")),
-                            crate::quote::DETAIL_MAX_CHARS
-                        )
+                        "invalid params for {}: the message does not match the JSON-RPC \
+                         request shape",
+                        crate::quote::echo(&method)
                     ),
-                )),
+                ));
             }
+            Checked::Pass(Message::Request {
+                id,
+                text: method_and_params(raw_method, object.params),
+                method,
+            })
         }
         // A notification: never answered, whatever is wrong with it.
-        (true, None) => {
-            let Some(method) = object
-                .get("method")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-            else {
+        (Some(raw_method), None) => {
+            let Some(method) = string(raw_method) else {
                 return Checked::Drop("a notification whose method is not a string".into());
             };
-            if !version_ok || !matches!(object.get("params"), None | Some(Value::Object(_))) {
+            if !version_ok || !params_ok || object.result || object.error {
                 return Checked::Drop(format!("a malformed {method} notification"));
             }
-            let cancelled = if method == "notifications/cancelled" {
-                let target = object
-                    .get_mut("params")
-                    .and_then(Value::as_object_mut)
-                    .and_then(|params| params.get_mut("requestId"));
-                match target {
-                    Some(target) if target.is_string() || target.is_i64() || target.is_u64() => {
-                        Some(std::mem::replace(target, Value::from(PLACEHOLDER_ID)))
-                    }
-                    _ => return Checked::Drop("a cancellation without a usable requestId".into()),
-                }
-            } else {
-                None
-            };
-            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
-                Ok(JsonRpcMessage::Notification(note)) => match cancelled {
-                    Some(request_id) => Checked::Pass(Inbound::Cancel {
+            if method == "notifications/cancelled" {
+                return match cancellation(object.params) {
+                    Some((request_id, notification)) => Checked::Pass(Message::Cancel {
                         request_id,
-                        notification: note.notification,
+                        notification,
                     }),
-                    None => Checked::Pass(Inbound::Notification(note.notification)),
-                },
-                _ => Checked::Drop(format!("a {method} notification that does not parse")),
+                    None => Checked::Drop("a cancellation without a usable requestId".into()),
+                };
             }
+            Checked::Pass(Message::Notification(method_and_params(
+                raw_method,
+                object.params,
+            )))
         }
         // A response to one of our requests.
-        (false, Some(id))
-            if object.contains_key("result") != object.contains_key("error") && version_ok =>
-        {
-            match serde_json::from_value::<ClientJsonRpcMessage>(Value::Object(object)) {
-                Ok(message @ (JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))) => {
-                    Checked::Pass(Inbound::Response(Box::new(message)))
-                }
-                _ => Checked::Drop(format!("a response to {id} that does not parse")),
-            }
+        (None, Some(_)) if object.result != object.error && version_ok => {
+            Checked::Pass(Message::Response(line.into()))
         }
-        (false, Some(Value::Null)) => Checked::Drop("an error response without an id".into()),
-        (false, id) => {
-            let id = id.filter(|id| id.is_string() || id.is_i64() || id.is_u64());
+        (None, Some(raw_id)) if raw_id.get() == "null" => {
+            Checked::Drop("an error response without an id".into())
+        }
+        (None, id) => {
+            let id = id.and_then(usable_id);
             Checked::Reply(error_line_with_id(
                 id.as_ref().unwrap_or(&Value::Null),
                 -32600,
@@ -255,21 +465,78 @@ fn check(value: Value) -> Checked {
     }
 }
 
-/// Why `params` do not make a `method` request rmcp accepts.
-fn request_error(method: &str, params: Option<Value>) -> String {
-    if let Some(meta) = params.as_ref().and_then(|p| p.get("_meta"))
-        && !meta.is_object()
+/// The params of `notifications/cancelled`, as rmcp reads them.
+#[derive(Deserialize)]
+struct CancelParams<'a> {
+    #[serde(borrow, rename = "requestId")]
+    request_id: Option<&'a RawValue>,
+    reason: Option<String>,
+    #[serde(borrow, rename = "_meta")]
+    meta: Option<&'a RawValue>,
+}
+
+/// The client's request id and a typed cancellation pointing at [`PLACEHOLDER_ID`] (its
+/// `_meta` is not kept: rmcp cancels by id alone).
+fn cancellation(params: Option<&RawValue>) -> Option<(Value, ClientNotification)> {
+    let params: CancelParams = serde_json::from_str(params?.get()).ok()?;
+    let request_id = usable_id(params.request_id?)?;
+    if params.meta.is_some_and(|meta| !is_object(meta)) {
+        return None;
+    }
+    let param =
+        CancelledNotificationParam::new(Some(RequestId::Number(PLACEHOLDER_ID)), params.reason);
+    Some((
+        request_id,
+        ClientNotification::CancelledNotification(Notification::new(param)),
+    ))
+}
+
+/// rmcp's typed request from a [`Message::Request`]'s text, or why it is not one (for the
+/// answer to `method`, sent with the client's id).
+pub fn parse_request(method: &str, text: &[u8]) -> Result<ClientRequest, String> {
+    // `tools/call` carries the client's free-form arguments, the one request that is large
+    // by design: it is read straight as rmcp's `CallToolRequest` (rmcp's own `Deserialize`),
+    // without the copy of the whole message rmcp's untagged request union buffers first.
+    // Anything else, or a `tools/call` that does not read that way, goes through the union,
+    // which decides (and words the refusal) as rmcp does.
+    if method == "tools/call"
+        && let Ok(call) = serde_json::from_slice::<CallToolRequest>(text)
     {
-        return "\"_meta\" must be an object".to_string();
+        return Ok(ClientRequest::from(call));
     }
-    let mut probe = serde_json::Map::new();
-    probe.insert("method".into(), Value::from(method));
-    if let Some(params) = params {
-        probe.insert("params".into(), params);
-    }
-    match serde_json::from_value::<ClientRequest>(Value::Object(probe)) {
-        Err(err) => err.to_string(),
-        Ok(_) => "the message does not match the JSON-RPC request shape".to_string(),
+    serde_json::from_slice::<ClientRequest>(text).map_err(|err| {
+        // The common mistake gets a plain answer; rmcp's own message names no field.
+        #[derive(Deserialize)]
+        struct Probe<'a> {
+            #[serde(borrow)]
+            params: Option<MetaProbe<'a>>,
+        }
+        #[derive(Deserialize)]
+        struct MetaProbe<'a> {
+            #[serde(borrow, rename = "_meta")]
+            meta: Option<&'a RawValue>,
+        }
+        let meta = serde_json::from_slice::<Probe>(text)
+            .ok()
+            .and_then(|probe| probe.params?.meta);
+        if meta.is_some_and(|meta| !is_object(meta)) {
+            "\"_meta\" must be an object".to_string()
+        } else {
+            err.to_string()
+        }
+    })
+}
+
+/// rmcp's typed notification from a [`Message::Notification`]'s text.
+pub fn parse_notification(text: &[u8]) -> Result<ClientNotification, serde_json::Error> {
+    serde_json::from_slice(text)
+}
+
+/// rmcp's typed response or error from a [`Message::Response`]'s text.
+pub fn parse_response(text: &[u8]) -> Option<ClientJsonRpcMessage> {
+    match serde_json::from_slice::<ClientJsonRpcMessage>(text) {
+        Ok(message @ (JsonRpcMessage::Response(_) | JsonRpcMessage::Error(_))) => Some(message),
+        _ => None,
     }
 }
 
@@ -378,8 +645,12 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn checked(value: &Value) -> Checked {
+        check(value.to_string().as_bytes())
+    }
+
     fn reply(value: Value) -> Value {
-        match check(value) {
+        match checked(&value) {
             Checked::Reply(line) => serde_json::from_slice(&line).unwrap(),
             Checked::Pass(_) => panic!("passed"),
             Checked::Drop(why) => panic!("dropped: {why}"),
@@ -392,17 +663,56 @@ mod tests {
     }
 
     #[test]
+    fn malformed_lines_are_parse_errors() {
+        // Nesting deeper than serde_json's recursion limit, at the top or inside params.
+        let deep = format!("{}1{}", "[".repeat(200), "]".repeat(200));
+        let deep_params = format!(
+            r#"{{"jsonrpc":"2.0","id":5,"method":"ping","params":{}1{}}}"#,
+            r#"{"a":"#.repeat(200),
+            "}".repeat(200)
+        );
+        for line in [
+            &b"{\"jsonrpc\":"[..],
+            b"{\"a\":1}}",
+            b"{\"a\":\"\xff\"}",
+            b"nul",
+            deep.as_bytes(),
+            deep_params.as_bytes(),
+        ] {
+            let Checked::Reply(answer) = check(line) else {
+                panic!("{line:?} not answered");
+            };
+            let answer: Value = serde_json::from_slice(&answer).unwrap();
+            assert_eq!(answer["error"]["code"], -32700, "{answer}");
+            assert_eq!(answer["id"], Value::Null);
+        }
+        assert_eq!(reply(json!([1]))["error"]["code"], -32600);
+        assert_eq!(reply(json!("x"))["error"]["code"], -32600);
+    }
+
+    #[test]
     fn requests_rmcp_cannot_parse_are_answered_with_their_id() {
-        let bad_meta =
-            reply(json!({"jsonrpc":"2.0","id":"x","method":"ping","params":{"_meta":[1]}}));
-        assert_eq!(bad_meta["id"], "x");
-        assert_eq!(bad_meta["error"]["code"], -32602);
         let method = reply(json!({"jsonrpc":"2.0","id":7,"method":42}));
         assert_eq!(method["id"], 7);
         assert_eq!(method["error"]["code"], -32600);
         let big = json!(u64::MAX);
         let version = reply(json!({"jsonrpc":"1.0","id":big,"method":"ping"}));
         assert_eq!(version["id"], big);
+        let params = reply(json!({"jsonrpc":"2.0","id":"p","method":"ping","params":[1]}));
+        assert_eq!(
+            (&params["id"], &params["error"]["code"]),
+            (&json!("p"), &json!(-32602))
+        );
+        // A bad `_meta` passes the envelope and is refused when parsed, with a plain reason.
+        let bad_meta = json!({"jsonrpc":"2.0","id":"x","method":"ping","params":{"_meta":[1]}});
+        let Checked::Pass(Message::Request { id, text, .. }) = checked(&bad_meta) else {
+            panic!("not passed");
+        };
+        assert_eq!(id, "x");
+        assert_eq!(
+            parse_request("ping", &text).unwrap_err(),
+            "\"_meta\" must be an object"
+        );
     }
 
     #[test]
@@ -410,21 +720,134 @@ mod tests {
         for note in [
             json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":"nope"}),
             json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{"x":1}}}),
+            json!({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1.5}}),
             json!({"jsonrpc":"2.0","method":"notifications/unknown","params":[1,2]}),
-            json!({"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":5}}),
             json!({"jsonrpc":"2.0","method":7}),
         ] {
-            assert!(matches!(check(note.clone()), Checked::Drop(_)), "{note}");
+            assert!(matches!(checked(&note), Checked::Drop(_)), "{note}");
         }
+        // One that passes the envelope but not rmcp's type is dropped by the pipeline.
+        let note =
+            json!({"jsonrpc":"2.0","method":"notifications/initialized","params":{"_meta":5}});
+        let Checked::Pass(Message::Notification(text)) = checked(&note) else {
+            panic!("not passed");
+        };
+        assert!(parse_notification(&text).is_err());
     }
 
     #[test]
     fn large_and_negative_ids_pass_unchanged() {
         for id in [json!(u64::MAX), json!(-1), json!("ü-id")] {
-            match check(json!({"jsonrpc":"2.0","id":id,"method":"ping"})) {
-                Checked::Pass(Inbound::Request { id: kept, .. }) => assert_eq!(kept, id),
+            match checked(&json!({"jsonrpc":"2.0","id":id,"method":"ping"})) {
+                Checked::Pass(Message::Request { id: kept, .. }) => assert_eq!(kept, id),
                 _ => panic!("{id} not passed"),
             }
+            let cancel = json!({"jsonrpc":"2.0","method":"notifications/cancelled",
+                "params":{"requestId":id,"reason":"r"}});
+            match checked(&cancel) {
+                Checked::Pass(Message::Cancel { request_id, .. }) => assert_eq!(request_id, id),
+                _ => panic!("cancel of {id} not passed"),
+            }
         }
+    }
+
+    /// What waits is text (method first, no `jsonrpc`/`id`), which parses into the same
+    /// typed request as the whole line does, whatever the key order or repeated keys.
+    #[test]
+    fn the_waiting_text_parses_like_the_line() {
+        let line = br#"{"params":{"name":"grep","arguments":{"pattern":"a\u00e9"}},"id":"q","method":"tools/call","extra":[1,{"x":2}],"jsonrpc":"2.0","method":"tools/call"}"#;
+        let Checked::Pass(Message::Request { id, method, text }) = check(line) else {
+            panic!("not passed");
+        };
+        assert_eq!((id, method.as_str()), (json!("q"), "tools/call"));
+        assert!(text.starts_with(br#"{"method":"tools/call","params":"#));
+        assert!(text.len() <= line.len());
+        let ClientRequest::CallToolRequest(call) = parse_request(&method, &text).unwrap() else {
+            panic!("not a tools/call");
+        };
+        assert_eq!(call.params.name, "grep");
+        assert_eq!(call.params.arguments.unwrap()["pattern"], "aé");
+        // The direct read of `tools/call` is rmcp's union's, `_meta` and all.
+        for params in [
+            json!({"name":"grep","arguments":{"a":[1,2.5,{"b":null}]},
+                   "_meta":{"progressToken":7,"x":"y"},"requestState":"s"}),
+            json!({"name":"read_file"}),
+            json!({"name":5}),
+            json!({"arguments":{}}),
+            json!({"name":"x","_meta":[]}),
+        ] {
+            let text = serde_json::to_vec(&json!({"method":"tools/call","params":params})).unwrap();
+            let direct =
+                parse_request("tools/call", &text).map(|r| serde_json::to_value(r).unwrap());
+            let union = serde_json::from_slice::<ClientRequest>(&text)
+                .map(|r| serde_json::to_value(r).unwrap())
+                .map_err(|err| err.to_string());
+            match (&direct, &union) {
+                (Ok(direct), Ok(union)) => assert_eq!(direct, union, "{params}"),
+                (Err(_), Err(_)) => {}
+                _ => panic!("{params}: {direct:?} vs {union:?}"),
+            }
+        }
+        let response = br#"{"jsonrpc":"2.0","id":3,"result":{"roots":[]}}"#;
+        let Checked::Pass(Message::Response(text)) = check(response) else {
+            panic!("response not passed");
+        };
+        assert!(matches!(
+            parse_response(&text),
+            Some(JsonRpcMessage::Response(_))
+        ));
+    }
+
+    /// The reader holds back what does not fit the waiting budget: with nothing taken by
+    /// the pipeline, the lines sent never hold more bytes than the budget, reading stops
+    /// there, and it goes on line by line as shares are given back.
+    #[tokio::test]
+    async fn waiting_bytes_never_exceed_the_budget() {
+        const BUDGET: usize = 10_000;
+        let pad = "x".repeat(2_900);
+        let mut input = Vec::new();
+        for i in 0..20 {
+            let line = json!({"jsonrpc":"2.0","id":i,"method":"ping","params":{"pad":pad}});
+            input.extend_from_slice(line.to_string().as_bytes());
+            input.push(b'\n');
+        }
+        let line_len = input.len() / 20 - 1;
+        let budget = Arc::new(Semaphore::new(BUDGET));
+        let (to_pipeline, mut from_reader) = mpsc::channel(64);
+        let (replies, _answers) = mpsc::channel(64);
+        let reader = tokio::spawn(read_input(
+            std::io::Cursor::new(input),
+            budget.clone(),
+            to_pipeline,
+            replies,
+        ));
+        let mut held = Vec::new();
+        let mut ids = Vec::new();
+        let wait = std::time::Duration::from_secs(20);
+        while let Some(inbound) = tokio::time::timeout(wait, from_reader.recv())
+            .await
+            .unwrap()
+        {
+            let Inbound {
+                message: Message::Request { id, .. },
+                share,
+            } = inbound
+            else {
+                panic!("not a request");
+            };
+            ids.push(id);
+            held.push(share);
+            assert!(held.len() * line_len <= BUDGET, "{} lines held", held.len());
+            if (held.len() + 1) * line_len > BUDGET {
+                // The next line does not fit: the reader cannot have passed it on.
+                assert!(from_reader.try_recv().is_err(), "a line beyond the budget");
+                assert!(budget.available_permits() < line_len);
+                held.remove(0);
+            }
+        }
+        reader.await.unwrap();
+        assert_eq!(ids, (0..20).map(|i| json!(i)).collect::<Vec<_>>());
+        drop(held);
+        assert_eq!(budget.available_permits(), BUDGET);
     }
 }

@@ -32,7 +32,10 @@
 //!   trusting what they built) and is watched again once the dust settles; while it does not
 //!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`]. So is a root whose
 //!   path is a symlink now (`crate::roots::in_place`): inotify and the walk adding the
-//!   recursive watch would follow it, and where it points is not the root.
+//!   recursive watch would follow it, and where it points is not the root. A root that is
+//!   a file is watched alone (not recursively); an atomic save renames a new file over
+//!   it, so it is watched again on the new file like a replaced root, and reported
+//!   changed once more after that (`Actor::changed_while_unwatched`).
 //!
 //! - **A barrier for readers ([`Barrier`]).** The kernel queues a change's event during the
 //!   syscall that makes it, but notify's thread and the actor read it a moment later (much
@@ -786,6 +789,9 @@ impl Actor {
                 true => self.watch(&root),
                 false => Err("the root was removed; rootgrep watches for it to come back".into()),
             };
+            if outcome.is_ok() && root.is_file() {
+                self.changed_while_unwatched(&root);
+            }
             if let Err(reason) = outcome {
                 let status = RootStatus::Failed(reason);
                 let known = lock(&self.status)
@@ -796,6 +802,26 @@ impl Actor {
                 }
                 self.vanished.push((root, now + RETRY));
             }
+        }
+    }
+
+    /// A file root is watched on its inode, so an atomic save (a temp file renamed over
+    /// it) leaves the watch on the old file: the rename's event makes it watched again, on
+    /// the new one. Whatever was saved between that event's settling and the new watch
+    /// has no event of its own, so the file is reported changed once more, settling only
+    /// now that the new watch is in place (a burst still open is just extended).
+    fn changed_while_unwatched(&mut self, root: &Path) {
+        let now = Instant::now();
+        let fresh = !self.bursts.contains_key(root);
+        let burst = self.bursts.entry(root.to_path_buf()).or_insert(Burst {
+            started: now,
+            last: now,
+            structural: false,
+        });
+        burst.last = now;
+        if fresh {
+            self.announced = true;
+            self.emit(WatchEvent::Pending(root.to_path_buf()));
         }
     }
 

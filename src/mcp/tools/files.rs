@@ -103,11 +103,22 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
                 .filter(|root| !root.is_file)
                 .filter_map(|root| root.canonical.clone())
                 .collect();
+            // File roots have no entries to list: they are skipped here (their files are
+            // read with read_file, found by grep and glob). With nothing else, say so.
             if dirs.is_empty() {
-                return Err(Answer::error(format!(
-                    "no workspace root is an existing directory ({}); pass a path",
-                    call.roots.describe()
-                )));
+                let files = call.roots.roots.iter().filter(|root| root.is_file).count();
+                return Err(Answer::error(if files == call.roots.roots.len() {
+                    format!(
+                        "every workspace root is a file, not a directory ({}): read it with \
+                         read_file or search it with grep, or pass a directory path",
+                        call.roots.describe()
+                    )
+                } else {
+                    format!(
+                        "no workspace root is an existing directory ({}); pass a path",
+                        call.roots.describe()
+                    )
+                }));
             }
             Ok(dirs)
         }

@@ -69,6 +69,11 @@ pub struct ListRootsArgs {
     pub offset: Option<usize>,
 }
 
+/// `list_roots`' index state of a root that is a file: the file index keeps directories
+/// only (one file is read at no cost, so it is never served stale from an index).
+const FILE_ROOT_INDEX: &str = "not indexed: a file root is read directly by every search";
+/// The same for the symbol index: a file root is parsed when a symbol tool asks.
+const FILE_ROOT_SYMBOLS: &str = "not indexed: a file root is parsed on demand";
 /// Most roots one list_roots answer holds.
 const MAX_ROOTS_SHOWN: usize = 1000;
 /// Most grants, refusals or notes listed (each list; the rest are counted).
@@ -265,11 +270,15 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                 },
                 index: if !present && live_on {
                     "off: the root does not exist".to_string()
+                } else if root.is_file && live_on {
+                    FILE_ROOT_INDEX.to_string()
                 } else {
                     index_of(root.effective())
                 },
                 symbols: if !present && live_on {
                     "off: the root does not exist".to_string()
+                } else if root.is_file && live_on {
+                    FILE_ROOT_SYMBOLS.to_string()
                 } else {
                     symbols_of(root.effective())
                 },

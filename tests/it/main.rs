@@ -35,6 +35,7 @@ mod lost_edits;
 mod modern;
 mod over_time;
 mod pipeline;
+mod progress;
 mod read;
 mod resources;
 mod roots;

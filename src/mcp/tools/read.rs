@@ -1,5 +1,8 @@
 //! The read-only tools about single files and the workspace itself: `list_roots`,
-//! `file_info`, `read_file` and `read_files`.
+//! `file_info`, `read_file` and `read_files` (which reports progress per file read).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use base64::Engine;
 use rmcp::model::Tool;
@@ -10,6 +13,7 @@ use serde_json::Value;
 use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
+use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::roots::{Resolved, file_uri_from_path, path_text};
 
@@ -1032,6 +1036,12 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     let mut used = ENVELOPE;
     let mut failures = 0;
     let mut done = 0;
+    // Many files take a while: with a progress token, the files read so far out of all.
+    let count = Arc::new(Count::default());
+    let total = args.paths.len() as u64;
+    let reporter = Reporter::start_with(call.ctx, count.clone(), Some(total), move |read, _| {
+        format!("read {} of {} files", thousands(read), thousands(total))
+    });
     for (index, path) in args.paths.iter().enumerate() {
         if used + READ_FILES_RESERVE > budget {
             break;
@@ -1076,7 +1086,9 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         answer.text.push('\n');
         used += 2;
         done = index + 1;
+        count.examined.fetch_add(1, Ordering::Relaxed);
     }
+    reporter.finish().await;
     if done < args.paths.len() {
         answer.text.push_str(&format!(
             "[output budget reached after {done} of {} files; call read_files again with the \

@@ -28,7 +28,7 @@ pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Workspace directories used when the client declares no roots.
+    /// Workspace directories (or single files) used when the client declares no roots.
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
@@ -45,7 +45,7 @@ pub enum Command {
         /// Tool arguments as a JSON object, e.g. '{"pattern":"fn main"}'.
         #[arg(default_value = "{}")]
         args_json: String,
-        /// Workspace directories (default: the current directory).
+        /// Workspace directories or files (default: the current directory).
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Print the structured result (JSON) instead of the text.
@@ -62,8 +62,8 @@ pub enum Command {
     PrintConfig {
         /// The MCP host to configure.
         host: Host,
-        /// Workspace directories the server gets as DIR arguments (used when the host sends
-        /// no roots).
+        /// Workspace directories (or files) the server gets as DIR arguments (used when the
+        /// host sends no roots).
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
         #[command(flatten)]

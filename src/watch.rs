@@ -1228,6 +1228,51 @@ mod tests {
         );
     }
 
+    /// A file root saved atomically (a temp file renamed over it) is watched again on the
+    /// new file. A save made after the first save's event settled but before the new watch
+    /// was added (here: while the re-watch waits for a running search) has no event of its
+    /// own; the file is reported changed again once watched.
+    #[test]
+    fn a_file_root_saved_while_it_is_watched_again_is_reported() {
+        let (_dir, dir) = root();
+        let file = dir.join("notes.txt");
+        fs::write(&file, "zero").unwrap();
+        let (_watcher, rx) = started(&file);
+        let save = |content: &str| {
+            let temp = dir.join(".notes.txt.swp");
+            fs::write(&temp, content).unwrap();
+            fs::rename(&temp, &file).unwrap();
+        };
+        let settled = |s: &[WatchEvent]| {
+            s.iter()
+                .any(|e| matches!(e, WatchEvent::Changed(p) | WatchEvent::Created(p) if *p == file))
+        };
+        let mut seen = Vec::new();
+        // Adding a watch waits while a search runs (at most `YIELD_MAX`).
+        let running = crate::walk::SearchRunning::start();
+        save("one");
+        assert!(wait_for(&rx, &mut seen, settled), "{seen:?}");
+        save("two");
+        std::thread::sleep(Duration::from_millis(300));
+        seen.clear();
+        drop(running);
+        assert!(
+            wait_for(&rx, &mut seen, settled),
+            "the second save was never reported: {seen:?}"
+        );
+        // And the new file is watched: a write in place is reported.
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.contains(&WatchEvent::Status(
+                file.clone(),
+                RootStatus::Watching
+            ))),
+            "{seen:?}"
+        );
+        seen.clear();
+        fs::write(&file, "three").unwrap();
+        assert!(wait_for(&rx, &mut seen, settled), "{seen:?}");
+    }
+
     #[test]
     fn a_burst_of_writes_is_one_event_and_temp_files_are_silent() {
         let (_dir, root) = root();

@@ -216,3 +216,32 @@ fn a_file_root_is_watched_across_atomic_saves() {
         .collect();
     assert!(strays.is_empty(), "updates for other files: {strays:?}");
 }
+
+/// A file root is served as named, even when a walk would skip it: hidden, or ignored by
+/// its directory's `.gitignore` (naming it as the root is the operator's explicit choice).
+#[test]
+fn a_hidden_or_ignored_file_root_is_still_served() {
+    let ws = workspace();
+    std::fs::create_dir(ws.app.join(".git")).unwrap();
+    std::fs::write(ws.app.join(".gitignore"), "notes.txt\n").unwrap();
+    let hidden = ws.app.join(".env");
+    let ignored = ws.app.join("notes.txt");
+    std::fs::write(&hidden, "TOKEN_NAME=x\n").unwrap();
+    std::fs::write(&ignored, "TOKEN_NAME=y\n").unwrap();
+    let mut client = Client::spawn(&[s(&hidden), s(&ignored)], &ws.base);
+    client.handshake(json!({}));
+    let grep = client.call("grep", json!({"pattern": "TOKEN_NAME"}));
+    assert_eq!(
+        listed_files(&grep),
+        vec![s(&hidden).to_string(), s(&ignored).to_string()],
+        "{grep}"
+    );
+    let resources = client.request("resources/list", json!({}));
+    let uris: Vec<&str> = resources["result"]["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{resources}"))
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(uris, vec![uri(&hidden), uri(&ignored)], "{resources}");
+}

@@ -28,7 +28,7 @@ pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
 
-    /// Workspace directories used when the client declares no roots.
+    /// Workspace directories (or single files) used when the client declares no roots.
     #[arg(value_name = "DIR")]
     pub dirs: Vec<PathBuf>,
 
@@ -45,7 +45,7 @@ pub enum Command {
         /// Tool arguments as a JSON object, e.g. '{"pattern":"fn main"}'.
         #[arg(default_value = "{}")]
         args_json: String,
-        /// Workspace directories (default: the current directory).
+        /// Workspace directories or files (default: the current directory).
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
         /// Print the structured result (JSON) instead of the text.
@@ -62,8 +62,8 @@ pub enum Command {
     PrintConfig {
         /// The MCP host to configure.
         host: Host,
-        /// Workspace directories the server gets as DIR arguments (used when the host sends
-        /// no roots).
+        /// Workspace directories (or files) the server gets as DIR arguments (used when the
+        /// host sends no roots).
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
         #[command(flatten)]
@@ -160,8 +160,23 @@ fn seconds(name: &str, value: f64) -> Result<Duration, CliError> {
 /// A directory argument must name an existing directory: a typo would otherwise serve (or
 /// confine to) nothing, and the host would only show a server that finds no files.
 pub fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
+    check_existing(what, dir, false)
+}
+
+/// A `DIR` argument names a root: an existing directory or regular file (PRODUCT §2: a root
+/// may be a file, served and watched alone). A FIFO, socket or device is refused.
+pub fn check_root(dir: &std::path::Path) -> Result<(), CliError> {
+    check_existing("DIR", dir, true)
+}
+
+fn check_existing(what: &str, dir: &std::path::Path, file_ok: bool) -> Result<(), CliError> {
     match std::fs::metadata(dir) {
-        Ok(meta) if meta.is_dir() => Ok(()),
+        Ok(meta) if meta.is_dir() || (file_ok && meta.is_file()) => Ok(()),
+        Ok(_) if file_ok => Err(CliError(format!(
+            "{what} {} is neither a directory nor a regular file: pass a directory or a file \
+             to serve",
+            dir.display()
+        ))),
         Ok(_) => Err(CliError(format!(
             "{what} {} is not a directory: pass the directory that contains it",
             dir.display()
@@ -178,7 +193,7 @@ pub fn check_dir(what: &str, dir: &std::path::Path) -> Result<(), CliError> {
     }
 }
 
-/// Checks the DIR arguments of a server: each must be a directory, except that a missing
+/// Checks the DIR arguments of a server: each must be a directory or a file, except that a missing
 /// one among existing ones is served as a root that does not exist yet (logged here, and
 /// shown by `list_roots`); when none exists there would be nothing to serve.
 fn check_dirs(cwd: &std::path::Path, dirs: &[PathBuf]) -> Result<(), CliError> {
@@ -192,7 +207,7 @@ fn check_dirs(cwd: &std::path::Path, dirs: &[PathBuf]) -> Result<(), CliError> {
             );
             continue;
         }
-        check_dir("DIR", &cwd.join(dir))?;
+        check_root(&cwd.join(dir))?;
     }
     Ok(())
 }

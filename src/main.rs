@@ -35,11 +35,11 @@ fn usage_error(prefix: &str, message: &str) -> ExitCode {
 /// `rootgrep print-config HOST [OPTIONS] [DIR]...`.
 fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::PathBuf]) -> ExitCode {
     const PREFIX: &str = "rootgrep print-config";
-    // A config file with a directory that does not exist is always a mistake.
+    // A config file with a root (directory or file) that does not exist is always a mistake.
     let cwd = std::env::current_dir().unwrap_or_default();
     let checked = dirs
         .iter()
-        .try_for_each(|dir| cli::check_dir("DIR", &cwd.join(dir)))
+        .try_for_each(|dir| cli::check_root(&cwd.join(dir)))
         .and_then(|()| cli::config(options, dirs));
     if let Err(err) = checked {
         return usage_error(PREFIX, &err.to_string());

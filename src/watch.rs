@@ -32,7 +32,10 @@
 //!   trusting what they built) and is watched again once the dust settles; while it does not
 //!   exist it is [`RootStatus::Failed`] and looked for every [`RETRY`]. So is a root whose
 //!   path is a symlink now (`crate::roots::in_place`): inotify and the walk adding the
-//!   recursive watch would follow it, and where it points is not the root.
+//!   recursive watch would follow it, and where it points is not the root. A root that is
+//!   a file is watched alone (not recursively); an atomic save renames a new file over
+//!   it, so it is watched again on the new file like a replaced root, and reported
+//!   changed once more after that (`Actor::changed_while_unwatched`).
 //!
 //! - **A barrier for readers ([`Barrier`]).** The kernel queues a change's event during the
 //!   syscall that makes it, but notify's thread and the actor read it a moment later (much
@@ -786,6 +789,9 @@ impl Actor {
                 true => self.watch(&root),
                 false => Err("the root was removed; rootgrep watches for it to come back".into()),
             };
+            if outcome.is_ok() && root.is_file() {
+                self.changed_while_unwatched(&root);
+            }
             if let Err(reason) = outcome {
                 let status = RootStatus::Failed(reason);
                 let known = lock(&self.status)
@@ -796,6 +802,26 @@ impl Actor {
                 }
                 self.vanished.push((root, now + RETRY));
             }
+        }
+    }
+
+    /// A file root is watched on its inode, so an atomic save (a temp file renamed over
+    /// it) leaves the watch on the old file: the rename's event makes it watched again, on
+    /// the new one. Whatever was saved between that event's settling and the new watch
+    /// has no event of its own, so the file is reported changed once more, settling only
+    /// now that the new watch is in place (a burst still open is just extended).
+    fn changed_while_unwatched(&mut self, root: &Path) {
+        let now = Instant::now();
+        let fresh = !self.bursts.contains_key(root);
+        let burst = self.bursts.entry(root.to_path_buf()).or_insert(Burst {
+            started: now,
+            last: now,
+            structural: false,
+        });
+        burst.last = now;
+        if fresh {
+            self.announced = true;
+            self.emit(WatchEvent::Pending(root.to_path_buf()));
         }
     }
 
@@ -1200,6 +1226,51 @@ mod tests {
                 && has(s, &WatchEvent::Quiet)),
             "{seen:?}"
         );
+    }
+
+    /// A file root saved atomically (a temp file renamed over it) is watched again on the
+    /// new file. A save made after the first save's event settled but before the new watch
+    /// was added (here: while the re-watch waits for a running search) has no event of its
+    /// own; the file is reported changed again once watched.
+    #[test]
+    fn a_file_root_saved_while_it_is_watched_again_is_reported() {
+        let (_dir, dir) = root();
+        let file = dir.join("notes.txt");
+        fs::write(&file, "zero").unwrap();
+        let (_watcher, rx) = started(&file);
+        let save = |content: &str| {
+            let temp = dir.join(".notes.txt.swp");
+            fs::write(&temp, content).unwrap();
+            fs::rename(&temp, &file).unwrap();
+        };
+        let settled = |s: &[WatchEvent]| {
+            s.iter()
+                .any(|e| matches!(e, WatchEvent::Changed(p) | WatchEvent::Created(p) if *p == file))
+        };
+        let mut seen = Vec::new();
+        // Adding a watch waits while a search runs (at most `YIELD_MAX`).
+        let running = crate::walk::SearchRunning::start();
+        save("one");
+        assert!(wait_for(&rx, &mut seen, settled), "{seen:?}");
+        save("two");
+        std::thread::sleep(Duration::from_millis(300));
+        seen.clear();
+        drop(running);
+        assert!(
+            wait_for(&rx, &mut seen, settled),
+            "the second save was never reported: {seen:?}"
+        );
+        // And the new file is watched: a write in place is reported.
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.contains(&WatchEvent::Status(
+                file.clone(),
+                RootStatus::Watching
+            ))),
+            "{seen:?}"
+        );
+        seen.clear();
+        fs::write(&file, "three").unwrap();
+        assert!(wait_for(&rx, &mut seen, settled), "{seen:?}");
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! Bounded, gitignore-aware directory trees (the `directory_tree` tool's domain code): the
 //! walk, the compact rendering, and an honest account of what was left out and where.
 //!
-//! API: [`directory_tree`]`(root, &TreeOptions) -> io::Result<Tree>`; [`Tree::footer`] /
-//! [`Tree::render`] give the "how to see the rest" line.
+//! API: [`directory_tree`]`(root, &TreeOptions) -> io::Result<Tree>` (or
+//! [`directory_tree_with`]: entries read counted for progress, a stop flag for
+//! cancellation); [`Tree::footer`] / [`Tree::render`] give the "how to see the rest" line.
 //!
 //! Rendering: the first line is the root's absolute path ending in `/`; below it one line per
 //! entry, indented two spaces per level, directories ending in `/`, symlinks as
@@ -34,6 +35,7 @@
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::ignores::SkippedIgnoreFile;
 
@@ -183,6 +185,18 @@ impl Tree {
 
 /// Walk `root` (a directory) and render it within the limits of `opts`.
 pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
+    directory_tree_with(root, opts, &AtomicU64::new(0), &AtomicBool::new(false))
+}
+
+/// [`directory_tree`], counting every entry read in `seen` (the tree's walk and its
+/// counts; for progress reports from another thread) and stopping early, with what it has
+/// so far, once `stop` is set (the request was cancelled: nobody reads the result).
+pub fn directory_tree_with(
+    root: &Path,
+    opts: &TreeOptions,
+    seen: &AtomicU64,
+    stop: &AtomicBool,
+) -> io::Result<Tree> {
     let meta = fs::metadata(root).map_err(|e| {
         io::Error::new(
             e.kind(),
@@ -219,6 +233,10 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
     let mut walk = builder.build();
 
     for item in walk.by_ref() {
+        seen.fetch_add(1, Ordering::Relaxed);
+        if stop.load(Ordering::Relaxed) {
+            break;
+        }
         let entry = match item {
             Ok(e) => e,
             Err(_) => {
@@ -251,7 +269,7 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
         let depth_cut = is_dir && depth == opts.max_depth;
         let mut count = None;
         if depth_cut {
-            count = count_children(entry.path(), opts, &mut count_budget, &mut skipped);
+            count = count_children(entry.path(), opts, &mut count_budget, &mut skipped, seen);
             match count {
                 Some(c) if c.n > 0 => line.push_str(&format!(
                     " … {c} entries not shown (max_depth {})",
@@ -275,7 +293,8 @@ pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
                 let mut more = 1;
                 let mut exact = true;
                 for item in walk.by_ref() {
-                    if more >= MORE_COUNT_BUDGET {
+                    seen.fetch_add(1, Ordering::Relaxed);
+                    if more >= MORE_COUNT_BUDGET || stop.load(Ordering::Relaxed) {
                         exact = false;
                         break;
                     }
@@ -339,6 +358,7 @@ fn count_children(
     opts: &TreeOptions,
     budget: &mut usize,
     skipped: &mut Vec<SkippedIgnoreFile>,
+    seen: &AtomicU64,
 ) -> Option<Count> {
     if *budget == 0 {
         return None;
@@ -348,6 +368,7 @@ fn count_children(
     // Whatever the count's outcome, what its walk did not apply is reported.
     let noted = Noted(&walker, skipped);
     for item in noted.0.build() {
+        seen.fetch_add(1, Ordering::Relaxed);
         match item {
             Ok(e) if e.depth() == 0 => {}
             Ok(_) => {

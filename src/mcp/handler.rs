@@ -115,7 +115,13 @@ impl ServerHandler for Handler {
     ) -> Result<ListResourcesResult, McpError> {
         // Like tool calls, listing waits (bounded) for the client's first roots answer.
         let roots = roots_unless_cancelled(&self.session, &context).await?;
-        resources::list(&self.session, &roots, request.and_then(|r| r.cursor)).await
+        resources::list(
+            &self.session,
+            &context,
+            &roots,
+            request.and_then(|r| r.cursor),
+        )
+        .await
     }
 
     async fn read_resource(

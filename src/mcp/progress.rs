@@ -2,6 +2,8 @@
 //! sends `notifications/progress` with the request's token — first after ~150 ms, then at
 //! most every 100 ms, only when the count grew (so `progress` strictly increases), and
 //! never after [`Reporter::finish`] returns, which the handler awaits before answering.
+//! Used by every long call: grep, glob and the symbol tools (the search engine's
+//! [`crate::search::Control`]), `directory_tree`, `read_files` and `resources/list`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -51,12 +53,30 @@ pub struct Reporter {
 }
 
 impl Reporter {
-    /// Starts reporting for this request if it asked for progress.
+    /// Starts reporting for a search if the request asked for progress: `searched 12,345
+    /// files, 37 matches` (`noun` names what was found).
     pub fn start(
         ctx: &RequestContext<RoleServer>,
         counters: Arc<dyn Counters>,
         total: Option<u64>,
         noun: &'static str,
+    ) -> Reporter {
+        Reporter::start_with(ctx, counters, total, move |examined, found| {
+            format!(
+                "searched {} files, {} {noun}",
+                thousands(examined),
+                thousands(found)
+            )
+        })
+    }
+
+    /// Starts reporting with the tool's own message, made from the counters' examined and
+    /// found values (e.g. `listed 12,345 entries`).
+    pub fn start_with(
+        ctx: &RequestContext<RoleServer>,
+        counters: Arc<dyn Counters>,
+        total: Option<u64>,
+        describe: impl Fn(u64, u64) -> String + Send + 'static,
     ) -> Reporter {
         let Some(token) = ctx.meta.get_progress_token() else {
             return Reporter {
@@ -80,11 +100,7 @@ impl Reporter {
                     continue;
                 }
                 last = examined;
-                let message = format!(
-                    "searched {} files, {} {noun}",
-                    thousands(examined),
-                    thousands(counters.found())
-                );
+                let message = describe(examined, counters.found());
                 send(&peer, token.clone(), examined, total, message).await;
             }
         });

@@ -4,11 +4,13 @@
 //! The cursor names the last path served (see [`encode_cursor`]), and the next page starts
 //! strictly after it: files created or deleted before it cannot make a page skip or repeat
 //! files that existed all along, as an offset would.
+//! A listing reports `notifications/progress` when asked (files examined by its walk).
 //! Reads go through the same path policy as the tools, so a read outside the roots asks the
 //! user or is refused.
 
 use crate::files::os::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use base64::Engine;
 use rmcp::ErrorData as McpError;
@@ -23,6 +25,7 @@ use crate::access::Access;
 use crate::files::mime::mime_type;
 use crate::files::read::{self, ReadError, Whole};
 use crate::mcp::modern::ModernCall;
+use crate::mcp::progress::{Reporter, thousands};
 use crate::mcp::session::Session;
 use crate::mcp::tools::Asker;
 use crate::pool::{Lane, Pool};
@@ -75,9 +78,12 @@ pub fn decode_cursor(cursor: &str) -> Option<PathBuf> {
     path.is_absolute().then_some(path)
 }
 
-/// `resources/list`: the files under the roots, sorted by path, one page per cursor.
+/// `resources/list`: the files under the roots, sorted by path, one page per cursor. A
+/// walk of a large tree takes a while: with a progress token, it reports the files
+/// examined (`listed 12,345 files`).
 pub async fn list(
     session: &Session,
+    ctx: &RequestContext<RoleServer>,
     roots: &RootSet,
     cursor: Option<String>,
 ) -> Result<ListResourcesResult, McpError> {
@@ -122,8 +128,11 @@ pub async fn list(
         .acquire(if served { Lane::Quick } else { Lane::Wide })
         .await;
     query.threads = 1;
+    let control = Arc::new(Control::sharing(lease.gate()));
+    let reporter = Reporter::start_with(ctx, control.clone(), None, |examined, _| {
+        format!("listed {} files", thousands(examined))
+    });
     let outcome = tokio::task::spawn_blocking(move || {
-        let control = Control::sharing(lease.gate());
         let outcome = match &index {
             Some(index) => search::glob_indexed(&query, &targets, index, &control),
             None => search::glob(&query, &targets, &control),
@@ -131,9 +140,12 @@ pub async fn list(
         drop(lease); // held until the walk is done
         outcome
     })
-    .await
-    .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
-    .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+    .await;
+    // No progress after the response: stopped before it is made.
+    reporter.finish().await;
+    let outcome = outcome
+        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
+        .map_err(|err| McpError::internal_error(err.to_string(), None))?;
     let resources: Vec<Value> = outcome
         .files
         .iter()

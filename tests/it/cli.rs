@@ -76,7 +76,8 @@ fn usage_errors_exit_2_with_one_line_naming_the_fix() {
     let ws = workspace();
     let missing = ws.app.join("no-such-dir");
     let file = ws.app.join("src/main.rs");
-    // Serving: a DIR that does not exist, or is a file.
+    // Serving: a DIR that does not exist, or is neither a directory nor a file (a file is
+    // a root: `file_roots.rs`).
     assert_usage_error(
         &[s(&missing)],
         &ws.app,
@@ -87,11 +88,20 @@ fn usage_errors_exit_2_with_one_line_naming_the_fix() {
             "pass an existing directory",
         ],
     );
-    assert_usage_error(
-        &[s(&file)],
-        &ws.app,
-        &["is not a directory", "pass the directory"],
-    );
+    #[cfg(unix)]
+    {
+        let fifo = ws.app.join("fifo");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|status| status.success()), "mkfifo");
+        assert_usage_error(
+            &[s(&fifo)],
+            &ws.app,
+            &[
+                "neither a directory nor a regular file",
+                "pass a directory or a file",
+            ],
+        );
+    }
     // A bad --confine.
     assert_usage_error(
         &["--confine", "nope", "."],

@@ -15,6 +15,7 @@ mod cli;
 mod crash;
 #[cfg(unix)]
 mod elicitation;
+mod file_roots;
 #[cfg(unix)]
 mod files;
 mod fixtures;
@@ -34,6 +35,7 @@ mod lost_edits;
 mod modern;
 mod over_time;
 mod pipeline;
+mod progress;
 mod read;
 mod resources;
 mod roots;

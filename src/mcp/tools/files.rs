@@ -1,8 +1,10 @@
 //! Directory tools (`list_directory`, `directory_tree`) and the write tools (`write_file`,
 //! `edit_file`, `create_directory`, `move_file`). Writes need *write* access: inside the
-//! roots, or a write grant from the user; a read grant is never enough.
+//! roots, or a write grant from the user; a read grant is never enough. `directory_tree`
+//! reports progress (entries read) and stops when cancelled.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 
 use rmcp::model::Tool;
@@ -16,6 +18,7 @@ use super::{
 };
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
+use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{
     Answer, ENVELOPE, cut_escaped, fit_escaped, human_size, json_len, rfc3339, serialized_len,
 };
@@ -103,11 +106,22 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
                 .filter(|root| !root.is_file)
                 .filter_map(|root| root.canonical.clone())
                 .collect();
+            // File roots have no entries to list: they are skipped here (their files are
+            // read with read_file, found by grep and glob). With nothing else, say so.
             if dirs.is_empty() {
-                return Err(Answer::error(format!(
-                    "no workspace root is an existing directory ({}); pass a path",
-                    call.roots.describe()
-                )));
+                let files = call.roots.roots.iter().filter(|root| root.is_file).count();
+                return Err(Answer::error(if files == call.roots.roots.len() {
+                    format!(
+                        "every workspace root is a file, not a directory ({}): read it with \
+                         read_file or search it with grep, or pass a directory path",
+                        call.roots.describe()
+                    )
+                } else {
+                    format!(
+                        "no workspace root is an existing directory ({}); pass a path",
+                        call.roots.describe()
+                    )
+                }));
             }
             Ok(dirs)
         }
@@ -451,14 +465,22 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
         hidden: args.hidden.unwrap_or(false),
         no_ignore: args.no_ignore.unwrap_or(false),
     };
-    let trees = blocking(move || {
+    // A large tree takes a while: with a progress token, the entries read so far.
+    let count = Arc::new(Count::default());
+    let reporter = Reporter::start_with(call.ctx, count.clone(), None, |seen, _| {
+        format!("listed {} entries", thousands(seen))
+    });
+    let trees = blocking_stoppable(call, move |stop| {
         dirs.iter()
-            .map(|dir| tree::directory_tree(dir, &options))
+            .map(|dir| tree::directory_tree_with(dir, &options, &count.examined, stop))
             .collect::<Vec<_>>()
     })
     .await;
+    reporter.finish().await;
     let trees = match trees {
-        Ok(trees) => trees,
+        Ok(Some(trees)) => trees,
+        // Cancelled: rmcp sends no response.
+        Ok(None) => return Answer::error("cancelled"),
         Err(answer) => return answer,
     };
     let mut text = String::new();

@@ -1,5 +1,8 @@
 //! The read-only tools about single files and the workspace itself: `list_roots`,
-//! `file_info`, `read_file` and `read_files`.
+//! `file_info`, `read_file` and `read_files` (which reports progress per file read).
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use base64::Engine;
 use rmcp::model::Tool;
@@ -10,6 +13,7 @@ use serde_json::Value;
 use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
+use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::roots::{Resolved, file_uri_from_path, path_text};
 
@@ -69,6 +73,11 @@ pub struct ListRootsArgs {
     pub offset: Option<usize>,
 }
 
+/// `list_roots`' index state of a root that is a file: the file index keeps directories
+/// only (one file is read at no cost, so it is never served stale from an index).
+const FILE_ROOT_INDEX: &str = "not indexed: a file root is read directly by every search";
+/// The same for the symbol index: a file root is parsed when a symbol tool asks.
+const FILE_ROOT_SYMBOLS: &str = "not indexed: a file root is parsed on demand";
 /// Most roots one list_roots answer holds.
 const MAX_ROOTS_SHOWN: usize = 1000;
 /// Most grants, refusals or notes listed (each list; the rest are counted).
@@ -265,11 +274,15 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                 },
                 index: if !present && live_on {
                     "off: the root does not exist".to_string()
+                } else if root.is_file && live_on {
+                    FILE_ROOT_INDEX.to_string()
                 } else {
                     index_of(root.effective())
                 },
                 symbols: if !present && live_on {
                     "off: the root does not exist".to_string()
+                } else if root.is_file && live_on {
+                    FILE_ROOT_SYMBOLS.to_string()
                 } else {
                     symbols_of(root.effective())
                 },
@@ -1023,6 +1036,12 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     let mut used = ENVELOPE;
     let mut failures = 0;
     let mut done = 0;
+    // Many files take a while: with a progress token, the files read so far out of all.
+    let count = Arc::new(Count::default());
+    let total = args.paths.len() as u64;
+    let reporter = Reporter::start_with(call.ctx, count.clone(), Some(total), move |read, _| {
+        format!("read {} of {} files", thousands(read), thousands(total))
+    });
     for (index, path) in args.paths.iter().enumerate() {
         if used + READ_FILES_RESERVE > budget {
             break;
@@ -1067,7 +1086,9 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         answer.text.push('\n');
         used += 2;
         done = index + 1;
+        count.examined.fetch_add(1, Ordering::Relaxed);
     }
+    reporter.finish().await;
     if done < args.paths.len() {
         answer.text.push_str(&format!(
             "[output budget reached after {done} of {} files; call read_files again with the \

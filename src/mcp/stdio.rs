@@ -299,60 +299,119 @@ fn method_and_params(method: &RawValue, params: Option<&RawValue>) -> Box<[u8]> 
     text.into_boxed_slice()
 }
 
-/// Any JSON value, read and dropped: syntax and nesting are checked exactly as parsing a
-/// `Value` checks them (serde_json's recursion limit: what nests too deeply is a parse
-/// error here, as it would be for rmcp), but nothing is kept.
-struct Skip;
+/// Most JSON values (objects, arrays, strings, numbers, object keys: each counts one) in
+/// one message.
+/// A message becomes rmcp's typed request, a tree of `serde_json::Value`s, when it starts:
+/// 30 to 80 bytes a value, so a 14 MB line of small numbers would take over 400 MiB. No
+/// request of any tool comes near this (a `read_files` list, an `edits` array and a
+/// client's thousands of roots are a few thousand values); past it the message is refused
+/// unparsed (`-32600`, with its id).
+pub const MAX_VALUES_PER_MESSAGE: usize = 250_000;
 
-impl<'de> Deserialize<'de> for Skip {
-    fn deserialize<D: de::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Visit;
-        impl<'de> de::Visitor<'de> for Visit {
-            type Value = Skip;
+/// Any JSON value, read and dropped while its values are counted: syntax and nesting are
+/// checked exactly as parsing a `Value` checks them (serde_json's recursion limit: what
+/// nests too deeply is a parse error here, as it would be for rmcp), but nothing is kept.
+/// Fails as soon as the count passes [`MAX_VALUES_PER_MESSAGE`].
+struct Skip<'a>(&'a std::cell::Cell<usize>);
+
+/// The message an over-full count fails with (recognised in [`check`]).
+const TOO_MANY_VALUES: &str = "too many JSON values";
+
+impl<'de> de::DeserializeSeed<'de> for Skip<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        struct Visit<'a>(&'a std::cell::Cell<usize>);
+        impl Visit<'_> {
+            fn one<E: de::Error>(&self) -> Result<(), E> {
+                let n = self.0.get() + 1;
+                self.0.set(n);
+                if n > MAX_VALUES_PER_MESSAGE {
+                    return Err(E::custom(TOO_MANY_VALUES));
+                }
+                Ok(())
+            }
+        }
+        impl<'de> de::Visitor<'de> for Visit<'_> {
+            type Value = ();
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON value")
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Skip, A::Error> {
-                while map.next_entry::<Skip, Skip>()?.is_some() {}
-                Ok(Skip)
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+                self.one()?;
+                while map.next_entry_seed(Skip(self.0), Skip(self.0))?.is_some() {}
+                Ok(())
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skip, A::Error> {
-                while seq.next_element::<Skip>()?.is_some() {}
-                Ok(Skip)
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+                self.one()?;
+                while seq.next_element_seed(Skip(self.0))?.is_some() {}
+                Ok(())
             }
-            fn visit_bool<E>(self, _: bool) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<(), E> {
+                self.one()
             }
-            fn visit_i64<E>(self, _: i64) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<(), E> {
+                self.one()
             }
-            fn visit_u64<E>(self, _: u64) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<(), E> {
+                self.one()
             }
-            fn visit_f64<E>(self, _: f64) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<(), E> {
+                self.one()
             }
-            fn visit_str<E>(self, _: &str) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<(), E> {
+                self.one()
             }
-            fn visit_unit<E>(self) -> Result<Skip, E> {
-                Ok(Skip)
+            fn visit_unit<E: de::Error>(self) -> Result<(), E> {
+                self.one()
             }
         }
-        deserializer.deserialize_any(Visit)
+        deserializer.deserialize_any(Visit(self.0))
     }
+}
+
+/// Checks `text` is one JSON value a `Value` parse would accept, with at most
+/// [`MAX_VALUES_PER_MESSAGE`] values, keeping nothing.
+fn skim(text: &str) -> Result<(), serde_json::Error> {
+    use serde::de::DeserializeSeed;
+    let count = std::cell::Cell::new(0);
+    let mut de = serde_json::Deserializer::from_str(text);
+    Skip(&count).deserialize(&mut de)?;
+    de.end()
 }
 
 fn check(line: &[u8]) -> Checked {
     // Two passes over the text, neither of which builds anything: `Skip` checks it is
     // JSON a `Value` parse would accept, then the envelope's slices are taken.
+    let mut too_many = false;
     let parsed = std::str::from_utf8(line)
         .map_err(|err| err.to_string())
         .and_then(|text| {
-            serde_json::from_str::<Skip>(text)
+            skim(text)
+                .map_err(|err| {
+                    too_many = err.to_string().starts_with(TOO_MANY_VALUES);
+                    err
+                })
                 .and_then(|_| serde_json::from_str::<TopLevel>(text))
                 .map_err(|err| err.to_string())
         });
+    if too_many {
+        // The envelope's slices cost nothing: answer with the id when there is one.
+        let id = std::str::from_utf8(line)
+            .ok()
+            .and_then(|text| serde_json::from_str::<TopLevel>(text).ok())
+            .and_then(|top| match top {
+                TopLevel::Object(object) => object.id.and_then(usable_id),
+                _ => None,
+            });
+        return Checked::Reply(error_line_with_id(
+            id.as_ref().unwrap_or(&Value::Null),
+            -32600,
+            &format!(
+                "invalid request: the message holds more than {MAX_VALUES_PER_MESSAGE} JSON \
+                 values (objects, arrays, strings, numbers); no tool takes that many"
+            ),
+        ));
+    }
     let object = match parsed {
         Ok(TopLevel::Object(object)) => object,
         Ok(TopLevel::Array) => {
@@ -688,6 +747,27 @@ mod tests {
         }
         assert_eq!(reply(json!([1]))["error"]["code"], -32600);
         assert_eq!(reply(json!("x"))["error"]["code"], -32600);
+    }
+
+    #[test]
+    fn a_message_of_too_many_values_is_refused_unparsed_with_its_id() {
+        let many = |n: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{{"name":"read_files","arguments":{{"paths":[{}]}}}}}}"#,
+                vec!["0"; n].join(",")
+            )
+        };
+        let Checked::Reply(answer) = check(many(MAX_VALUES_PER_MESSAGE).as_bytes()) else {
+            panic!("not refused");
+        };
+        let answer: Value = serde_json::from_slice(&answer).unwrap();
+        assert_eq!(answer["error"]["code"], -32600, "{answer}");
+        assert_eq!(answer["id"], 9, "{answer}");
+        // Just under the bound (the envelope's values and keys count too), it passes on.
+        assert!(matches!(
+            check(many(MAX_VALUES_PER_MESSAGE - 20).as_bytes()),
+            Checked::Pass(_)
+        ));
     }
 
     #[test]

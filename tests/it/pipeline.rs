@@ -705,3 +705,36 @@ fn large_waiting_messages_cost_their_size_and_are_all_answered_once() {
     });
     assert!(late.is_empty(), "answered again: {late:?}");
 }
+
+/// One 14 MB line of 7 million small numbers (before: 1.5 GB peak while rmcp's tree of
+/// `Value`s was built) is refused before any tree is built, answered with its id, and the
+/// server's peak memory stays near the line's size; the next request is answered as usual.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_line_of_millions_of_values_is_refused_without_the_blow_up() {
+    let ws = workspace();
+    let mut client = Client::spawn(&["--no-watch"], &ws.app);
+    client.handshake(json!({}));
+    let numbers = vec!["1"; 7_000_000].join(",");
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":77,"method":"tools/call","params":{{"name":"read_files","arguments":{{"paths":[{numbers}]}}}}}}"#
+    );
+    assert!(line.len() > 13_000_000);
+    client.send_raw(&line);
+    let answer = client
+        .response(77, Duration::from_secs(60))
+        .expect("the huge line is answered");
+    assert_eq!(answer["error"]["code"], -32600, "{answer}");
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("JSON values"),
+        "{answer}"
+    );
+    let pong = client.request("ping", json!({}));
+    assert!(pong.get("result").is_some(), "{pong}");
+    let peak = peak_mib(client.pid());
+    eprintln!("peak {peak} MiB");
+    assert!(peak < 200, "peak {peak} MiB for a 14 MB line");
+}

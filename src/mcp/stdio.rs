@@ -387,10 +387,7 @@ fn check(line: &[u8]) -> Checked {
         .map_err(|err| err.to_string())
         .and_then(|text| {
             skim(text)
-                .map_err(|err| {
-                    too_many = err.to_string().starts_with(TOO_MANY_VALUES);
-                    err
-                })
+                .inspect_err(|err| too_many = err.to_string().starts_with(TOO_MANY_VALUES))
                 .and_then(|_| serde_json::from_str::<TopLevel>(text))
                 .map_err(|err| err.to_string())
         });

@@ -50,7 +50,7 @@ impl Client {
 
     /// Starts `rootgrep ARGS` in `cwd` as the user `uid`/`gid` (the test must run as root
     /// to switch), as an unprivileged user would run it.
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     pub fn spawn_as(uid: u32, gid: u32, args: &[&str], cwd: &Path) -> Client {
         use std::os::unix::process::CommandExt;
         let mut command = Command::new(env!("CARGO_BIN_EXE_rootgrep"));

@@ -15,6 +15,7 @@ mod cli;
 mod crash;
 #[cfg(unix)]
 mod elicitation;
+mod errors;
 #[cfg(unix)]
 mod files;
 mod fixtures;

@@ -694,7 +694,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {
         Some(answer) => answer,
-        None => Answer::error("cancelled"),
+        None => Answer::cancelled(),
     }
 }
 
@@ -1221,7 +1221,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     };
     match run(call, "found", lane, total, || {}, work).await {
         Some(answer) => answer,
-        None => Answer::error("cancelled"),
+        None => Answer::cancelled(),
     }
 }
 

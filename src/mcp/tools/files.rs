@@ -195,7 +195,7 @@ pub struct ListedDir {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Ignore files the `ignored` marks could not apply (not regular files, too large).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_ignore_files: Vec<String>,
 }
 

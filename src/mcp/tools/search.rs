@@ -525,7 +525,7 @@ pub struct SkippedOut {
     pub too_large: u64,
     pub unreadable: u64,
     /// Ignore files not applied (not regular files, too large), one note each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore_files: Vec<String>,
 }
 
@@ -1151,7 +1151,7 @@ pub struct GlobOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Ignore files not applied (not regular files, too large), one note each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_ignore_files: Vec<String>,
 }
 

@@ -183,7 +183,11 @@ pub fn warn_once(skipped: &SkippedIgnoreFile) {
         .unwrap_or_else(PoisonError::into_inner);
     // Bounded: past this many distinct paths, stay quiet rather than grow.
     if warned.len() < 10_000 && warned.insert(skipped.path.clone()) {
-        tracing::warn!("{skipped}");
+        tracing::warn!(
+            event = "ignore_file_skipped",
+            path = %crate::roots::path_text(&skipped.path),
+            "{skipped}"
+        );
     }
 }
 

@@ -190,13 +190,18 @@ fn notify(lists: &RwLock<Listed>, event: &WatchEvent, sink: &impl Fn(Change)) {
         )),
         WatchEvent::Overflow => {
             tracing::warn!(
+                event = "watch_overflow",
                 "file watching overflowed (events were lost); the index is rebuilt and \
                  searches walk the disk meanwhile"
             );
             sink(Change::EverythingChanged);
         }
-        WatchEvent::Error(error) => tracing::warn!("file watching: {error}"),
+        WatchEvent::Error(error) => {
+            tracing::warn!(event = "watch_error", "file watching: {error}")
+        }
         WatchEvent::Status(root, RootStatus::Failed(why)) => tracing::warn!(
+            event = "watch_failed",
+            root = %root.display(),
             "{} is not watched ({why}); searches there walk the disk",
             root.display()
         ),

@@ -819,7 +819,16 @@ fn builder_loop(shared: &Shared) {
             Placement::Same => built,
             _ => Ok(None),
         };
-        tracing::debug!(root = %root.display(), full, applied, "index job ended");
+        match &built {
+            Ok(Some(index)) if full => tracing::info!(
+                event = "index_built",
+                root = %root.display(),
+                files = index.len() as u64,
+                ms = started.elapsed().as_millis() as u64,
+                "index built"
+            ),
+            _ => tracing::debug!(root = %root.display(), full, applied, "index job ended"),
+        }
 
         // Content changes seen during the walk are applied to the new build (not shared
         // yet) outside the lock, since they read the disk; the slot stays `building`
@@ -860,7 +869,7 @@ fn builder_loop(shared: &Shared) {
         match placement {
             Placement::Same => slot.displaced = None,
             Placement::Displaced(displaced) => {
-                tracing::warn!(root = %root.display(), "{displaced}: not indexed");
+                tracing::warn!(event = "index_unavailable", root = %root.display(), "{displaced}: not indexed");
                 slot.displaced = Some(displaced);
                 slot.current = None;
                 slot.schedule(Instant::now());
@@ -878,7 +887,9 @@ fn builder_loop(shared: &Shared) {
             Ok(built) => built,
             Err(limit) => {
                 tracing::warn!(
+                    event = "index_unavailable",
                     root = %root.display(),
+                    limit = limit as u64,
                     "more than {limit} files: not indexed, searches there walk the disk"
                 );
                 slot.too_many = Some(limit);

@@ -25,6 +25,7 @@ use rmcp::{Peer, RoleServer};
 use serde_json::json;
 
 use crate::access::{Access, Refusal, Verdict, grant_dir_for};
+use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::session::Session;
 use crate::quote::{echo, escape_for_display};
 use crate::roots::{Resolved, Root, path_from_file_uri};
@@ -101,7 +102,10 @@ async fn fetch_roots(session: &Arc<Session>, peer: &Peer<RoleServer>) {
             })
             .await;
             if let Err(err) = applied {
-                tracing::warn!("applying the client's roots failed: {err}");
+                tracing::warn!(
+                    event = "roots_list_failed",
+                    "applying the client's roots failed: {err}"
+                );
             }
         }
         Ok(other) => {
@@ -110,7 +114,10 @@ async fn fetch_roots(session: &Arc<Session>, peer: &Peer<RoleServer>) {
             );
         }
         Err(err) => {
-            tracing::warn!("roots/list failed: {err}; keeping the previous roots");
+            tracing::warn!(
+                event = "roots_list_failed",
+                "roots/list failed: {err}; keeping the previous roots"
+            );
         }
     }
     session.mark_roots_ready();
@@ -124,17 +131,23 @@ pub async fn authorize(
     ctx: &RequestContext<RoleServer>,
     resolved: &Resolved,
     access: Access,
-) -> Result<(), String> {
+) -> Result<(), Failure> {
     let roots = session.roots();
     let confine = &session.config.confine;
-    match session.grants.verdict(resolved, access, &roots, confine) {
-        Verdict::Allowed => Ok(()),
-        _ if !can_elicit(ctx) => {
-            Err(Refusal::CannotAsk(NO_ELICITATION).text(&resolved.sent, access, &roots, confine))
+    let refusal = match session.grants.verdict(resolved, access, &roots, confine) {
+        Verdict::Allowed => return Ok(()),
+        _ if !can_elicit(ctx) => Refusal::CannotAsk(NO_ELICITATION),
+        Verdict::Refused(refusal) => refusal,
+        Verdict::Ask => {
+            return ask_user(session, ctx, resolved, access, &roots.describe())
+                .await
+                .map_err(|(reason, message)| Failure::new(reason, message));
         }
-        Verdict::Refused(refusal) => Err(refusal.text(&resolved.sent, access, &roots, confine)),
-        Verdict::Ask => ask_user(session, ctx, resolved, access, &roots.describe()).await,
-    }
+    };
+    Err(Failure::new(
+        refusal.into(),
+        refusal.text(&resolved.sent, access, &roots, confine),
+    ))
 }
 
 /// Why a legacy client's user cannot be asked.
@@ -159,11 +172,13 @@ async fn ask_user(
     resolved: &Resolved,
     access: Access,
     roots: &str,
-) -> Result<(), String> {
+) -> Result<(), (Reason, String)> {
     let sent = echo(&resolved.sent);
     let (message, schema) = permission_question(&resolved.sent, access, roots, true);
-    let schema: ElicitationSchema = serde_json::from_value(schema)
-        .map_err(|err| format!("internal error building the permission question: {err}"))?;
+    let schema: ElicitationSchema = serde_json::from_value(schema).map_err(|err| {
+        let why = format!("internal error building the permission question: {err}");
+        (Reason::Internal, why)
+    })?;
     let request =
         ServerRequest::ElicitRequest(Request::new(ElicitRequestParams::FormElicitationParams {
             meta: None,
@@ -174,39 +189,47 @@ async fn ask_user(
         .peer
         .send_request_with_option(request, PeerRequestOptions::no_options())
         .await
-        .map_err(|err| format!("could not ask the user about {sent}: {err}"))?;
+        .map_err(|err| {
+            let why = format!("could not ask the user about {sent}: {err}");
+            (Reason::NoAnswer, why)
+        })?;
     let timeout = session.config.elicitation_timeout;
     let mut rx = handle.rx;
     let outcome = tokio::select! {
         answer = &mut rx => answer.ok(),
         _ = tokio::time::sleep(timeout) => {
             cancel_outbound(&ctx.peer, handle.id.clone(), "the user did not answer in time").await;
-            return Err(format!(
+            return Err((Reason::NoAnswer, format!(
                 "no answer from the user within {}s about {} {sent}; nothing was done",
                 timeout.as_secs(), access.verb()
-            ));
+            )));
         }
         _ = ctx.ct.cancelled() => {
             cancel_outbound(&ctx.peer, handle.id.clone(), "the tool call was cancelled").await;
-            return Err("cancelled".to_string());
+            return Err((Reason::Cancelled, "cancelled".to_string()));
         }
     };
     let result = match outcome {
         Some(Ok(rmcp::model::ClientResult::ElicitResult(result))) => result,
         Some(Ok(other)) => {
-            return Err(crate::quote::cut(
+            let why = crate::quote::cut(
                 &format!("unexpected answer to the permission question: {other:?}"),
                 crate::quote::ECHO_MAX_CHARS,
             )
-            .into_owned());
+            .into_owned();
+            return Err((Reason::NoAnswer, why));
         }
         Some(Err(err)) => {
-            return Err(format!(
+            let why = format!(
                 "the client could not ask the user about {sent}: {}",
                 echo(&err.to_string())
-            ));
+            );
+            return Err((Reason::NoAnswer, why));
         }
-        None => return Err("the connection closed while asking the user".to_string()),
+        None => {
+            let why = "the connection closed while asking the user".to_string();
+            return Err((Reason::NoAnswer, why));
+        }
     };
     match result.action {
         ElicitationAction::Accept => {
@@ -228,22 +251,25 @@ async fn ask_user(
                         .await
                         .unwrap_or(false);
                     let dir = grant_dir_for(&resolved.path, is_dir);
-                    tracing::info!(dir = %crate::roots::path_text(&dir), access = access.verb(), "user granted a directory");
+                    tracing::info!(event = "access_granted", dir = %crate::roots::path_text(&dir), access = access.verb(), "user granted a directory");
                     session.grants.grant_dir(dir, access);
                 }
                 Ok(())
             } else {
                 session.grants.refuse(resolved.given.clone(), access);
-                Err(refused(&sent, access))
+                Err((Reason::RefusedByUser, refused(&sent, access)))
             }
         }
         ElicitationAction::Decline => {
             session.grants.refuse(resolved.given.clone(), access);
-            Err(refused(&sent, access))
+            Err((Reason::RefusedByUser, refused(&sent, access)))
         }
-        _ => Err(format!(
-            "the user dismissed the question about {} {sent}; nothing was done (you may ask again later)",
-            access.verb(),
+        _ => Err((
+            Reason::RefusedByUser,
+            format!(
+                "the user dismissed the question about {} {sent}; nothing was done (you may ask again later)",
+                access.verb(),
+            ),
         )),
     }
 }

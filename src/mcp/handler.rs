@@ -21,6 +21,7 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tracing::Instrument;
 
+use crate::mcp::failure::Reason;
 use crate::mcp::modern::{self, ModernCall};
 use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
@@ -285,7 +286,7 @@ impl ServerHandler for Handler {
             return Err(McpError::invalid_params(
                 "invalid log level; expected one of debug, info, notice, warning, error, \
                  critical, alert, emergency",
-                None,
+                Some(reason_data(Reason::InvalidArgument)),
             ));
         }
         if KNOWN_METHODS.contains(&request.method.as_str()) {
@@ -295,7 +296,7 @@ impl ServerHandler for Handler {
                     crate::quote::echo(&request.method),
                     expected_params(&request.method)
                 ),
-                None,
+                Some(reason_data(Reason::InvalidArgument)),
             ));
         }
         Err(McpError::new(
@@ -332,12 +333,12 @@ impl ServerHandler for Handler {
                     crate::quote::echo(&name),
                     names.join(", ")
                 ),
-                None,
+                Some(reason_data(Reason::UnknownTool)),
             ));
         }
         if context.ct.is_cancelled() {
             // Cancelled while queued: rmcp drops whatever is answered, so do no work.
-            return Ok(Answer::error("cancelled").into_result().into());
+            return Ok(Answer::cancelled().into_result().into());
         }
         let args = request.arguments.unwrap_or_default();
         let prepared = prepare(
@@ -437,8 +438,15 @@ async fn roots_unless_cancelled(
 ) -> Result<Arc<RootSet>, McpError> {
     tokio::select! {
         roots = session.roots_when_ready(ask::client_has_roots(&context.peer)) => Ok(roots),
-        _ = context.ct.cancelled() => Err(McpError::invalid_request("cancelled", None)),
+        _ = context.ct.cancelled() => {
+            Err(McpError::invalid_request("cancelled", Some(reason_data(Reason::Cancelled))))
+        }
     }
+}
+
+/// The `data` of a JSON-RPC error that names no path: `{reason}`.
+fn reason_data(reason: Reason) -> serde_json::Value {
+    serde_json::json!({ "reason": reason.code() })
 }
 
 /// Methods rmcp knows: reaching `on_custom_request` with one of them means its params did

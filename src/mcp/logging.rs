@@ -6,6 +6,12 @@
 //! they are rate-limited: a burst of [`BURST`] messages, then [`PER_SECOND`] a second; the
 //! next message that gets through says how many were dropped. Our log messages name paths
 //! and counts, never file contents or environment values.
+//!
+//! A message's `data` is an object a host can render: `event` (a stable name such as
+//! `index_built`, `watch_failed`, `roots_changed`, `ignore_file_skipped`; `log` when the
+//! call site gave none), the event's fields (`root`, `files`, `ms`, …: numbers stay
+//! numbers) and `message`, the sentence. Events with the target [`STDERR_ONLY`] (a panic's
+//! message, which can quote client input) never reach the client.
 
 #![allow(deprecated)] // MCP logging is deprecated in 2026-07-28 but is how legacy clients see logs.
 
@@ -50,10 +56,13 @@ fn mcp_level(level: u8) -> LoggingLevel {
     }
 }
 
-/// One message on its way to the client.
+/// The target of events that go to stderr only, never to the client.
+pub const STDERR_ONLY: &str = "rootgrep::stderr_only";
+
+/// One message on its way to the client: its level and its `data` object.
 struct Record {
     level: u8,
-    text: String,
+    data: serde_json::Map<String, serde_json::Value>,
 }
 
 static CLIENT_LOG: OnceLock<mpsc::Sender<Record>> = OnceLock::new();
@@ -80,7 +89,7 @@ where
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let meta = event.metadata();
-        if !meta.target().starts_with("rootgrep") {
+        if !meta.target().starts_with("rootgrep") || meta.target() == STDERR_ONLY {
             return;
         }
         let level = match *meta.level() {
@@ -89,8 +98,7 @@ where
             tracing::Level::INFO => 1,
             _ => 0,
         };
-        let mut text = String::new();
-        event.record(&mut MessageVisitor(&mut text));
+        let data = record_data(event);
         // A 2026-07-28 request that opted in gets the events of its own work.
         if let Some(scope) = ctx.event_scope(event) {
             for span in scope {
@@ -101,7 +109,7 @@ where
                     {
                         let _ = sender.send(Record {
                             level,
-                            text: text.clone(),
+                            data: data.clone(),
                         });
                     }
                     break;
@@ -112,7 +120,7 @@ where
             return;
         };
         // A full queue means the client is far behind: dropping is the rate limit's job.
-        let _ = sender.try_send(Record { level, text });
+        let _ = sender.try_send(Record { level, data });
     }
 }
 
@@ -172,20 +180,17 @@ impl RequestLog {
                 continue;
             }
             sent += 1;
-            let mut param = LoggingMessageNotificationParam::new(
-                mcp_level(record.level),
-                serde_json::Value::String(record.text),
-            );
-            param.logger = Some("rootgrep".to_string());
-            let _ = peer.notify_logging_message(param).await;
+            let _ = peer
+                .notify_logging_message(param(record.level, record.data))
+                .await;
         }
         if dropped > 0 {
-            let mut param = LoggingMessageNotificationParam::new(
-                LoggingLevel::Notice,
-                serde_json::Value::String(format!("{dropped} more log messages dropped")),
-            );
-            param.logger = Some("rootgrep".to_string());
-            let _ = peer.notify_logging_message(param).await;
+            let mut data = serde_json::Map::new();
+            data.insert("event".into(), "logs_dropped".into());
+            data.insert("dropped".into(), dropped.into());
+            let message = format!("{dropped} more log messages dropped");
+            data.insert("message".into(), message.into());
+            let _ = peer.notify_logging_message(param(2, data)).await;
         }
     }
 }
@@ -202,16 +207,53 @@ impl Drop for RequestLog {
     }
 }
 
-struct MessageVisitor<'a>(&'a mut String);
+/// The notification of one record, `logger` "rootgrep".
+fn param(
+    level: u8,
+    data: serde_json::Map<String, serde_json::Value>,
+) -> LoggingMessageNotificationParam {
+    let mut param =
+        LoggingMessageNotificationParam::new(mcp_level(level), serde_json::Value::Object(data));
+    param.logger = Some("rootgrep".to_string());
+    param
+}
 
-impl tracing::field::Visit for MessageVisitor<'_> {
+/// An event's `data` object: `event` first (`log` when the event has no `event` field),
+/// then its fields, numbers and booleans as such, everything else as text; the sentence
+/// is `message`.
+fn record_data(event: &Event<'_>) -> serde_json::Map<String, serde_json::Value> {
+    let mut data = serde_json::Map::new();
+    data.insert("event".into(), "log".into());
+    event.record(&mut FieldVisitor(&mut data));
+    data
+}
+
+struct FieldVisitor<'a>(&'a mut serde_json::Map<String, serde_json::Value>);
+
+impl FieldVisitor<'_> {
+    fn put(&mut self, field: &tracing::field::Field, value: serde_json::Value) {
+        self.0.insert(field.name().to_string(), value);
+    }
+}
+
+impl tracing::field::Visit for FieldVisitor<'_> {
+    fn record_u64(&mut self, field: &tracing::field::Field, value: u64) {
+        self.put(field, value.into());
+    }
+    fn record_i64(&mut self, field: &tracing::field::Field, value: i64) {
+        self.put(field, value.into());
+    }
+    fn record_f64(&mut self, field: &tracing::field::Field, value: f64) {
+        self.put(field, value.into());
+    }
+    fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+        self.put(field, value.into());
+    }
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        self.put(field, value.into());
+    }
     fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-        use std::fmt::Write;
-        if field.name() == "message" {
-            let _ = write!(self.0, "{value:?}");
-        } else {
-            let _ = write!(self.0, " {}={value:?}", field.name());
-        }
+        self.put(field, format!("{value:?}").into());
     }
 }
 
@@ -258,19 +300,22 @@ pub fn start_forwarding(session: std::sync::Arc<super::session::Session>, peer: 
                 dropped += 1;
                 continue;
             }
-            let mut text = record.text;
+            let mut data = record.data;
             if dropped > 0 {
-                text.push_str(&format!(
-                    " ({dropped} earlier log messages dropped by the rate limit)"
-                ));
+                // Said in a field and in the sentence.
+                data.insert("dropped".into(), dropped.into());
+                if let Some(serde_json::Value::String(message)) = data.get_mut("message") {
+                    message.push_str(&format!(
+                        " ({dropped} earlier log messages dropped by the rate limit)"
+                    ));
+                }
                 dropped = 0;
             }
-            let mut param = LoggingMessageNotificationParam::new(
-                mcp_level(record.level),
-                serde_json::Value::String(text),
-            );
-            param.logger = Some("rootgrep".to_string());
-            if peer.notify_logging_message(param).await.is_err() {
+            if peer
+                .notify_logging_message(param(record.level, data))
+                .await
+                .is_err()
+            {
                 break;
             }
         }

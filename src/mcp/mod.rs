@@ -6,6 +6,7 @@
 pub mod ask;
 pub mod call;
 pub mod completion;
+pub mod failure;
 pub mod handler;
 pub mod logging;
 pub mod modern;

@@ -21,6 +21,8 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use rmcp::ErrorData as McpError;
+
+use crate::mcp::failure::{Failure, Reason};
 use rmcp::RoleServer;
 use rmcp::model::{
     ClientCapabilities, InputRequest, InputRequests, InputRequiredResult, InputResponses,
@@ -231,15 +233,18 @@ impl ModernCall {
         roots: &RootSet,
         resolved: &Resolved,
         access: Access,
-    ) -> Result<(), String> {
+    ) -> Result<(), Failure> {
         let bytes = path_bytes(&resolved.path);
         if let Some((path, verb)) = &self.declined
             && *path == bytes
         {
-            return Err(format!(
-                "the user {verb} this server's request to {} {}; nothing was done",
-                access.verb(),
-                crate::quote::echo(&resolved.sent)
+            return Err(Failure::new(
+                Reason::RefusedByUser,
+                format!(
+                    "the user {verb} this server's request to {} {}; nothing was done",
+                    access.verb(),
+                    crate::quote::echo(&resolved.sent)
+                ),
             ));
         }
         let approved = self
@@ -259,14 +264,17 @@ impl ModernCall {
             .elicitation
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
+        let refused = |refusal: Refusal| {
+            let text = refusal.text(&resolved.sent, access, roots, confine);
+            Err(Failure::new(refusal.into(), text))
+        };
         match boundary_verdict(&resolved.path, roots, confine).unwrap_or(Verdict::Ask) {
             Verdict::Allowed => Ok(()),
-            _ if !form => Err(Refusal::CannotAsk(
+            _ if !form => refused(Refusal::CannotAsk(
                 "this request did not declare the elicitation capability, so the user cannot \
                  be asked",
-            )
-            .text(&resolved.sent, access, roots, confine)),
-            Verdict::Refused(refusal) => Err(refusal.text(&resolved.sent, access, roots, confine)),
+            )),
+            Verdict::Refused(refusal) => refused(refusal),
             Verdict::Ask => {
                 let (message, schema) = crate::mcp::ask::permission_question(
                     &resolved.sent,
@@ -278,7 +286,10 @@ impl ModernCall {
                     "method": "elicitation/create",
                     "params": {"mode": "form", "message": message, "requestedSchema": schema},
                 }))
-                .map_err(|err| format!("internal error building the question: {err}"))?;
+                .map_err(|err| {
+                    let why = format!("internal error building the question: {err}");
+                    Failure::new(Reason::Internal, why)
+                })?;
                 let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
                 // One question per round: the first path that needs one is asked first.
                 if pending.is_none() {
@@ -287,10 +298,14 @@ impl ModernCall {
                     *pending = Some(requests);
                     self.set_asked(bytes, access);
                 }
-                Err(format!(
-                    "waiting for the user's permission to {} {}",
-                    access.verb(),
-                    crate::quote::echo(&resolved.sent)
+                // Not shown: the handler answers `input_required` instead.
+                Err(Failure::new(
+                    Reason::NoAnswer,
+                    format!(
+                        "waiting for the user's permission to {} {}",
+                        access.verb(),
+                        crate::quote::echo(&resolved.sent)
+                    ),
                 ))
             }
         }

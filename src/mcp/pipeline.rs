@@ -16,7 +16,9 @@
 //!   its text: it becomes rmcp's typed message (a `Value` tree, many times the text) only
 //!   when it is started, so what waits costs what was sent.
 //! - **Panics.** `Guarded` wraps the handler for every method (and notification): a
-//!   panic answers that request with an internal error and the server lives on.
+//!   panic answers that request with "internal error in METHOD" (`data.reason`
+//!   `internal`) and the server lives on; the panic's message, which can quote client
+//!   input, goes to stderr only.
 //! - **Sessions.** Each rmcp service ("generation") is served over an in-memory channel
 //!   transport. rmcp locks a service into the stateless (2026-07-28) lifecycle on the
 //!   first stateless request; an `initialize` after that starts a fresh service for the
@@ -45,7 +47,9 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
+use crate::mcp::failure::Reason;
 use crate::mcp::handler::Handler;
+use crate::mcp::logging::STDERR_ONLY;
 use crate::mcp::stdio::{self, Inbound, Message, Share};
 
 /// Most requests handled at once. More pipelined requests wait here as parsed messages
@@ -896,12 +900,14 @@ impl Service<RoleServer> for Guarded {
         match AssertUnwindSafe(run).catch_unwind().await {
             Ok(result) => result,
             Err(panic) => {
+                // The payload can quote client input (an argument in an assertion's
+                // message): stderr only, never the answer or a log notification.
                 let message = panic_message(panic.as_ref());
-                tracing::error!("{what} panicked: {message}");
+                tracing::error!(target: STDERR_ONLY, "{what} panicked: {message}");
                 Err(McpError::new(
                     ErrorCode::INTERNAL_ERROR,
-                    format!("internal error in {what}: {message}"),
-                    None,
+                    format!("internal error in {what}"),
+                    Some(serde_json::json!({ "reason": Reason::Internal.code() })),
                 ))
             }
         }
@@ -924,6 +930,7 @@ impl Service<RoleServer> for Guarded {
             Ok(result) => result,
             Err(panic) => {
                 tracing::error!(
+                    target: STDERR_ONLY,
                     "a notification handler panicked: {}",
                     panic_message(panic.as_ref())
                 );

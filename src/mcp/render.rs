@@ -6,9 +6,16 @@
 //! structured content, images and error texts. Tools with structured results fit both
 //! forms together (same entries in each); [`Answer::bounded`] is the guard every answer
 //! passes last, which cuts what a tool did not fit itself.
+//!
+//! Every error answer says why in a field: it carries a [`Failure`] (a reason code and the
+//! argument as sent), which the dispatch turns into `structuredContent.error` next to the
+//! text ([`Answer::with_error_object`]) before the budget guard, so the object counts.
 
 use rmcp::model::{CallToolResult, ContentBlock};
-use serde_json::Value;
+use serde_json::{Value, json};
+
+use crate::mcp::failure::{Failure, Reason};
+use crate::roots::RootSet;
 
 /// What a tool produced, before it becomes an MCP result.
 #[derive(Debug, Default)]
@@ -17,6 +24,8 @@ pub struct Answer {
     pub structured: Option<Value>,
     pub images: Vec<(String, String)>, // (mime, base64 data)
     pub is_error: bool,
+    /// Why an error answer failed (reason code, argument as sent); `None` on success.
+    pub failure: Option<(Reason, Option<String>)>,
     /// The tool already fitted text and structured content to the budget (measured as
     /// serialized), so [`Answer::bounded`] need not serialize it again to check.
     pub fitted: bool,
@@ -30,13 +39,77 @@ impl Answer {
         }
     }
 
-    /// A mistake the model can fix: an `isError` result with an actionable message.
+    /// A mistake the model can fix in its arguments: an `isError` result with an
+    /// actionable message (reason `invalid_argument`).
     pub fn error(text: impl Into<String>) -> Answer {
+        Answer::refused(Reason::InvalidArgument, text)
+    }
+
+    /// An `isError` result for `reason`.
+    pub fn refused(reason: Reason, text: impl Into<String>) -> Answer {
         Answer {
             text: text.into(),
             is_error: true,
+            failure: Some((reason, None)),
             ..Answer::default()
         }
+    }
+
+    /// The `isError` result of a failure: its text, its reason and the argument it names.
+    pub fn failure(failure: Failure) -> Answer {
+        Answer {
+            text: failure.message,
+            is_error: true,
+            failure: Some((failure.reason, failure.sent)),
+            ..Answer::default()
+        }
+    }
+
+    /// The `isError` result of a domain error: its reason (see [`Failure::of`]) and text.
+    pub fn failed<E>(err: &E) -> Answer
+    where
+        E: std::fmt::Display,
+        for<'a> &'a E: Into<Reason>,
+    {
+        Answer::failure(Failure::of(err))
+    }
+
+    /// The `isError` result of an operating-system error (reason by its kind).
+    pub fn io_error(err: &std::io::Error) -> Answer {
+        Answer::refused(Reason::of_io(err), err.to_string())
+    }
+
+    /// Names the path argument (as the client sent it) an error answer is about.
+    pub fn about(mut self, sent: &str) -> Answer {
+        if let Some((_, path @ None)) = &mut self.failure {
+            *path = Some(sent.to_string());
+        }
+        self
+    }
+
+    /// A request cancelled while it ran.
+    pub fn cancelled() -> Answer {
+        Answer::refused(Reason::Cancelled, "cancelled")
+    }
+
+    /// Adds `structuredContent.error` (`{reason, path?, allowedRoots?}`) to an error
+    /// answer, beside any structured content it has. Every error answer is built with its
+    /// reason; one without (a bug) says `internal`.
+    pub fn with_error_object(mut self, roots: &RootSet) -> Answer {
+        if !self.is_error {
+            return self;
+        }
+        let (reason, sent) = self.failure.get_or_insert((Reason::Internal, None)).clone();
+        let object = crate::mcp::failure::error_object(reason, sent.as_deref(), "path", roots);
+        match &mut self.structured {
+            Some(Value::Object(map)) => {
+                map.insert("error".into(), object);
+            }
+            _ => self.structured = Some(json!({ "error": object })),
+        }
+        // The object was added after the tool fitted its answer: the guard measures again.
+        self.fitted = false;
+        self
     }
 
     pub fn with_structured(mut self, value: Value) -> Answer {

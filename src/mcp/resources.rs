@@ -6,7 +6,8 @@
 //! files that existed all along, as an offset would.
 //! A listing reports `notifications/progress` when asked (files examined by its walk).
 //! Reads go through the same path policy as the tools, so a read outside the roots asks the
-//! user or is refused.
+//! user or is refused. Every error's `data` says why in a field: `{reason, uri,
+//! allowedRoots?}` ([`rpc_error`]; a missing file is `-32002`).
 
 use crate::files::os::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
@@ -24,6 +25,7 @@ use serde_json::{Value, json};
 use crate::access::Access;
 use crate::files::mime::mime_type;
 use crate::files::read::{self, ReadError, Whole};
+use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::modern::ModernCall;
 use crate::mcp::progress::{Reporter, thousands};
 use crate::mcp::session::Session;
@@ -96,7 +98,7 @@ pub async fn list(
                      or none to start from the beginning",
                     crate::quote::echo(cursor)
                 ),
-                None,
+                Some(json!({ "reason": Reason::InvalidArgument.code() })),
             )
         })?),
     };
@@ -144,8 +146,8 @@ pub async fn list(
     // No progress after the response: stopped before it is made.
     reporter.finish().await;
     let outcome = outcome
-        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))?
-        .map_err(|err| McpError::internal_error(err.to_string(), None))?;
+        .map_err(|err| internal("listing", &err))?
+        .map_err(|err| McpError::internal_error(err.to_string(), Some(internal_data())))?;
     let resources: Vec<Value> = outcome
         .files
         .iter()
@@ -169,8 +171,7 @@ pub async fn list(
     {
         result["nextCursor"] = Value::String(encode_cursor(&last.path));
     }
-    serde_json::from_value(result)
-        .map_err(|err| McpError::internal_error(format!("listing failed: {err}"), None))
+    serde_json::from_value(result).map_err(|err| internal("listing", &err))
 }
 
 /// `resources/read` for a `file://` URI.
@@ -181,9 +182,7 @@ pub async fn read_resource(
     roots: &RootSet,
     modern: Option<&ModernCall>,
 ) -> Result<ReadResourceResult, McpError> {
-    path_from_file_uri(uri).map_err(|err| {
-        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
-    })?;
+    not_a_file_uri(uri, roots)?;
     // `resolve` takes the URI itself, so non-UTF-8 names survive. Access is decided
     // before anything is said about the file: outside the roots, whether it exists is not
     // for the client to learn.
@@ -196,14 +195,14 @@ pub async fn read_resource(
     let resolved = asker
         .checked(uri, Access::Read, resolve)
         .await
-        .map_err(|message| McpError::invalid_params(message, Some(uri_data(uri))))?;
+        .map_err(|failure| rpc_error(failure, roots))?;
     if !resolved.exists {
         return Err(not_found(uri));
     }
     let target = resolved.path.clone();
     let whole = tokio::task::spawn_blocking(move || read::read_whole(&target, MAX_RESOURCE_BYTES))
         .await
-        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))?;
+        .map_err(|err| internal("read", &err))?;
     let contents = match whole {
         Ok(Whole::Text(text)) => json!({
             "uri": uri,
@@ -225,39 +224,36 @@ pub async fn read_resource(
                     crate::mcp::render::human_size(size),
                     crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),
-                Some(
-                    json!({ "uri": uri_text(uri), "size": size, "max_bytes": MAX_RESOURCE_BYTES }),
-                ),
+                Some(json!({
+                    "reason": Reason::TooLarge.code(),
+                    "uri": uri_text(uri),
+                    "size": size,
+                    "max_bytes": MAX_RESOURCE_BYTES,
+                })),
             ));
         }
         Err(ReadError::NotFound(_)) => return Err(not_found(uri)),
-        Err(err) => {
-            return Err(McpError::invalid_params(
-                err.to_string(),
-                Some(uri_data(uri)),
-            ));
-        }
+        Err(err) => return Err(rpc_error(Failure::of(&err).about(uri), roots)),
     };
     serde_json::from_value(json!({ "resultType": "complete", "contents": [contents] }))
-        .map_err(|err| McpError::internal_error(format!("read failed: {err}"), None))
+        .map_err(|err| internal("read", &err))
 }
 
 /// The canonical path a subscription is kept under: inside the roots (or a granted
 /// directory). The file need not exist yet (its creation is an update).
 pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, McpError> {
-    path_from_file_uri(uri).map_err(|err| {
-        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
-    })?;
     let roots = session.roots();
+    not_a_file_uri(uri, &roots)?;
     let outside = || {
-        McpError::invalid_params(
-            format!(
-                "{} is outside the workspace roots ({}); only files inside them can be \
-                 subscribed to",
-                crate::quote::echo(uri),
-                roots.describe()
-            ),
-            Some(uri_data(uri)),
+        let message = format!(
+            "{} is outside the workspace roots ({}); only files inside them can be \
+             subscribed to",
+            crate::quote::echo(uri),
+            roots.describe()
+        );
+        rpc_error(
+            Failure::new(Reason::OutsideRoots, message).about(uri),
+            &roots,
         )
     };
     // `resolve` takes the URI itself, so non-UTF-8 names survive. A failure found on the
@@ -275,7 +271,7 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
         Err(crate::roots::PathError::Found(found)) if !allowed(&found.as_resolved(uri, &roots)) => {
             Err(outside())
         }
-        Err(err) => Err(McpError::invalid_params(err.to_string(), None)),
+        Err(err) => Err(rpc_error(Failure::of(&err).about(uri), &roots)),
     }
 }
 
@@ -284,9 +280,7 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
 /// made before the roots changed must still be removable, or its updates would resume when
 /// the root came back. Unsubscribing from something not subscribed is not an error.
 pub fn unsubscribe(session: &Session, uri: &str) -> Result<(), McpError> {
-    path_from_file_uri(uri).map_err(|err| {
-        McpError::invalid_params(format!("{}: {err}", crate::quote::echo(uri)), None)
-    })?;
+    not_a_file_uri(uri, &session.roots())?;
     let path = resolve(uri, &session.roots())
         .ok()
         .map(|resolved| resolved.path);
@@ -294,24 +288,48 @@ pub fn unsubscribe(session: &Session, uri: &str) -> Result<(), McpError> {
     Ok(())
 }
 
-/// The `data` of an error about `uri`: `{uri}`, with [`uri_text`].
-fn uri_data(uri: &str) -> Value {
-    json!({ "uri": uri_text(uri) })
+/// The JSON-RPC error of a failure about a URI: `data: {reason, uri, allowedRoots?}`.
+/// The code follows the reason: `-32002` (resource not found) for a missing file,
+/// `-32603` for a bug, `-32602` (invalid params) for every other refusal.
+pub fn rpc_error(failure: Failure, roots: &RootSet) -> McpError {
+    let data = Some(failure.rpc_data(roots));
+    match failure.reason {
+        Reason::NotFound => McpError::resource_not_found(failure.message, data),
+        Reason::Internal => McpError::internal_error(failure.message, data),
+        _ => McpError::invalid_params(failure.message, data),
+    }
 }
 
-/// The URI as an error's data repeats it: exact when it could name a file at all
-/// (shorter than `resolve`'s limit), else cut like every echo of client input.
+/// Refuses a URI that is not a `file://` URI this server can serve.
+fn not_a_file_uri(uri: &str, roots: &RootSet) -> Result<(), McpError> {
+    path_from_file_uri(uri).map(drop).map_err(|err| {
+        let message = format!("{}: {err}", crate::quote::echo(uri));
+        rpc_error(
+            Failure::new(Reason::InvalidArgument, message).about(uri),
+            roots,
+        )
+    })
+}
+
+/// The URI as an error's data repeats it (see [`crate::mcp::failure::sent_text`]).
 fn uri_text(uri: &str) -> String {
-    if uri.len() < 3 * crate::roots::PATH_MAX {
-        uri.to_string()
-    } else {
-        crate::quote::echo(uri)
-    }
+    crate::mcp::failure::sent_text(uri)
 }
 
 fn not_found(uri: &str) -> McpError {
     McpError::resource_not_found(
         format!("no such file: {}", crate::quote::echo(uri)),
-        Some(uri_data(uri)),
+        Some(json!({ "reason": Reason::NotFound.code(), "uri": uri_text(uri) })),
     )
+}
+
+/// A bug (blocking work that panicked, a result that would not serialize): the details,
+/// which can quote client input, go to stderr only.
+fn internal(what: &str, err: &dyn std::fmt::Display) -> McpError {
+    tracing::error!(target: crate::mcp::logging::STDERR_ONLY, "{what} failed: {err}");
+    McpError::internal_error(format!("internal error in {what}"), Some(internal_data()))
+}
+
+fn internal_data() -> Value {
+    json!({ "reason": Reason::Internal.code() })
 }

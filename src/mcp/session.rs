@@ -121,7 +121,13 @@ impl Session {
                 notes.push(note);
             }
         }
-        tracing::info!(roots = %set.describe(), source = set.source.label(), "roots in force");
+        tracing::info!(
+            event = "roots_changed",
+            roots = %set.describe(),
+            count = set.roots.len() as u64,
+            source = set.source.label(),
+            "roots in force"
+        );
         if let Some(live) = &self.live {
             live.set_roots(&set);
         }
@@ -145,6 +151,7 @@ impl Session {
                 .is_err()
             {
                 tracing::warn!(
+                    event = "roots_timeout",
                     "no roots/list answer within {:?}; using the fallback roots",
                     self.config.roots_timeout
                 );

@@ -15,6 +15,7 @@ mod cli;
 mod crash;
 #[cfg(unix)]
 mod elicitation;
+mod errors;
 mod file_roots;
 #[cfg(unix)]
 mod files;

@@ -365,7 +365,7 @@ fn per_request_log_level_opts_in_to_log_messages() {
         .filter(|m| m["method"] == "notifications/message")
         .collect();
     assert!(
-        logs.iter().any(|m| m["params"]["data"]
+        logs.iter().any(|m| m["params"]["data"]["message"]
             .as_str()
             .unwrap_or("")
             .contains("tool call answered")),

@@ -605,9 +605,11 @@ fn a_client_writing_faster_than_answers_is_slowed_not_buffered() {
     while !writer.is_finished() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
+    // 20 MB written; what may wait is about 4.4 MB of text, plus the allocator's slack and
+    // the threads that start meanwhile (seen: up to 8.8 MiB in all on a loaded machine).
     let grown = rss_kib(client.pid()).saturating_sub(baseline);
     assert!(
-        grown < 8 * 1024,
+        grown < 12 * 1024,
         "the server buffered {grown} KiB of waiting requests"
     );
     for i in 0..256 {

@@ -187,7 +187,7 @@ fn client_roots_errors_keep_the_previous_set_and_non_file_uris_are_ignored() {
     // that arrived, the error was handled.
     let warned = client.wait_for(WAIT, |m| {
         m["method"] == "notifications/message"
-            && m["params"]["data"]
+            && m["params"]["data"]["message"]
                 .as_str()
                 .is_some_and(|t| t.contains("roots/list failed"))
     });

@@ -18,6 +18,7 @@ use super::{
 };
 use crate::access::Access;
 use crate::files::{edit, list, mv, tree, write};
+use crate::mcp::failure::Reason;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{
     Answer, ENVELOPE, cut_escaped, fit_escaped, human_size, json_len, rfc3339, serialized_len,
@@ -88,10 +89,8 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
         Some(path) => {
             let resolved = resolve_checked(call, path, Access::Read).await?;
             if !resolved.exists {
-                return Err(Answer::error(format!(
-                    "{}: no such directory",
-                    path_text(&resolved.path)
-                )));
+                let text = format!("{}: no such directory", path_text(&resolved.path));
+                return Err(Answer::refused(Reason::NotFound, text).about(path));
             }
             Ok(vec![resolved.path])
         }
@@ -110,7 +109,7 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
             // read with read_file, found by grep and glob). With nothing else, say so.
             if dirs.is_empty() {
                 let files = call.roots.roots.iter().filter(|root| root.is_file).count();
-                return Err(Answer::error(if files == call.roots.roots.len() {
+                let text = if files == call.roots.roots.len() {
                     format!(
                         "every workspace root is a file, not a directory ({}): read it with \
                          read_file or search it with grep, or pass a directory path",
@@ -121,7 +120,8 @@ async fn target_dirs(call: &Call<'_>, path: Option<&str>) -> Result<Vec<PathBuf>
                         "no workspace root is an existing directory ({}); pass a path",
                         call.roots.describe()
                     )
-                }));
+                };
+                return Err(Answer::refused(Reason::NoRoots, text));
             }
             Ok(dirs)
         }
@@ -209,7 +209,7 @@ pub struct ListedDir {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Ignore files the `ignored` marks could not apply (not regular files, too large).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_ignore_files: Vec<String>,
 }
 
@@ -318,7 +318,7 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
     .await
     {
         Ok(Ok(listings)) => listings,
-        Ok(Err(err)) => return Answer::error(err.to_string()),
+        Ok(Err(err)) => return Answer::io_error(&err),
         Err(answer) => return answer,
     };
     let (text, out) = render_listings(&listings, first, call.budget());
@@ -499,10 +499,14 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
         call.budget().saturating_sub(ENVELOPE),
         "[output budget reached; call directory_tree on a subdirectory or lower max_depth]",
     );
-    Answer {
-        text,
-        is_error: failures == trees.len(),
-        ..Answer::default()
+    match failures == trees.len() {
+        // Every directory failed: the first one's reason speaks for the call.
+        true => {
+            let first = trees.iter().find_map(|tree| tree.as_ref().err());
+            let reason = first.map_or(Reason::Io, Reason::of_io);
+            Answer::refused(reason, text)
+        }
+        false => Answer::text(text),
     }
 }
 
@@ -559,7 +563,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             text.push_str(&replaced_notes(&outcome.path, outcome.other_links, false));
             Answer::text(text)
         }
-        Ok(Err(err)) => Answer::error(err.to_string()),
+        Ok(Err(err)) => Answer::io_error(&err),
         Err(answer) => answer,
     }
 }
@@ -629,7 +633,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
             "{} already exists; nothing to do.",
             path_text(&resolved.path)
         )),
-        Ok(Err(err)) => Answer::error(err.to_string()),
+        Ok(Err(err)) => Answer::io_error(&err),
         Err(answer) => answer,
     }
 }
@@ -721,8 +725,8 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     };
     let outcome = match blocking_stoppable(call, work).await {
         Ok(Some(Ok(outcome))) => outcome,
-        Ok(Some(Err(err))) => return Answer::error(err.to_string()),
-        Ok(None) => return Answer::error("cancelled"),
+        Ok(Some(Err(err))) => return Answer::failed(&err).about(&args.path),
+        Ok(None) => return Answer::cancelled(),
         Err(answer) => return answer,
     };
     if outcome.changed && !dry_run {
@@ -798,10 +802,8 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !source.exists {
-        return Answer::error(format!(
-            "{}: no such file or directory",
-            path_text(&source.path)
-        ));
+        let text = format!("{}: no such file or directory", path_text(&source.path));
+        return Answer::refused(Reason::NotFound, text).about(&args.source);
     }
     let destination = match entry_checked(call, &args.destination).await {
         Ok(resolved) => resolved,
@@ -827,7 +829,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
                 path_text(&destination.path)
             ))
         }
-        Ok(Err(err)) => Answer::error(err.to_string()),
+        Ok(Err(err)) => Answer::io_error(&err),
         Err(answer) => answer,
     }
 }

@@ -2,7 +2,9 @@
 //! schemars live here, never in the domain), plus the helpers every handler shares:
 //! argument decoding, path resolution with access checks, and running blocking domain work
 //! off the async executor. One submodule per family of tools; each handler is a few lines
-//! that call the domain and render its result.
+//! that call the domain and render its result. The dispatch ([`call`]) gives every error
+//! answer its `structuredContent.error` (reason, path as sent, roots) before the budget
+//! guard, and every output schema admits that object ([`accepting_errors`]).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,6 +18,7 @@ use serde_json::{Value, json};
 
 use crate::access::Access;
 use crate::mcp::ask;
+use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
 use crate::roots::{Resolved, RootSet, resolve};
@@ -145,8 +148,42 @@ fn all_tools() -> &'static [Tool] {
         tools.extend(read::tools());
         tools.extend(symbols::tools());
         tools.extend(files::tools());
+        for tool in &mut tools {
+            if let Some(schema) = &mut tool.output_schema {
+                *schema = Arc::new(accepting_errors(schema));
+            }
+        }
         tools
     })
+}
+
+/// An output schema that also accepts an error answer's structured content,
+/// `{"error": {reason, path?, allowedRoots?}}`: clients validate `structuredContent`
+/// against the schema even when `isError` is true (the TypeScript SDK does), so the
+/// success fields are required only when there is no `error`.
+fn accepting_errors(schema: &JsonObject) -> JsonObject {
+    let mut schema = schema.clone();
+    let error = json!({
+        "type": "object",
+        "description": "Only when isError is true: why the call failed (README: Errors a \
+                        program can read)",
+        "properties": {
+            "reason": {"type": "string"},
+            "path": {"type": "string"},
+            "allowedRoots": {"type": "array", "items": {"type": "string"}},
+        },
+        "required": ["reason"],
+    });
+    if let Some(Value::Object(properties)) = schema.get_mut("properties") {
+        properties.insert("error".into(), error);
+    }
+    if let Some(required) = schema.remove("required") {
+        schema.insert(
+            "anyOf".into(),
+            json!([{ "required": required }, { "required": ["error"] }]),
+        );
+    }
+    schema
 }
 
 /// The tools this server offers.
@@ -166,11 +203,6 @@ pub fn is_known(name: &str) -> bool {
 
 /// Runs one tool.
 pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
-    if call.session.config.read_only && WRITE_TOOLS.contains(&name) {
-        return Answer::error(format!(
-            "{name} is disabled: this server runs with --read-only, so no files are changed"
-        ));
-    }
     macro_rules! run {
         ($handler:path) => {
             match parse(args) {
@@ -179,8 +211,13 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
             }
         };
     }
-    // The last guard of every answer: the whole result within the output budget.
     let answer = match name {
+        _ if call.session.config.read_only && WRITE_TOOLS.contains(&name) => Answer::refused(
+            Reason::ReadOnly,
+            format!(
+                "{name} is disabled: this server runs with --read-only, so no files are changed"
+            ),
+        ),
         "grep" => run!(search::grep),
         "glob" => run!(search::glob),
         "list_roots" => run!(read::list_roots),
@@ -196,9 +233,14 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "edit_file" => run!(files::edit_file),
         "create_directory" => run!(files::create_directory),
         "move_file" => run!(files::move_file),
-        _ => Answer::error(format!("unknown tool {}", crate::quote::echo(name))),
+        _ => Answer::refused(
+            Reason::UnknownTool,
+            format!("unknown tool {}", crate::quote::echo(name)),
+        ),
     };
-    answer.bounded(call.budget())
+    // An error says why in a field (`structuredContent.error`); then the last guard of
+    // every answer: the whole result, that object included, within the output budget.
+    answer.with_error_object(&call.roots).bounded(call.budget())
 }
 
 /// Decodes arguments, turning serde's complaint into an actionable tool error. The
@@ -235,7 +277,7 @@ pub async fn resolve_checked(
 ) -> Result<Resolved, Answer> {
     checked_path(call, arg, access, resolve)
         .await
-        .map_err(Answer::error)
+        .map_err(Answer::failure)
 }
 
 /// Like [`resolve_checked`] with [`crate::roots::resolve_entry`] (the final symlink is not
@@ -247,7 +289,7 @@ pub async fn resolve_entry_checked(
 ) -> Result<Resolved, Answer> {
     checked_path(call, arg, access, crate::roots::resolve_entry)
         .await
-        .map_err(Answer::error)
+        .map_err(Answer::failure)
 }
 
 async fn checked_path(
@@ -255,7 +297,7 @@ async fn checked_path(
     arg: &str,
     access: Access,
     how: Resolver,
-) -> Result<Resolved, String> {
+) -> Result<Resolved, Failure> {
     let asker = Asker {
         session: call.session,
         ctx: call.ctx,
@@ -284,34 +326,39 @@ impl Asker<'_> {
     /// first: a failure that tells what is on the disk (a non-directory named with `/`,
     /// `..` after a missing directory, a link loop) is shown only once the place it was
     /// found is inside the roots or allowed; outside them such a path gets the same answer
-    /// as every other path there, naming only what the client sent. `Err` is the message.
+    /// as every other path there, naming only what the client sent. `Err` is the failure,
+    /// naming the argument as sent.
     pub async fn checked(
         &self,
         arg: &str,
         access: Access,
         how: Resolver,
-    ) -> Result<Resolved, String> {
+    ) -> Result<Resolved, Failure> {
         let (given, roots) = (arg.to_string(), self.roots.clone());
         let outcome = blocking(move || how(&given, &roots))
             .await
-            .map_err(|answer| answer.text)?;
-        match outcome {
-            Ok(resolved) => {
-                self.authorize(&resolved, access).await?;
-                Ok(resolved)
-            }
+            .map_err(|_| Failure::new(Reason::Internal, "internal error resolving a path"))
+            .map_err(|failure| failure.about(arg))?;
+        let failure = match outcome {
+            Ok(resolved) => match self.authorize(&resolved, access).await {
+                Ok(()) => return Ok(resolved),
+                Err(failure) => failure,
+            },
             Err(crate::roots::PathError::Found(found)) => {
                 let place = found.as_resolved(arg, self.roots);
-                self.authorize(&place, access).await?;
-                Err(crate::roots::PathError::Found(found).to_string())
+                match self.authorize(&place, access).await {
+                    Ok(()) => Failure::of(&crate::roots::PathError::Found(found)),
+                    Err(failure) => failure,
+                }
             }
             // About the argument's text alone: nothing read from the disk.
-            Err(err) => Err(err.to_string()),
-        }
+            Err(err) => Failure::of(&err),
+        };
+        Err(failure.about(arg))
     }
 
     /// Checks (or asks for) access to an already resolved path.
-    pub async fn authorize(&self, resolved: &Resolved, access: Access) -> Result<(), String> {
+    pub async fn authorize(&self, resolved: &Resolved, access: Access) -> Result<(), Failure> {
         match self.modern {
             Some(modern) => modern.authorize(self.session, self.roots, resolved, access),
             None => ask::authorize(self.session, self.ctx, resolved, access).await,
@@ -323,9 +370,14 @@ impl Asker<'_> {
 pub async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, Answer> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|err| Answer::error(format!("internal error: {err}")))
+    tokio::task::spawn_blocking(work).await.map_err(internal)
+}
+
+/// The answer for blocking work that panicked (or was aborted). The panic's message can
+/// quote client input, so it goes to stderr only; the client hears that it was internal.
+fn internal(err: tokio::task::JoinError) -> Answer {
+    tracing::error!(target: crate::mcp::logging::STDERR_ONLY, "blocking work failed: {err}");
+    Answer::refused(Reason::Internal, "internal error in this tool call")
 }
 
 /// Runs blocking domain work on the blocking pool with a stop flag that the request's
@@ -342,7 +394,6 @@ pub async fn blocking_stoppable<T: Send + 'static>(
     let stop = Arc::new(AtomicBool::new(false));
     let flag = stop.clone();
     let mut handle = tokio::task::spawn_blocking(move || work(&flag));
-    let internal = |err: tokio::task::JoinError| Answer::error(format!("internal error: {err}"));
     tokio::select! {
         joined = &mut handle => joined.map(Some).map_err(internal),
         _ = call.ctx.ct.cancelled() => {
@@ -358,7 +409,8 @@ pub async fn blocking_stoppable<T: Send + 'static>(
 /// working directory is never served in their place). Says how to grant access.
 pub(crate) fn no_roots(roots: &crate::roots::RootSet) -> Option<Answer> {
     roots.roots.is_empty().then(|| {
-        Answer::error(
+        Answer::refused(
+            Reason::NoRoots,
             "no workspace roots: the client sent an empty roots list and rootgrep was started \
              without a directory, so no directory is served (the working directory is not used \
              in their place). To grant access: add a folder to the workspace in the host (it \

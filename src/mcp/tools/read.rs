@@ -13,6 +13,7 @@ use serde_json::Value;
 use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
+use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::roots::{Resolved, file_uri_from_path, path_text};
@@ -572,15 +573,16 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !resolved.exists {
-        return Answer::error(format!(
-            "{}: no such file or directory",
-            path_text(&resolved.path)
-        ));
+        let text = format!("{}: no such file or directory", path_text(&resolved.path));
+        return Answer::refused(Reason::NotFound, text).about(&args.path);
     }
     let (given, canonical) = (resolved.given.clone(), resolved.path.clone());
     let facts = match blocking(move || info::file_info(&given, &canonical)).await {
         Ok(Ok(facts)) => facts,
-        Ok(Err(err)) => return Answer::error(format!("{}: {err}", path_text(&resolved.path))),
+        Ok(Err(err)) => {
+            let text = format!("{}: {err}", path_text(&resolved.path));
+            return Answer::refused(Reason::of_io(&err), text).about(&args.path);
+        }
         Err(answer) => return answer,
     };
     let mut out = FileInfoOut {
@@ -752,8 +754,9 @@ async fn read_authorized(
     numbers: bool,
     budget: usize,
     room: usize,
-) -> Result<(String, Option<(String, String)>), String> {
+) -> Result<(String, Option<(String, String)>), Failure> {
     let target = resolved.path.clone();
+    let sent = resolved.sent.clone();
     let request = read::ReadRequest {
         offset,
         limit,
@@ -762,8 +765,8 @@ async fn read_authorized(
     };
     let outcome = blocking(move || read::read(&target, &request))
         .await
-        .map_err(|answer| answer.text)?
-        .map_err(|err| err.to_string())?;
+        .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?
+        .map_err(|err| Failure::of(&err).about(&sent))?;
     // A path too long for the room is shown cut (short enough to leave an image its room).
     let name = |path: &std::path::Path| cut_escaped(&path_text(path), (budget / 4).min(300));
     Ok(match outcome {
@@ -920,7 +923,7 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
             images: image.into_iter().collect(),
             ..Answer::default()
         },
-        Err(message) => Answer::error(message),
+        Err(failure) => Answer::failure(failure),
     }
 }
 
@@ -995,7 +998,7 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
                     };
                     Answer::text(format!("{heading}{text}"))
                 }
-                Err(message) => Answer::error(message),
+                Err(failure) => Answer::failure(failure),
             }
         }
         many => {
@@ -1035,6 +1038,7 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
     // (base64 and wrapping) and the envelope.
     let mut used = ENVELOPE;
     let mut failures = 0;
+    let mut first_failure: Option<Failure> = None;
     let mut done = 0;
     // Many files take a while: with a progress token, the files read so far out of all.
     let count = Arc::new(Count::default());
@@ -1049,9 +1053,7 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         // Headings carry the absolute path, like every result.
         // Checked before the heading is made: a path outside the roots is headed as sent,
         // never by where it leads.
-        let resolved = resolve_checked(call, path, Access::Read)
-            .await
-            .map_err(|answer| answer.text);
+        let resolved = super::checked_path(call, path, Access::Read, crate::roots::resolve).await;
         let heading = match &resolved {
             Ok(resolved) => path_text(&resolved.path),
             Err(_) => crate::quote::echo(path),
@@ -1065,7 +1067,7 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
                 let numbers = args.line_numbers.unwrap_or(true);
                 read_authorized(call, resolved, (1, limit), numbers, share.min(left), left).await
             }
-            Err(message) => Err(message),
+            Err(failure) => Err(failure),
         };
         match read {
             Ok((text, image)) => {
@@ -1076,9 +1078,13 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
                     answer.images.push((mime, data));
                 }
             }
-            Err(message) => {
+            Err(failure) => {
                 failures += 1;
-                let line = format!("[error: {}]\n", cut_escaped(&message, left.max(128)));
+                let line = format!(
+                    "[error: {}]\n",
+                    cut_escaped(&failure.message, left.max(128))
+                );
+                first_failure.get_or_insert(failure);
                 used += json_len(&line) - 2;
                 answer.text.push_str(&line);
             }
@@ -1096,7 +1102,11 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
             args.paths.len()
         ));
     }
-    // Only a complete failure is an error for the call as a whole.
-    answer.is_error = failures == done && done == args.paths.len();
+    // Only a complete failure is an error for the call as a whole; the first path's
+    // failure gives its reason and path.
+    if failures == done && done == args.paths.len() {
+        answer.is_error = true;
+        answer.failure = first_failure.map(|failure| (failure.reason, failure.sent));
+    }
     answer
 }

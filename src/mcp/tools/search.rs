@@ -525,7 +525,7 @@ pub struct SkippedOut {
     pub too_large: u64,
     pub unreadable: u64,
     /// Ignore files not applied (not regular files, too large), one note each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignore_files: Vec<String>,
 }
 
@@ -694,7 +694,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {
         Some(answer) => answer,
-        None => Answer::error("cancelled"),
+        None => Answer::cancelled(),
     }
 }
 
@@ -1151,7 +1151,7 @@ pub struct GlobOut {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Ignore files not applied (not regular files, too large), one note each.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub skipped_ignore_files: Vec<String>,
 }
 
@@ -1221,7 +1221,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     };
     match run(call, "found", lane, total, || {}, work).await {
         Some(answer) => answer,
-        None => Answer::error("cancelled"),
+        None => Answer::cancelled(),
     }
 }
 

@@ -443,7 +443,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     };
     run(call, "definitions", lane, work)
         .await
-        .unwrap_or_else(|| Answer::error("cancelled"))
+        .unwrap_or_else(Answer::cancelled)
 }
 
 fn render_symbols(query: &SymbolQuery, outcome: &symbols::SymbolOutcome, budget: usize) -> Answer {
@@ -609,7 +609,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     };
     run(call, "definitions", lane, work)
         .await
-        .unwrap_or_else(|| Answer::error("cancelled"))
+        .unwrap_or_else(Answer::cancelled)
 }
 
 fn render_outline(
@@ -774,7 +774,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         };
     run(call, "references", lane, work)
         .await
-        .unwrap_or_else(|| Answer::error("cancelled"))
+        .unwrap_or_else(Answer::cancelled)
 }
 
 /// The line under a file's path saying why its references carry no enclosing definition.

@@ -295,6 +295,12 @@ itest("tools/call: grep, glob and read_file (structuredContent checked against o
     // A mistake the model can fix is a tool result with isError, not a protocol error.
     result = await call(client, "read_file", { path: "src/nope.rs" });
     assert.equal(result.isError, true);
+    assert.equal(result.structuredContent?.error?.reason, "not_found");
+    // The SDK validates an error's structuredContent against the outputSchema too: grep's
+    // schema admits the error object.
+    result = await call(client, "grep", { pattern: "(unclosed" });
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent?.error?.reason, "invalid_argument");
 });
 
 itest("tools/call: symbols, outline, references, read_file + symbol (structuredContent checked against outputSchema)", async (ctx) => {

@@ -5,7 +5,9 @@
 //! say it is not.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
 use serde_json::{Value, json};
 

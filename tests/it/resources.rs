@@ -265,6 +265,7 @@ fn listing_and_completion_wait_for_the_clients_roots() {
     );
 }
 
+#[cfg(unix)]
 fn complete_with(
     client: &mut Client,
     reference: Value,

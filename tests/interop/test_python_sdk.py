@@ -263,11 +263,14 @@ async def test_roots_from_client_then_list_changed(rootgrep_bin, ws):
             await bounded(client.send_roots_list_changed())
             await wait_for_roots(client, [str(ws.root), str(other)])
 
-            # An empty set falls back to the working directory (the next source in order).
+            # An empty set means no access: the working directory is never served in its
+            # place, and tools that work on the roots say so.
             host.roots = []
             await bounded(client.send_roots_list_changed())
-            listing = await wait_for_roots(client, [str(ws.tmp)])
-            assert listing["source"] == "working directory"
+            listing = await wait_for_roots(client, [])
+            assert listing["source"] == "client"
+            refused = err(await call(client, "grep", {"pattern": "Demo"}))
+            assert "no workspace roots" in refused
 
 
 async def test_root_uri_is_percent_decoded(rootgrep_bin, ws):
@@ -889,9 +892,11 @@ async def test_client_without_roots_or_elicitation(rootgrep_bin, ws):
             # Escapes through `..` or a symlink inside the root are outside too.
             link = ws.root / "link.txt"
             link.symlink_to(secret)
+            # The refusal names what was sent, never where it leads.
             for path in ["../outside/secret.txt", str(link)]:
                 refused = err(await call(client, "read_file", {"path": path}))
-                assert str(secret) in refused
+                assert path in refused
+                assert str(secret) not in refused
                 assert "top secret" not in refused
 
             assert numbered(["# Demo"])[0] in ok(await call(client, "read_file", {"path": "README.md"}))

@@ -214,7 +214,8 @@ mod tests {
     #[test]
     fn grants_refusals_and_confine() {
         let tmp = tempfile::tempdir().unwrap();
-        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        // In the form resolved paths take (`C:\x` on Windows, not `\\?\C:\x`).
+        let base = crate::roots::canonicalize(tmp.path()).unwrap();
         let app = base.join("app");
         let other = base.join("other");
         std::fs::create_dir_all(&app).unwrap();

@@ -522,14 +522,32 @@ impl std::fmt::Display for Displaced {
 /// symlink leads somewhere that is not the root, and nothing there may be listed, searched
 /// or read until the path is a real directory again (a new directory is the root again:
 /// `rm -rf DIR && mkdir DIR` is an ordinary way to empty one).
+/// `root` written as [`canonicalize`] writes paths: on Windows the ordinary `C:\x` form of
+/// a verbatim `\\?\C:\x` where that names the same file; elsewhere `root` itself.
+fn canonicalize_spelling(root: &Path) -> PathBuf {
+    #[cfg(windows)]
+    {
+        root.to_str()
+            .and_then(crate::files::winpath::exact_plain)
+            .map_or_else(|| root.to_path_buf(), PathBuf::from)
+    }
+    #[cfg(not(windows))]
+    {
+        root.to_path_buf()
+    }
+}
+
 pub fn in_place(root: &Path) -> Result<(u64, u64), Displaced> {
     use crate::files::os::MetadataExt;
     let meta = std::fs::symlink_metadata(root).map_err(|_| Displaced::Missing)?;
     if meta.file_type().is_symlink() {
         return Err(Displaced::Symlink);
     }
+    // Compared with the root in the form `canonicalize` gives (on Windows the ordinary
+    // `C:\x`, where a root may have been given as `\\?\C:\x`).
+    let spelled = canonicalize_spelling(root);
     match canonicalize(root) {
-        Ok(canonical) if canonical == root => Ok((meta.dev(), meta.ino())),
+        Ok(canonical) if canonical == spelled => Ok((meta.dev(), meta.ino())),
         Ok(_) => Err(Displaced::NotCanonical),
         Err(_) => Err(Displaced::Missing),
     }

@@ -546,8 +546,15 @@ pub fn edit_file_with(
         if stopped() {
             return Err(EditError::Cancelled);
         }
+        // Windows cannot replace a file this process holds open: the check opens it again.
+        #[cfg(windows)]
+        drop(file);
+        #[cfg(windows)]
+        let file: Option<&File> = None;
+        #[cfg(not(windows))]
+        let file = Some(&file);
         let read = ReadVersion {
-            file: &file,
+            file,
             meta: &read_meta,
             bytes: &bytes,
         };
@@ -1097,7 +1104,7 @@ mod tests {
             .and_then(|mut f| std::io::Write::write_all(&mut f, b"two\n"))
             .unwrap();
         let read = ReadVersion {
-            file: &file,
+            file: Some(&file),
             meta: &meta,
             bytes: &bytes,
         };
@@ -1112,7 +1119,7 @@ mod tests {
             .and_then(|mut f| std::io::Write::write_all(&mut f, b"ONE"))
             .unwrap();
         let read = ReadVersion {
-            file: &file,
+            file: Some(&file),
             meta: &meta,
             bytes: &bytes,
         };

@@ -84,8 +84,11 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
 /// The version of a file an edit read: its replacement is written only while the path still
 /// names that file with that content ([`write_locked`]).
 pub(crate) struct ReadVersion<'a> {
-    /// The handle the content was read from.
-    pub file: &'a File,
+    /// The handle the content was read from, held up to the rename where the platform lets
+    /// a file be replaced while it is open (Unix); `None` on Windows, where an open handle
+    /// makes the replacing rename fail: there the file is opened again for the check and
+    /// closed before the rename.
+    pub file: Option<&'a File>,
     /// That handle's metadata when it was read.
     pub meta: &'a Metadata,
     /// What was read.
@@ -176,7 +179,7 @@ pub(crate) fn write_locked(
         tmp.write_all(content)?;
         tmp.sync_all()?;
         let checked = match read {
-            Some(read) => match still_as_read(&dir, name, read)? {
+            Some(read) => match still_as_read(&dir, name, path, read)? {
                 Some(now) => Some((read, now)),
                 None => return Err(io::Error::other(ChangedMeanwhile)),
             },
@@ -189,8 +192,10 @@ pub(crate) fn write_locked(
         // file that was just replaced: it is not in the new file. Rare (the window is one
         // `stat` long), but said, never silent.
         Ok(checked.is_some_and(|(read, before)| {
-            read.file.metadata().is_ok_and(|after| {
-                after.len() != before.len() || after.modified().ok() != before.modified().ok()
+            read.file.is_some_and(|file| {
+                file.metadata().is_ok_and(|after| {
+                    after.len() != before.len() || after.modified().ok() != before.modified().ok()
+                })
             })
         }))
     })();
@@ -287,13 +292,26 @@ fn may_replace(
 fn still_as_read(
     dir: &super::safe::DirFd,
     name: &std::ffi::OsStr,
+    path: &Path,
     read: &ReadVersion<'_>,
 ) -> io::Result<Option<Metadata>> {
     use super::os::MetadataExt;
-    if read_back(read.file, read.bytes.len())? != read.bytes {
+    let reopened;
+    let file = match read.file {
+        Some(file) => file,
+        None => {
+            reopened = match super::safe::open_read(path) {
+                Ok(file) => file,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+                Err(e) => return Err(e),
+            };
+            &reopened
+        }
+    };
+    if read_back(file, read.bytes.len())? != read.bytes {
         return Ok(None);
     }
-    let now = read.file.metadata()?;
+    let now = file.metadata()?;
     if now.len() != read.meta.len()
         || now.modified().ok() != read.meta.modified().ok()
         || changed_status(read.meta, &now)

@@ -118,6 +118,8 @@ modern::progress_and_cancellation_work_for_stateless_requests waits for idle CPU
 search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU through /proc/PID/stat
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
+roots::a_deleted_root_is_reported_missing the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it still exists until the watch lets go
+progress::resources_list_reports_progress under Wine the listing's walk sent one progress notification in a 1.2 s call where Linux sends one every 100 ms (not investigated on a real Windows machine)
 over_time::a_subscription_follows_its_path_across_a_directory_rename Wine reports the rename of a watched directory differently (old URI notified)
 over_time::listen_stream_list_changed_is_spaced_and_never_loses_the_tail in full parallel Wine runs the tail of a 3-second burst of creations was sometimes not reported within 15 s, with or without the symbol index (passes alone); Linux runs it
 SKIPS

@@ -72,7 +72,7 @@ fn assert_served(client: &mut Client, file: &Path) {
 #[test]
 fn a_dir_naming_a_file_is_served_as_a_file_root() {
     let ws = workspace();
-    let file = ws.app.join("src/main.rs");
+    let file = ws.app.join("src").join("main.rs");
     let mut client = Client::spawn(&[s(&file)], &ws.base);
     client.handshake(json!({}));
     let (root, source) = first_root(&mut client);
@@ -91,7 +91,7 @@ fn a_dir_naming_a_file_is_served_as_a_file_root() {
 #[test]
 fn a_client_root_that_is_a_file_is_served() {
     let ws = workspace();
-    let file = ws.app.join("src/main.rs");
+    let file = ws.app.join("src").join("main.rs");
     let mut client = Client::spawn(&[], &ws.base);
     client.handshake_with_roots(json!({}), &[&file]);
     let (root, source) = first_root(&mut client);
@@ -148,7 +148,7 @@ fn grep_content(client: &mut Client, pattern: &str) -> Value {
 #[test]
 fn a_file_root_is_watched_across_atomic_saves() {
     let ws = workspace();
-    let file = ws.app.join("src/main.rs");
+    let file = ws.app.join("src").join("main.rs");
     let file_uri = uri(&file);
     let mut client = Client::spawn(&[s(&file)], &ws.base);
     let init = client.handshake(json!({}));

@@ -87,7 +87,7 @@ fn small_requests_answer_while_long_searches_hold_the_pool() {
     let result = |id: i64| &answers.iter().find(|(i, _, _)| *i == id).unwrap().2;
     assert_eq!(
         listed_files(result(glob)),
-        vec![s(&ws.app.join("src/main.rs")).to_string()]
+        vec![s(&ws.app.join("src").join("main.rs")).to_string()]
     );
     assert!(
         text(result(outline)).contains("main"),

@@ -7,7 +7,9 @@
 //!   the path has been quiet for [`QUIET`] (or has been busy for [`MAX_DELAY`], so a file
 //!   written continuously still reports). At the start of a burst a [`WatchEvent::Pending`]
 //!   goes out at once, so that the index stops serving answers *before* the settled event
-//!   arrives; when every burst has settled, [`WatchEvent::Quiet`] follows.
+//!   arrives; when every burst has settled, [`WatchEvent::Quiet`] follows. Bursts wait in a
+//!   queue by due time, so a raw event costs the same with thousands of bursts in flight
+//!   (a build or an unpack writing files).
 //! - **Meaning.** A settled burst becomes `Changed`, `Created` or `Removed` by looking at the
 //!   path once more (`lstat`): a file deleted and re-created is `Created`; a path gone at
 //!   the end of the burst is `Removed` (even if it existed only within the burst, so that
@@ -51,7 +53,8 @@
 //! each root arrives as a `Status` event and in [`Watcher::status`]. Dropping the
 //! [`Watcher`] stops the actor and the notify thread and waits for them.
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -350,6 +353,7 @@ impl Watcher {
             notify: None,
             watched: Vec::new(),
             bursts: HashMap::new(),
+            due: BinaryHeap::new(),
             announced: false,
             setting_up: Vec::new(),
             identity: Vec::new(),
@@ -452,6 +456,12 @@ struct Actor {
     /// Roots with an inotify watch of their own (roots nested in another are covered by it).
     watched: Vec<PathBuf>,
     bursts: HashMap<PathBuf, Burst>,
+    /// When bursts may be due, earliest first: one entry per burst, pushed when it starts
+    /// and pushed again (later) when it is found not due yet, so that neither finding the
+    /// next due time nor flushing looks at every burst in flight (thousands, while a build
+    /// writes). An entry is never later than its burst's due time (a burst's due time only
+    /// moves later); entries of bursts dropped meanwhile are skipped.
+    due: BinaryHeap<Reverse<(Instant, PathBuf)>>,
     /// A `Pending` went out since the last `Quiet`.
     announced: bool,
     /// Roots whose watch was just added: (root, quiet until, give up waiting at).
@@ -942,6 +952,7 @@ impl Actor {
             burst.last = now;
             burst.structural |= !matches!(kind, Raw::Modify);
             if fresh {
+                self.due.push(Reverse((due(burst), path.clone())));
                 self.announced = true;
                 self.emit(WatchEvent::Pending(path));
             }
@@ -983,22 +994,51 @@ impl Actor {
     fn next_due(&self) -> Option<Instant> {
         let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
         let vanished = self.vanished.iter().map(|(_, at)| *at);
-        self.bursts
-            .values()
-            .map(due)
-            .chain(setup)
-            .chain(vanished)
-            .min()
+        // The earliest entry may be early (its burst went on): waking then re-queues it.
+        let bursts = self.due.peek().map(|Reverse((at, _))| *at);
+        bursts.into_iter().chain(setup).chain(vanished).min()
+    }
+
+    /// The bursts due now, taken out of `bursts`; the others stay queued at their due time.
+    fn take_due(&mut self, now: Instant) -> Vec<(PathBuf, Burst)> {
+        let mut ready = Vec::new();
+        while let Some(Reverse((at, _))) = self.due.peek() {
+            if *at > now {
+                break;
+            }
+            let Some(Reverse((_, path))) = self.due.pop() else {
+                break;
+            };
+            let Some(burst) = self.bursts.get(&path) else {
+                continue; // dropped with its root
+            };
+            let at = due(burst);
+            match at <= now {
+                true => {
+                    let burst = self.bursts.remove(&path).expect("found above");
+                    ready.push((path, burst));
+                }
+                false => self.due.push(Reverse((at, path))),
+            }
+        }
+        if self.bursts.is_empty() {
+            self.due.clear();
+        }
+        ready
     }
 
     fn flush_due(&mut self) {
         let now = Instant::now();
-        let mut ready: Vec<(PathBuf, Burst)> = self
-            .bursts
-            .extract_if(|_, burst| due(burst) <= now)
-            .collect();
+        let mut ready = self.take_due(now);
         // Deterministic order within one flush: removals first, then by path.
         ready.sort_by(|a, b| a.0.cmp(&b.0));
+        // A new directory's contents whose creation settles on its own (in this flush or
+        // later) need not be announced again (see `announce_contents`).
+        let settling_now: HashSet<PathBuf> = ready
+            .iter()
+            .filter(|(_, burst)| burst.structural)
+            .map(|(path, _)| path.clone())
+            .collect();
         let mut settled: Vec<WatchEvent> = ready
             .into_iter()
             .map(|(path, burst)| settle(path, &burst))
@@ -1013,7 +1053,7 @@ impl Actor {
             };
             self.emit(event);
             if let Some(dir) = created_dir {
-                self.announce_contents(&dir);
+                self.announce_contents(&dir, &settling_now);
             }
         }
         if self.bursts.is_empty() && self.announced {
@@ -1026,10 +1066,13 @@ impl Actor {
 impl Actor {
     /// A new directory is watched only once notify has seen it created, so what was
     /// written in it before (`mkdir -p a/b && echo > a/b/f`, an unpack, a checkout) has
-    /// no event of its own: announce everything it holds now as `Created` (duplicates of
-    /// events that did arrive are harmless). Past [`SCAN_MAX`] entries, an `Overflow`
-    /// says that anything may have changed instead.
-    fn announce_contents(&mut self, dir: &Path) {
+    /// no event of its own: announce everything it holds now as `Created`, except the
+    /// paths whose creation was seen and settles in this flush (`settling_now`) or later
+    /// (in flight): those are reported `Created` anyway, and a directory filled while the
+    /// writer goes on (a build, an unpack) would otherwise cost every consumer each of
+    /// its files twice. Past [`SCAN_MAX`] entries, an `Overflow` says that anything may
+    /// have changed instead.
+    fn announce_contents(&mut self, dir: &Path, settling_now: &HashSet<PathBuf>) {
         let mut found = Vec::new();
         let mut todo = vec![dir.to_path_buf()];
         while let Some(next) = todo.pop() {
@@ -1043,6 +1086,14 @@ impl Actor {
                 }
                 if entry.file_type().is_ok_and(|kind| kind.is_dir()) {
                     todo.push(path.clone());
+                }
+                // Only a creation seen (a structural burst) settles as `Created`: a file
+                // written before its directory was watched may have had only its writes
+                // seen, which settle as `Changed`.
+                let own = settling_now.contains(&path)
+                    || self.bursts.get(&path).is_some_and(|burst| burst.structural);
+                if own {
+                    continue;
                 }
                 found.push(path);
                 if found.len() > SCAN_MAX {
@@ -1322,6 +1373,44 @@ mod tests {
                 .all(|f| has(s, &WatchEvent::Created(f.clone())))),
             "{seen:?}"
         );
+    }
+
+    /// Files written into a new directory right after it was made have events of their
+    /// own (the directory is watched by then): each is reported `Created` once, not also
+    /// by the announcement of the directory's contents (a build or an unpack filling
+    /// directories cost every consumer each file twice).
+    #[test]
+    fn files_with_events_of_their_own_are_not_announced_again() {
+        let (_dir, root) = root();
+        let (_watcher, rx) = started(&root);
+        let dir = root.join("out");
+        fs::create_dir(&dir).unwrap();
+        // Give notify a moment to watch the new directory, so the files have events.
+        std::thread::sleep(Duration::from_millis(20));
+        let files: Vec<PathBuf> = (0..50).map(|n| dir.join(format!("f{n}.o"))).collect();
+        for file in &files {
+            fs::write(file, "x").unwrap();
+        }
+        let mut seen = Vec::new();
+        assert!(
+            wait_for(&rx, &mut seen, |s| s.contains(&WatchEvent::Quiet)
+                && files
+                    .iter()
+                    .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+            "{seen:?}"
+        );
+        for file in &files {
+            let created = seen
+                .iter()
+                .filter(|e| **e == WatchEvent::Created(file.clone()))
+                .count();
+            assert_eq!(
+                created,
+                1,
+                "{} created {created}×: {seen:?}",
+                file.display()
+            );
+        }
     }
 
     #[test]

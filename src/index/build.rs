@@ -525,8 +525,12 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
     skipped_ignore.sort();
     skipped_ignore.dedup();
     let text = |s: Span| &raw[s.range()];
-    files.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
-    dirs.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
+    // Stable sorts find and merge runs already in order: an update hands in the old
+    // index's lists (sorted) followed by the few paths it listed again, so packing it
+    // costs a merge, not a whole sort (`sort_unstable_by` sorted everything again on every
+    // update of a burst of creations). A build's lists are sorted either way.
+    files.sort_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    dirs.sort_by(|a, b| cmp_paths(text(*a), text(*b)));
     dirs.dedup_by(|a, b| text(*a) == text(*b));
 
     // Ignored = listed but not yielded.
@@ -534,7 +538,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
     yielded.extend(files.iter().map(|f| f.0));
     yielded.extend(dirs.iter().copied());
     yielded.extend(others);
-    yielded.sort_unstable_by(|a, b| cmp_paths(text(*a), text(*b)));
+    yielded.sort_by(|a, b| cmp_paths(text(*a), text(*b)));
     let mut ignored_raw: Vec<(Vec<u8>, bool)> = Vec::new();
     let mut full = Vec::new();
     for (dir, name, is_dir) in listed {
@@ -551,7 +555,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
             .into_iter()
             .map(|(span, is_dir)| (text(span).to_vec(), is_dir)),
     );
-    ignored_raw.sort_unstable_by(|a, b| cmp_paths(&a.0, &b.0));
+    ignored_raw.sort_by(|a, b| cmp_paths(&a.0, &b.0));
     drop(yielded);
 
     // One arena, in the final order: files, directories, ignored entries.
@@ -643,7 +647,22 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
     }
 
     // Files grouped by directory (a stable counting sort keeps them by name).
-    let parents: Vec<u32> = file_spans.iter().map(|f| dir_of(at(f.0))).collect();
+    // Sorted files come in runs of one directory: look each directory up once per run.
+    let mut last: Option<(&[u8], u32)> = None;
+    let parents: Vec<u32> = file_spans
+        .iter()
+        .map(|f| {
+            let parent = parent_of(at(f.0));
+            match last {
+                Some((known, dir)) if known == parent => dir,
+                _ => {
+                    let dir = dir_of(at(f.0));
+                    last = Some((parent, dir));
+                    dir
+                }
+            }
+        })
+        .collect();
     let mut counts = vec![0u32; dir_recs.len() + 1];
     for &p in &parents {
         counts[p as usize + 1] += 1;

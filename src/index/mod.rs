@@ -21,7 +21,8 @@
 //!   walked again only when that is needed (ignore rules changed, events lost, the root
 //!   re-watched) or cheaper (the directories to list hold most of the root). Events that
 //!   cannot concern the index (inside an ignored or hidden directory) are settled by a few
-//!   binary searches, without even an `lstat`.
+//!   binary searches, without even an `lstat`. Applying an event wakes the builder thread
+//!   only when a job got due or a root fresh: a burst of creations is two events per file.
 //! - **Only the root itself.** Every build and update runs on a root that is
 //!   [`in_place`](crate::roots::in_place) before and after it (its path not a symlink, nor
 //!   leading through one): otherwise what it read is dropped, the root is `Unavailable`,
@@ -58,6 +59,7 @@ pub use build::{DEFAULT_MAX_FILES, build, build_limited};
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
 
 use crate::files::os::OsStrExt;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -146,7 +148,8 @@ struct Slot {
     /// directories again (see [`build::update`]).
     changed: Vec<Vec<u8>>,
     /// Paths with an event burst under way (from `Pending` to its settled event).
-    settling: Vec<PathBuf>,
+    /// A set: a burst of creations has thousands in flight, each looked up twice.
+    settling: HashSet<PathBuf>,
     /// Content changes seen while building, applied to the new build when it lands.
     restat: Vec<PathBuf>,
     /// Paths the server itself changed, whose watch event has not arrived yet, with when.
@@ -175,7 +178,7 @@ impl Slot {
             building: None,
             rebuild: true,
             changed: Vec::new(),
-            settling: Vec::new(),
+            settling: HashSet::new(),
             restat: Vec::new(),
             expected: Vec::new(),
             last_build: None,
@@ -261,6 +264,8 @@ struct Shared {
     /// The watcher's barrier, once one feeds this index (without one, as in unit tests
     /// that apply events by hand, the events applied so far are all there is).
     barrier: Mutex<Option<Barrier>>,
+    /// Times the builder thread looked for work (tests: it must not wake per event).
+    rounds: std::sync::atomic::AtomicU64,
 }
 
 /// The live index over the current roots. Feed it every [`WatchEvent`] with
@@ -295,6 +300,7 @@ impl FileIndex {
             }),
             wake: Condvar::new(),
             barrier: Mutex::new(None),
+            rounds: std::sync::atomic::AtomicU64::new(0),
         });
         let for_builder = Arc::clone(&shared);
         let builder = std::thread::Builder::new()
@@ -528,6 +534,10 @@ impl FileIndex {
         };
         let now = Instant::now();
         let mut state = self.lock();
+        // Whether the builder or a waiter for freshness has something new to look at. A
+        // burst of creations brings two events per file; waking the builder thread for
+        // each (to find nothing due) cost more than applying them.
+        let mut wake = true;
         match event {
             WatchEvent::Status(root, status) => {
                 let watch = match status {
@@ -567,6 +577,8 @@ impl FileIndex {
                 }
             }
             WatchEvent::Pending(path) => {
+                // Nothing gets due or fresh by it; a job under way checks the generation.
+                wake = !state.bursting;
                 state.bursting = true;
                 for slot in state.slots.iter_mut() {
                     let Ok(rel) = path.strip_prefix(&slot.root) else {
@@ -580,16 +592,21 @@ impl FileIndex {
                         _ => !is_hidden(rel) || is_ignore_name(rel),
                     };
                     if matters && !slot.settling.contains(path) {
-                        slot.settling.push(path.clone());
+                        slot.settling.insert(path.clone());
                     }
                 }
             }
             WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) => {
+                wake = false;
                 for slot in state.slots.iter_mut() {
                     let Ok(rel) = path.strip_prefix(&slot.root) else {
                         continue;
                     };
-                    slot.settling.retain(|p| p != path);
+                    // News for the builder or a waiter: a job got due (or due at another
+                    // time), or the root became fresh (its last burst settled, an expected
+                    // write was seen). The builder hears of the watcher's quiet by `Quiet`.
+                    let before = (slot.due, slot.fresh().is_some());
+                    slot.settling.remove(path);
                     slot.expected.retain(|(p, _)| p != path);
                     if rel.as_os_str().is_empty() {
                         // The root itself was created, removed or replaced (a root nested
@@ -598,14 +615,17 @@ impl FileIndex {
                         if !matches!(event, WatchEvent::Changed(_)) {
                             slot.schedule(now);
                         }
-                        continue;
+                    } else {
+                        settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
                     }
-                    settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
+                    wake |= before != (slot.due, slot.fresh().is_some());
                 }
             }
         }
         drop(state);
-        self.shared.wake.notify_all();
+        if wake {
+            self.shared.wake.notify_all();
+        }
     }
 }
 
@@ -717,6 +737,9 @@ fn builder_loop(shared: &Shared) {
         if state.stop {
             return;
         }
+        shared
+            .rounds
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let now = Instant::now();
         let mut next_due: Option<Instant> = None;
         let mut job = None;
@@ -974,6 +997,42 @@ pub(super) mod tests {
             assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
             index
         }
+    }
+
+    /// A burst of creations (two events per file) is applied without waking the builder
+    /// thread for each event: it wakes when a job gets due or the burst settles, so its
+    /// rounds stay far below the number of events (it woke for every one, to find
+    /// nothing due, which cost more than applying them).
+    #[test]
+    fn a_burst_of_events_does_not_wake_the_builder_per_event() {
+        let f = Fixture::new();
+        let index = f.live();
+        let before = index
+            .shared
+            .rounds
+            .load(std::sync::atomic::Ordering::Relaxed);
+        let files = 2_000;
+        for n in 0..files {
+            let path = f.write(&format!("a/new{n}.rs"), "x");
+            index.apply(&WatchEvent::Pending(path.clone()));
+            index.apply(&WatchEvent::Created(path));
+            if n % 100 == 0 {
+                // Give a woken builder the core, as the watcher's pace would.
+                std::thread::yield_now();
+            }
+        }
+        index.apply(&WatchEvent::Quiet);
+        let fresh = index.wait_fresh(&f.root, DEADLINE).expect("applied");
+        assert!(fresh.find_file(Path::new("a/new1999.rs")).is_some());
+        let rounds = index
+            .shared
+            .rounds
+            .load(std::sync::atomic::Ordering::Relaxed)
+            - before;
+        assert!(
+            rounds <= 50,
+            "the builder looked for work {rounds} times for {files} files"
+        );
     }
 
     /// A change made just before the request, whose event the watcher has not read yet

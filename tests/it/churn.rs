@@ -183,3 +183,108 @@ fn writes_into_an_ignored_directory_cost_no_rebuild() {
     let found = client.call("glob", json!({"pattern": "**/*.o", "head_limit": 1}));
     assert_eq!(found["structuredContent"]["total"], 0, "{found}");
 }
+
+/// The number of inotify watches the process holds: one `inotify wd:` line per watch in
+/// the fdinfo of its inotify descriptor(s).
+#[cfg(target_os = "linux")]
+fn inotify_watches(pid: u32) -> usize {
+    let mut watches = 0;
+    for fd in std::fs::read_dir(format!("/proc/{pid}/fd"))
+        .unwrap()
+        .flatten()
+    {
+        let is_inotify = std::fs::read_link(fd.path())
+            .is_ok_and(|target| target.to_string_lossy() == "anon_inode:inotify");
+        if !is_inotify {
+            continue;
+        }
+        let info = std::fs::read_to_string(format!(
+            "/proc/{pid}/fdinfo/{}",
+            fd.file_name().to_string_lossy()
+        ))
+        .unwrap_or_default();
+        watches += info
+            .lines()
+            .filter(|l| l.starts_with("inotify wd:"))
+            .count();
+    }
+    watches
+}
+
+/// The directories at and under `dir` (every one, hidden or ignored: the watch is
+/// recursive).
+#[cfg(target_os = "linux")]
+fn directories(dir: &Path) -> usize {
+    1 + std::fs::read_dir(dir)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|entry| directories(&entry.path()))
+        .sum::<usize>()
+}
+
+/// Churn case 10: the roots changed back and forth ~200 times through
+/// `notifications/roots/list_changed` leave exactly one inotify watch per directory under
+/// the current roots, plus the barrier's sentinel directory: no watch is leaked by a root
+/// dropped, added again, nested in another or covering others.
+#[cfg(target_os = "linux")]
+#[test]
+fn roots_changed_back_and_forth_leak_no_watch() {
+    let ws = workspace();
+    for dir in ["a/b/c", "d", ".hidden/e"] {
+        std::fs::create_dir_all(ws.app.join(dir)).unwrap();
+        std::fs::create_dir_all(ws.outside.join(dir)).unwrap();
+    }
+    let mut client = Client::spawn(&[], &ws.base);
+    client.handshake_with_roots(json!({}), &[&ws.app]);
+    wait_indexed(&mut client);
+    let nested = ws.app.join("a");
+    let sets: [Vec<&Path>; 4] = [
+        vec![&ws.outside],
+        vec![&ws.app, &ws.outside],
+        vec![&nested, &ws.outside],
+        vec![&ws.app],
+    ];
+    let started = Instant::now();
+    for round in 0..200 {
+        client.notify("notifications/roots/list_changed", json!({}));
+        let request = client
+            .server_request("roots/list", Duration::from_secs(15))
+            .expect("roots/list after list_changed");
+        client.respond(&request["id"], roots_result(&sets[round % sets.len()]));
+        assert!(
+            started.elapsed() < Duration::from_secs(120),
+            "200 roots changes took over 2 minutes (round {round})"
+        );
+    }
+    // The last set is `[app]`: wait until it is the one watched and indexed.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let listed = roots["structuredContent"]["roots"].as_array().unwrap();
+        if listed.len() == 1 && listed[0]["path"] == s(&ws.app) {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "roots never became [app]: {roots}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    wait_indexed(&mut client);
+    let want = directories(&ws.app) + 1;
+    // Removals the kernel has yet to confirm are applied by then; poll briefly anyway.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let have = inotify_watches(client.pid());
+        if have == want {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{have} inotify watches after 200 roots changes; {want} needed \
+             (the directories under the root and the sentinel)"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}

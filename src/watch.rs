@@ -830,6 +830,8 @@ impl Actor {
         });
         burst.last = now;
         if fresh {
+            // Queued by its due time like every burst, or it would never be flushed.
+            self.due.push(Reverse((due(burst), root.to_path_buf())));
             self.announced = true;
             self.emit(WatchEvent::Pending(root.to_path_buf()));
         }

@@ -77,7 +77,7 @@ fn long_run(root: &Path, method: &str, params: impl Fn(&[PathBuf]) -> Value) -> 
             return (run, files);
         }
         files *= 2;
-        assert!(files <= 128_000, "could not make {method} last a second");
+        assert!(files <= 512_000, "could not make {method} last a second");
     }
 }
 

@@ -481,15 +481,24 @@ pub fn slow_body(lines: usize) -> String {
         .repeat(lines)
 }
 
-/// `files` files under `dir/linked/dNN/`, all hard links to one file holding `body`: a
-/// search reads `files × body.len()` bytes, but creating the tree costs one write and
-/// `files` links (fast, no disk space). Files already there are kept, so it can grow.
+/// `files` files under `dir/linked/dNN/`, all hard links to a few files holding `body`: a
+/// search reads `files × body.len()` bytes, but creating the tree costs one write per
+/// 50,000 files and `files` links (fast, no disk space; file systems cap the links of one
+/// file, ext4 at 65,000). Files already there are kept, so it can grow.
 pub fn linked_tree(dir: &Path, files: usize, body: &str) {
-    let seed = dir.join("linked/seed.txt");
-    if !seed.exists() {
-        std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
-        std::fs::write(&seed, body).unwrap();
-    }
+    const LINKS_PER_SEED: usize = 50_000;
+    let seed_for = |n: usize| {
+        let seed = match n / LINKS_PER_SEED {
+            0 => dir.join("linked/seed.txt"),
+            k => dir.join(format!("linked/seed{k}.txt")),
+        };
+        if !seed.exists() {
+            std::fs::create_dir_all(seed.parent().unwrap()).unwrap();
+            std::fs::write(&seed, body).unwrap();
+        }
+        seed
+    };
+    seed_for(0);
     for n in 1..files {
         let sub = dir.join(format!("linked/d{:02}", n / 100));
         let path = sub.join(format!("f{n:05}.txt"));
@@ -497,7 +506,7 @@ pub fn linked_tree(dir: &Path, files: usize, body: &str) {
             continue;
         }
         std::fs::create_dir_all(&sub).unwrap();
-        std::fs::hard_link(&seed, &path).unwrap();
+        std::fs::hard_link(seed_for(n), &path).unwrap();
     }
 }
 

@@ -189,6 +189,19 @@ fn an_unprivileged_server_does_not_replace_files_it_may_not_write() {
     }
     const NOBODY: u32 = 65534;
     let ws = workspace();
+    // The workspace must be reachable for that user: every directory above it searchable.
+    if let Some(closed) = ws
+        .base
+        .ancestors()
+        .skip(1)
+        .find(|dir| std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o001 == 0))
+    {
+        eprintln!(
+            "skipped: {} is not searchable by other users",
+            closed.display()
+        );
+        return;
+    }
     for dir in [&ws.base, &ws.app] {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
     }
@@ -203,7 +216,7 @@ fn an_unprivileged_server_does_not_replace_files_it_may_not_write() {
     std::fs::write(&own_open, "nobody's, writable\n").unwrap();
     chown(&own_open, Some(NOBODY), Some(NOBODY)).unwrap();
 
-    let mut client = Client::spawn_as(NOBODY, NOBODY, &[], &ws.app);
+    let mut client = Client::spawn_as(NOBODY, NOBODY, &[], &ws.app, &ws.base);
     client.handshake(json!({}));
     for (file, want) in [(&roots_file, "may not write"), (&own_locked, "read-only")] {
         let before = std::fs::read(file).unwrap();

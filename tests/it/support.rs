@@ -50,10 +50,16 @@ impl Client {
 
     /// Starts `rootgrep ARGS` in `cwd` as the user `uid`/`gid` (the test must run as root
     /// to switch), as an unprivileged user would run it.
+    /// The binary is copied into `bin_dir` first: the build's own directory may be
+    /// unreachable for that user (a checkout under a private directory).
     #[cfg(target_os = "linux")]
-    pub fn spawn_as(uid: u32, gid: u32, args: &[&str], cwd: &Path) -> Client {
+    pub fn spawn_as(uid: u32, gid: u32, args: &[&str], cwd: &Path, bin_dir: &Path) -> Client {
+        use std::os::unix::fs::PermissionsExt;
         use std::os::unix::process::CommandExt;
-        let mut command = Command::new(env!("CARGO_BIN_EXE_rootgrep"));
+        let bin = bin_dir.join("rootgrep-as-user");
+        std::fs::copy(env!("CARGO_BIN_EXE_rootgrep"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut command = Command::new(&bin);
         command.args(args).uid(uid).gid(gid);
         Client::spawn_command(command, cwd)
     }

@@ -118,6 +118,7 @@ load:: read resident memory from /proc/PID/status
 pipeline::a_client_writing_faster_than_answers_is_slowed_not_buffered reads /proc/PID/status
 modern::progress_and_cancellation_work_for_stateless_requests waits for idle CPU through /proc/PID/stat
 search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU through /proc/PID/stat
+sharing::small_requests_answer_while_long_searches_hold_the_pool waits for idle CPU through /proc/PID/stat after cancelling its long greps
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
 roots::a_deleted_root_is_reported_missing the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it still exists until the watch lets go

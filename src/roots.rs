@@ -301,7 +301,7 @@ pub fn choose_roots(
                 .unwrap_or_else(|| {
                     // Roots sent but all outside --confine: the operator's confine
                     // directories, as for the other sources; nothing sent: nothing served.
-                    if sent && !confine.dirs.is_empty() {
+                    if sent && confine.is_active() {
                         RootSet::new(from_paths(&confine.dirs), RootSource::Confine)
                     } else {
                         RootSet::new(Vec::new(), RootSource::Client)
@@ -515,13 +515,6 @@ impl std::fmt::Display for Displaced {
     }
 }
 
-/// Whether the canonical root `root` is still in place: its path names a directory or file
-/// itself — not a symlink — and still canonicalizes to itself (no ancestor became a
-/// symlink). Its identity (device, inode) when it is. The one rule for every consumer that
-/// lists or walks a root (the watcher, the index builder, list_roots): a root swapped for a
-/// symlink leads somewhere that is not the root, and nothing there may be listed, searched
-/// or read until the path is a real directory again (a new directory is the root again:
-/// `rm -rf DIR && mkdir DIR` is an ordinary way to empty one).
 /// `root` written as [`canonicalize`] writes paths: on Windows the ordinary `C:\x` form of
 /// a verbatim `\\?\C:\x` where that names the same file; elsewhere `root` itself.
 fn canonicalize_spelling(root: &Path) -> PathBuf {
@@ -537,6 +530,13 @@ fn canonicalize_spelling(root: &Path) -> PathBuf {
     }
 }
 
+/// Whether the canonical root `root` is still in place: its path names a directory or file
+/// itself — not a symlink — and still canonicalizes to itself (no ancestor became a
+/// symlink). Its identity (device, inode) when it is. The one rule for every consumer that
+/// lists or walks a root (the watcher, the index builder, list_roots): a root swapped for a
+/// symlink leads somewhere that is not the root, and nothing there may be listed, searched
+/// or read until the path is a real directory again (a new directory is the root again:
+/// `rm -rf DIR && mkdir DIR` is an ordinary way to empty one).
 pub fn in_place(root: &Path) -> Result<(u64, u64), Displaced> {
     use crate::files::os::MetadataExt;
     let meta = std::fs::symlink_metadata(root).map_err(|_| Displaced::Missing)?;

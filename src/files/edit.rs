@@ -630,6 +630,12 @@ enum Count {
     NonOverlapping,
 }
 
+/// What [`spans_of`] found: the number of matches and the byte spans of the first few.
+struct Spans {
+    count: usize,
+    first: Vec<(usize, usize)>,
+}
+
 /// Where `old` matches in `text`: the number of matches and the byte spans of the first
 /// `keep` of them, ascending.
 ///
@@ -640,11 +646,6 @@ enum Count {
 /// whatever the file has): in a mixed file, `key\nval` then matches both `key\nval` and
 /// `key\r\nval`, and two such places are ambiguous rather than one silently chosen.
 /// Anything else (a bare `\r`, no line break) matches exactly.
-struct Spans {
-    count: usize,
-    first: Vec<(usize, usize)>,
-}
-
 fn spans_of(text: &str, old: &str, how: Count, keep: usize, stop: &AtomicBool) -> Option<Spans> {
     let file_has_crlf = text.contains("\r\n");
     if old.contains("\r\n") && !file_has_crlf {
@@ -1093,39 +1094,34 @@ mod tests {
         assert_eq!(&text[found.first[1].0..found.first[1].1], "\nb\r\n");
     }
 
+    /// Reads `p`, has "another process" write `meddle` to it through `open`, then tries to
+    /// replace what was read: the error.
+    fn replace_after_meddling(p: &Path, open: &fs::OpenOptions, meddle: &[u8]) -> io::Error {
+        let (file, bytes, meta) = read_with_metadata(p).unwrap();
+        open.open(p)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, meddle))
+            .unwrap();
+        let read = ReadVersion {
+            file: Some(&file),
+            meta: &meta,
+            bytes: &bytes,
+        };
+        write_locked(p, b"uno\n", false, Some(&read)).unwrap_err()
+    }
+
     #[test]
     fn a_change_after_the_read_is_caught_up_to_the_rename() {
         // What was read, then another process appends: the replacement is refused.
         let (_d, p) = file_with(b"one\n");
-        let (file, bytes, meta) = read_with_metadata(&p).unwrap();
-        fs::OpenOptions::new()
-            .append(true)
-            .open(&p)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, b"two\n"))
-            .unwrap();
-        let read = ReadVersion {
-            file: Some(&file),
-            meta: &meta,
-            bytes: &bytes,
-        };
-        let err = write_locked(&p, b"uno\n", false, Some(&read)).unwrap_err();
+        let err = replace_after_meddling(&p, fs::OpenOptions::new().append(true), b"two\n");
         assert!(is_changed_meanwhile(&err), "{err}");
         assert_eq!(fs::read(&p).unwrap(), b"one\ntwo\n");
         // A rewrite of the same size (the same mtime tick, maybe) is caught by the content.
-        let (file, bytes, meta) = read_with_metadata(&p).unwrap();
-        fs::OpenOptions::new()
-            .write(true)
-            .open(&p)
-            .and_then(|mut f| std::io::Write::write_all(&mut f, b"ONE"))
-            .unwrap();
-        let read = ReadVersion {
-            file: Some(&file),
-            meta: &meta,
-            bytes: &bytes,
-        };
-        assert!(is_changed_meanwhile(
-            &write_locked(&p, b"uno\n", false, Some(&read)).unwrap_err()
-        ));
+        assert!(is_changed_meanwhile(&replace_after_meddling(
+            &p,
+            fs::OpenOptions::new().write(true),
+            b"ONE"
+        )));
         assert_eq!(fs::read(&p).unwrap(), b"ONE\ntwo\n");
     }
 

@@ -14,6 +14,7 @@ pub mod index;
 pub mod live;
 pub mod mcp;
 pub mod memory;
+pub mod platform;
 pub mod pool;
 pub mod quote;
 pub mod roots;

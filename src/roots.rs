@@ -11,7 +11,7 @@
 //! yet (a write target) is judged by its nearest existing ancestor.
 
 #[cfg(not(windows))]
-use crate::files::os::OsStringExt;
+use crate::platform::os::OsStringExt;
 use std::ffi::OsString;
 use std::fmt;
 use std::io;
@@ -241,7 +241,7 @@ pub fn within(path: &Path, base: &Path) -> bool {
         return true;
     }
     match (path.to_str(), base.to_str()) {
-        (Some(path), Some(base)) => crate::files::winpath::starts_with(path, base),
+        (Some(path), Some(base)) => crate::platform::winpath::starts_with(path, base),
         _ => false,
     }
 }
@@ -372,7 +372,7 @@ pub fn path_from_file_uri(uri: &str) -> Result<PathBuf, UriError> {
     {
         // `file:///C:/x` → `C:\x`; `file://server/share/x` → `\\server\share\x`.
         let text = String::from_utf8_lossy(&bytes);
-        crate::files::winpath::from_uri_path(host, &text)
+        crate::platform::winpath::from_uri_path(host, &text)
             .map(PathBuf::from)
             .ok_or(UriError::NotAbsolute)
     }
@@ -388,7 +388,7 @@ pub fn file_uri_from_path(path: &Path) -> String {
     }
     #[cfg(not(windows))]
     {
-        use crate::files::os::OsStrExt;
+        use crate::platform::os::OsStrExt;
         let encoded = percent_encoding::percent_encode(path.as_os_str().as_bytes(), URI_KEEP);
         format!("file://{encoded}")
     }
@@ -407,7 +407,7 @@ const URI_KEEP: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERI
 #[cfg_attr(not(windows), allow(dead_code))]
 pub(crate) fn windows_file_uri(path: &str) -> String {
     const KEEP_COLON: &percent_encoding::AsciiSet = &URI_KEEP.remove(b':');
-    let (host, path) = crate::files::winpath::to_uri_parts(path);
+    let (host, path) = crate::platform::winpath::to_uri_parts(path);
     let encoded = percent_encoding::percent_encode(path.as_bytes(), KEEP_COLON);
     format!("file://{host}{encoded}")
 }
@@ -430,7 +430,7 @@ pub const NAME_MAX: usize = 255;
 /// Refuses paths no filesystem call could succeed on: a NUL byte, more than [`PATH_MAX`]
 /// bytes in all, or a component longer than [`NAME_MAX`] bytes.
 pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
-    use crate::files::os::OsStrExt;
+    use crate::platform::os::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     if bytes.contains(&0) {
         return Err(PathError::Nul);
@@ -461,11 +461,11 @@ pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
 /// verbatim path (`\\?\C:\x`) is shown in its ordinary form (`C:\x`, `\\srv\share\x`)
 /// whenever that form names exactly the same file ([`winpath::exact_plain`]).
 ///
-/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
+/// [`winpath::exact_plain`]: crate::platform::winpath::exact_plain
 pub fn path_text(path: &Path) -> String {
     match path.to_str() {
         #[cfg(windows)]
-        Some(text) => crate::files::winpath::display(text),
+        Some(text) => crate::platform::winpath::display(text),
         #[cfg(not(windows))]
         Some(text) => text.to_string(),
         None => file_uri_from_path(path),
@@ -480,13 +480,13 @@ pub fn path_text(path: &Path) -> String {
 /// ordinary path longer than Win32's limit still works: std adds the prefix back itself.
 /// Names only the verbatim form can spell (`x.`, `nul.txt`) keep it.
 ///
-/// [`winpath::exact_plain`]: crate::files::winpath::exact_plain
+/// [`winpath::exact_plain`]: crate::platform::winpath::exact_plain
 pub fn canonicalize(path: &Path) -> io::Result<PathBuf> {
     let canonical = std::fs::canonicalize(path)?;
     #[cfg(windows)]
     if let Some(plain) = canonical
         .to_str()
-        .and_then(crate::files::winpath::exact_plain)
+        .and_then(crate::platform::winpath::exact_plain)
     {
         return Ok(PathBuf::from(plain));
     }
@@ -521,7 +521,7 @@ fn canonicalize_spelling(root: &Path) -> PathBuf {
     #[cfg(windows)]
     {
         root.to_str()
-            .and_then(crate::files::winpath::exact_plain)
+            .and_then(crate::platform::winpath::exact_plain)
             .map_or_else(|| root.to_path_buf(), PathBuf::from)
     }
     #[cfg(not(windows))]
@@ -538,7 +538,7 @@ fn canonicalize_spelling(root: &Path) -> PathBuf {
 /// or read until the path is a real directory again (a new directory is the root again:
 /// `rm -rf DIR && mkdir DIR` is an ordinary way to empty one).
 pub fn in_place(root: &Path) -> Result<(u64, u64), Displaced> {
-    use crate::files::os::MetadataExt;
+    use crate::platform::os::MetadataExt;
     let meta = std::fs::symlink_metadata(root).map_err(|_| Displaced::Missing)?;
     if meta.file_type().is_symlink() {
         return Err(Displaced::Symlink);
@@ -726,11 +726,11 @@ pub fn resolve(arg: &str, roots: &RootSet) -> Result<Resolved, PathError> {
     // `COM1`… (also `nul.txt`) name devices in every directory, and a metadata call would
     // open the device and fail with a confusing system error. Both are refused here.
     #[cfg(windows)]
-    if let Some(why) = given.to_str().and_then(crate::files::winpath::refused_name) {
+    if let Some(why) = given.to_str().and_then(crate::platform::winpath::refused_name) {
         return Err(PathError::Name(given.clone(), why));
     }
     let dir_only = {
-        use crate::files::os::OsStrExt;
+        use crate::platform::os::OsStrExt;
         let bytes = given.as_os_str().as_bytes();
         bytes.len() > 1 && (bytes.ends_with(b"/") || (cfg!(windows) && bytes.ends_with(b"\\")))
     };
@@ -823,7 +823,7 @@ fn resolve_absolute(
     let (canonical, exists) = if dir_only {
         // The kernel refuses `file/` (ENOTDIR), which the lenient walk would take for a
         // missing path; resolve without the slash and judge the kind here.
-        use crate::files::os::OsStrExt;
+        use crate::platform::os::OsStrExt;
         let bytes = path.as_os_str().as_bytes();
         let slashes = bytes
             .iter()
@@ -1322,7 +1322,7 @@ mod windows_tests {
         let tmp = tempfile::tempdir().unwrap();
         let canonical = canonicalize(tmp.path()).unwrap();
         let text = canonical.to_str().unwrap();
-        assert!(crate::files::winpath::has_drive(text), "{text}");
+        assert!(crate::platform::winpath::has_drive(text), "{text}");
         let root = Root::new(tmp.path().to_path_buf(), None);
         assert_eq!(root.effective(), canonical.as_path());
         assert_eq!(path_text(Path::new(r"\\?\C:\work\x")), r"C:\work\x");

@@ -8,9 +8,11 @@ pub mod list;
 pub mod lock;
 pub mod mime;
 pub mod mv;
-pub mod os;
 pub mod read;
 pub mod safe;
 pub mod tree;
-pub mod winpath;
 pub mod write;
+
+// The platform glue lives on the ground floor; these keep `crate::files::os` and
+// `crate::files::winpath` working for the code that still names them there.
+pub use crate::platform::{os, winpath};

@@ -295,7 +295,7 @@ fn still_as_read(
     path: &Path,
     read: &ReadVersion<'_>,
 ) -> io::Result<Option<Metadata>> {
-    use super::os::MetadataExt;
+    use crate::platform::os::MetadataExt;
     let reopened;
     let file = match read.file {
         Some(file) => file,

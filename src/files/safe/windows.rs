@@ -35,7 +35,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 
 use super::swapped;
-use crate::files::winpath;
+use crate::platform::winpath;
 
 /// A directory held open (without delete sharing) with its checked final path. Every
 /// operation in it goes through `file`; `path` only names it in messages and link reports.
@@ -574,11 +574,11 @@ pub fn mkdir_at(dir: &DirFd, name: &OsStr) -> io::Result<()> {
     .map_err(nt_error)
 }
 
-/// The identity (`files::os::MetadataExt` device and inode) of the entry `name` of `dir`
+/// The identity (`platform::os::MetadataExt` device and inode) of the entry `name` of `dir`
 /// itself (never followed; opened for its attributes only), for checking that a path still
 /// names the file that was read.
 pub fn identity_at(dir: &DirFd, name: &OsStr) -> io::Result<(u64, u64)> {
-    use crate::files::os::MetadataExt;
+    use crate::platform::os::MetadataExt;
     use windows_sys::Wdk::Storage::FileSystem::FILE_OPEN;
     use windows_sys::Win32::Storage::FileSystem::FILE_READ_ATTRIBUTES;
     let meta = open_at(dir, &entry_name(name)?, FILE_READ_ATTRIBUTES, FILE_OPEN, 0)

@@ -452,6 +452,7 @@ fn collect(
         stats,
         sieve,
         |path, lang, defs| {
+            let Ok(defs) = defs else { return };
             let mut mine = Vec::new();
             for def in defs {
                 if let Some(t) = tier(&def) {
@@ -525,7 +526,8 @@ fn candidates(
 }
 
 /// Reads and parses `files` on up to `threads` threads (this one included), calling `each`
-/// with every file's definitions. Stops starting files once `control` is cancelled.
+/// with every file's definitions or why it has none (never [`FileError::Cancelled`]: a
+/// stopped parse ends its thread's run). Stops starting files once `control` is cancelled.
 pub(super) fn parse_all(
     files: &[(PathBuf, Lang)],
     threads: usize,
@@ -533,7 +535,7 @@ pub(super) fn parse_all(
     abort: &AtomicUsize,
     stats: &mut SymbolStats,
     sieve: Option<Sieve<'_>>,
-    each: impl Fn(&Path, Lang, Vec<Definition>) + Sync,
+    each: impl Fn(&Path, Lang, Result<Vec<Definition>, FileError>) + Sync,
 ) {
     let next = AtomicUsize::new(0);
     let counts = Mutex::new(SymbolStats::default());
@@ -551,17 +553,16 @@ pub(super) fn parse_all(
             let Some((path, lang)) = files.get(i) else {
                 break;
             };
-            match parse_sieved(&mut ctx, path, *lang, abort, sieve) {
-                Ok(defs) => {
-                    mine.parsed += 1;
-                    each(path, *lang, defs);
-                }
+            let parsed = parse_sieved(&mut ctx, path, *lang, abort, sieve);
+            match parsed {
+                Ok(_) => mine.parsed += 1,
                 Err(FileError::Sieved) => mine.sieved += 1,
                 Err(FileError::TooLarge) => mine.too_large += 1,
                 Err(FileError::TooDeep) => mine.too_deep += 1,
                 Err(FileError::Unreadable) => mine.unreadable += 1,
                 Err(FileError::Cancelled) => break,
             }
+            each(path, *lang, parsed);
             control.files_examined.fetch_add(1, Ordering::Relaxed);
         }
         let mut counts = counts
@@ -884,7 +885,29 @@ pub fn outline(
     while done < files.len() && seen <= want && !control.is_cancelled() {
         let chunk = &files[done..(done + batch).min(files.len())];
         let results = Mutex::new(Vec::new());
-        parse_all_keep_errors(chunk, threads, control, abort, &mut stats, &results);
+        parse_all(
+            chunk,
+            threads,
+            control,
+            abort,
+            &mut stats,
+            None,
+            |path, lang, parsed| {
+                let (defs, error) = match parsed {
+                    Ok(defs) => (defs, None),
+                    Err(err) => (Vec::new(), Some(err)),
+                };
+                results
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(FileOutline {
+                        path: path.to_path_buf(),
+                        lang,
+                        defs,
+                        error,
+                    });
+            },
+        );
         let mut results = results
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -921,55 +944,6 @@ pub struct OutlineOutcome {
 fn kind_allowed_outline(kinds: &[String], kind: &str) -> bool {
     // The outline shows `impl` blocks: they are what nests a type's methods.
     kinds.is_empty() || kind_allowed(kinds, kind)
-}
-
-fn parse_all_keep_errors(
-    files: &[(PathBuf, Lang)],
-    threads: usize,
-    control: &Control,
-    abort: &AtomicUsize,
-    stats: &mut SymbolStats,
-    results: &Mutex<Vec<FileOutline>>,
-) {
-    let next = AtomicUsize::new(0);
-    let work = || {
-        let mut ctx = Parser::new();
-        while !control.is_cancelled() {
-            let turn = control.turn();
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((path, lang)) = files.get(i) else {
-                break;
-            };
-            let (defs, error) = match parse_file(&mut ctx, path, *lang, abort) {
-                Ok(defs) => (defs, None),
-                Err(FileError::Cancelled) => break,
-                Err(err) => (Vec::new(), Some(err)),
-            };
-            drop(turn);
-            control.files_examined.fetch_add(1, Ordering::Relaxed);
-            results
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(FileOutline {
-                    path: path.clone(),
-                    lang: *lang,
-                    defs,
-                    error,
-                });
-        }
-    };
-    on_threads(threads, files.len(), work);
-    let results = results
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    for file in results.iter() {
-        match file.error {
-            None => stats.parsed += 1,
-            Some(FileError::TooLarge) => stats.too_large += 1,
-            Some(FileError::TooDeep) => stats.too_deep += 1,
-            Some(_) => stats.unreadable += 1,
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1076,31 +1050,20 @@ pub fn references(
         abort,
         &mut stats,
     );
-    // A file of a supported language without definitions here was not parsed: say why,
-    // once per file.
-    let mut unparsed: std::collections::HashMap<PathBuf, Unscoped> = Default::default();
-    for m in &matches {
-        if !parsed.contains_key(&m.path)
-            && !unparsed.contains_key(&m.path)
-            && Lang::from_path(&m.path).is_some()
-        {
-            let too_large = std::fs::symlink_metadata(&m.path)
-                .is_ok_and(|meta| meta.len() > MAX_PARSE_BYTES as u64);
-            let why = match too_large {
-                true => Unscoped::TooLarge,
-                false => Unscoped::Unparsed,
-            };
-            unparsed.insert(m.path.clone(), why);
-        }
-    }
     let mut entries: Vec<Reference> = matches
         .into_iter()
         .map(|m| {
-            let defs = parsed.get(&m.path);
+            let (defs, unscoped) = match parsed.get(&m.path) {
+                Some(Ok(defs)) => (Some(defs), None),
+                Some(Err(FileError::TooLarge)) => (None, Some(Unscoped::TooLarge)),
+                // A file of a supported language that was not parsed (unreadable, too
+                // deep, or its parse stopped).
+                _ if Lang::from_path(&m.path).is_some() => (None, Some(Unscoped::Unparsed)),
+                _ => (None, None),
+            };
             let enclosing = defs.and_then(|defs| super::scope::innermost(defs, m.line).cloned());
             let is_definition = defs
                 .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
-            let unscoped = unparsed.get(&m.path).copied();
             Reference {
                 path: m.path,
                 line: m.line,

@@ -124,7 +124,7 @@ fn lang_id(lang: Lang) -> u8 {
 #[derive(Default)]
 struct Packer {
     table: Table,
-    interned: HashMap<String, u32>,
+    interned: HashMap<Arc<str>, u32>,
 }
 
 impl Packer {
@@ -178,7 +178,7 @@ impl Packer {
                         let Some(at) = self.put(c.as_bytes()) else {
                             return false;
                         };
-                        self.interned.insert(c.to_string(), at);
+                        self.interned.insert(c.clone(), at);
                         (at, c.len() as u16)
                     }
                 },

@@ -154,7 +154,7 @@ impl Packer {
                 continue;
             };
             // Signatures are not kept (they were most of the memory): the line is read
-            // again for the definitions a query returns (see `find::fill_signatures`).
+            // again for the definitions a query returns (see `find::by_name::fill_signatures`).
             let Some(name) = self.put(def.name.as_bytes()) else {
                 return false;
             };
@@ -284,7 +284,7 @@ impl Table {
             line: r.line as u64,
             end_line: r.end_line as u64,
             name_line: r.line as u64 + r.name_line as u64,
-            // Not stored: filled in for the page by `find::fill_signatures`.
+            // Not stored: filled in for the page by `find::by_name::fill_signatures`.
             signature: String::new(),
             container: (r.container != NONE)
                 .then(|| Arc::from(self.text(r.container, r.container_len))),

@@ -28,7 +28,7 @@
 //! on-demand path (text pre-filter, then parsing the candidates).
 
 // A record stores its kind as a position in `KINDS`.
-use super::extract::KINDS;
+use super::lang::KINDS;
 use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
@@ -38,8 +38,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::extract::{Definition, MAX_PARSE_BYTES, Parser};
-use super::find::{FileError, parse_file};
 use super::lang::Lang;
+use super::parse::{FileError, parse_file};
 use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, IndexState, RootIndex};
 use crate::live::Consumer;

@@ -14,9 +14,9 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
 
 use super::extract::Definition;
-use super::find::{FileError, SymbolStats, parse_all};
 use super::index::{Snapshot, SymbolIndex};
 use super::lang::Lang;
+use super::parse::{FileError, SymbolStats, parse_all};
 use crate::walk::Control;
 
 /// For each `(path, line)` of `entries`, the innermost definition containing the line, or

@@ -4,8 +4,8 @@
 //!
 //! It is a second [`live::Consumer`] beside the file index and stands on it: a root is
 //! built only once its file index is fresh, from that file list (supported languages, at
-//! most [`MAX_PARSE_BYTES`] each), on a bounded number of low-priority threads that step
-//! aside for every foreground search ([`yield_to_searches`] between files).
+//! most [`MAX_PARSE_BYTES`](crate::symbols::MAX_PARSE_BYTES) each), on a bounded number of low-priority threads that step
+//! aside for every foreground search ([`yield_to_searches`](crate::walk::yield_to_searches) between files).
 //!
 //! Layout (compact, see [`Table`]): names, lowercase names (non-ASCII ones only) and
 //! containers in one byte arena (containers interned; signatures are not kept, the line is
@@ -27,8 +27,6 @@
 //! itself. Otherwise [`SymbolIndex::snapshot`] says `None` and the caller takes the
 //! on-demand path (text pre-filter, then parsing the candidates).
 
-// A record stores its kind as a position in `KINDS`.
-use super::lang::KINDS;
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -36,13 +34,10 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::extract::{Definition, MAX_PARSE_BYTES, Parser};
 use super::lang::Lang;
-use super::parse::{FileError, parse_file};
 use crate::files::os::OsStrExt;
-use crate::index::{FileIndex, IndexState, RootIndex};
+use crate::index::{FileIndex, IndexState};
 use crate::live::Consumer;
-use crate::walk::{YIELD_MAX, yield_to_searches};
 use crate::watch::{RootStatus, WatchEvent};
 
 /// More dirty paths than this and a query does not parse them itself: it takes the
@@ -52,17 +47,14 @@ pub const MAX_DIRTY_ON_DEMAND: usize = 64;
 /// Files re-parsed into the overlay before it is folded into a new table.
 pub const MAX_OVERLAY: usize = 1024;
 
-const NONE: u32 = u32::MAX;
-const NO_MTIME: u64 = u64::MAX;
-
 mod snapshot;
 mod table;
 mod worker;
 
 pub use snapshot::{Lookup, Snapshot, SnapshotStats};
-use table::*;
+use table::Overlay;
 pub use table::{FileSyms, Table, pack_files};
-use worker::*;
+use worker::worker_loop;
 
 /// How one root's symbol index stands, for `list_roots`.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,7 +6,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use super::*;
+use super::table::{Overlay, Table, nanos};
+use crate::files::os::OsStrExt;
+use crate::index::RootIndex;
+use crate::symbols::extract::{Definition, Parser};
+use crate::symbols::lang::Lang;
+use crate::symbols::parse::parse_file;
 
 /// Which definitions a query wants from the table (the caller still ranks and filters
 /// them; this only narrows what is looked at).

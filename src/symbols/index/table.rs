@@ -10,7 +10,15 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::*;
+use crate::files::os::OsStrExt;
+use crate::symbols::extract::Definition;
+// A record stores its kind as a position in `KINDS`.
+use crate::symbols::lang::{KINDS, Lang};
+
+/// A record's "no offset" (no container, an ASCII name's lowercase form).
+pub(super) const NONE: u32 = u32::MAX;
+/// A file whose modification time was not known when it was parsed.
+pub(super) const NO_MTIME: u64 = u64::MAX;
 
 /// One definition, fixed size: offsets into the arena and line numbers (36 bytes).
 #[derive(Clone, Copy, Debug)]

@@ -1,8 +1,11 @@
 //! Unit tests of the symbol index: packing and lookups, building from the file index,
 //! updates from watch events, and answers that match the on-demand path.
 
+use super::table::NONE;
+use super::worker::lower_priority;
 use super::*;
 use crate::search::Control;
+use crate::symbols::extract::Definition;
 use crate::symbols::find::{SymbolOutcome, SymbolQuery, find_symbols, find_symbols_with};
 
 /// The per-language fixtures plus two small files, in a temporary root.

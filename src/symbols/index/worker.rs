@@ -8,7 +8,15 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use super::*;
+// The worker reports into the root slots that `mod.rs` owns.
+use super::table::{FileSyms, Overlay, Packer, Table, nanos};
+use super::{MAX_OVERLAY, Shared};
+use crate::files::os::OsStrExt;
+use crate::index::{IndexState, RootIndex};
+use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
+use crate::symbols::lang::Lang;
+use crate::symbols::parse::{FileError, parse_file};
+use crate::walk::{YIELD_MAX, yield_to_searches};
 
 /// The worker: one root's job at a time (a first build, a sync, or re-parsing dirty
 /// files), each waiting first for the root's file index to be fresh.

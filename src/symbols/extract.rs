@@ -350,37 +350,6 @@ const C_KEYWORDS: &[&str] = &[
     "if", "else", "while", "for", "do", "switch", "case", "return", "goto", "sizeof",
 ];
 
-/// Every kind a definition can have; "definition" (first) stands for a capture name the
-/// list does not know. The symbol index stores a kind as its position here.
-pub(crate) const KINDS: &[&str] = &[
-    "definition",
-    "function",
-    "method",
-    "class",
-    "struct",
-    "enum",
-    "union",
-    "interface",
-    "trait",
-    "type",
-    "constant",
-    "macro",
-    "module",
-    "namespace",
-    "impl",
-    "constructor",
-    "variable",
-];
-
-/// The capture's kind as a `'static` string (tags queries only use these names).
-pub(super) fn static_kind(kind: &str) -> &'static str {
-    KINDS
-        .iter()
-        .find(|k| **k == kind)
-        .copied()
-        .unwrap_or(KINDS[0])
-}
-
 /// Bundled queries lump several constructs into one capture (Rust and C tag structs, enums
 /// and unions as `class`; Rust traits are `interface`; Go types are `type`): the keyword
 /// before the name says which it is. The words are read only up to the first keyword.

@@ -1,7 +1,9 @@
 //! Languages with symbols: detection by file extension, and one [`Grammar`] per language
 //! (the tree-sitter language and its tags query), compiled once per process from the
 //! grammar crate's own tags query plus the few extensions below (each says what the bundled
-//! query misses).
+//! query misses). The definition kinds a query's captures may name ([`KINDS`]) live here
+//! too, with the captures that use them, so that extraction reads them from its language
+//! and not the other way round.
 
 use std::path::Path;
 use std::sync::OnceLock;
@@ -140,7 +142,7 @@ pub struct Grammar {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Capture {
     Name,
-    /// `@definition.KIND`, with KIND as one of `extract::KINDS`.
+    /// `@definition.KIND`, with KIND as one of [`KINDS`].
     Definition(&'static str),
     /// `@reference.KIND`: a tag that is not a definition. It still holds its name node, so
     /// an earlier reference pattern hides what a later pattern would define there.
@@ -157,7 +159,7 @@ impl Grammar {
             .map(|name| match *name {
                 "name" => Capture::Name,
                 _ => match name.strip_prefix("definition.") {
-                    Some(kind) => Capture::Definition(super::extract::static_kind(kind)),
+                    Some(kind) => Capture::Definition(static_kind(kind)),
                     None if name.starts_with("reference.") => Capture::Reference,
                     None => Capture::Other,
                 },
@@ -328,3 +330,34 @@ const JAVA_EXTRA: &str = r#"
 (record_declaration name: (identifier) @name) @definition.class
 (constructor_declaration name: (identifier) @name) @definition.constructor
 "#;
+
+/// Every kind a definition can have; "definition" (first) stands for a capture name the
+/// list does not know. The symbol index stores a kind as its position here.
+pub(crate) const KINDS: &[&str] = &[
+    "definition",
+    "function",
+    "method",
+    "class",
+    "struct",
+    "enum",
+    "union",
+    "interface",
+    "trait",
+    "type",
+    "constant",
+    "macro",
+    "module",
+    "namespace",
+    "impl",
+    "constructor",
+    "variable",
+];
+
+/// The capture's kind as a `'static` string (tags queries only use these names).
+fn static_kind(kind: &str) -> &'static str {
+    KINDS
+        .iter()
+        .find(|k| **k == kind)
+        .copied()
+        .unwrap_or(KINDS[0])
+}

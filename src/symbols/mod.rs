@@ -15,6 +15,7 @@ pub mod extract;
 pub mod find;
 pub mod index;
 pub mod lang;
+pub mod parse;
 pub mod scope;
 pub mod sieve;
 

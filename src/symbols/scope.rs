@@ -14,9 +14,9 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
 
 use super::extract::Definition;
-use super::find::{SymbolStats, parse_all};
 use super::index::{Snapshot, SymbolIndex};
 use super::lang::Lang;
+use super::parse::{FileError, SymbolStats, parse_all};
 use crate::walk::Control;
 
 /// For each `(path, line)` of `entries`, the innermost definition containing the line, or
@@ -42,7 +42,7 @@ pub fn enclosing(
     );
     entries
         .iter()
-        .map(|(path, line)| innermost(defs.get(*path)?, *line).cloned())
+        .map(|(path, line)| innermost(defs.get(*path)?.as_ref().ok()?, *line).cloned())
         .collect()
 }
 
@@ -56,8 +56,8 @@ pub fn innermost(defs: &[Definition], line: u64) -> Option<&Definition> {
 
 /// The definitions of each distinct file of `paths` that has a language: from the symbol
 /// index where it vouches for the file, the others parsed on `threads` threads. `stats`
-/// counts them all as candidates, and the parses (parsed, too large, unreadable). Files
-/// that could not be parsed are absent.
+/// counts them all as candidates, and the parses (parsed, too large, unreadable). A file
+/// that could not be parsed maps to why; one whose parse was stopped is absent.
 pub fn definitions_of_files<'p>(
     paths: impl Iterator<Item = &'p Path>,
     symbols: Option<&SymbolIndex>,
@@ -65,8 +65,8 @@ pub fn definitions_of_files<'p>(
     control: &Control,
     abort: &AtomicUsize,
     stats: &mut SymbolStats,
-) -> HashMap<PathBuf, Vec<Definition>> {
-    let mut found: HashMap<PathBuf, Vec<Definition>> = HashMap::new();
+) -> HashMap<PathBuf, Result<Vec<Definition>, FileError>> {
+    let mut found: HashMap<PathBuf, Result<Vec<Definition>, FileError>> = HashMap::new();
     let mut parse: Vec<(PathBuf, Lang)> = Vec::new();
     let mut seen: HashSet<&Path> = HashSet::new();
     // One snapshot per root for the whole page, asked for once even when there is none:
@@ -88,7 +88,7 @@ pub fn definitions_of_files<'p>(
         };
         match snapshot.and_then(|snapshot| snapshot.file_definitions(path)) {
             Some(defs) => {
-                found.insert(path.to_path_buf(), defs);
+                found.insert(path.to_path_buf(), Ok(defs));
             }
             None => parse.push((path.to_path_buf(), lang)),
         }

@@ -1,0 +1,490 @@
+//! The symbol index (PRODUCT §13): per root, every definition of the supported files the
+//! file index lists, packed in memory and kept live by the watcher's events, so `symbols`
+//! answers from memory instead of pre-filtering and parsing.
+//!
+//! It is a second [`live::Consumer`] beside the file index and stands on it: a root is
+//! built only once its file index is fresh, from that file list (supported languages, at
+//! most [`MAX_PARSE_BYTES`](crate::symbols::MAX_PARSE_BYTES) each), on a bounded number of low-priority threads that step
+//! aside for every foreground search ([`yield_to_searches`](crate::walk::yield_to_searches) between files).
+//!
+//! Layout (compact, see [`Table`]): names, lowercase names (non-ASCII ones only) and
+//! containers in one byte arena (containers interned; signatures are not kept, the line is
+//! read again for the definitions a query returns), each definition a fixed record of offsets and
+//! line numbers, two sorted tables of record ids (by name, by lowercase name) for exact
+//! and prefix lookups, and per file a range of records plus the size and mtime it was
+//! parsed at.
+//!
+//! Updates: a path named by a watch event (or by the server's own write) is *dirty* until
+//! the worker re-parsed it into a small overlay (file → definitions, or gone); the overlay
+//! is folded into a new table once it grows. Anything the overlay cannot express (a
+//! directory appearing or vanishing, ignore rules changing, lost events, a re-watch)
+//! makes the root *sync*: the file list is compared again with what was parsed (size and
+//! mtime), reusing what did not change.
+//!
+//! Never stale: a query is answered from memory only when the root's table exists, no
+//! sync is due, the file index is fresh and few paths are dirty; a dirty file, or one
+//! whose size or mtime differs from the file index's, is parsed on demand by the query
+//! itself. Otherwise [`SymbolIndex::snapshot`] says `None` and the caller takes the
+//! on-demand path (text pre-filter, then parsing the candidates).
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use super::lang::Lang;
+use crate::files::os::OsStrExt;
+use crate::index::{FileIndex, IndexState};
+use crate::live::Consumer;
+use crate::watch::{RootStatus, WatchEvent};
+
+/// More dirty paths than this and a query does not parse them itself: it takes the
+/// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
+pub const MAX_DIRTY_ON_DEMAND: usize = 64;
+
+/// Files re-parsed into the overlay before it is folded into a new table.
+pub const MAX_OVERLAY: usize = 1024;
+
+mod snapshot;
+mod table;
+mod worker;
+
+pub use snapshot::{Lookup, Snapshot, SnapshotStats};
+use table::Overlay;
+pub use table::{FileSyms, Table, pack_files};
+use worker::worker_loop;
+
+/// How one root's symbol index stands, for `list_roots`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SymbolState {
+    /// Waiting for the root's file index to be fresh.
+    Waiting,
+    /// First build under way: files parsed so far of the total.
+    Building { done: usize, total: usize },
+    /// Answering from memory (updates may be under way: they are parsed on demand).
+    Ready,
+    /// Comparing with the file list again (after a directory change, lost events…):
+    /// queries are on demand meanwhile.
+    Syncing { done: usize, total: usize },
+    /// Not indexed: queries parse on demand (the reason says why).
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct SymbolStatus {
+    pub root: PathBuf,
+    pub state: SymbolState,
+    /// Definitions and files held.
+    pub definitions: usize,
+    pub files: usize,
+    /// Supported files over the parse cap, not indexed.
+    pub too_large: usize,
+    /// Heap bytes of the table.
+    pub heap_bytes: usize,
+    /// Files re-parsed after changes since the last full pack.
+    pub updates: u64,
+    /// How long the last full pack (build or sync) took, and its CPU-bound part.
+    pub last_build: Option<Duration>,
+}
+
+struct Slot {
+    root: PathBuf,
+    table: Option<Arc<Table>>,
+    overlay: Arc<Overlay>,
+    /// Paths changed and not yet re-parsed (absolute).
+    dirty: HashSet<PathBuf>,
+    /// Paths taken by the running job (still dirty for queries until it lands).
+    in_flight: HashSet<PathBuf>,
+    sync: bool,
+    /// A sync (or the first build) is running: not answered from memory until it lands.
+    syncing: bool,
+    /// No work before then (the file index is unavailable: looked at again later).
+    not_before: Option<std::time::Instant>,
+    /// Watched by the watcher (no watch, no index).
+    watched: bool,
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicUsize>,
+    total: Arc<AtomicUsize>,
+    running: bool,
+    too_large: usize,
+    updates: u64,
+    last_build: Option<Duration>,
+}
+
+impl Slot {
+    fn new(root: PathBuf) -> Slot {
+        Slot {
+            root,
+            table: None,
+            overlay: Arc::default(),
+            dirty: HashSet::new(),
+            in_flight: HashSet::new(),
+            sync: true,
+            syncing: false,
+            not_before: None,
+            watched: false,
+            cancel: Arc::default(),
+            done: Arc::default(),
+            total: Arc::default(),
+            running: false,
+            too_large: 0,
+            updates: 0,
+            last_build: None,
+        }
+    }
+
+    fn has_work(&self) -> bool {
+        self.watched
+            && !self.running
+            && (self.sync || !self.dirty.is_empty())
+            && self
+                .not_before
+                .is_none_or(|at| std::time::Instant::now() >= at)
+    }
+}
+
+struct State {
+    slots: Vec<Slot>,
+    stop: bool,
+}
+
+struct Shared {
+    files: Arc<FileIndex>,
+    state: Mutex<State>,
+    wake: Condvar,
+    threads: usize,
+}
+
+impl Shared {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// The live symbol index over the current roots (see the module documentation).
+pub struct SymbolIndex {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+/// Threads the build parses with: all cores but one (a foreground request always has
+/// one), at least one.
+pub fn build_threads() -> usize {
+    crate::walk::thread_count().saturating_sub(1).max(1)
+}
+
+impl SymbolIndex {
+    /// An index standing on `files` (which must be fed the same events, first).
+    pub fn new(files: Arc<FileIndex>) -> SymbolIndex {
+        SymbolIndex::with_threads(files, build_threads())
+    }
+
+    pub fn with_threads(files: Arc<FileIndex>, threads: usize) -> SymbolIndex {
+        let shared = Arc::new(Shared {
+            files,
+            state: Mutex::new(State {
+                slots: Vec::new(),
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            threads: threads.max(1),
+        });
+        let for_worker = shared.clone();
+        let worker = std::thread::Builder::new()
+            .name("rootgrep-symbols".into())
+            .spawn(move || worker_loop(&for_worker))
+            .expect("spawning the symbol index thread");
+        SymbolIndex {
+            shared,
+            worker: Some(worker),
+        }
+    }
+
+    /// What a query on `root` may read from memory, or `None`: not built yet, a sync is
+    /// due, the file index is not fresh, or too many paths are dirty (the caller then
+    /// takes the on-demand path).
+    pub fn snapshot(&self, root: &Path) -> Option<Snapshot> {
+        let (table, overlay, dirty) = {
+            let state = self.shared.lock();
+            let slot = state.slots.iter().find(|s| s.root == root)?;
+            if slot.sync || slot.syncing || !slot.watched {
+                return None;
+            }
+            let table = slot.table.clone()?;
+            if slot.dirty.len() + slot.in_flight.len() > MAX_DIRTY_ON_DEMAND {
+                return None;
+            }
+            let dirty: Vec<PathBuf> = slot.dirty.union(&slot.in_flight).cloned().collect();
+            (table, slot.overlay.clone(), dirty)
+        };
+        let files = self.shared.files.snapshot(root)?;
+        let mut parse = Vec::new();
+        let mut excluded = HashSet::new();
+        for path in dirty {
+            let Ok(rel) = path.strip_prefix(root) else {
+                continue;
+            };
+            if files.find_file(rel).is_some() {
+                if Lang::from_path(rel).is_some() {
+                    parse.push(rel.to_path_buf());
+                }
+            } else if path.is_dir() || files.find_dir(rel).is_some() {
+                // A directory: its files are unknown here (the worker syncs).
+                return None;
+            } else if table.find_file(rel.as_os_str().as_bytes()).is_none()
+                && table.has_under(rel.as_os_str().as_bytes())
+            {
+                // A whole directory went away: leave it to the worker.
+                return None;
+            }
+            excluded.insert(rel.as_os_str().as_bytes().to_vec());
+        }
+        Some(Snapshot {
+            root: root.to_path_buf(),
+            table,
+            overlay,
+            parse,
+            dirty: excluded,
+            files,
+            check_disk: !self.shared.files.proves_freshness(),
+        })
+    }
+
+    /// [`SymbolIndex::snapshot`] of the root holding `path`.
+    pub fn snapshot_for(&self, path: &Path) -> Option<Snapshot> {
+        self.snapshot(&self.root_of(path)?)
+    }
+
+    /// The innermost root holding `path`.
+    pub fn root_of(&self, path: &Path) -> Option<PathBuf> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| path.starts_with(&s.root))
+            .max_by_key(|s| s.root.as_os_str().len())
+            .map(|s| s.root.clone())
+    }
+
+    /// Distinct definition names starting with `prefix` (smart case) over the roots built,
+    /// sorted, at most `max`, and whether there were more (completion of symbol names:
+    /// suggestions, so a root being updated still offers what it holds).
+    pub fn complete_names(&self, prefix: &str, max: usize) -> (Vec<String>, bool) {
+        if prefix.is_empty() || max == 0 {
+            return (Vec::new(), false);
+        }
+        let insensitive = !prefix.chars().any(char::is_uppercase);
+        let key = if insensitive {
+            prefix.to_lowercase()
+        } else {
+            prefix.to_string()
+        };
+        let held: Vec<(Arc<Table>, Arc<Overlay>)> = {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .filter_map(|s| Some((s.table.clone()?, s.overlay.clone())))
+                .collect()
+        };
+        // Ordered ignoring case first (`parse` beside `Parser`), then as written.
+        let mut names: std::collections::BTreeSet<(String, String)> =
+            std::collections::BTreeSet::new();
+        let entry = |name: String| (name.to_lowercase(), name);
+        for (table, overlay) in &held {
+            names.extend(
+                table
+                    .names_with_prefix(&key, insensitive, max + 1)
+                    .into_iter()
+                    .map(entry),
+            );
+            for file in overlay.values().flatten() {
+                for def in &file.defs {
+                    let folded = if insensitive {
+                        def.name.to_lowercase()
+                    } else {
+                        def.name.clone()
+                    };
+                    if folded.starts_with(&key) {
+                        names.insert(entry(def.name.clone()));
+                    }
+                }
+            }
+        }
+        let more = names.len() > max;
+        (
+            names.into_iter().take(max).map(|(_, name)| name).collect(),
+            more,
+        )
+    }
+
+    /// Waits up to `timeout` for `root` to answer from memory (tests, benchmarks).
+    pub fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self.snapshot(root).is_some() {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Every root's state, in the order set.
+    pub fn status(&self) -> Vec<SymbolStatus> {
+        let file_states = self.shared.files.status();
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .map(|slot| {
+                let files = file_states.iter().find(|s| s.root == slot.root);
+                let progress = (
+                    slot.done.load(Ordering::Relaxed),
+                    slot.total.load(Ordering::Relaxed),
+                );
+                let symbol_state = match files.map(|s| &s.state) {
+                    Some(IndexState::Unavailable(why)) => SymbolState::Unavailable(format!(
+                        "no file index ({why}); symbols are parsed on demand"
+                    )),
+                    _ if !slot.watched => SymbolState::Waiting,
+                    // Running, but still waiting for a fresh file list.
+                    _ if slot.running && progress.1 == usize::MAX && slot.table.is_none() => {
+                        SymbolState::Waiting
+                    }
+                    _ if slot.table.is_none() && slot.running => SymbolState::Building {
+                        done: progress.0,
+                        total: progress.1,
+                    },
+                    _ if slot.table.is_none() => SymbolState::Waiting,
+                    _ if slot.sync || slot.syncing => SymbolState::Syncing {
+                        done: progress.0,
+                        total: if progress.1 == usize::MAX {
+                            0
+                        } else {
+                            progress.1
+                        },
+                    },
+                    _ => SymbolState::Ready,
+                };
+                let table = slot.table.as_deref();
+                SymbolStatus {
+                    root: slot.root.clone(),
+                    state: symbol_state,
+                    definitions: table.map_or(0, Table::len)
+                        + slot
+                            .overlay
+                            .values()
+                            .flatten()
+                            .map(|f| f.defs.len())
+                            .sum::<usize>(),
+                    files: table.map_or(0, |t| t.files.len()),
+                    too_large: slot.too_large,
+                    heap_bytes: table.map_or(0, Table::heap_bytes),
+                    updates: slot.updates,
+                    last_build: slot.last_build,
+                }
+            })
+            .collect()
+    }
+
+    fn mark(&self, path: &Path) {
+        let mut state = self.shared.lock();
+        let mut any = false;
+        for slot in state.slots.iter_mut() {
+            if path.starts_with(&slot.root) {
+                if path
+                    .file_name()
+                    .is_some_and(|n| n == ".gitignore" || n == ".ignore")
+                {
+                    slot.sync = true;
+                } else {
+                    slot.dirty.insert(path.to_path_buf());
+                }
+                any = true;
+            }
+        }
+        drop(state);
+        if any {
+            self.shared.wake.notify_all();
+        }
+    }
+}
+
+impl Drop for SymbolIndex {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock();
+            state.stop = true;
+            for slot in &state.slots {
+                slot.cancel.store(true, Ordering::Relaxed);
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Consumer for SymbolIndex {
+    fn set_roots(&self, roots: &[PathBuf]) {
+        let mut state = self.shared.lock();
+        state.slots.retain(|slot| {
+            let keep = roots.contains(&slot.root);
+            if !keep {
+                slot.cancel.store(true, Ordering::Relaxed);
+            }
+            keep
+        });
+        for root in roots {
+            if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
+                state.slots.push(Slot::new(root.clone()));
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    fn apply(&self, event: &WatchEvent) {
+        match event {
+            WatchEvent::Pending(path)
+            | WatchEvent::Changed(path)
+            | WatchEvent::Created(path)
+            | WatchEvent::Removed(path) => self.mark(path),
+            WatchEvent::Quiet => {}
+            WatchEvent::Overflow | WatchEvent::Error(_) => {
+                let mut state = self.shared.lock();
+                for slot in state.slots.iter_mut() {
+                    slot.sync = true;
+                }
+                drop(state);
+                self.shared.wake.notify_all();
+            }
+            WatchEvent::Status(root, status) => {
+                let mut state = self.shared.lock();
+                if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
+                    // Events may have been missed while not watched: compare again.
+                    slot.watched = *status == RootStatus::Watching;
+                    slot.sync = true;
+                }
+                drop(state);
+                self.shared.wake.notify_all();
+            }
+        }
+    }
+
+    fn expect_change(&self, path: &Path) {
+        self.mark(path);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests;
+
+#[cfg(all(test, unix))]
+mod sync_tests;

@@ -480,7 +480,7 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
     let trees = match trees {
         Ok(Some(trees)) => trees,
         // Cancelled: rmcp sends no response.
-        Ok(None) => return Answer::error("cancelled"),
+        Ok(None) => return Answer::cancelled(),
         Err(answer) => return answer,
     };
     let mut text = String::new();

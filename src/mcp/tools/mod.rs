@@ -25,7 +25,7 @@ use crate::roots::{Resolved, RootSet, resolve};
 
 mod files;
 mod read;
-pub(crate) mod search;
+mod search;
 mod symbols;
 
 /// Tools that change files (hidden and refused with `--read-only`).

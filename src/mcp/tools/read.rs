@@ -161,35 +161,25 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     let live_on = call.session.live.is_some();
     // Whether each root shown is still in place — there at all (a root deleted since it was
     // chosen is missing, not as it was then) and not swapped for a symlink: asked of the
-    // disk now, off the async workers.
-    let shown: Vec<std::path::PathBuf> = roots
+    // disk now, off the async workers. One entry per root shown, in order (`None` for a
+    // root that never resolved or is in place).
+    let shown: Vec<Option<std::path::PathBuf>> = roots
         .roots
         .iter()
         .skip(offset)
         .take(limit)
-        .filter_map(|root| root.canonical.clone())
+        .map(|root| root.canonical.clone())
         .collect();
-    let placed: Vec<(std::path::PathBuf, Option<crate::roots::Displaced>)> =
-        match super::blocking(move || {
-            shown
-                .into_iter()
-                .map(|root| {
-                    let displaced = crate::roots::in_place(&root).err();
-                    (root, displaced)
-                })
-                .collect()
-        })
-        .await
-        {
-            Ok(placed) => placed,
-            Err(answer) => return answer,
-        };
-    let displaced_of = |root: &crate::roots::Root| {
-        let canonical = root.canonical.as_ref()?;
-        placed
-            .iter()
-            .find(|(path, _)| path == canonical)
-            .and_then(|(_, displaced)| *displaced)
+    let displaced: Vec<Option<crate::roots::Displaced>> = match super::blocking(move || {
+        shown
+            .into_iter()
+            .map(|root| crate::roots::in_place(&root?).err())
+            .collect()
+    })
+    .await
+    {
+        Ok(displaced) => displaced,
+        Err(answer) => return answer,
     };
     let watch_of = |path: &std::path::Path| -> String {
         if !live_on {
@@ -240,13 +230,12 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
             .iter()
             .skip(offset)
             .take(limit)
-            .map(|root| {
-                (
-                    root,
-                    root.canonical.is_some() && displaced_of(root).is_none(),
-                )
+            .zip(displaced)
+            .map(|(root, displaced)| {
+                let present = root.canonical.is_some() && displaced.is_none();
+                (root, displaced, present)
             })
-            .map(|(root, present)| RootOut {
+            .map(|(root, displaced, present)| RootOut {
                 path: path_text(root.effective()),
                 uri: file_uri_from_path(root.effective()),
                 // A client's display name is free text: keep its start.
@@ -258,7 +247,7 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
                         None => name.clone(),
                     }),
                 exists: present,
-                unavailable: displaced_of(root)
+                unavailable: displaced
                     .filter(|displaced| *displaced != crate::roots::Displaced::Missing)
                     .map(|displaced| {
                         format!(

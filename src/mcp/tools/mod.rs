@@ -23,9 +23,12 @@ use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
 use crate::roots::{Resolved, RootSet, resolve};
 
+mod args;
 mod files;
+mod glob;
+mod grep;
+mod pool;
 mod read;
-mod search;
 mod symbols;
 
 /// Tools that change files (hidden and refused with `--read-only`).
@@ -144,7 +147,7 @@ pub(crate) fn write_annotations(
 fn all_tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| {
-        let mut tools = search::tools();
+        let mut tools = vec![grep::tool(), glob::tool()];
         tools.extend(read::tools());
         tools.extend(symbols::tools());
         tools.extend(files::tools());
@@ -218,8 +221,8 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
                 "{name} is disabled: this server runs with --read-only, so no files are changed"
             ),
         ),
-        "grep" => run!(search::grep),
-        "glob" => run!(search::glob),
+        "grep" => run!(grep::grep),
+        "glob" => run!(glob::glob),
         "list_roots" => run!(read::list_roots),
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),

@@ -12,7 +12,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::search::{self, MAX_OFFSET, OneOrMany};
+use super::args::{MAX_OFFSET, OneOrMany};
+use super::pool;
 use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::progress::thousands;
 use crate::mcp::render::{Answer, ENVELOPE, json_len, serialized_len};
@@ -347,7 +348,7 @@ async fn run(
         let abort = abort.clone();
         move || abort.store(1, Ordering::Relaxed)
     };
-    search::run(
+    pool::run(
         call,
         noun,
         lane,
@@ -410,7 +411,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         Ok(langs) => langs,
         Err(answer) => return answer,
     };
-    let targets = match search::resolve_targets(call, list(args.path)).await {
+    let targets = match pool::resolve_targets(call, list(args.path)).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
@@ -426,7 +427,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
-    let lane = search::lane_for(&targets, false).await;
+    let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
         match symbols::find_symbols_with(
@@ -593,13 +594,13 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     if args.path.is_empty() {
         return Answer::error("`path` is empty; give a file or directory");
     }
-    let targets = match search::resolve_targets(call, vec![args.path]).await {
+    let targets = match pool::resolve_targets(call, vec![args.path]).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
     let kinds = list(args.kind);
     let budget = call.budget();
-    let lane = search::lane_for(&targets, false).await;
+    let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
         &targets, &kinds, offset, limit, threads, control, abort,
     ) {
@@ -746,7 +747,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         Ok(pair) => pair,
         Err(answer) => return answer,
     };
-    let targets = match search::resolve_targets(call, list(args.path)).await {
+    let targets = match pool::resolve_targets(call, list(args.path)).await {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
@@ -755,7 +756,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
-    let lane = search::lane_for(&targets, false).await;
+    let lane = pool::lane_for(&targets, false).await;
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
             &name,

@@ -13,6 +13,7 @@
 
 pub mod glob;
 pub mod grep;
+pub mod roots;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};

@@ -29,6 +29,7 @@ mod glob;
 mod grep;
 mod pool;
 mod read;
+mod roots;
 mod symbols;
 
 /// Tools that change files (hidden and refused with `--read-only`).
@@ -148,6 +149,7 @@ fn all_tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| {
         let mut tools = vec![grep::tool(), glob::tool()];
+        tools.push(roots::tool());
         tools.extend(read::tools());
         tools.extend(symbols::tools());
         tools.extend(files::tools());
@@ -223,7 +225,7 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         ),
         "grep" => run!(grep::grep),
         "glob" => run!(glob::glob),
-        "list_roots" => run!(read::list_roots),
+        "list_roots" => run!(roots::list_roots),
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),
         "read_files" => run!(read::read_files),

@@ -14,6 +14,7 @@
 pub mod glob;
 pub mod grep;
 pub mod roots;
+pub mod symbols;
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};

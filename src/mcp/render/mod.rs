@@ -11,6 +11,7 @@
 //! argument as sent), which the dispatch turns into `structuredContent.error` next to the
 //! text ([`Answer::with_error_object`]) before the budget guard, so the object counts.
 
+pub mod dirs;
 pub mod glob;
 pub mod grep;
 pub mod roots;

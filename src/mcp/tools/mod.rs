@@ -24,13 +24,14 @@ use crate::mcp::session::Session;
 use crate::roots::{Resolved, RootSet, resolve};
 
 mod args;
-mod files;
+mod dirs;
 mod glob;
 mod grep;
 mod pool;
 mod read;
 mod roots;
 mod symbols;
+mod writes;
 
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
@@ -152,7 +153,8 @@ fn all_tools() -> &'static [Tool] {
         tools.push(roots::tool());
         tools.extend(read::tools());
         tools.extend(symbols::tools());
-        tools.extend(files::tools());
+        tools.extend(dirs::tools());
+        tools.extend(writes::tools());
         for tool in &mut tools {
             if let Some(schema) = &mut tool.output_schema {
                 *schema = Arc::new(accepting_errors(schema));
@@ -232,12 +234,12 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "symbols" => run!(symbols::symbols),
         "outline" => run!(symbols::outline),
         "references" => run!(symbols::references),
-        "list_directory" => run!(files::list_directory),
-        "directory_tree" => run!(files::directory_tree),
-        "write_file" => run!(files::write_file),
-        "edit_file" => run!(files::edit_file),
-        "create_directory" => run!(files::create_directory),
-        "move_file" => run!(files::move_file),
+        "list_directory" => run!(dirs::list_directory),
+        "directory_tree" => run!(dirs::directory_tree),
+        "write_file" => run!(writes::write_file),
+        "edit_file" => run!(writes::edit_file),
+        "create_directory" => run!(writes::create_directory),
+        "move_file" => run!(writes::move_file),
         _ => Answer::refused(
             Reason::UnknownTool,
             format!("unknown tool {}", crate::quote::echo(name)),

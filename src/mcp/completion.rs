@@ -55,12 +55,12 @@ pub async fn complete(
     let value = request.argument.value.clone();
     let completion = if find_usages && request.argument.name == "symbol" {
         // Names defined under the `path` already given (inside the roots), else anywhere.
-        let under = given("path").and_then(|path| inside(roots, &path));
-        let targets = match under {
+        let path = given("path");
+        let narrowed = path.is_some();
+        let targets = match path.and_then(|path| inside(roots, &path)) {
             Some(path) => vec![path],
             None => roots.existing(),
         };
-        let narrowed = given("path").is_some();
         blocking(move || match symbols {
             Some(symbols) if !narrowed => {
                 let (values, has_more) = symbols.complete_names(value.trim(), MAX_VALUES);

@@ -42,7 +42,7 @@ where
     R: tokio::io::AsyncRead + Unpin + Send + 'static,
     W: tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
-    let session = session::Session::new(config);
+    let session = session::Session::new(config, logging::DEFAULT_LEVEL, modern::new_codec());
     let handler = handler::Handler::new(session);
     pipeline::serve(handler, faults, input, output).await;
     Ok(())

@@ -25,7 +25,7 @@ use serde_json::{Value, json};
 use crate::access::Access;
 use crate::files::mime::mime_type;
 use crate::files::read::{self, ReadError, Whole};
-use crate::mcp::failure::{Failure, Reason};
+use crate::mcp::failure::{Failure, Reason, sent_text};
 use crate::mcp::modern::ModernCall;
 use crate::mcp::progress::{Reporter, thousands};
 use crate::mcp::session::Session;
@@ -190,7 +190,7 @@ pub async fn read_resource(
         session,
         ctx,
         modern,
-        roots: &std::sync::Arc::new(roots.clone()),
+        roots: &Arc::new(roots.clone()),
     };
     let resolved = asker
         .checked(uri, Access::Read, resolve)
@@ -226,7 +226,7 @@ pub async fn read_resource(
                 ),
                 Some(json!({
                     "reason": Reason::TooLarge.code(),
-                    "uri": uri_text(uri),
+                    "uri": sent_text(uri),
                     "size": size,
                     "max_bytes": MAX_RESOURCE_BYTES,
                 })),
@@ -311,15 +311,10 @@ fn not_a_file_uri(uri: &str, roots: &RootSet) -> Result<(), McpError> {
     })
 }
 
-/// The URI as an error's data repeats it (see [`crate::mcp::failure::sent_text`]).
-fn uri_text(uri: &str) -> String {
-    crate::mcp::failure::sent_text(uri)
-}
-
 fn not_found(uri: &str) -> McpError {
     McpError::resource_not_found(
         format!("no such file: {}", crate::quote::echo(uri)),
-        Some(json!({ "reason": Reason::NotFound.code(), "uri": uri_text(uri) })),
+        Some(json!({ "reason": Reason::NotFound.code(), "uri": sent_text(uri) })),
     )
 }
 

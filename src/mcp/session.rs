@@ -5,6 +5,10 @@
 //! subscriptions.
 //!
 //! One stdio process serves one client, so "session" and "process" coincide.
+//!
+//! The session sits below the modules that use it (`logging`, `modern`, `ask`): whoever
+//! makes it hands it the starting log level and the `requestState` codec, so it names
+//! neither module.
 
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
@@ -46,13 +50,18 @@ pub(crate) struct RefreshState {
 }
 
 impl Session {
-    pub fn new(config: Config) -> Arc<Session> {
+    /// A session over `config`'s roots, forwarding logs at `log_level` and up, sealing
+    /// 2026-07-28 request states with `state_codec` (`Err` says why there is none).
+    pub fn new(
+        config: Config,
+        log_level: u8,
+        state_codec: Result<rmcp::model::RequestStateCodec, String>,
+    ) -> Arc<Session> {
         let (set, warnings) = choose_roots(None, &config.dirs, &config.cwd, &config.confine);
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
         let (roots_ready, _) = watch::channel(false);
-        let state_codec = crate::mcp::modern::new_codec();
         if let Err(why) = &state_codec {
             tracing::warn!("{why}: 2026-07-28 requests will be refused");
         }
@@ -74,7 +83,7 @@ impl Session {
             roots_ready,
             refresh: Mutex::new(RefreshState::default()),
             grants: Grants::default(),
-            log_level: AtomicU8::new(crate::mcp::logging::DEFAULT_LEVEL),
+            log_level: AtomicU8::new(log_level),
             roots_notes: Mutex::new(warnings),
             subscriptions,
             live,

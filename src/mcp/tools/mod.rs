@@ -23,10 +23,15 @@ use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
 use crate::roots::{Resolved, RootSet, resolve};
 
-mod files;
+mod args;
+mod dirs;
+mod glob;
+mod grep;
+mod pool;
 mod read;
-pub(crate) mod search;
+mod roots;
 mod symbols;
+mod writes;
 
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
@@ -144,10 +149,12 @@ pub(crate) fn write_annotations(
 fn all_tools() -> &'static [Tool] {
     static TOOLS: std::sync::OnceLock<Vec<Tool>> = std::sync::OnceLock::new();
     TOOLS.get_or_init(|| {
-        let mut tools = search::tools();
+        let mut tools = vec![grep::tool(), glob::tool()];
+        tools.push(roots::tool());
         tools.extend(read::tools());
         tools.extend(symbols::tools());
-        tools.extend(files::tools());
+        tools.extend(dirs::tools());
+        tools.extend(writes::tools());
         for tool in &mut tools {
             if let Some(schema) = &mut tool.output_schema {
                 *schema = Arc::new(accepting_errors(schema));
@@ -218,21 +225,21 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
                 "{name} is disabled: this server runs with --read-only, so no files are changed"
             ),
         ),
-        "grep" => run!(search::grep),
-        "glob" => run!(search::glob),
-        "list_roots" => run!(read::list_roots),
+        "grep" => run!(grep::grep),
+        "glob" => run!(glob::glob),
+        "list_roots" => run!(roots::list_roots),
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),
         "read_files" => run!(read::read_files),
         "symbols" => run!(symbols::symbols),
         "outline" => run!(symbols::outline),
         "references" => run!(symbols::references),
-        "list_directory" => run!(files::list_directory),
-        "directory_tree" => run!(files::directory_tree),
-        "write_file" => run!(files::write_file),
-        "edit_file" => run!(files::edit_file),
-        "create_directory" => run!(files::create_directory),
-        "move_file" => run!(files::move_file),
+        "list_directory" => run!(dirs::list_directory),
+        "directory_tree" => run!(dirs::directory_tree),
+        "write_file" => run!(writes::write_file),
+        "edit_file" => run!(writes::edit_file),
+        "create_directory" => run!(writes::create_directory),
+        "move_file" => run!(writes::move_file),
         _ => Answer::refused(
             Reason::UnknownTool,
             format!("unknown tool {}", crate::quote::echo(name)),

@@ -11,6 +11,12 @@
 //! argument as sent), which the dispatch turns into `structuredContent.error` next to the
 //! text ([`Answer::with_error_object`]) before the budget guard, so the object counts.
 
+pub mod dirs;
+pub mod glob;
+pub mod grep;
+pub mod roots;
+pub mod symbols;
+
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
@@ -404,6 +410,22 @@ pub fn human_size(bytes: u64) -> String {
 /// RFC 3339 time in UTC.
 pub fn rfc3339(time: std::time::SystemTime) -> String {
     chrono::DateTime::<chrono::Utc>::from(time).to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// The structured result's fields besides its entries, and the last text line, take at
+/// most this many bytes (counts and stats are at most 20 digits each).
+pub(crate) const FIXED: usize = 600;
+
+/// `text` cut (with the usual marker) until `cost` of it fits in `room`: for a first entry
+/// that alone exceeds the budget, which is shown cut rather than skipped.
+pub(crate) fn cut_to_fit(text: &str, room: usize, cost: impl Fn(&str) -> usize) -> String {
+    let mut chars = text.chars().count();
+    let mut cut = text.to_owned();
+    while cost(&cut) > room && chars > 1 {
+        chars /= 2;
+        cut = crate::search::lines::cut_around(text, 0, 0, chars);
+    }
+    cut
 }
 
 #[cfg(test)]

@@ -1,0 +1,272 @@
+//! Rendering the `list_roots` answer: the text and structured forms of a page of roots
+//! with the grants, refusals, notes and confine directories, fitted to the output budget.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::mcp::render::{Answer, cut_escaped};
+
+/// Most grants, refusals or notes listed (each list; the rest are counted).
+pub(crate) const MAX_LISTED: usize = 20;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct RootsOut {
+    /// Where the roots came from: client, command line, working directory, --confine.
+    pub source: String,
+    /// The roots of this page.
+    pub roots: Vec<RootOut>,
+    /// How many roots are in force.
+    pub total: usize,
+    pub truncated: bool,
+    /// When more roots follow: the offset to ask for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// The operator's --confine directories (empty when not set).
+    pub confine: Vec<String>,
+    /// Directories the user granted for this session (the first 20).
+    pub grants: Vec<AccessOut>,
+    /// Paths the user refused during this session (the first 20).
+    pub refusals: Vec<AccessOut>,
+    /// Warnings about roots (ignored, dropped, missing; the first 20, then how many more).
+    pub notes: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct RootOut {
+    pub path: String,
+    pub uri: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub exists: bool,
+    /// Why the root cannot be used now although it was set: its path is a symlink now, or
+    /// leads through one. Nothing below it is listed, searched or read until it is the
+    /// directory (or file) itself again.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unavailable: Option<String>,
+    /// "directory" or "file".
+    pub kind: String,
+    /// Whether changes under this root are watched (live index and notifications).
+    pub watched: bool,
+    /// Watch state: watching, starting, failed (with the reason), or off (--no-watch).
+    pub watch: String,
+    /// File index state: fresh (with the file count, full builds and incremental updates),
+    /// building, stale, waiting, unavailable, or off. Until it is fresh, searches walk the
+    /// disk (same results, slower).
+    pub index: String,
+    /// Symbol index state: ready (with the definitions and files held, and the files
+    /// skipped as too large), building (files parsed of the total), syncing, waiting,
+    /// unavailable, or off. Until it is ready, symbols parses files on demand (same
+    /// results, slower).
+    pub symbols: String,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct AccessOut {
+    pub path: String,
+    /// "read" or "write".
+    pub access: String,
+}
+
+/// One root's symbol index, as list_roots says it.
+pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
+    use crate::symbols::SymbolState;
+    let count = |n: usize| crate::mcp::progress::thousands(n as u64);
+    match &status.state {
+        SymbolState::Ready => {
+            let mut line = format!(
+                "ready ({} definitions in {} files, {} MiB",
+                count(status.definitions),
+                count(status.files),
+                status.heap_bytes.div_ceil(1 << 20)
+            );
+            if status.too_large > 0 {
+                line.push_str(&format!(
+                    "; {} files over 1 MiB skipped",
+                    count(status.too_large)
+                ));
+            }
+            if status.updates > 0 {
+                line.push_str(&format!(
+                    "; {} files re-parsed after changes",
+                    count(status.updates as usize)
+                ));
+            }
+            line.push(')');
+            line
+        }
+        SymbolState::Building { done, total } => format!(
+            "building ({}/{} files parsed; symbols parses on demand meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        SymbolState::Syncing { done, total } => format!(
+            "re-syncing with the file list ({}/{} files parsed; on demand meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        SymbolState::Waiting => "waiting for the file index".to_string(),
+        SymbolState::Unavailable(why) => format!("unavailable: {why}"),
+    }
+}
+
+/// The list_roots answer within `budget` bytes once serialized: the grants, refusals, notes
+/// and confine directories take at most half of it (long paths cut, the last items left out
+/// and counted), and the page holds as many roots as fit in both forms (at least one, cut if
+/// it alone is too large), with the continuation line when more follow.
+pub(crate) fn fit_roots(
+    mut out: RootsOut,
+    offset: usize,
+    totals: (usize, usize, usize),
+    budget: usize,
+) -> Answer {
+    let roots = std::mem::take(&mut out.roots);
+    let long = budget / 16;
+    for item in out.grants.iter_mut().chain(out.refusals.iter_mut()) {
+        item.path = cut_escaped(&item.path, long);
+    }
+    for text in out.notes.iter_mut().chain(out.confine.iter_mut()) {
+        *text = cut_escaped(text, long);
+    }
+    while render_roots(&out, offset, totals).size() > budget / 2 {
+        let lists = [
+            out.grants.len(),
+            out.refusals.len(),
+            out.notes.len(),
+            out.confine.len(),
+        ];
+        let longest = (0..4).max_by_key(|&i| lists[i]).unwrap_or(0);
+        match longest {
+            _ if lists[longest] == 0 => break,
+            0 => drop(out.grants.pop()),
+            1 => drop(out.refusals.pop()),
+            2 => drop(out.notes.pop()),
+            _ => drop(out.confine.pop()),
+        }
+    }
+    let fits = |out: &mut RootsOut, kept: usize| {
+        out.roots = roots[..kept].to_vec();
+        set_next(out, offset, kept);
+        render_roots(out, offset, totals).size() <= budget
+    };
+    // The largest page that fits: fitting is monotone in the number of roots kept.
+    let (mut low, mut high) = (0, roots.len());
+    while low < high {
+        let mid = (low + high).div_ceil(2);
+        if fits(&mut out, mid) {
+            low = mid;
+        } else {
+            high = mid - 1;
+        }
+    }
+    out.roots = roots[..low].to_vec();
+    if low == 0
+        && let Some(first) = roots.first()
+    {
+        // One root larger than what is left: shown cut, so paging moves on.
+        let share = budget / 16;
+        let mut root = first.clone();
+        root.path = cut_escaped(&root.path, share);
+        root.uri = cut_escaped(&root.uri, share);
+        root.name = root.name.map(|name| cut_escaped(&name, share));
+        root.watch = cut_escaped(&root.watch, share);
+        root.index = cut_escaped(&root.index, share);
+        root.symbols = cut_escaped(&root.symbols, share);
+        out.roots = vec![root];
+    }
+    let kept = out.roots.len();
+    set_next(&mut out, offset, kept);
+    render_roots(&out, offset, totals)
+}
+
+pub(crate) fn set_next(out: &mut RootsOut, offset: usize, kept: usize) {
+    out.truncated = offset + kept < out.total;
+    out.next_offset = out.truncated.then_some(offset + kept);
+}
+
+/// The text and structured forms of a list_roots page (`totals`: grants, refusals and
+/// confine directories in all, for the "and N more" lines).
+pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) -> Answer {
+    let (granted, refused, confined) = totals;
+    let mut text = format!("Roots ({}):\n", out.source);
+    for root in &out.roots {
+        let mut flags = vec![root.kind.clone()];
+        match &root.unavailable {
+            Some(why) => flags.push(format!("UNAVAILABLE: {why}")),
+            None if !root.exists => flags.push("MISSING".into()),
+            None => {}
+        }
+        flags.push(format!("watch: {}", root.watch));
+        flags.push(format!("index: {}", root.index));
+        flags.push(format!("symbols: {}", root.symbols));
+        let name = root
+            .name
+            .as_deref()
+            .map(|n| format!(" \"{n}\""))
+            .unwrap_or_default();
+        text.push_str(&format!("  {}{name} ({})\n", root.path, flags.join(", ")));
+    }
+    if !out.confine.is_empty() {
+        text.push_str(&format!("Confined to: {}", out.confine.join(", ")));
+        if confined > out.confine.len() {
+            text.push_str(&format!(" and {} more", confined - out.confine.len()));
+        }
+        text.push('\n');
+    }
+    if let Some(next) = out.next_offset {
+        text.push_str(&format!(
+            "[showing roots {}-{} of {}; call list_roots with offset={next} for more]\n",
+            offset + 1,
+            offset + out.roots.len(),
+            out.total
+        ));
+    } else if out.roots.is_empty() && out.total > 0 {
+        text.push_str(&format!(
+            "[offset {offset} is past the last of the {} roots]\n",
+            out.total
+        ));
+    }
+    for grant in &out.grants {
+        text.push_str(&format!("Granted ({}): {}\n", grant.access, grant.path));
+    }
+    if granted > out.grants.len() {
+        text.push_str(&format!(
+            "… and {} more grants\n",
+            granted - out.grants.len()
+        ));
+    }
+    for refusal in &out.refusals {
+        text.push_str(&format!("Refused ({}): {}\n", refusal.access, refusal.path));
+    }
+    if refused > out.refusals.len() {
+        text.push_str(&format!(
+            "… and {} more refusals\n",
+            refused - out.refusals.len()
+        ));
+    }
+    for note in &out.notes {
+        text.push_str(&format!("Note: {note}\n"));
+    }
+    let structured = serde_json::to_value(out).unwrap_or(Value::Null);
+    Answer::text(text).with_structured(structured)
+}
+
+/// The first notes about roots (each cut to 500 bytes), then how many more there are.
+pub(crate) fn bounded_notes(mut notes: Vec<String>) -> Vec<String> {
+    let more = notes.len().saturating_sub(MAX_LISTED);
+    notes.truncate(MAX_LISTED);
+    for note in &mut notes {
+        if note.len() > 500 {
+            let mut cut = 500;
+            while !note.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            note.truncate(cut);
+            note.push('…');
+        }
+    }
+    if more > 0 {
+        notes.push(format!("… and {more} more notes like these"));
+    }
+    notes
+}

@@ -951,19 +951,19 @@ fn builder_loop(shared: &Shared) {
 }
 
 #[cfg(all(test, unix))]
-pub(super) mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::fs;
 
     pub(super) const DEADLINE: Duration = Duration::from_secs(5);
 
-    pub(super) struct Fixture {
+    pub(crate) struct Fixture {
         _dir: tempfile::TempDir,
-        pub(super) root: PathBuf,
+        pub(crate) root: PathBuf,
     }
 
     impl Fixture {
-        pub(super) fn new() -> Fixture {
+        pub(crate) fn new() -> Fixture {
             let dir = tempfile::Builder::new()
                 .prefix("rootgrep-index")
                 .tempdir()

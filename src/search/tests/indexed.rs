@@ -496,3 +496,61 @@ fn incremental_updates_stay_exact_without_walking_the_root() {
     assert!(status.updates >= 100, "{status:?}");
     drop(watcher);
 }
+
+#[cfg(unix)]
+/// A socket, and a file below a directory chain longer than PATH_MAX (created through
+/// directory handles): a grep answered from the index skips and counts them exactly
+/// as a walk does, also below a sub-directory and with a type filter.
+#[test]
+fn what_the_walk_cannot_read_is_counted_by_the_index_too() {
+    use crate::index::tests::Fixture;
+    use crate::search::query::GrepQuery;
+    use rustix::fs::{Mode, OFlags, mkdirat, openat};
+    let f = Fixture::new();
+    let _socket = std::os::unix::net::UnixListener::bind(f.root.join("a/sock")).unwrap();
+    let name = "d".repeat(200);
+    let mut dir = openat(
+        rustix::fs::CWD,
+        f.root.join("a"),
+        OFlags::DIRECTORY | OFlags::RDONLY,
+        Mode::empty(),
+    )
+    .unwrap();
+    for _ in 0..25 {
+        mkdirat(&dir, name.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        dir = openat(
+            &dir,
+            name.as_str(),
+            OFlags::DIRECTORY | OFlags::RDONLY,
+            Mode::empty(),
+        )
+        .unwrap();
+    }
+    let deep = openat(
+        &dir,
+        "deep.rs",
+        OFlags::CREATE | OFlags::WRONLY,
+        Mode::from_raw_mode(0o644),
+    )
+    .unwrap();
+    rustix::io::write(&deep, b"x\n").unwrap();
+    let index = crate::index::build(&f.root, &Control::new()).unwrap();
+    for (target, types) in [
+        (f.root.clone(), vec![]),
+        (f.root.join("a"), vec![]),
+        (f.root.join("a"), vec!["rust".to_string()]),
+    ] {
+        let mut query = GrepQuery::new("x");
+        query.types = types;
+        let walked =
+            crate::search::grep(&query, std::slice::from_ref(&target), &Control::new()).unwrap();
+        let served = crate::search::grep_files(&query, &target, &index, &Control::new())
+            .unwrap()
+            .unwrap();
+        assert!(walked.stats.skipped_unreadable >= 1, "{:?}", walked.stats);
+        assert_eq!(
+            served.stats.skipped_unreadable, walked.stats.skipped_unreadable,
+            "{target:?}"
+        );
+    }
+}

@@ -22,7 +22,9 @@ mod set;
 mod uri;
 
 pub use confine::{Confine, choose_roots};
-pub use place::{Displaced, canonicalize, in_place, path_text, within, within_by_identity};
+#[cfg(unix)]
+pub use place::within_by_identity;
+pub use place::{Displaced, canonicalize, in_place, path_text, within};
 pub use resolve::{
     Fault, Found, NAME_MAX, PATH_MAX, PathError, Resolved, canonicalize_lenient, check_path_shape,
     resolve, resolve_entry,

@@ -2,6 +2,7 @@
 //! updates from watch events, and answers that match the on-demand path.
 
 use super::table::NONE;
+#[cfg(target_os = "linux")]
 use super::worker::lower_priority;
 use super::*;
 use crate::search::Control;

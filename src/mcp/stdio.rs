@@ -48,8 +48,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 /// Largest accepted message line.
 mod check;
 
-use check::{Checked, check, is_object};
 pub use check::MAX_VALUES_PER_MESSAGE;
+use check::{Checked, check, is_object};
 
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 

@@ -45,12 +45,12 @@ use serde_json::value::RawValue;
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
-/// Largest accepted message line.
 mod check;
 
 pub use check::MAX_VALUES_PER_MESSAGE;
 use check::{Checked, check, is_object};
 
+/// Largest accepted message line.
 pub const MAX_LINE_BYTES: usize = 16 * 1024 * 1024;
 
 /// A client line that passed the framing's checks, on its way to the pipeline, with its

@@ -108,6 +108,11 @@ pub(crate) fn entry_line(entry: &list::Entry) -> String {
     line
 }
 
+/// The listings as text and structured content, together within `budget` bytes once
+/// serialized: the same entries in both, each directory's continuation line kept. An entry
+/// larger than the room left is shown cut when it would be the first of its directory (so
+/// `next_offset` always moves on); directories that do not fit at all are counted and named
+/// in the last line.
 pub(crate) fn render_listings(
     listings: &[list::Listing],
     first: usize,

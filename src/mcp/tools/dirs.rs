@@ -192,11 +192,6 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
-/// The listings as text and structured content, together within `budget` bytes once
-/// serialized: the same entries in both, each directory's continuation line kept. An entry
-/// larger than the room left is shown cut when it would be the first of its directory (so
-/// `next_offset` always moves on); directories that do not fit at all are counted and named
-/// in the last line.
 // ---------------------------------------------------------------------------------------
 // directory_tree
 

@@ -52,7 +52,9 @@
 //! sees them after the next rebuild (any structural event, or re-setting the roots).
 
 mod build;
+mod pack;
 mod root;
+mod update;
 
 use build::Update;
 pub use build::{DEFAULT_MAX_FILES, build, build_limited};

@@ -1,0 +1,242 @@
+//! Packing what a walk collected into the compact [`RootIndex`]: paths sorted in component
+//! order into one byte arena, directories with their children, ignored and skipped entries.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicI64, AtomicU64};
+use std::time::Instant;
+
+use super::root::{
+    BuildInfo, DirRec, FileRec, IgnoredRec, RootIndex, SkippedRec, Span, cmp_paths, is_below,
+    join_into, parent_of,
+};
+
+use super::build::Part;
+
+/// Sorts and packs what the walk collected into the compact index.
+pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootIndex {
+    let Part {
+        arena: raw,
+        mut files,
+        mut dirs,
+        others,
+        listed,
+        skipped: skipped_raw,
+        ignored: known_ignored,
+        mut skipped_ignore,
+    } = part;
+    skipped_ignore.sort();
+    skipped_ignore.dedup();
+    let text = |s: Span| &raw[s.range()];
+    // Stable sorts find and merge runs already in order: an update hands in the old
+    // index's lists (sorted) followed by the few paths it listed again, so packing it
+    // costs a merge, not a whole sort (`sort_unstable_by` sorted everything again on every
+    // update of a burst of creations). A build's lists are sorted either way.
+    files.sort_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    dirs.sort_by(|a, b| cmp_paths(text(*a), text(*b)));
+    dirs.dedup_by(|a, b| text(*a) == text(*b));
+
+    // Ignored = listed but not yielded.
+    let mut yielded: Vec<Span> = Vec::with_capacity(files.len() + dirs.len() + others.len());
+    yielded.extend(files.iter().map(|f| f.0));
+    yielded.extend(dirs.iter().copied());
+    yielded.extend(others);
+    yielded.sort_by(|a, b| cmp_paths(text(*a), text(*b)));
+    let mut ignored_raw: Vec<(Vec<u8>, bool)> = Vec::new();
+    let mut full = Vec::new();
+    for (dir, name, is_dir) in listed {
+        join_into(&mut full, text(dir), text(name));
+        let seen = yielded
+            .binary_search_by(|y| cmp_paths(text(*y), &full))
+            .is_ok();
+        if !seen {
+            ignored_raw.push((full.clone(), is_dir));
+        }
+    }
+    ignored_raw.extend(
+        known_ignored
+            .into_iter()
+            .map(|(span, is_dir)| (text(span).to_vec(), is_dir)),
+    );
+    ignored_raw.sort_by(|a, b| cmp_paths(&a.0, &b.0));
+    drop(yielded);
+
+    // One arena, in the final order: files, directories, ignored entries.
+    let total: usize = files.iter().map(|f| f.0.len as usize).sum::<usize>()
+        + dirs.iter().map(|d| d.len as usize).sum::<usize>()
+        + ignored_raw.iter().map(|i| i.0.len()).sum::<usize>();
+    let mut arena = Vec::with_capacity(total);
+    let mut copy = |s: Span| {
+        let start = arena.len() as u32;
+        arena.extend_from_slice(text(s));
+        Span { start, len: s.len }
+    };
+    // Re-point the spans in place (no second copy of the lists at the peak).
+    for file in files.iter_mut() {
+        file.0 = copy(file.0);
+    }
+    for dir in dirs.iter_mut() {
+        *dir = copy(*dir);
+    }
+    let mut file_spans = files;
+    file_spans.shrink_to_fit();
+    let mut dir_spans = dirs;
+    dir_spans.shrink_to_fit();
+    let ignored_spans: Vec<(Span, bool)> = ignored_raw
+        .iter()
+        .map(|(bytes, d)| {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(bytes);
+            (
+                Span {
+                    start,
+                    len: bytes.len() as u32,
+                },
+                *d,
+            )
+        })
+        .collect();
+    drop(ignored_raw);
+    let mut skipped_raw = skipped_raw;
+    skipped_raw.sort_unstable_by(|a, b| cmp_paths(text(a.0), text(b.0)));
+    let skipped_spans: Vec<(Span, bool)> = skipped_raw
+        .into_iter()
+        .map(|(span, special)| {
+            let start = arena.len() as u32;
+            arena.extend_from_slice(text(span));
+            (
+                Span {
+                    start,
+                    len: span.len,
+                },
+                special,
+            )
+        })
+        .collect();
+    drop(raw);
+    let arena = arena.into_boxed_slice();
+    let at = |s: Span| &arena[s.range()];
+    let dir_of = |path: &[u8]| -> u32 {
+        let parent = parent_of(path);
+        dir_spans
+            .binary_search_by(|d| cmp_paths(at(*d), parent))
+            .map_or(0, |i| i as u32)
+    };
+
+    // Directory tree: parents and pre-order subtree ends.
+    let mut dir_recs: Vec<DirRec> = Vec::with_capacity(dir_spans.len());
+    let mut open: Vec<usize> = Vec::new();
+    for (i, &span) in dir_spans.iter().enumerate() {
+        let path = at(span);
+        while let Some(&top) = open.last() {
+            let top_path = at(dir_spans[top]);
+            if is_below(top_path, path) {
+                break;
+            }
+            dir_recs[top].subtree_end = i as u32;
+            open.pop();
+        }
+        let parent = open.last().map_or(0, |&p| p as u32);
+        dir_recs.push(DirRec {
+            path: span,
+            parent,
+            subtree_end: dir_spans.len() as u32,
+            files: 0..0,
+        });
+        open.push(i);
+    }
+    for top in open {
+        dir_recs[top].subtree_end = dir_spans.len() as u32;
+    }
+
+    // Files grouped by directory (a stable counting sort keeps them by name).
+    // Sorted files come in runs of one directory: look each directory up once per run.
+    let mut last: Option<(&[u8], u32)> = None;
+    let parents: Vec<u32> = file_spans
+        .iter()
+        .map(|f| {
+            let parent = parent_of(at(f.0));
+            match last {
+                Some((known, dir)) if known == parent => dir,
+                _ => {
+                    let dir = dir_of(at(f.0));
+                    last = Some((parent, dir));
+                    dir
+                }
+            }
+        })
+        .collect();
+    let mut counts = vec![0u32; dir_recs.len() + 1];
+    for &p in &parents {
+        counts[p as usize + 1] += 1;
+    }
+    for i in 1..counts.len() {
+        counts[i] += counts[i - 1];
+    }
+    for (d, rec) in dir_recs.iter_mut().enumerate() {
+        rec.files = counts[d]..counts[d + 1];
+    }
+    let mut fill = counts;
+    let mut dir_files = vec![0u32; file_spans.len()];
+    for (id, &p) in parents.iter().enumerate() {
+        dir_files[fill[p as usize] as usize] = id as u32;
+        fill[p as usize] += 1;
+    }
+    drop(parents);
+
+    let ignored: Box<[IgnoredRec]> = ignored_spans
+        .iter()
+        .map(|&(span, is_dir)| IgnoredRec {
+            path: span,
+            parent: dir_of(at(span)),
+            is_dir,
+        })
+        .collect();
+    let skipped: Box<[SkippedRec]> = skipped_spans
+        .into_iter()
+        .map(|(path, special)| {
+            let bytes = at(path);
+            let dir = match special {
+                true => dir_of(bytes),
+                false => dir_spans
+                    .binary_search_by(|d| cmp_paths(at(*d), bytes))
+                    .map_or_else(|_| dir_of(bytes), |i| i as u32),
+            };
+            SkippedRec { path, dir, special }
+        })
+        .collect();
+    let files: Box<[FileRec]> = file_spans
+        .into_iter()
+        .map(|(path, size, mtime)| FileRec {
+            path,
+            size: AtomicU64::new(size),
+            mtime: AtomicI64::new(mtime),
+        })
+        .collect();
+    let dirs = dir_recs.into_boxed_slice();
+    let dir_files = dir_files.into_boxed_slice();
+    let heap_bytes = arena.len()
+        + std::mem::size_of_val(&*files)
+        + std::mem::size_of_val(&*dirs)
+        + std::mem::size_of_val(&*dir_files)
+        + std::mem::size_of_val(&*ignored)
+        + std::mem::size_of_val(&*skipped);
+    let info = BuildInfo {
+        files: files.len(),
+        dirs: dirs.len(),
+        ignored: ignored.len(),
+        elapsed: started.elapsed(),
+        heap_bytes,
+        unreadable,
+    };
+    RootIndex {
+        root,
+        arena,
+        files,
+        dirs,
+        dir_files,
+        ignored,
+        skipped,
+        skipped_ignore: skipped_ignore.into_boxed_slice(),
+        info,
+    }
+}

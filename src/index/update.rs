@@ -1,0 +1,218 @@
+//! Updating one root's index in place of a rebuild: the directories that gained or lost an
+//! entry are listed again one level deep by the build's own walker (so filtered exactly as
+//! a whole walk), new directories walked whole, gone ones dropped; the rest is kept.
+
+use crate::files::os::OsStrExt;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
+
+use super::root::{RootIndex, Span, as_path, cmp_paths, is_hidden, parent_of, to_nanos};
+use crate::walk::Control;
+
+use super::build::{Part, collect};
+use super::pack::pack;
+
+/// What [`update`] made of a batch of changed paths.
+pub(super) enum Update {
+    /// The index with the changes applied, and how many files that added or removed
+    /// (boxed: the variants' sizes differ much).
+    Applied(Box<RootIndex>, u64),
+    /// None of the changes concerns what the index holds.
+    Unchanged,
+    /// A full build is needed (ignore rules changed, a directory went missing under an
+    /// update) or cheaper (the directories to list again hold most of the root).
+    Rebuild,
+    Cancelled,
+}
+
+/// Applies created and removed paths (relative to the root) to `old` without walking the
+/// whole root: each visited directory that gained or lost an entry is listed again, one
+/// level deep, by the same walker as a build (so its entries are filtered exactly as the
+/// whole walk would filter them: ignore rules, hidden, special files), a new directory
+/// found there is walked whole, and a directory gone (or now ignored) is dropped with
+/// everything below it. Everything else is kept from `old`, then packed again.
+///
+/// Paths whose parent the index does not visit are left out: they are inside an ignored or
+/// hidden directory, or inside a new directory that its own parent's listing walks whole.
+/// Listing a directory again is always correct, whatever happened in it meanwhile, so a
+/// batch may hold duplicates and paths whose events arrived during an earlier update.
+pub(super) fn update(
+    old: &RootIndex,
+    changed: &[Vec<u8>],
+    control: &Control,
+    max_files: usize,
+) -> Update {
+    let started = Instant::now();
+    let mut relist: Vec<usize> = Vec::new();
+    for rel in changed {
+        if rel.is_empty() {
+            continue;
+        }
+        if old.ignore_rules_at(rel) {
+            return Update::Rebuild;
+        }
+        if is_hidden(rel) {
+            continue;
+        }
+        if let Some(dir) = old.find_dir(as_path(parent_of(rel))) {
+            relist.push(dir);
+        }
+    }
+    relist.sort_unstable();
+    relist.dedup();
+    if relist.is_empty() {
+        return Update::Unchanged;
+    }
+    // Listing those directories reads about as many entries as they held; past half the
+    // root, one walk of the whole root costs little more and is simpler.
+    let cost: usize = relist
+        .iter()
+        .map(|&dir| old.dir_file_ids(dir).len() + old.subdirs(dir).count() + 1)
+        .sum();
+    if cost > 4096 && cost * 2 > old.len() + old.info.dirs {
+        return Update::Rebuild;
+    }
+
+    let root = old.root();
+    let mut parts: Vec<Part> = Vec::new();
+    let mut unreadable = 0;
+    // Directories dropped with everything below them (ranges of directory positions).
+    let mut dropped: Vec<Range<usize>> = Vec::new();
+    let mut listed_again: Vec<usize> = Vec::new();
+    let (mut added, mut removed) = (0u64, 0u64);
+    // Pre-order: a directory comes before those below it, so a drop is known before
+    // anything below it would be listed.
+    for &dir in &relist {
+        if dropped.iter().any(|range| range.contains(&dir)) {
+            continue;
+        }
+        let rel = old.dir_rel(dir).to_path_buf();
+        let path = root.join(&rel);
+        if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            // Gone without its parent's event (yet): let a build sort it out.
+            return Update::Rebuild;
+        }
+        let Ok(Some((part, lost))) = collect(root, &path, Some(1), control, max_files, started)
+        else {
+            return match control.is_cancelled() {
+                true => Update::Cancelled,
+                false => Update::Rebuild,
+            };
+        };
+        unreadable += lost;
+        let text = |span: Span| &part.arena[span.range()];
+        // Files: count what changed by comparing the names before and after.
+        let mut now: Vec<&[u8]> = part.files.iter().map(|f| text(f.0)).collect();
+        now.sort_unstable_by(|a, b| cmp_paths(a, b));
+        let before = old.dir_file_ids(dir).len();
+        let kept = old
+            .dir_file_ids(dir)
+            .filter(|&id| {
+                now.binary_search_by(|n| cmp_paths(n, old.rel_bytes_of_file(id)))
+                    .is_ok()
+            })
+            .count();
+        added += (now.len() - kept) as u64;
+        removed += (before - kept) as u64;
+        // Sub-directories: the ones still yielded keep what is below them; the others are
+        // dropped; the new ones are walked whole.
+        let mut subdirs: Vec<&[u8]> = part
+            .dirs
+            .iter()
+            .map(|&d| text(d))
+            .filter(|d| *d != rel.as_os_str().as_bytes())
+            .collect();
+        subdirs.sort_unstable_by(|a, b| cmp_paths(a, b));
+        for sub in old.subdirs(dir).collect::<Vec<_>>() {
+            let sub_rel = old.dir_rel(sub).as_os_str().as_bytes();
+            if subdirs.binary_search_by(|d| cmp_paths(d, sub_rel)).is_err() {
+                let below = old.dirs_below(sub);
+                removed += below
+                    .clone()
+                    .map(|d| old.dir_file_ids(d).len() as u64)
+                    .sum::<u64>();
+                dropped.push(below);
+            }
+        }
+        let new_dirs: Vec<PathBuf> = subdirs
+            .iter()
+            .filter(|d| old.find_dir(as_path(d)).is_none())
+            .map(|d| root.join(as_path(d)))
+            .collect();
+        listed_again.push(dir);
+        parts.push(part);
+        for new_dir in new_dirs {
+            let Ok(Some((part, lost))) = collect(root, &new_dir, None, control, max_files, started)
+            else {
+                return match control.is_cancelled() {
+                    true => Update::Cancelled,
+                    false => Update::Rebuild,
+                };
+            };
+            unreadable += lost;
+            added += part.files.len() as u64;
+            parts.push(part);
+        }
+    }
+
+    // Keep the rest of `old`: one copy of its arena, its spans as they are.
+    let gone = |dir: usize| {
+        listed_again.contains(&dir) || dropped.iter().any(|range| range.contains(&dir))
+    };
+    let dir_gone = |dir: usize| dropped.iter().any(|range| range.contains(&dir));
+    // Kept as they are: a change to an ignore file itself means a rebuild.
+    let mut all = Part {
+        arena: old.arena.to_vec(),
+        skipped_ignore: old.skipped_ignore.to_vec(),
+        ..Part::default()
+    };
+    let mut file_gone = vec![false; old.len()];
+    for dir in listed_again
+        .iter()
+        .copied()
+        .chain(dropped.iter().flat_map(|range| range.clone()))
+    {
+        for id in old.dir_file_ids(dir) {
+            file_gone[id] = true;
+        }
+    }
+    all.files = old
+        .files
+        .iter()
+        .enumerate()
+        .filter(|(id, _)| !file_gone[*id])
+        .map(|(id, rec)| {
+            let file = old.file(id);
+            (rec.path, file.size, to_nanos(file.modified))
+        })
+        .collect();
+    all.dirs = old
+        .dirs
+        .iter()
+        .enumerate()
+        .filter(|(d, _)| !dir_gone(*d))
+        .map(|(_, rec)| rec.path)
+        .collect();
+    all.ignored = old
+        .ignored
+        .iter()
+        .filter(|rec| !gone(rec.parent as usize))
+        .map(|rec| (rec.path, rec.is_dir))
+        .collect();
+    all.skipped = old
+        .skipped
+        .iter()
+        .filter(|rec| !gone(rec.dir as usize))
+        .map(|rec| (rec.path, rec.special))
+        .collect();
+    unreadable += all.skipped.len() as u64;
+    for part in parts {
+        all.absorb(part);
+    }
+    let updated = pack(old.root().to_path_buf(), all, unreadable, started);
+    if updated.len() > max_files {
+        return Update::Rebuild;
+    }
+    Update::Applied(Box::new(updated), added + removed)
+}

@@ -481,6 +481,43 @@ struct Actor {
     read_delay: Duration,
 }
 
+/// How long notify's thread pauses, at most once per pause, while events come in a burst.
+pub const GATHER: Duration = Duration::from_millis(1);
+
+/// Lets a burst of raw events pile up in the kernel's queue for a moment instead of
+/// waking notify's thread and the actor once per event: while a build or an unpack creates
+/// thousands of files, every wake-up (two threads, each event) cost more than handling the
+/// event. An event after a quiet spell passes at once, so a lone change (and the barrier's
+/// sentinel) is never delayed; inside a burst, each pause lets at most [`GATHER`] of events
+/// gather (tens of events at the fastest writers, far below the kernel's queue).
+#[derive(Default)]
+struct Gather {
+    /// When the last event passed.
+    last: Option<Instant>,
+    /// When the last pause ended.
+    paused: Option<Instant>,
+}
+
+impl Gather {
+    /// Pauses (true) when `now` follows the last event within [`GATHER`] and no pause
+    /// ended within it.
+    fn pause_in_bursts(&mut self, now: Instant) -> bool {
+        let in_burst = self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < GATHER);
+        let paused_lately = self
+            .paused
+            .is_some_and(|paused| now.saturating_duration_since(paused) < GATHER);
+        self.last = Some(now);
+        let pause = in_burst && !paused_lately;
+        if pause {
+            std::thread::sleep(GATHER);
+            self.paused = Some(Instant::now());
+        }
+        pause
+    }
+}
+
 /// The raw event kinds, reduced to what matters here.
 enum Raw {
     Create,
@@ -549,6 +586,7 @@ impl Actor {
         let sender = self.raw_sender.clone();
         let lost = Arc::clone(&self.lost);
         let read_delay = self.read_delay;
+        let mut gather = Gather::default();
         let callback = move |event: notify::Result<notify::Event>| {
             // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
             if !read_delay.is_zero() {
@@ -559,6 +597,7 @@ impl Actor {
             {
                 return;
             }
+            gather.pause_in_bursts(Instant::now());
             // Never block notify's thread (the kernel queue would overflow behind it) and
             // never queue without limit: a full queue loses the event, and says so.
             if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
@@ -1041,16 +1080,14 @@ impl Actor {
             .filter(|(_, burst)| burst.structural)
             .map(|(path, _)| path.clone())
             .collect();
-        let mut settled: Vec<WatchEvent> = ready
+        let mut settled: Vec<(WatchEvent, bool)> = ready
             .into_iter()
             .map(|(path, burst)| settle(path, &burst))
             .collect();
-        settled.sort_by_key(|event| !matches!(event, WatchEvent::Removed(_)));
-        for event in settled {
+        settled.sort_by_key(|(event, _)| !matches!(event, WatchEvent::Removed(_)));
+        for (event, is_dir) in settled {
             let created_dir = match &event {
-                WatchEvent::Created(path) => std::fs::symlink_metadata(path)
-                    .is_ok_and(|meta| meta.is_dir())
-                    .then(|| path.clone()),
+                WatchEvent::Created(path) if is_dir => Some(path.clone()),
                 _ => None,
             };
             self.emit(event);
@@ -1123,16 +1160,19 @@ fn identity(path: &Path) -> Option<(u64, u64)> {
         .map(|meta| (meta.dev(), meta.ino()))
 }
 
-/// Turns a burst into its settled event by looking at the path now.
-fn settle(path: PathBuf, burst: &Burst) -> WatchEvent {
-    let exists = std::fs::symlink_metadata(&path).is_ok();
-    match (exists, burst.structural) {
+/// Turns a burst into its settled event by looking at the path now; true when the path
+/// is a directory now (one `lstat` answers both).
+fn settle(path: PathBuf, burst: &Burst) -> (WatchEvent, bool) {
+    let meta = std::fs::symlink_metadata(&path).ok();
+    let is_dir = meta.as_ref().is_some_and(|meta| meta.is_dir());
+    let event = match (meta.is_some(), burst.structural) {
         (true, false) => WatchEvent::Changed(path),
         (true, true) => WatchEvent::Created(path),
         // Gone, whether it existed before the burst or only briefly within it: every
         // `Pending` gets exactly one settled event, so consumers can track each burst.
         (false, _) => WatchEvent::Removed(path),
-    }
+    };
+    (event, is_dir)
 }
 
 /// Raw events that never mean a change: opens and read-only closes (not subscribed to, see
@@ -1722,6 +1762,31 @@ mod tests {
             ]),
             [PathBuf::from("/a"), PathBuf::from("/ab")]
         );
+    }
+
+    #[test]
+    fn only_a_burst_of_events_pauses_notify_and_at_most_once_per_pause() {
+        let mut gather = Gather::default();
+        let start = Instant::now();
+        assert!(
+            !gather.pause_in_bursts(start),
+            "a lone event passes at once"
+        );
+        let later = start + GATHER * 5;
+        assert!(!gather.pause_in_bursts(later), "after a quiet spell too");
+        assert!(
+            gather.pause_in_bursts(later + GATHER / 10),
+            "the next event of a burst waits for more to gather"
+        );
+        let resumed = Instant::now();
+        assert!(
+            !gather.pause_in_bursts(resumed),
+            "what gathered meanwhile passes without another pause"
+        );
+        // The burst goes on: the next pause comes a pause's length after the last.
+        let paused = gather.paused.expect("paused above");
+        assert!(!gather.pause_in_bursts(paused + GATHER / 2));
+        assert!(gather.pause_in_bursts(paused + GATHER));
     }
 
     #[test]

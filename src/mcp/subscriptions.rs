@@ -85,9 +85,19 @@ impl Subscriptions {
         }
         drop(listeners);
         let events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(events) = events.as_ref() {
-            events.push(change, path);
+        let Some(events) = events.as_ref() else {
+            return;
+        };
+        // With nothing subscribed, a change can only change the list, and the list change
+        // is one flag however many files a burst creates: waking the session's task once
+        // per file (a build, an unpack) cost more than the rest of the watch path.
+        if self.lock().is_empty() {
+            if matches!(change, Change::Created | Change::Removed) {
+                events.list_changed();
+            }
+            return;
         }
+        events.push(change, path);
     }
 
     /// Called when the watcher lost events (anything may have changed): every consumer
@@ -173,12 +183,16 @@ struct Lost {
 struct Queue {
     tx: mpsc::Sender<(Change, PathBuf)>,
     lost: Arc<Lost>,
+    /// The list changed, by changes that need no path of their own (see
+    /// [`Subscriptions::file_event`]); shares `lost`'s wake-up.
+    list: Arc<AtomicBool>,
 }
 
 /// The receiving end.
 struct Inbox {
     rx: mpsc::Receiver<(Change, PathBuf)>,
     lost: Arc<Lost>,
+    list: Arc<AtomicBool>,
 }
 
 fn queue(capacity: usize) -> (Queue, Inbox) {
@@ -187,12 +201,14 @@ fn queue(capacity: usize) -> (Queue, Inbox) {
         flag: AtomicBool::new(false),
         wake: Notify::new(),
     });
+    let list = Arc::new(AtomicBool::new(false));
     (
         Queue {
             tx,
             lost: lost.clone(),
+            list: list.clone(),
         },
-        Inbox { rx, lost },
+        Inbox { rx, lost, list },
     )
 }
 
@@ -208,6 +224,13 @@ impl Queue {
         // Stores a permit when the consumer is not waiting: the wake-up is never missed.
         self.lost.wake.notify_one();
     }
+
+    /// The list changed: one wake-up until the consumer has seen it.
+    fn list_changed(&self) {
+        if !self.list.swap(true, Ordering::SeqCst) {
+            self.lost.wake.notify_one();
+        }
+    }
 }
 
 /// What arrived since the last round.
@@ -216,6 +239,8 @@ struct Batch {
     changes: Vec<(Change, PathBuf)>,
     /// Changes were dropped (full queue, or the watcher lost events).
     lost: bool,
+    /// The list changed (besides what `changes` says).
+    list_changed: bool,
 }
 
 impl Inbox {
@@ -237,6 +262,7 @@ impl Inbox {
             batch.changes.push(more);
         }
         batch.lost = self.lost.flag.swap(false, Ordering::SeqCst);
+        batch.list_changed = self.list.swap(false, Ordering::SeqCst);
         Some(batch)
     }
 }
@@ -301,6 +327,9 @@ async fn pump(mut inbox: Inbox, sink: &impl Sink, list_changes: bool) {
             if list_changes {
                 list.changed(now);
             }
+        }
+        if list_changes && batch.list_changed {
+            list.changed(now);
         }
         for (change, path) in batch.changes {
             if let Some(uri) = sink.uri_of(&path) {
@@ -402,6 +431,33 @@ impl Sink for Stream<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test]
+    async fn with_nothing_subscribed_a_burst_of_creations_is_one_list_change() {
+        let subscriptions = Subscriptions::with_queue(4);
+        let (queue, mut inbox) = queue(4);
+        *subscriptions.events.lock().unwrap() = Some(queue);
+        for n in 0..100 {
+            subscriptions.file_event(Change::Created, PathBuf::from(format!("/r/{n}")));
+            subscriptions.file_event(Change::Modified, PathBuf::from(format!("/r/{n}")));
+        }
+        let batch = inbox.next(None).await.unwrap();
+        assert_eq!(
+            batch,
+            Batch {
+                changes: vec![],
+                lost: false,
+                list_changed: true
+            },
+            "no path queued, nothing lost"
+        );
+        // A subscription brings the paths back.
+        subscriptions.subscribe(PathBuf::from("/r/7"), "file:///r/7".into());
+        subscriptions.file_event(Change::Modified, PathBuf::from("/r/7"));
+        let batch = inbox.next(None).await.unwrap();
+        assert_eq!(batch.changes, [(Change::Modified, PathBuf::from("/r/7"))]);
+        assert!(!batch.list_changed);
+    }
 
     #[tokio::test]
     async fn a_full_queue_reports_lost_changes_instead_of_growing() {

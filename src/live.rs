@@ -26,16 +26,7 @@ use crate::roots::RootSet;
 use crate::symbols::SymbolIndex;
 use crate::watch::{RootStatus, WatchEvent, Watcher};
 
-/// Something kept up to date by the watcher's events (an index over the roots).
-pub trait Consumer: Send + Sync {
-    /// The roots to cover now (canonical, existing); called before the watcher is
-    /// re-targeted, so no event for a new root arrives before its consumer knows of it.
-    fn set_roots(&self, roots: &[PathBuf]);
-    /// One watcher event, in order (called on the watcher's thread: be quick).
-    fn apply(&self, event: &WatchEvent);
-    /// The server itself just changed `path`: do not answer from before the change.
-    fn expect_change(&self, _path: &Path) {}
-}
+pub use crate::watch::Consumer;
 
 impl Consumer for FileIndex {
     fn set_roots(&self, roots: &[PathBuf]) {

@@ -140,6 +140,17 @@ pub enum RootStatus {
 /// The receiving end of a watcher's events.
 pub type Handler = Box<dyn FnMut(WatchEvent) + Send + 'static>;
 
+/// Something kept up to date by the watcher's events (an index over the roots).
+pub trait Consumer: Send + Sync {
+    /// The roots to cover now (canonical, existing); called before the watcher is
+    /// re-targeted, so no event for a new root arrives before its consumer knows of it.
+    fn set_roots(&self, roots: &[PathBuf]);
+    /// One watcher event, in order (called on the watcher's thread: be quick).
+    fn apply(&self, event: &WatchEvent);
+    /// The server itself just changed `path`: do not answer from before the change.
+    fn expect_change(&self, _path: &Path) {}
+}
+
 /// Waits until every event the kernel queued before the call has been read by the actor
 /// and handed to the handler (see the module docs). Cheap to clone; shared by the readers.
 #[derive(Clone, Default)]

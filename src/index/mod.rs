@@ -17,7 +17,7 @@
 //! - **Updates, not rebuilds.** A created or removed path is recorded; once the burst it
 //!   belongs to settles, one update lists again just the directories that gained or lost
 //!   entries (with the same walker, so new entries are filtered exactly as a build would
-//!   filter them) and walks new directories whole (`build::update`). The whole root is
+//!   filter them) and walks new directories whole (`update::update`). The whole root is
 //!   walked again only when that is needed (ignore rules changed, events lost, the root
 //!   re-watched) or cheaper (the directories to list hold most of the root). Events that
 //!   cannot concern the index (inside an ignored or hidden directory) are settled by a few
@@ -53,12 +53,13 @@
 
 mod build;
 mod pack;
+mod part;
 mod root;
 mod update;
 
-use build::Update;
 pub use build::{DEFAULT_MAX_FILES, build, build_limited};
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
+use update::Update;
 
 use crate::files::os::OsStrExt;
 use std::collections::HashSet;
@@ -147,7 +148,7 @@ struct Slot {
     /// lost, too many changes to list): `changed` is then moot.
     rebuild: bool,
     /// Created or removed paths (relative) not yet applied: the next update lists their
-    /// directories again (see [`build::update`]).
+    /// directories again (see [`update::update`]).
     changed: Vec<Vec<u8>>,
     /// Paths with an event burst under way (from `Pending` to its settled event).
     /// A set: a burst of creations has thousands in flight, each looked up twice.
@@ -635,7 +636,7 @@ impl FileIndex {
 /// also when it was not read: see [`FileIndex::needs_stat`]).
 ///
 /// A content change refreshes the file in place. A creation or removal that can change
-/// what the index holds is recorded for the next update ([`build::update`]), which lists
+/// what the index holds is recorded for the next update ([`update::update`]), which lists
 /// that directory again; a change of ignore rules (or of a directory's own attributes)
 /// makes the root rebuild. Deciding that an event does not matter (inside an ignored or
 /// hidden directory, an ignored file re-created) takes a few binary searches.
@@ -822,7 +823,7 @@ fn builder_loop(shared: &Shared) {
                 build_limited(&root, &control, max_files).map(|b| b.map(Arc::new)),
                 0,
             ),
-            Some(base) => match build::update(&base, &changed, &control, max_files) {
+            Some(base) => match update::update(&base, &changed, &control, max_files) {
                 Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
                 // Same file set: the index stays as it is (content changes were applied
                 // to it in place all along).

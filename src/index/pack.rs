@@ -10,7 +10,7 @@ use super::root::{
     join_into, parent_of,
 };
 
-use super::build::Part;
+use super::part::Part;
 
 /// Sorts and packs what the walk collected into the compact index.
 pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootIndex {

@@ -10,8 +10,9 @@ use std::time::Instant;
 use super::root::{RootIndex, Span, as_path, cmp_paths, is_hidden, parent_of, to_nanos};
 use crate::walk::Control;
 
-use super::build::{Part, collect};
+use super::build::collect;
 use super::pack::pack;
+use super::part::Part;
 
 /// What [`update`] made of a batch of changed paths.
 pub(super) enum Update {

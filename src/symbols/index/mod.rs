@@ -2,7 +2,7 @@
 //! file index lists, packed in memory and kept live by the watcher's events, so `symbols`
 //! answers from memory instead of pre-filtering and parsing.
 //!
-//! It is a second [`live::Consumer`] beside the file index and stands on it: a root is
+//! It is a second [`watch::Consumer`](crate::watch::Consumer) beside the file index and stands on it: a root is
 //! built only once its file index is fresh, from that file list (supported languages, at
 //! most [`MAX_PARSE_BYTES`](crate::symbols::MAX_PARSE_BYTES) each), on a bounded number of low-priority threads that step
 //! aside for every foreground search ([`yield_to_searches`](crate::walk::yield_to_searches) between files).
@@ -37,7 +37,7 @@ use std::time::Duration;
 use super::lang::Lang;
 use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, IndexState};
-use crate::live::Consumer;
+use crate::watch::Consumer;
 use crate::watch::{RootStatus, WatchEvent};
 
 /// More dirty paths than this and a query does not parse them itself: it takes the

@@ -1,24 +1,14 @@
 //! rootgrep: a fast, root-scoped code-search and file MCP server.
 //!
-//! Reading order: `config` and `cli` (how a process is set up), `roots` and `access` (the
-//! workspace boundary and the user's grants), `files` (reading and facts about files),
-//! then `mcp` (the protocol adapter, the only module that knows rmcp and JSON).
+//! This package is the binary and the MCP adapter: `cli` (how a process is set up),
+//! `hostconfig` (the hosts' configuration snippets) and `mcp` (the protocol, the only
+//! module that knows rmcp and JSON). The domain is the crate `rootgrep-core`; its modules
+//! are re-exported here under their own names, so `rootgrep::roots` is `rootgrep_core::roots`.
 
-pub mod access;
+pub use rootgrep_core::{
+    access, complete, config, files, ignores, index, live, memory, platform, pool, quote, roots,
+    search, symbols, walk, watch,
+};
+
 pub mod cli;
-pub mod complete;
-pub mod config;
-pub mod files;
-pub mod ignores;
-pub mod index;
-pub mod live;
 pub mod mcp;
-pub mod memory;
-pub mod platform;
-pub mod pool;
-pub mod quote;
-pub mod roots;
-pub mod search;
-pub mod symbols;
-pub mod walk;
-pub mod watch;

@@ -8,7 +8,7 @@ use super::*;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/symbols")
+        .join("../../testdata/symbols")
         .join(name)
 }
 
@@ -544,7 +544,7 @@ fn pick_by_name_or_container_qualified_name() {
 
 fn tree() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/symbols");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/symbols");
     for entry in std::fs::read_dir(src).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();

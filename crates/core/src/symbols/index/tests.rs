@@ -12,7 +12,7 @@ use crate::symbols::find::{SymbolOutcome, SymbolQuery, find_symbols, find_symbol
 /// The per-language fixtures plus two small files, in a temporary root.
 fn tree() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/symbols");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../testdata/symbols");
     for entry in std::fs::read_dir(src).unwrap() {
         let entry = entry.unwrap();
         std::fs::copy(entry.path(), dir.path().join(entry.file_name())).unwrap();

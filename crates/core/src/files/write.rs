@@ -108,7 +108,7 @@ impl std::fmt::Display for ChangedMeanwhile {
 impl std::error::Error for ChangedMeanwhile {}
 
 /// Whether `e` is [`write_locked`]'s "changed meanwhile".
-pub(crate) fn is_changed_meanwhile(e: &io::Error) -> bool {
+pub fn is_changed_meanwhile(e: &io::Error) -> bool {
     e.get_ref()
         .is_some_and(|inner| inner.is::<ChangedMeanwhile>())
 }

@@ -1,0 +1,26 @@
+//! rootgrep's domain: everything the server does, without the protocol.
+//!
+//! Reading order, bottom up: `platform` (OS glue), `quote`, `pool` and `memory` (small
+//! shared helpers), `config` (the settings a process runs with), `roots` and `access` (the
+//! workspace boundary and the user's grants), `ignores` and `walk` (what a walk visits),
+//! `files` (reading, facts about files, writes that lose nothing), `search`, `index` and
+//! `symbols` (answers, and the indexes that make them fast), `watch` and `live` (keeping
+//! the indexes true while files change), `complete` (path completion). The MCP adapter, in
+//! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
+
+pub mod access;
+pub mod complete;
+pub mod config;
+pub mod files;
+pub mod ignores;
+pub mod index;
+pub mod live;
+pub mod memory;
+pub mod platform;
+pub mod pool;
+pub mod quote;
+pub mod roots;
+pub mod search;
+pub mod symbols;
+pub mod walk;
+pub mod watch;

@@ -1,0 +1,788 @@
+//! Tidy checks on the sources themselves (in the manner of rust-analyzer's): the rules of
+//! ARCHITECTURE.md that a compiler does not check. Each check names what breaks a rule and
+//! why the rule holds. The lists of known exceptions only shrink: a file may not grow past
+//! its listed size, and a fixed exception must leave the list (the check says so).
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+
+/// Longest a production file may be (lines before its test module).
+const MAX_LINES: usize = 600;
+
+/// Files over [`MAX_LINES`] today, each with the size it may not exceed until it is split.
+const LONG_FILES: &[(&str, usize)] = &[
+    ("crates/core/src/watch.rs", 1_235),
+    ("crates/core/src/index/mod.rs", 960),
+    ("crates/core/src/search/grep.rs", 750),
+    ("src/mcp/tools/read.rs", 640),
+    ("crates/core/src/files/safe/windows.rs", 630),
+];
+
+/// Crates of the adapter that the core must not know.
+const ADAPTER_CRATES: &[&str] = &[
+    "tokio",
+    "tokio-util",
+    "rmcp",
+    "serde",
+    "serde_json",
+    "serde_path_to_error",
+    "schemars",
+    "clap",
+    "futures",
+];
+
+/// Core string literals that still name a tool or an argument: model-facing advice that
+/// belongs in the adapter (`src/mcp/hints.rs`, still to come). As (file, name).
+const NAMED_IN_CORE: &[(&str, &str)] = &[
+    ("crates/core/src/files/edit/error.rs", "edit_file"),
+    ("crates/core/src/files/edit/error.rs", "new_string"),
+    ("crates/core/src/files/edit/error.rs", "old_string"),
+    ("crates/core/src/files/edit/error.rs", "read_file"),
+    ("crates/core/src/files/edit/error.rs", "replace_all"),
+    ("crates/core/src/files/edit/error.rs", "write_file"),
+    ("crates/core/src/files/list.rs", "file_info"),
+    ("crates/core/src/files/list.rs", "read_file"),
+    ("crates/core/src/files/mv.rs", "create_directory"),
+    ("crates/core/src/files/mv.rs", "move_file"),
+    ("crates/core/src/files/read.rs", "directory_tree"),
+    ("crates/core/src/files/read.rs", "list_directory"),
+    ("crates/core/src/files/tree.rs", "directory_tree"),
+    ("crates/core/src/files/tree.rs", "file_info"),
+    ("crates/core/src/files/tree.rs", "head_limit"),
+    ("crates/core/src/files/tree.rs", "max_depth"),
+    ("crates/core/src/files/tree.rs", "read_file"),
+    ("crates/core/src/files/write.rs", "create_dirs"),
+    ("crates/core/src/roots/set.rs", "list_roots"),
+    ("crates/core/src/search/error.rs", "fixed_strings"),
+    ("crates/core/src/search/grep.rs", "fixed_strings"),
+];
+
+/// Module cycles not yet broken (each a folder's `mod.rs` defining helpers its children
+/// use): move the shared part into a child of its own, below the others.
+const KNOWN_CYCLES: &[&[&str]] = &[
+    // Through a test only: the ignore rules' tests walk with `walk::WalkOptions`.
+    &["core::ignores", "core::walk"],
+    &["core::complete", "core::complete::win"],
+    &["core::files::safe", "core::files::safe::windows"],
+    &["core::symbols::index", "core::symbols::index::worker"],
+    &[
+        "core::symbols::find",
+        "core::symbols::find::by_name",
+        "core::symbols::find::outline",
+        "core::symbols::find::references",
+    ],
+    &[
+        "rootgrep::mcp::tools",
+        "rootgrep::mcp::tools::args",
+        "rootgrep::mcp::tools::dirs",
+        "rootgrep::mcp::tools::glob",
+        "rootgrep::mcp::tools::grep",
+        "rootgrep::mcp::tools::pool",
+        "rootgrep::mcp::tools::read",
+        "rootgrep::mcp::tools::roots",
+        "rootgrep::mcp::tools::symbols",
+        "rootgrep::mcp::tools::writes",
+    ],
+];
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn rel(path: &Path) -> String {
+    path.strip_prefix(root())
+        .unwrap_or(path)
+        .to_string_lossy()
+        .replace('\\', "/")
+}
+
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// A file of tests only (`tests.rs`, `*_tests.rs`, anything under a `tests/` folder).
+fn is_test_file(path: &Path) -> bool {
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("");
+    name == "tests" || name.ends_with("_tests") || rel(path).split('/').any(|c| c == "tests")
+}
+
+/// The production part of a file: the lines before its `#[cfg(test)]` module.
+fn production(text: &str) -> &str {
+    let mut offset = 0;
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    for (n, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("#[cfg(test)]") || trimmed.starts_with("#[cfg(all(test") {
+            let next = lines.get(n + 1).map(|l| l.trim_start()).unwrap_or("");
+            if next.starts_with("mod ") || next.starts_with("pub(crate) mod ") {
+                return &text[..offset];
+            }
+        }
+        offset += line.len();
+    }
+    text
+}
+
+fn sources() -> Vec<PathBuf> {
+    let mut all = rust_files(&root().join("crates/core/src"));
+    all.extend(rust_files(&root().join("src")));
+    all.extend(rust_files(&root().join("tests")));
+    all
+}
+
+#[test]
+fn every_file_opens_with_a_doc_paragraph() {
+    // A newcomer opening any file learns first what it owns.
+    let missing: Vec<String> = sources()
+        .into_iter()
+        .filter(|path| {
+            let text = read(path);
+            let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+            !first.starts_with("//!")
+        })
+        .map(|path| rel(&path))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "files without a `//!` paragraph: {missing:#?}"
+    );
+}
+
+#[test]
+fn no_production_file_is_over_the_limit() {
+    let mut over = Vec::new();
+    let mut listed: BTreeMap<&str, usize> = LONG_FILES.iter().copied().collect();
+    for path in sources().into_iter().filter(|p| !is_test_file(p)) {
+        let name = rel(&path);
+        let lines = production(&read(&path)).lines().count();
+        match listed.remove(name.as_str()) {
+            Some(ceiling) if lines > ceiling => over.push(format!(
+                "{name}: {lines} lines, grew past {ceiling}: split it"
+            )),
+            Some(_) if lines <= MAX_LINES => over.push(format!(
+                "{name}: {lines} lines, within the limit now: take it out of LONG_FILES"
+            )),
+            Some(_) => {}
+            None if lines > MAX_LINES => over.push(format!(
+                "{name}: {lines} production lines (limit {MAX_LINES})"
+            )),
+            None => {}
+        }
+    }
+    over.extend(
+        listed
+            .keys()
+            .map(|name| format!("{name}: listed in LONG_FILES but gone")),
+    );
+    assert!(over.is_empty(), "{over:#?}");
+}
+
+#[test]
+fn the_core_names_no_adapter_crate() {
+    // The build enforces it through the core's manifest; the sources are checked too, so
+    // that the rule is stated where a newcomer adding a dependency meets it.
+    let manifest = read(&root().join("crates/core/Cargo.toml"));
+    let mut found = Vec::new();
+    let mut in_deps = false;
+    for line in manifest.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_deps = line.ends_with("dependencies]");
+            continue;
+        }
+        let name = line.split(['=', '.', ' ']).next().unwrap_or("");
+        if in_deps && ADAPTER_CRATES.contains(&name) {
+            found.push(format!("crates/core/Cargo.toml: {line}"));
+        }
+    }
+    for path in rust_files(&root().join("crates/core/src")) {
+        let code = lex(&read(&path)).code;
+        for krate in ADAPTER_CRATES {
+            let ident = krate.replace('-', "_");
+            if words(&code).any(|w| w == ident.as_str() || w.starts_with(&format!("{ident}::"))) {
+                found.push(format!("{}: names `{ident}`", rel(&path)));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "the core must not know the adapter's crates: {found:#?}"
+    );
+}
+
+#[test]
+fn core_texts_name_no_tool_and_no_argument() {
+    // Renaming a tool or an argument must touch the adapter only: the domain's texts say
+    // what happened ("old text not found in PATH"); `src/mcp/` says what to call next.
+    let (tools, arguments) = tools_and_arguments();
+    assert!(
+        tools.len() >= 10 && arguments.len() >= 20,
+        "{tools:?} {arguments:?}"
+    );
+    let mut found = BTreeSet::new();
+    for path in rust_files(&root().join("crates/core/src")) {
+        if is_test_file(&path) {
+            continue;
+        }
+        let name = rel(&path);
+        for literal in lex(production(&read(&path))).strings {
+            for word in words(&literal) {
+                let backticked = literal.contains(&format!("`{word}`"));
+                let named = (tools.contains(word) || arguments.contains(word))
+                    && (word.contains('_') || backticked);
+                if named {
+                    found.insert((name.clone(), word.to_string()));
+                }
+            }
+        }
+    }
+    let known: BTreeSet<(String, String)> = NAMED_IN_CORE
+        .iter()
+        .map(|(f, w)| (f.to_string(), w.to_string()))
+        .collect();
+    let new: Vec<_> = found.difference(&known).collect();
+    let fixed: Vec<_> = known.difference(&found).collect();
+    assert!(
+        new.is_empty(),
+        "tool or argument names in core texts: {new:#?}"
+    );
+    assert!(
+        fixed.is_empty(),
+        "fixed, take them out of NAMED_IN_CORE: {fixed:#?}"
+    );
+}
+
+#[test]
+fn no_module_cycles() {
+    // When A uses B, B uses nothing of A: every module can be read and tested bottom-up.
+    let mut graph = Graph::default();
+    for (base, krate) in [("crates/core/src", "core"), ("src", "rootgrep")] {
+        for path in rust_files(&root().join(base)) {
+            graph.add(krate, &root().join(base), &path);
+        }
+    }
+    let cycles: BTreeSet<Vec<String>> = graph.cycles().into_iter().collect();
+    let known: BTreeSet<Vec<String>> = KNOWN_CYCLES
+        .iter()
+        .map(|c| c.iter().map(|m| m.to_string()).collect())
+        .collect();
+    let new: Vec<_> = cycles.difference(&known).collect();
+    let broken: Vec<_> = known.difference(&cycles).collect();
+    assert!(new.is_empty(), "module cycles: {new:#?}");
+    assert!(
+        broken.is_empty(),
+        "broken, take them out of KNOWN_CYCLES: {broken:#?}"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// The adapter's names
+
+/// Tool names (from the dispatch table) and argument names (the fields of the `*Args`
+/// structs) in `src/mcp/tools/`.
+fn tools_and_arguments() -> (BTreeSet<String>, BTreeSet<String>) {
+    let mut tools = BTreeSet::new();
+    let mut arguments = BTreeSet::new();
+    for path in rust_files(&root().join("src/mcp/tools")) {
+        let text = read(&path);
+        let mut in_args = false;
+        for line in text.lines() {
+            let line = line.trim();
+            if let Some(rest) = line.strip_prefix('"')
+                && let Some((name, tail)) = rest.split_once('"')
+                && tail.trim_start().starts_with("=> run!(")
+            {
+                tools.insert(name.to_string());
+            }
+            if line.starts_with("pub struct ") && line.contains("Args") && line.ends_with('{') {
+                in_args = true;
+            } else if in_args && line == "}" {
+                in_args = false;
+            } else if in_args
+                && let Some(field) = line.strip_prefix("pub ")
+                && let Some((name, _)) = field.split_once(':')
+            {
+                arguments.insert(name.trim().to_string());
+            }
+        }
+    }
+    (tools, arguments)
+}
+
+// ---------------------------------------------------------------------------------------
+// A small Rust lexer: code without comments and literals, and the string literals apart
+
+struct Lexed {
+    code: String,
+    strings: Vec<String>,
+}
+
+fn lex(text: &str) -> Lexed {
+    let b = text.as_bytes();
+    let mut code = String::with_capacity(text.len());
+    let mut strings = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if c == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if c == b'r'
+            && matches!(b.get(i + 1), Some(b'"') | Some(b'#'))
+            && (i == 0 || !is_ident(b[i - 1]))
+        {
+            let mut j = i + 1;
+            let mut hashes = 0;
+            while b.get(j) == Some(&b'#') {
+                hashes += 1;
+                j += 1;
+            }
+            if b.get(j) != Some(&b'"') {
+                code.push(c as char);
+                i += 1;
+                continue;
+            }
+            let close: String = std::iter::once('"')
+                .chain(std::iter::repeat_n('#', hashes))
+                .collect();
+            let start = j + 1;
+            let end = text[start..].find(&close).map_or(b.len(), |e| start + e);
+            strings.push(text[start..end].to_string());
+            code.push_str("\"\"");
+            i = (end + close.len()).min(b.len());
+        } else if c == b'"' {
+            let mut j = i + 1;
+            let mut literal = String::new();
+            while j < b.len() && b[j] != b'"' {
+                if b[j] == b'\\' {
+                    j += 1;
+                    // A line continuation: the next line's indentation is not in the string.
+                    if b.get(j) == Some(&b'\n') {
+                        while j + 1 < b.len() && (b[j + 1] == b' ' || b[j + 1] == b'\n') {
+                            j += 1;
+                        }
+                        j += 1;
+                        continue;
+                    }
+                }
+                let ch_end = next_char(text, j);
+                literal.push_str(&text[j..ch_end]);
+                j = ch_end;
+            }
+            strings.push(literal);
+            code.push_str("\"\"");
+            i = j + 1;
+        } else if c == b'\'' {
+            // A char literal ('a', '\n', '\''), or a lifetime ('a).
+            let close = if b.get(i + 1) == Some(&b'\\') {
+                text[i + 2..].find('\'').map(|e| i + 2 + e)
+            } else {
+                let after = next_char(text, i + 1);
+                (b.get(after) == Some(&b'\'')).then_some(after)
+            };
+            match close {
+                Some(end) => {
+                    code.push_str("' '");
+                    i = end + 1;
+                }
+                None => {
+                    code.push('\'');
+                    i += 1;
+                }
+            }
+        } else {
+            let end = next_char(text, i);
+            code.push_str(&text[i..end]);
+            i = end;
+        }
+    }
+    Lexed { code, strings }
+}
+
+fn next_char(text: &str, i: usize) -> usize {
+    let mut j = i + 1;
+    while j < text.len() && !text.is_char_boundary(j) {
+        j += 1;
+    }
+    j.min(text.len())
+}
+
+fn is_ident(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || c == b'_'
+}
+
+/// Identifier-like words (with `::` paths kept whole).
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+        .map(|w| w.trim_matches(':'))
+        .filter(|w| !w.is_empty())
+}
+
+// ---------------------------------------------------------------------------------------
+// The module graph
+
+#[derive(Default)]
+struct Graph {
+    /// Module (`core::roots::set`) → the files' code.
+    code: BTreeMap<String, String>,
+    /// Module → the modules it uses.
+    edges: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// Where module `module`'s file is, and the items it defines.
+fn module_of(krate: &str, base: &Path, path: &Path) -> String {
+    let rel = path.strip_prefix(base).unwrap();
+    let mut parts: Vec<String> = rel
+        .iter()
+        .map(|c| c.to_string_lossy().trim_end_matches(".rs").to_string())
+        .collect();
+    if matches!(
+        parts.last().map(String::as_str),
+        Some("mod" | "lib" | "main")
+    ) {
+        parts.pop();
+    }
+    std::iter::once(krate.to_string())
+        .chain(parts)
+        .collect::<Vec<_>>()
+        .join("::")
+}
+
+fn defines(code: &str, name: &str) -> bool {
+    [
+        "fn", "struct", "enum", "trait", "const", "static", "type", "union",
+    ]
+    .iter()
+    .any(|kw| code.contains(&format!("{kw} {name}")))
+        || code.contains(&format!("macro_rules! {name}"))
+}
+
+impl Graph {
+    fn add(&mut self, krate: &str, base: &Path, path: &Path) {
+        let module = module_of(krate, base, path);
+        if module == "rootgrep" && path.ends_with("main.rs") {
+            // The binary is a crate of its own; it only calls the library.
+            return;
+        }
+        let code = lex(&read(path)).code;
+        self.code.insert(module, code);
+    }
+
+    fn is_module(&self, module: &str) -> bool {
+        self.code.contains_key(module)
+    }
+
+    /// The module that a path names, seen from `module`, following re-exports (`use`) in
+    /// the modules it passes; with whether its last segment is an item defined there.
+    fn resolve(
+        &self,
+        module: &str,
+        first: &str,
+        rest: &[String],
+        depth: usize,
+    ) -> Option<(String, bool)> {
+        let (mut at, segments) = self.locate(module, first, rest)?;
+        for (n, segment) in segments.iter().enumerate() {
+            let child = format!("{at}::{segment}");
+            if self.is_module(&child) {
+                at = child;
+                continue;
+            }
+            let code = &self.code[&at];
+            if defines(code, segment) {
+                return Some((at, true));
+            }
+            // Brought in by a `use`: follow it.
+            if depth < 8 {
+                for (from, path) in use_paths(code) {
+                    let named = path.last().or(Some(&from)) == Some(segment);
+                    if named {
+                        let mut whole = path.clone();
+                        whole.extend(segments[n + 1..].iter().cloned());
+                        if let Some(found) = self.resolve(&at, &from, &whole, depth + 1) {
+                            return Some(found);
+                        }
+                    }
+                }
+            }
+            return Some((at, false));
+        }
+        Some((at, false))
+    }
+
+    /// Where a path that starts with `first` begins, seen from `module`, and the segments
+    /// to follow from there; `None` for paths outside the crates (`std::`, a type's `::`).
+    fn locate(&self, module: &str, first: &str, rest: &[String]) -> Option<(String, Vec<String>)> {
+        let krate = module.split("::").next().unwrap();
+        let mut rest = rest.to_vec();
+        let start = match first {
+            "crate" => krate.to_string(),
+            "self" => module.to_string(),
+            "super" => {
+                let mut at = module.rsplit_once("::")?.0.to_string();
+                while rest.first().is_some_and(|s| s == "super") {
+                    rest.remove(0);
+                    at = at.rsplit_once("::")?.0.to_string();
+                }
+                at
+            }
+            "rootgrep_core" => "core".to_string(),
+            child if self.is_module(&format!("{module}::{child}")) => {
+                rest.insert(0, child.to_string());
+                module.to_string()
+            }
+            other if krate == "rootgrep" && self.is_module(&format!("core::{other}")) => {
+                rest.insert(0, other.to_string());
+                "core".to_string()
+            }
+            _ => return None,
+        };
+        Some((start, rest))
+    }
+
+    fn cycles(&mut self) -> Vec<Vec<String>> {
+        let modules: Vec<String> = self.code.keys().cloned().collect();
+        for module in &modules {
+            let mut targets = BTreeSet::new();
+            for (first, rest) in paths(&self.code[module]) {
+                let Some((target, defined)) = self.resolve(module, &first, &rest, 0) else {
+                    continue;
+                };
+                let ancestor = module.starts_with(&format!("{target}::"));
+                // A use of an enclosing module counts for what it defines itself (its
+                // re-exports were followed to where they lead).
+                if target != *module && (!ancestor || defined) {
+                    targets.insert(target);
+                }
+            }
+            self.edges.insert(module.clone(), targets);
+        }
+        strongly_connected(&self.edges)
+            .into_iter()
+            .filter(|component| component.len() > 1)
+            .collect()
+    }
+}
+
+/// Every path in `code` that starts with `crate`, `self`, `super`, `rootgrep_core` or any
+/// other identifier followed by `::`, as (first segment, the segments after it), with `use`
+/// groups (`a::{b, c::d}`) expanded.
+fn paths(code: &str) -> Vec<(String, Vec<String>)> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        let starts_path = is_word(&tokens[i])
+            && tokens.get(i + 1).is_some_and(|t| t == "::")
+            && (i == 0 || tokens[i - 1] != "::");
+        if starts_path {
+            let first = tokens[i].clone();
+            let mut prefix = Vec::new();
+            i = tree(&tokens, i + 2, &mut prefix, &mut |path| {
+                out.push((first.clone(), path))
+            });
+        } else {
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The paths of `use` declarations only, as (first segment, the rest), for re-exports.
+fn use_paths(code: &str) -> Vec<(String, Vec<String>)> {
+    let tokens = tokens(code);
+    let mut out = Vec::new();
+    for (n, token) in tokens.iter().enumerate() {
+        if token == "use" && tokens.get(n + 2).is_some_and(|t| t == "::") {
+            let first = tokens[n + 1].clone();
+            let mut prefix = Vec::new();
+            tree(&tokens, n + 3, &mut prefix, &mut |path| {
+                out.push((first.clone(), path))
+            });
+        }
+    }
+    out
+}
+
+/// Reads a use tree from `i` (after `::`), calling `emit` with each full path.
+fn tree(
+    tokens: &[String],
+    mut i: usize,
+    prefix: &mut Vec<String>,
+    emit: &mut dyn FnMut(Vec<String>),
+) -> usize {
+    let depth = prefix.len();
+    loop {
+        match tokens.get(i).map(String::as_str) {
+            Some("{") => {
+                i += 1;
+                loop {
+                    i = tree(tokens, i, prefix, emit);
+                    match tokens.get(i).map(String::as_str) {
+                        Some(",") => i += 1,
+                        Some("}") => {
+                            i += 1;
+                            break;
+                        }
+                        _ => break,
+                    }
+                    if tokens.get(i).map(String::as_str) == Some("}") {
+                        i += 1;
+                        break;
+                    }
+                }
+                prefix.truncate(depth);
+                return i;
+            }
+            Some(word) if is_word(word) => {
+                prefix.push(word.to_string());
+                i += 1;
+                if tokens.get(i).map(String::as_str) == Some("::") {
+                    i += 1;
+                    continue;
+                }
+                emit(prefix.clone());
+                prefix.truncate(depth);
+                if tokens.get(i).map(String::as_str) == Some("as") {
+                    i += 2;
+                }
+                return i;
+            }
+            _ => {
+                if prefix.len() > depth {
+                    emit(prefix.clone());
+                }
+                prefix.truncate(depth);
+                return i;
+            }
+        }
+    }
+}
+
+fn is_word(token: &str) -> bool {
+    token
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+}
+
+fn tokens(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = code.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if c.is_alphanumeric() || c == '_' {
+            let mut end = start + c.len_utf8();
+            while let Some(&(i, d)) = chars.peek() {
+                if d.is_alphanumeric() || d == '_' {
+                    end = i + d.len_utf8();
+                    chars.next();
+                } else {
+                    break;
+                }
+            }
+            out.push(code[start..end].to_string());
+        } else if c == ':' && chars.peek().is_some_and(|&(_, d)| d == ':') {
+            chars.next();
+            out.push("::".into());
+        } else if !c.is_whitespace() {
+            out.push(c.to_string());
+        }
+    }
+    out
+}
+
+/// Tarjan's strongly connected components.
+fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<String>> {
+    struct State<'a> {
+        edges: &'a BTreeMap<String, BTreeSet<String>>,
+        index: HashMap<&'a str, usize>,
+        low: HashMap<&'a str, usize>,
+        stack: Vec<&'a str>,
+        on_stack: BTreeSet<&'a str>,
+        out: Vec<Vec<String>>,
+    }
+    fn visit<'a>(s: &mut State<'a>, v: &'a str) {
+        let n = s.index.len();
+        s.index.insert(v, n);
+        s.low.insert(v, n);
+        s.stack.push(v);
+        s.on_stack.insert(v);
+        for w in s.edges.get(v).into_iter().flatten() {
+            let w = w.as_str();
+            if !s.edges.contains_key(w) {
+                continue;
+            }
+            if !s.index.contains_key(w) {
+                visit(s, w);
+                let low = s.low[v].min(s.low[w]);
+                s.low.insert(v, low);
+            } else if s.on_stack.contains(w) {
+                let low = s.low[v].min(s.index[w]);
+                s.low.insert(v, low);
+            }
+        }
+        if s.low[v] == s.index[v] {
+            let mut component = Vec::new();
+            while let Some(w) = s.stack.pop() {
+                s.on_stack.remove(w);
+                component.push(w.to_string());
+                if w == v {
+                    break;
+                }
+            }
+            component.sort();
+            s.out.push(component);
+        }
+    }
+    let mut s = State {
+        edges,
+        index: HashMap::new(),
+        low: HashMap::new(),
+        stack: Vec::new(),
+        on_stack: BTreeSet::new(),
+        out: Vec::new(),
+    };
+    for v in edges.keys() {
+        if !s.index.contains_key(v.as_str()) {
+            visit(&mut s, v);
+        }
+    }
+    s.out
+}

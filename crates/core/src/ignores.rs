@@ -38,7 +38,7 @@ use ignore::{DirEntry, Match};
 /// millisecond and 0.7 MB per KiB (a 1.6 MB `.gitignore`: 2 s and 1.2 GB per search), so a
 /// bigger file is not applied, and reported, rather than making every search slow and
 /// large.
-pub const MAX_IGNORE_FILE: u64 = 64 * 1024;
+pub(crate) const MAX_IGNORE_FILE: u64 = 64 * 1024;
 
 /// An ignore file that was not applied, and why.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -64,7 +64,10 @@ impl std::fmt::Display for SkippedIgnoreFile {
 /// Reads one ignore file (of directory `dir`) safely: `Ok(None)` when there is none
 /// (missing, a directory, unreadable: as git, those add no rules), `Err` when it is there
 /// but is not applied.
-pub fn read_ignore_file(dir: &Path, path: &Path) -> Result<Option<Vec<u8>>, SkippedIgnoreFile> {
+pub(crate) fn read_ignore_file(
+    dir: &Path,
+    path: &Path,
+) -> Result<Option<Vec<u8>>, SkippedIgnoreFile> {
     let skipped = |reason: String| SkippedIgnoreFile {
         path: path.to_path_buf(),
         dir: dir.to_path_buf(),
@@ -151,7 +154,7 @@ fn kind_of(_meta: &fs::Metadata) -> &'static str {
 /// Adds the lines of one ignore file to `builder` as `GitignoreBuilder::add` reads them:
 /// lines split at `\n` (a `\r` before it dropped), a UTF-8 BOM dropped from the first,
 /// lines that are not UTF-8 and globs that do not parse skipped.
-pub fn add_lines(builder: &mut GitignoreBuilder, from: &Path, bytes: &[u8]) {
+pub(crate) fn add_lines(builder: &mut GitignoreBuilder, from: &Path, bytes: &[u8]) {
     let mut lines = bytes.split(|&b| b == b'\n').peekable();
     let mut first = true;
     while let Some(mut line) = lines.next() {
@@ -175,7 +178,7 @@ pub fn add_lines(builder: &mut GitignoreBuilder, from: &Path, bytes: &[u8]) {
 
 /// Reports a skipped ignore file once per path per process as a warning (walks meet the
 /// same file again and again), and records it for the answer.
-pub fn warn_once(skipped: &SkippedIgnoreFile) {
+pub(crate) fn warn_once(skipped: &SkippedIgnoreFile) {
     static WARNED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
     let mut warned = WARNED
         .get_or_init(Default::default)
@@ -308,7 +311,7 @@ fn global_rules(skipped: &mut Vec<SkippedIgnoreFile>) -> Option<Gitignore> {
 
 /// The ignore rules of one walk (from one start directory), shared by its threads.
 #[derive(Debug)]
-pub struct Rules {
+pub(crate) struct Rules {
     /// The walk's start, as the walker's paths begin.
     start: PathBuf,
     /// Its canonical form, when that differs (rules above the start are matched there).

@@ -88,7 +88,7 @@ impl Live {
     }
 
     /// [`Live::start`] with the consumers given (`index` among them or not).
-    pub fn with_consumers(
+    pub(crate) fn with_consumers(
         index: Arc<FileIndex>,
         consumers: Vec<Arc<dyn Consumer>>,
         sink: impl Fn(Change) + Send + Sync + 'static,

@@ -10,7 +10,7 @@
 /// Returns the allocator's free memory to the system, where that is possible.
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 #[allow(unsafe_code)]
-pub fn release_freed() {
+pub(crate) fn release_freed() {
     unsafe extern "C" {
         fn malloc_trim(pad: usize) -> i32;
     }
@@ -23,4 +23,4 @@ pub fn release_freed() {
 
 /// Returns the allocator's free memory to the system, where that is possible.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-pub fn release_freed() {}
+pub(crate) fn release_freed() {}

@@ -368,7 +368,7 @@ impl Gate {
     /// between turns is where a thread gives its slot back. A thread holding a turn must
     /// not wait for other threads of the same request that need one (they could wait for
     /// its slot for ever); nested turns on one thread are free.
-    pub fn turn(&self) -> Turn<'_> {
+    pub(crate) fn turn(&self) -> Turn<'_> {
         if IN_TURN.with(Cell::get) {
             return Turn::free();
         }
@@ -412,7 +412,7 @@ impl Gate {
 }
 
 /// One thread's permission to work on one file; the slot is free again when dropped.
-pub struct Turn<'a> {
+pub(crate) struct Turn<'a> {
     gate: Option<&'a Gate>,
 }
 

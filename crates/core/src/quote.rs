@@ -21,7 +21,7 @@ pub const DETAIL_MAX_CHARS: usize = 1024;
 /// Whether `c` could change how the text around it is laid out or read: C0 and C1
 /// controls (newlines included), the line and paragraph separators, and the bidi marks,
 /// embeddings, overrides and isolates.
-pub fn is_deceptive(c: char) -> bool {
+pub(crate) fn is_deceptive(c: char) -> bool {
     c.is_control()
         || matches!(
             c,

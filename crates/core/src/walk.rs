@@ -66,7 +66,7 @@ impl Control {
 
     /// Fresh counters and stop flag, the same share of the pool (a later phase of the
     /// same request).
-    pub fn same_share(&self) -> Self {
+    pub(crate) fn same_share(&self) -> Self {
         Control {
             gate: self.gate.clone(),
             ..Self::default()
@@ -75,7 +75,7 @@ impl Control {
 
     /// Waits for this search's turn to work on one file (see [`crate::pool`]): every loop
     /// over files takes one around each file, so a search gives threads back between files.
-    pub fn turn(&self) -> Turn<'_> {
+    pub(crate) fn turn(&self) -> Turn<'_> {
         match &self.gate {
             Some(gate) => gate.turn(),
             None => Turn::free(),
@@ -155,7 +155,7 @@ impl Stats {
     }
 
     /// Adds ignore files that were not applied (kept sorted, each once).
-    pub fn note_skipped(&mut self, skipped: &[SkippedIgnoreFile]) {
+    pub(crate) fn note_skipped(&mut self, skipped: &[SkippedIgnoreFile]) {
         if skipped.is_empty() {
             return;
         }
@@ -220,7 +220,7 @@ impl WalkOptions {
 impl Walker {
     /// Adds `extra` to the walker's entry filter (after the hidden and ignore rules): an
     /// entry it refuses is skipped, a directory with everything below it.
-    pub fn also_filter(
+    pub(crate) fn also_filter(
         &mut self,
         extra: impl Fn(&DirEntry) -> bool + Send + Sync + 'static,
     ) -> &mut Walker {

@@ -66,22 +66,22 @@ use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
 
 /// A path is settled once it has had no event for this long.
-pub const QUIET: Duration = Duration::from_millis(100);
+pub(crate) const QUIET: Duration = Duration::from_millis(100);
 /// A path that keeps changing is still reported at least this often.
-pub const MAX_DELAY: Duration = Duration::from_secs(1);
+pub(crate) const MAX_DELAY: Duration = Duration::from_secs(1);
 /// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
 /// been quiet this long (at most [`SETUP_MAX`]): adding a recursive inotify watch opens
 /// every directory on notify's thread, which cannot drain the kernel queue meanwhile, so a
 /// large tree overflows it during setup. Consumers rebuild everything when a root becomes
 /// `Watching`, so an overflow before that carries no information and is not reported.
-pub const SETUP_QUIET: Duration = Duration::from_millis(250);
-pub const SETUP_MAX: Duration = Duration::from_secs(3);
+pub(crate) const SETUP_QUIET: Duration = Duration::from_millis(250);
+pub(crate) const SETUP_MAX: Duration = Duration::from_secs(3);
 /// How often a root that vanished is looked for again.
-pub const RETRY: Duration = Duration::from_secs(1);
+pub(crate) const RETRY: Duration = Duration::from_secs(1);
 /// Most entries of a new directory announced one by one (see `Actor::announce_contents`).
-pub const SCAN_MAX: usize = 4096;
+pub(crate) const SCAN_MAX: usize = 4096;
 /// Suffix of the temporary files written by our atomic writes; never reported.
-pub const TMP_SUFFIX: &str = ".rootgrep-tmp";
+pub(crate) const TMP_SUFFIX: &str = ".rootgrep-tmp";
 /// Most raw events queued between notify's thread and the actor (the kernel's own default
 /// queue, `fs.inotify.max_queued_events`, is as long). Past it, events are dropped and an
 /// [`WatchEvent::Overflow`] is reported.
@@ -89,7 +89,8 @@ pub const QUEUE: usize = 16 * 1024;
 /// The kernel events subscribed to: creations, removals, renames, content and attribute
 /// changes, and closes after writing. Opens, reads and read-only closes are left out in
 /// the kernel (inotify's mask), so reading the tree wakes nobody.
-pub const EVENT_KINDS: EventKindMask = EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
+pub(crate) const EVENT_KINDS: EventKindMask =
+    EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
 
 /// Testing only (`--test-watch-delay`): notify's thread sleeps this long (milliseconds)
 /// before handing each raw event on, as a loaded machine would leave the kernel's queue
@@ -493,7 +494,7 @@ struct Actor {
 }
 
 /// How long notify's thread pauses, at most once per pause, while events come in a burst.
-pub const GATHER: Duration = Duration::from_millis(1);
+pub(crate) const GATHER: Duration = Duration::from_millis(1);
 
 /// Lets a burst of raw events pile up in the kernel's queue for a moment instead of
 /// waking notify's thread and the actor once per event: while a build or an unpack creates

@@ -33,7 +33,7 @@ pub fn split(typed: &str) -> Option<(&str, &str)> {
 
 /// Whether the root (ordinary form) is what the typed text leads to: a prefix of it,
 /// ignoring case and separator style.
-pub fn leads_to(root: &str, typed: &str) -> bool {
+pub(crate) fn leads_to(root: &str, typed: &str) -> bool {
     let root = winpath::fold(&winpath::unified(root));
     let mut root = root;
     if !root.ends_with('\\') {
@@ -53,7 +53,7 @@ pub fn root_value(root: &str, form: Form) -> String {
 
 /// `name` in the typed directory `dir` as a value: the directory's spelling and
 /// separator kept (clients match values against what was typed).
-pub fn child_value(dir: &str, name: &str, is_dir: bool, form: Form) -> String {
+pub(crate) fn child_value(dir: &str, name: &str, is_dir: bool, form: Form) -> String {
     let joined = format!("{dir}{name}");
     match form {
         Form::Plain if is_dir => {

@@ -13,7 +13,7 @@ use super::read::{
 };
 
 /// Text files up to this size get a line count.
-pub const LINE_COUNT_CAP: u64 = 16 * 1024 * 1024;
+pub(crate) const LINE_COUNT_CAP: u64 = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Kind {

@@ -58,7 +58,7 @@ pub fn lock(paths: &[&Path]) -> PathGuard {
 
 /// [`lock`], giving up (`None`) when `stop` is set while waiting (the request was
 /// cancelled).
-pub fn lock_unless_stopped(paths: &[&Path], stop: &AtomicBool) -> Option<PathGuard> {
+pub(crate) fn lock_unless_stopped(paths: &[&Path], stop: &AtomicBool) -> Option<PathGuard> {
     lock_with(paths, Some(stop))
 }
 

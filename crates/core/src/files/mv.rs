@@ -158,14 +158,14 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
 #[cfg(windows)]
 #[allow(non_snake_case, dead_code)]
 mod win_errors {
-    pub const EXIST: i32 = 183; // ERROR_ALREADY_EXISTS
-    pub const NOTEMPTY: i32 = 145; // ERROR_DIR_NOT_EMPTY
-    pub const XDEV: i32 = 17; // ERROR_NOT_SAME_DEVICE
-    pub const INVAL: i32 = 87; // ERROR_INVALID_PARAMETER
-    pub const NOTDIR: i32 = 267; // ERROR_DIRECTORY
-    pub const ISDIR: i32 = -1;
-    pub const NOSYS: i32 = 50; // ERROR_NOT_SUPPORTED
-    pub const OPNOTSUPP: i32 = -1;
+    pub(crate) const EXIST: i32 = 183; // ERROR_ALREADY_EXISTS
+    pub(crate) const NOTEMPTY: i32 = 145; // ERROR_DIR_NOT_EMPTY
+    pub(crate) const XDEV: i32 = 17; // ERROR_NOT_SAME_DEVICE
+    pub(crate) const INVAL: i32 = 87; // ERROR_INVALID_PARAMETER
+    pub(crate) const NOTDIR: i32 = 267; // ERROR_DIRECTORY
+    pub(crate) const ISDIR: i32 = -1;
+    pub(crate) const NOSYS: i32 = 50; // ERROR_NOT_SUPPORTED
+    pub(crate) const OPNOTSUPP: i32 = -1;
 }
 
 #[cfg(test)]

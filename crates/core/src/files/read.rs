@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 /// Longest line shown by `read_file`; longer lines are cut with a marker.
 pub const MAX_LINE_CHARS: usize = 2000;
 /// Largest image returned inline (base64 makes it a third bigger on the wire).
-pub const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
+pub(crate) const MAX_IMAGE_BYTES: u64 = 5 * 1024 * 1024;
 /// How many leading bytes decide text versus binary.
 const SNIFF_BYTES: usize = 8192;
 
@@ -127,7 +127,7 @@ impl std::fmt::Display for ReadError {
 
 /// The kind of a non-regular file, for messages.
 #[cfg(unix)]
-pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
     use std::os::unix::fs::FileTypeExt;
     if file_type.is_fifo() {
         Some("FIFO (named pipe)")
@@ -145,13 +145,13 @@ pub fn special_kind(file_type: &std::fs::FileType) -> Option<&'static str> {
 /// The kind of a non-regular file, for messages. Windows has no FIFOs, sockets or device
 /// nodes in its directories (device names such as `NUL` are refused when opened).
 #[cfg(windows)]
-pub fn special_kind(_file_type: &std::fs::FileType) -> Option<&'static str> {
+pub(crate) fn special_kind(_file_type: &std::fs::FileType) -> Option<&'static str> {
     None
 }
 
 /// Opens a regular file for reading without following a final symlink and without
 /// blocking on special files; anything but a regular file is refused after `fstat`.
-pub fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata), ReadError> {
+pub(crate) fn open_regular(path: &Path) -> Result<(File, std::fs::Metadata), ReadError> {
     let file = super::safe::open_read(path).map_err(|err| match err.kind() {
         io::ErrorKind::NotFound => ReadError::NotFound(path.to_path_buf()),
         _ => ReadError::Io(path.to_path_buf(), err),
@@ -185,7 +185,7 @@ fn precheck(path: &Path) -> Result<(), ReadError> {
 }
 
 /// The image MIME type from magic bytes, for the formats clients render.
-pub fn image_mime(head: &[u8]) -> Option<&'static str> {
+pub(crate) fn image_mime(head: &[u8]) -> Option<&'static str> {
     if head.starts_with(b"\x89PNG\r\n\x1a\n") {
         Some("image/png")
     } else if head.starts_with(&[0xFF, 0xD8, 0xFF]) {
@@ -200,7 +200,7 @@ pub fn image_mime(head: &[u8]) -> Option<&'static str> {
 }
 
 /// Detects a BOM.
-pub fn sniff_encoding(head: &[u8]) -> Encoding {
+pub(crate) fn sniff_encoding(head: &[u8]) -> Encoding {
     if head.starts_with(&[0xEF, 0xBB, 0xBF]) {
         Encoding::Utf8Bom
     } else if head.starts_with(&[0xFF, 0xFE]) {
@@ -213,12 +213,12 @@ pub fn sniff_encoding(head: &[u8]) -> Encoding {
 }
 
 /// True when the head looks binary: a NUL byte in a file that is not UTF-16.
-pub fn looks_binary(head: &[u8], encoding: Encoding) -> bool {
+pub(crate) fn looks_binary(head: &[u8], encoding: Encoding) -> bool {
     !matches!(encoding, Encoding::Utf16Le | Encoding::Utf16Be) && head.contains(&0)
 }
 
 /// A short description of a binary file's type from its head.
-pub fn describe_binary(head: &[u8]) -> String {
+pub(crate) fn describe_binary(head: &[u8]) -> String {
     let known: &[(&[u8], &str)] = &[
         (b"\x7fELF", "ELF executable or library"),
         (b"PK\x03\x04", "ZIP archive (or jar/docx/xlsx)"),

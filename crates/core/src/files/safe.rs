@@ -19,13 +19,13 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 #[cfg(unix)]
-pub use self::unix::*;
+pub(crate) use self::unix::*;
 #[cfg(windows)]
 pub use self::windows::*;
 
 /// What a directory entry is, as the entry itself says (never followed).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum HeldKind {
+pub(crate) enum HeldKind {
     File,
     Dir,
     Symlink,
@@ -38,7 +38,7 @@ pub enum HeldKind {
 
 /// One entry of a directory read through its held handle ([`DirHandle::entries`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct HeldEntry {
+pub(crate) struct HeldEntry {
     pub name: OsString,
     pub kind: HeldKind,
     /// Size of the entry itself (a symlink's is its target text's).
@@ -73,7 +73,7 @@ mod unix {
     use super::swapped;
 
     /// A directory opened for `*at` calls.
-    pub type DirFd = OwnedFd;
+    pub(crate) type DirFd = OwnedFd;
     #[cfg(any(target_os = "linux", target_os = "android"))]
     fn open_no_symlinks(path: &Path, flags: OFlags) -> io::Result<OwnedFd> {
         use rustix::fs::ResolveFlags;
@@ -122,12 +122,12 @@ mod unix {
         )
     }
     /// Opens a canonical path for reading: never through a symlink, never blocking on a FIFO.
-    pub fn open_read(path: &Path) -> io::Result<File> {
+    pub(crate) fn open_read(path: &Path) -> io::Result<File> {
         open_no_symlinks(path, OFlags::RDONLY | OFlags::NONBLOCK).map(File::from)
     }
 
     /// Opens a canonical directory as a handle for `*at` calls (create, rename, fsync).
-    pub fn open_dir(path: &Path) -> io::Result<OwnedFd> {
+    pub(crate) fn open_dir(path: &Path) -> io::Result<OwnedFd> {
         open_no_symlinks(path, OFlags::RDONLY | OFlags::DIRECTORY)
     }
 
@@ -135,7 +135,7 @@ mod unix {
     /// from the descriptor itself (`fdopendir` on a fresh descriptor for `.`, `fstatat`,
     /// `readlinkat`): even if its path is swapped for a symlink meanwhile, the listing is of
     /// this very directory, on Linux and macOS alike (no `/proc` needed).
-    pub struct DirHandle {
+    pub(crate) struct DirHandle {
         fd: OwnedFd,
     }
 
@@ -218,7 +218,11 @@ mod unix {
     /// Creates `name` in `dir` exclusively (`O_EXCL`, never following a link), readable and
     /// writable by the owner only when `private`, else by all (less the umask). `Ok(None)` when
     /// the name is taken.
-    pub fn create_temp_at(dir: &DirFd, name: &str, private: bool) -> io::Result<Option<File>> {
+    pub(crate) fn create_temp_at(
+        dir: &DirFd,
+        name: &str,
+        private: bool,
+    ) -> io::Result<Option<File>> {
         let mode = if private {
             Mode::RUSR | Mode::WUSR
         } else {
@@ -237,17 +241,17 @@ mod unix {
     }
 
     /// `renameat(dir/from, dir/to)`: replaces the entry `to`, never writes through it.
-    pub fn rename_at(dir: &DirFd, from: &str, to: &std::ffi::OsStr) -> io::Result<()> {
+    pub(crate) fn rename_at(dir: &DirFd, from: &str, to: &std::ffi::OsStr) -> io::Result<()> {
         rustix::fs::renameat(dir, from, dir, to).map_err(io::Error::from)
     }
 
     /// `unlinkat(dir/name)`.
-    pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
+    pub(crate) fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
         rustix::fs::unlinkat(dir, name, rustix::fs::AtFlags::empty()).map_err(io::Error::from)
     }
 
     /// `mkdirat(dir/name, 0o777)` (less the umask).
-    pub fn mkdir_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
+    pub(crate) fn mkdir_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
         rustix::fs::mkdirat(dir, name, Mode::RWXU | Mode::RWXG | Mode::RWXO)
             .map_err(io::Error::from)
     }
@@ -255,7 +259,7 @@ mod unix {
     /// The device and inode of the entry `name` of `dir` itself (never followed), for
     /// checking that a path still names the file that was read.
     #[allow(clippy::unnecessary_cast)]
-    pub fn identity_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
+    pub(crate) fn identity_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<(u64, u64)> {
         let stat = rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)?;
         Ok((stat.st_dev as u64, stat.st_ino as u64))
     }
@@ -263,7 +267,7 @@ mod unix {
     /// Whether this process may write the existing entry `name` of `dir`, as the kernel
     /// decides it for an open for writing (mode bits, ACLs, a read-only mount, an immutable
     /// file), with the effective ids. `Err` carries the kernel's reason.
-    pub fn may_write_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
+    pub(crate) fn may_write_at(dir: &DirFd, name: &std::ffi::OsStr) -> io::Result<()> {
         use rustix::fs::{Access, AtFlags, accessat};
         match accessat(dir, name, Access::WRITE_OK, AtFlags::EACCESS) {
             // Kernels or libcs without faccessat2 may refuse the flag: the real ids are the
@@ -276,12 +280,12 @@ mod unix {
     }
 
     /// fsync a directory handle (best effort).
-    pub fn fsync_dir(dir: &DirFd) {
+    pub(crate) fn fsync_dir(dir: &DirFd) {
         let _ = rustix::fs::fsync(dir);
     }
 
     /// Whether `dir` holds an entry `name` (not following it).
-    pub fn exists_at(dir: &DirFd, name: &std::ffi::OsStr) -> bool {
+    pub(crate) fn exists_at(dir: &DirFd, name: &std::ffi::OsStr) -> bool {
         rustix::fs::statat(dir, name, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok()
     }
 
@@ -289,7 +293,7 @@ mod unix {
     /// with `RENAME_EXCL` on macOS): fails when the destination exists, the check being the
     /// kernel's. Other Unix systems have no atomic no-replace rename that rustix exposes:
     /// refused there rather than checked and renamed with a window between the two.
-    pub fn rename_noreplace_at(
+    pub(crate) fn rename_noreplace_at(
         src_dir: &DirFd,
         src_name: &std::ffi::OsStr,
         dst_dir: &DirFd,
@@ -315,7 +319,7 @@ mod windows;
 /// Keeps only the paths whose entry really exists in its (symlink-free) parent directory
 /// now: walks that read directories by path can be misled by a directory swapped for a
 /// symlink mid-walk, and this drops whatever they found through it.
-pub fn still_inside<'a>(
+pub(crate) fn still_inside<'a>(
     paths: impl IntoIterator<Item = &'a Path>,
 ) -> std::collections::HashSet<std::path::PathBuf> {
     let mut parents: std::collections::HashMap<std::path::PathBuf, Option<DirFd>> =

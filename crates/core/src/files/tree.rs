@@ -40,11 +40,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use crate::ignores::SkippedIgnoreFile;
 
 /// Most direct children counted for one depth-cut directory.
-pub const DEPTH_COUNT_CAP: usize = 1000;
+pub(crate) const DEPTH_COUNT_CAP: usize = 1000;
 /// Most directory entries read, in total, to count depth-cut directories.
-pub const DEPTH_COUNT_BUDGET: usize = 20_000;
+pub(crate) const DEPTH_COUNT_BUDGET: usize = 20_000;
 /// Most entries walked after the limit to say how many were not shown.
-pub const MORE_COUNT_BUDGET: usize = 5_000;
+pub(crate) const MORE_COUNT_BUDGET: usize = 5_000;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeOptions {

@@ -74,28 +74,28 @@ use crate::watch::{Barrier, RootStatus, WatchEvent};
 use root::{as_path, is_hidden, is_ignore_name};
 
 /// After a structural change, wait this long for more before rebuilding (coalescing).
-pub const REBUILD_DELAY: Duration = Duration::from_millis(200);
+pub(crate) const REBUILD_DELAY: Duration = Duration::from_millis(200);
 
 pub use crate::walk::YIELD_MAX;
 
 /// A rebuild due while events are still settling (a build writing thousands of files, an
 /// unpack) waits for them to settle, at most this long past its due time: a build that
 /// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
-pub const REBUILD_DEFER: Duration = Duration::from_secs(2);
+pub(crate) const REBUILD_DEFER: Duration = Duration::from_secs(2);
 
 /// Most created/removed paths waiting for one update; past that, the root is rebuilt
 /// (about 100 bytes each: a bound on memory, and by then a walk is no dearer).
-pub const CHANGED_MAX: usize = 100_000;
+pub(crate) const CHANGED_MAX: usize = 100_000;
 
 /// How long a write by the server waits for its watch event before the root is rebuilt.
-pub const EXPECT_WAIT: Duration = Duration::from_secs(2);
+pub(crate) const EXPECT_WAIT: Duration = Duration::from_secs(2);
 
 /// How long a snapshot waits for the watcher's barrier before giving up (the caller walks,
 /// which is what a loaded or flooded watcher warrants). An idle round takes microseconds.
-pub const SYNC_WAIT: Duration = Duration::from_millis(200);
+pub(crate) const SYNC_WAIT: Duration = Duration::from_millis(200);
 
 /// How often the builder looks again at a root whose path is not the root now.
-pub const DISPLACED_RETRY: Duration = Duration::from_secs(1);
+pub(crate) const DISPLACED_RETRY: Duration = Duration::from_secs(1);
 
 /// How one root's index stands, for `list_roots` and logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -292,7 +292,7 @@ impl FileIndex {
 
     /// An index whose roots hold at most `max_files` files each; a bigger root is reported
     /// `Unavailable` and searched by walking.
-    pub fn with_max_files(max_files: usize) -> FileIndex {
+    pub(crate) fn with_max_files(max_files: usize) -> FileIndex {
         let shared = Arc::new(Shared {
             max_files,
             state: Mutex::new(State {
@@ -353,7 +353,7 @@ impl FileIndex {
     }
 
     /// The watcher feeding this index: snapshots wait for its barrier from now on.
-    pub fn set_barrier(&self, barrier: Barrier) {
+    pub(crate) fn set_barrier(&self, barrier: Barrier) {
         *self
             .shared
             .barrier
@@ -365,7 +365,7 @@ impl FileIndex {
     /// for: a watcher barrier is installed (Linux). Without one (macOS, Windows, unit
     /// tests) a change made a moment before may not have been reported yet, so whoever
     /// keeps data derived from file contents checks the file on disk before trusting it.
-    pub fn proves_freshness(&self) -> bool {
+    pub(crate) fn proves_freshness(&self) -> bool {
         self.shared
             .barrier
             .lock()

@@ -141,7 +141,7 @@ impl RootIndex {
 
     /// The ignore files not applied that a walk of `dir` (absolute, inside the root) would
     /// report: those of `dir`, of the directories above it, and of those below it.
-    pub fn skipped_ignore_for(&self, dir: &Path) -> Vec<SkippedIgnoreFile> {
+    pub(crate) fn skipped_ignore_for(&self, dir: &Path) -> Vec<SkippedIgnoreFile> {
         self.skipped_ignore
             .iter()
             .filter(|s| dir.starts_with(&s.dir) || s.dir.starts_with(dir))
@@ -184,12 +184,12 @@ impl RootIndex {
     }
 
     /// The absolute path of file `id`.
-    pub fn path_of(&self, id: usize) -> PathBuf {
+    pub(crate) fn path_of(&self, id: usize) -> PathBuf {
         self.root.join(self.rel_of(self.files[id].path))
     }
 
     /// Position of a file given its path relative to the root.
-    pub fn find_file(&self, rel: &Path) -> Option<usize> {
+    pub(crate) fn find_file(&self, rel: &Path) -> Option<usize> {
         let key = rel.as_os_str().as_bytes();
         self.files
             .binary_search_by(|rec| cmp_paths(self.bytes(rec.path), key))
@@ -197,7 +197,7 @@ impl RootIndex {
     }
 
     /// Position of a visited directory (`""` is the root).
-    pub fn find_dir(&self, rel: &Path) -> Option<usize> {
+    pub(crate) fn find_dir(&self, rel: &Path) -> Option<usize> {
         let key = rel.as_os_str().as_bytes();
         self.dirs
             .binary_search_by(|rec| cmp_paths(self.bytes(rec.path), key))
@@ -384,7 +384,7 @@ pub fn cmp_paths(a: &[u8], b: &[u8]) -> Ordering {
 /// `Path`'s order on relative paths under `seps` (no `.` components, no repeated or
 /// trailing separators, as the walker makes them): byte order with every separator ranked
 /// lowest, and separators equal to each other (on Windows `a/b` is `a\b`).
-pub fn cmp_paths_in(seps: Seps, a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn cmp_paths_in(seps: Seps, a: &[u8], b: &[u8]) -> Ordering {
     let key = |b: u8| if seps.is_sep(b) { 0 } else { b };
     match a.iter().zip(b).position(|(&x, &y)| key(x) != key(y)) {
         Some(i) => key(a[i]).cmp(&key(b[i])),

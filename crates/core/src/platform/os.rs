@@ -19,14 +19,14 @@ pub use self::windows::{MetadataExt, OsStrExt, OsStringExt};
 /// paths as bytes (the file index) asks this, never a literal `b'/'`; the functions take
 /// a `Seps` so both platforms' rules are tested everywhere.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Seps {
+pub(crate) enum Seps {
     Unix,
     Windows,
 }
 
 impl Seps {
     /// This platform's rules.
-    pub const NATIVE: Seps = if cfg!(windows) {
+    pub(crate) const NATIVE: Seps = if cfg!(windows) {
         Seps::Windows
     } else {
         Seps::Unix

@@ -49,7 +49,7 @@ pub fn is_absolute(path: &str) -> bool {
 /// verbatim form, which is then the only exact way to write it (`x.` is not `x`; a
 /// directory named `.. ` must never become `..`). Paths already ordinary and other
 /// verbatim forms (`\\?\Volume{…}\`, `\\?\GLOBALROOT\…`) give `None`.
-pub fn exact_plain(path: &str) -> Option<String> {
+pub(crate) fn exact_plain(path: &str) -> Option<String> {
     let (lead, rest) = if let Some(rest) = strip_prefix_ci(path, r"\\?\UNC\") {
         (r"\\", rest)
     } else {
@@ -143,7 +143,7 @@ pub fn starts_with(path: &str, base: &str) -> bool {
 
 /// Device names Windows resolves in every directory (`CON`, `NUL`, `COM1`, …), also with an
 /// extension (`nul.txt`) and trailing dots or spaces, as Win32 path parsing treats them.
-pub fn is_reserved_name(name: &str) -> bool {
+pub(crate) fn is_reserved_name(name: &str) -> bool {
     let stem = name.split('.').next().unwrap_or("");
     let stem = stem.trim_end_matches([' ', '.']);
     let upper = stem.to_ascii_uppercase();
@@ -222,7 +222,7 @@ pub fn from_uri_path(host: &str, path: &str) -> Option<String> {
 
 /// The URI path (before percent-encoding) of a Windows path: `\\?\C:\x` → `/C:/x`,
 /// `\\srv\share\x` → host `srv`, path `/share/x`.
-pub fn to_uri_parts(path: &str) -> (String, String) {
+pub(crate) fn to_uri_parts(path: &str) -> (String, String) {
     let plain = plain(path);
     if let Some(unc) = plain.strip_prefix(r"\\") {
         let (host, rest) = unc.split_once('\\').unwrap_or((unc, ""));

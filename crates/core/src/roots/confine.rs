@@ -29,7 +29,7 @@ impl Confine {
         Ok(Confine { dirs: canonical })
     }
 
-    pub fn is_active(&self) -> bool {
+    pub(crate) fn is_active(&self) -> bool {
         !self.dirs.is_empty()
     }
 

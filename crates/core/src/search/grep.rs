@@ -44,14 +44,14 @@ use super::walk::{
 /// too large. It bounds each search thread's memory whatever the files, and it bounds the
 /// one step that cannot be interrupted, a regex run over one buffer, so a cancel takes
 /// effect within one such run.
-pub const MAX_BUFFER: usize = 8 << 20;
+pub(crate) const MAX_BUFFER: usize = 8 << 20;
 
 /// Longest pattern accepted, in bytes; longer ones are refused before compiling.
-pub const MAX_PATTERN_BYTES: usize = 64 << 10;
+pub(crate) const MAX_PATTERN_BYTES: usize = 64 << 10;
 
 /// Compiled-size limit of a regex (`grep-regex` allows 100 MiB by default): a pattern
 /// whose program would be larger is refused up front instead of costing seconds and memory.
-pub const MAX_REGEX_SIZE: usize = 8 << 20;
+pub(crate) const MAX_REGEX_SIZE: usize = 8 << 20;
 
 /// Cache of the lazy DFA per search thread.
 const MAX_DFA_CACHE: usize = 16 << 20;

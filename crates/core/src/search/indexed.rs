@@ -36,7 +36,7 @@ pub fn index_compatible(hidden: bool, no_ignore: bool) -> bool {
 
 /// The files a walk of `dir` (a directory inside `index`'s root) would hand to a search.
 #[derive(Debug)]
-pub struct Candidates<'a> {
+pub(crate) struct Candidates<'a> {
     index: &'a RootIndex,
     /// Indexed files, by id.
     ids: Vec<u32>,
@@ -154,10 +154,6 @@ impl<'a> Candidates<'a> {
         self.ids.len() + self.extra.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The absolute path of candidate `i`.
     pub fn path(&self, i: usize) -> PathBuf {
         match self.ids.get(i) {
@@ -172,7 +168,7 @@ impl<'a> Candidates<'a> {
 /// other threads idle. Each item is one turn of `control`'s share of the search pool (a
 /// thread parks between items while the request holds fewer slots than threads). Stops
 /// early once `control` is cancelled. Returns every thread's state.
-pub fn for_each_parallel<T: Send>(
+pub(crate) fn for_each_parallel<T: Send>(
     count: usize,
     threads: usize,
     control: &Control,
@@ -215,7 +211,7 @@ pub fn for_each_parallel<T: Send>(
 /// Splits `range` into one chunk per thread and runs `visit` on each chunk in parallel
 /// (for cheap per-item work such as glob matching, where a shared cursor would cost more
 /// than the work).
-pub fn chunks_parallel<T: Send>(
+pub(crate) fn chunks_parallel<T: Send>(
     range: std::ops::Range<usize>,
     threads: usize,
     make: &(dyn Fn() -> T + Sync),

@@ -10,20 +10,24 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 /// Removes one trailing `\n` or `\r\n`.
-pub fn strip_terminator(line: &[u8]) -> &[u8] {
+pub(crate) fn strip_terminator(line: &[u8]) -> &[u8] {
     let line = line.strip_suffix(b"\n").unwrap_or(line);
     line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// Text of a context line: lossy UTF-8, terminator stripped, cut after `max_chars`.
-pub fn context_text(line: &[u8], max_chars: usize) -> String {
+pub(crate) fn context_text(line: &[u8], max_chars: usize) -> String {
     let text = String::from_utf8_lossy(strip_terminator(line));
     cut_around(&text, 0, 0, max_chars)
 }
 
 /// Text and 1-based character column of a matching line, cut around `found` (the byte
 /// range of the first match within `line`, when known).
-pub fn match_text(line: &[u8], found: Option<Range<usize>>, max_chars: usize) -> (String, u64) {
+pub(crate) fn match_text(
+    line: &[u8],
+    found: Option<Range<usize>>,
+    max_chars: usize,
+) -> (String, u64) {
     let line = strip_terminator(line);
     let found = found.map(|r| r.start.min(line.len())..r.end.min(line.len()));
     let (focus, focus_len) = match &found {

@@ -22,7 +22,7 @@ use std::time::SystemTime;
 pub const MAX_RETAINED: usize = 20_000;
 
 /// How many entries to keep for a page: `offset + limit`, or `offset + MAX_RETAINED`.
-pub fn retention_cap(offset: usize, limit: Option<usize>) -> usize {
+pub(crate) fn retention_cap(offset: usize, limit: Option<usize>) -> usize {
     offset.saturating_add(limit.unwrap_or(MAX_RETAINED).min(MAX_RETAINED))
 }
 
@@ -30,7 +30,7 @@ pub fn retention_cap(offset: usize, limit: Option<usize>) -> usize {
 /// are canonical absolute paths and paths joined below them (no `.` components, no repeated
 /// or trailing separators), for which byte order with the separator ranked lowest is the
 /// same order; parsing components on every comparison dominated sorting large pages.
-pub fn path_cmp(a: &Path, b: &Path) -> Ordering {
+pub(crate) fn path_cmp(a: &Path, b: &Path) -> Ordering {
     #[cfg(unix)]
     {
         use std::os::unix::ffi::OsStrExt;
@@ -47,7 +47,7 @@ pub fn path_cmp(a: &Path, b: &Path) -> Ordering {
 
 /// A path ordered by [`path_cmp`] (the same order as `PathBuf`'s, found faster).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ByPath(pub PathBuf);
+pub(crate) struct ByPath(pub PathBuf);
 
 impl Ord for ByPath {
     fn cmp(&self, other: &ByPath) -> Ordering {
@@ -63,7 +63,7 @@ impl PartialOrd for ByPath {
 
 /// The part of the sort key that comes before an entry's own order: `None` when sorting
 /// by path, the modification time reversed (newest first) when sorting by time.
-pub type Rank = Option<Reverse<SystemTime>>;
+pub(crate) type Rank = Option<Reverse<SystemTime>>;
 
 /// An entry tagged with its [`Rank`]; ordered by rank, then by the entry itself.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -79,7 +79,7 @@ pub struct Ranked<T> {
 /// one comparison (a max-heap makes each new maximum climb to its root: the worst case).
 /// The first item out of order turns them into the heap.
 #[derive(Debug)]
-pub struct Best<T: Ord> {
+pub(crate) struct Best<T: Ord> {
     cap: usize,
     /// Every item kept so far, ascending, while `ascending`.
     sorted: Vec<T>,
@@ -103,7 +103,7 @@ impl<T: Ord> Best<T> {
 
     /// Counts an entry that the caller already knows cannot be kept (see [`Best::admits`]),
     /// so that totals stay exact without building the entry.
-    pub fn count_only(&mut self, n: usize) {
+    pub(crate) fn count_only(&mut self, n: usize) {
         self.seen += n;
     }
 
@@ -178,7 +178,7 @@ impl<T: Ord> Best<T> {
         self.peak
     }
 
-    pub fn into_sorted(self) -> Vec<T> {
+    pub(crate) fn into_sorted(self) -> Vec<T> {
         match self.ascending {
             true => self.sorted,
             false => self.heap.into_sorted_vec(),

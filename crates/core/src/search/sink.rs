@@ -33,7 +33,7 @@ use super::query::OutputMode;
 
 /// The per-request settings a sink needs (shared by all files).
 #[derive(Clone, Copy, Debug)]
-pub struct SinkSettings<'a> {
+pub(crate) struct SinkSettings<'a> {
     pub mode: OutputMode,
     pub matcher: &'a RegexMatcher,
     pub multiline: bool,
@@ -46,7 +46,7 @@ pub struct SinkSettings<'a> {
 /// within `room` bytes (see [`entry_cost`]). `first` says no entry was built yet for the
 /// page, so the first wanted entry is built even when it alone exceeds the room.
 #[derive(Debug)]
-pub struct Build<'a> {
+pub(crate) struct Build<'a> {
     pub wanted: &'a [u64],
     pub room: usize,
     pub first: bool,
@@ -59,12 +59,12 @@ pub fn line_cost(text: &str) -> usize {
 }
 
 /// Bytes charged for an entry besides its lines: the path, twice, and the fields.
-pub fn entry_cost(path: &Path) -> usize {
+pub(crate) fn entry_cost(path: &Path) -> usize {
     2 * path.as_os_str().len() + 64
 }
 
 /// Collects one file's results.
-pub struct FileSink<'a> {
+pub(crate) struct FileSink<'a> {
     settings: SinkSettings<'a>,
     control: &'a Control,
     path: &'a Path,
@@ -200,7 +200,7 @@ impl<'a> FileSink<'a> {
     }
 
     /// Entries pass: the allowance left, and whether it ran out.
-    pub fn allowance(&self) -> (usize, bool) {
+    pub(crate) fn allowance(&self) -> (usize, bool) {
         (self.build.as_ref().map_or(0, |b| b.room), self.full)
     }
 

@@ -35,7 +35,7 @@ pub use crate::walk::{
 
 /// A target the caller asked to search, once we know what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Target {
+pub(crate) enum Target {
     /// Walked with the ignore rules.
     Dir(PathBuf),
     /// "Named explicitly": searched even if ignored, hidden, binary or of another type.
@@ -48,7 +48,11 @@ pub enum Target {
 /// since: where it leads is not what was asked for, and it is not followed. Targets inside
 /// (or equal to) another directory target are dropped too, so that no file is reported
 /// twice when several roots or paths overlap.
-pub fn classify_targets(targets: &[PathBuf], control: &Control, stats: &mut Stats) -> Vec<Target> {
+pub(crate) fn classify_targets(
+    targets: &[PathBuf],
+    control: &Control,
+    stats: &mut Stats,
+) -> Vec<Target> {
     let mut out = Vec::with_capacity(targets.len());
     for path in without_nested(targets) {
         match std::fs::symlink_metadata(path) {
@@ -81,14 +85,14 @@ fn without_nested(targets: &[PathBuf]) -> Vec<&PathBuf> {
 }
 
 /// Longest glob accepted, in bytes (a path is at most 4 KiB on Linux).
-pub const MAX_GLOB_BYTES: usize = 4096;
+pub(crate) const MAX_GLOB_BYTES: usize = 4096;
 
 /// Most special characters (`*?[{,`) in one glob: each alternative or wildcard grows the
 /// compiled regex, and globset itself can fail badly on huge ones.
-pub const MAX_GLOB_SPECIALS: usize = 256;
+pub(crate) const MAX_GLOB_SPECIALS: usize = 256;
 
 /// Refuses a glob too long or too complex to compile, before globset sees it.
-pub fn check_glob(glob: &str) -> Result<(), SearchError> {
+pub(crate) fn check_glob(glob: &str) -> Result<(), SearchError> {
     let refuse = |message: String| {
         Err(SearchError::InvalidGlob {
             glob: glob.to_owned(),
@@ -113,7 +117,7 @@ pub fn check_glob(glob: &str) -> Result<(), SearchError> {
 }
 
 /// Compiles ripgrep type names (`!name` negates) into a file type filter.
-pub fn build_types(names: &[String]) -> Result<Option<Types>, SearchError> {
+pub(crate) fn build_types(names: &[String]) -> Result<Option<Types>, SearchError> {
     if names.is_empty() {
         return Ok(None);
     }
@@ -173,7 +177,10 @@ fn unknown_type(name: &str, known: &[String]) -> SearchError {
 }
 
 /// Compiles `rg --glob` filters rooted at `dir`. Returns `None` when there are none.
-pub fn build_overrides(dir: &Path, globs: &[String]) -> Result<Option<Override>, SearchError> {
+pub(crate) fn build_overrides(
+    dir: &Path,
+    globs: &[String],
+) -> Result<Option<Override>, SearchError> {
     if globs.is_empty() {
         return Ok(None);
     }
@@ -209,7 +216,7 @@ fn glob_error(glob: &str, err: ignore::Error) -> SearchError {
 }
 
 /// Opens a path for reading only if it is a regular file, checked on the open handle.
-pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
+pub(crate) fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
     // No symlink anywhere on the path (a directory swapped for a link after the walk saw
     // it cannot lead the search outside its root), and O_NONBLOCK so a file swapped for a
     // FIFO cannot block; `fstat` below then refuses anything but a regular file.
@@ -223,7 +230,7 @@ pub fn open_regular(path: &Path) -> io::Result<(File, Metadata)> {
 
 /// A reader that fails once the search is cancelled, so that even a long file with no
 /// matches (where no sink callback runs) stops within one buffer read.
-pub struct CancellableReader<'a, R> {
+pub(crate) struct CancellableReader<'a, R> {
     inner: R,
     control: &'a Control,
 }

@@ -29,11 +29,11 @@ use super::lang::{Capture, Lang};
 /// definition. They are counted as too large.
 pub const MAX_PARSE_BYTES: usize = 1 << 20;
 /// Longest signature kept, in characters (a cut one ends with `…`).
-pub const MAX_SIGNATURE_CHARS: usize = 200;
+pub(crate) const MAX_SIGNATURE_CHARS: usize = 200;
 /// Most indentation levels tree-sitter's Python parser keeps: its scanner saves the stack
 /// of indentation widths in tree-sitter's 1,024-byte state buffer, two bytes a level, and
 /// past 511 levels it loses the outer ones (their definitions become errors).
-pub const PYTHON_MAX_INDENT_LEVELS: usize = 511;
+pub(crate) const PYTHON_MAX_INDENT_LEVELS: usize = 511;
 /// Levels of the tree one run of the query cursor starts matches in; the nodes below start
 /// their own runs (see [`tags`]).
 const RUN_DEPTH: u32 = 32;
@@ -70,7 +70,7 @@ impl Definition {
     }
 
     /// True when `line` falls within this definition.
-    pub fn contains_line(&self, line: u64) -> bool {
+    pub(crate) fn contains_line(&self, line: u64) -> bool {
         self.line <= line && line <= self.end_line
     }
 }
@@ -523,7 +523,7 @@ fn signature(line: &[u8]) -> String {
 }
 
 /// Byte offset ↔ line number for one file.
-pub struct LineIndex {
+pub(crate) struct LineIndex {
     /// Byte offset where each line starts.
     starts: Vec<usize>,
 }
@@ -537,12 +537,12 @@ impl LineIndex {
     }
 
     /// The 1-based line holding byte `offset`.
-    pub fn line_of(&self, offset: usize) -> u64 {
+    pub(crate) fn line_of(&self, offset: usize) -> u64 {
         (self.starts.partition_point(|&start| start <= offset)) as u64
     }
 
     /// The text of 1-based `line`, without its terminator.
-    pub fn line_text<'s>(&self, source: &'s [u8], line: u64) -> &'s [u8] {
+    pub(crate) fn line_text<'s>(&self, source: &'s [u8], line: u64) -> &'s [u8] {
         let index = (line as usize).saturating_sub(1);
         let start = self.starts.get(index).copied().unwrap_or(source.len());
         let end = self

@@ -86,7 +86,7 @@ impl Lang {
 
     /// The ripgrep file type whose files include this language's: used to narrow walks to
     /// candidate files. Types, unlike globs, never override ignore rules.
-    pub fn rg_type(self) -> &'static str {
+    pub(crate) fn rg_type(self) -> &'static str {
         match self {
             Lang::Rust => "rust",
             Lang::C => "c",
@@ -100,7 +100,7 @@ impl Lang {
     }
 
     /// The language of a file, by its extension (case-insensitive).
-    pub fn from_path(path: &Path) -> Option<Lang> {
+    pub(crate) fn from_path(path: &Path) -> Option<Lang> {
         let ext = path.extension()?.to_str()?.to_ascii_lowercase();
         Lang::ALL
             .into_iter()
@@ -119,7 +119,7 @@ impl Lang {
 }
 
 /// Names the ripgrep types for the given languages (all when empty), deduplicated.
-pub fn rg_types(langs: &[Lang]) -> Vec<String> {
+pub(crate) fn rg_types(langs: &[Lang]) -> Vec<String> {
     let langs: &[Lang] = if langs.is_empty() { &Lang::ALL } else { langs };
     let mut types: Vec<String> = langs.iter().map(|l| l.rg_type().to_string()).collect();
     types.sort();
@@ -140,7 +140,7 @@ pub struct Grammar {
 
 /// What one capture of a tags query stands for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Capture {
+pub(crate) enum Capture {
     Name,
     /// `@definition.KIND`, with KIND as one of [`KINDS`].
     Definition(&'static str),
@@ -173,7 +173,7 @@ impl Grammar {
     }
 
     /// What capture `index` of the query stands for.
-    pub fn capture(&self, index: u32) -> Capture {
+    pub(crate) fn capture(&self, index: u32) -> Capture {
         self.captures
             .get(index as usize)
             .copied()

@@ -58,7 +58,7 @@ pub fn innermost(defs: &[Definition], line: u64) -> Option<&Definition> {
 /// index where it vouches for the file, the others parsed on `threads` threads. `stats`
 /// counts them all as candidates, and the parses (parsed, too large, unreadable). A file
 /// that could not be parsed maps to why; one whose parse was stopped is absent.
-pub fn definitions_of_files<'p>(
+pub(crate) fn definitions_of_files<'p>(
     paths: impl Iterator<Item = &'p Path>,
     symbols: Option<&SymbolIndex>,
     threads: usize,

@@ -12,7 +12,7 @@
 
 /// True when `text` has a line where `needle` (compared case-insensitively when
 /// `insensitive`, in which case `needle` is lowercase) could be a definition's name.
-pub fn may_define_c(text: &str, needle: &str, insensitive: bool) -> bool {
+pub(crate) fn may_define_c(text: &str, needle: &str, insensitive: bool) -> bool {
     if needle.is_empty() {
         return true;
     }

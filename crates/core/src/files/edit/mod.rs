@@ -121,9 +121,9 @@ pub struct NearMatch {
 
 /// Largest file edit_file accepts (bytes): the text is held in memory (twice, with the
 /// diff), so the cap bounds the memory of one call.
-pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 /// Most edits in one call.
-pub const MAX_EDITS: usize = 1000;
+pub(crate) const MAX_EDITS: usize = 1000;
 /// How long the diff may take before a summary replaces it.
 pub const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
 

@@ -90,7 +90,7 @@ pub fn run(query: &GrepQuery, targets: &[PathBuf]) -> GrepOutcome {
     grep(query, targets, &Control::new()).unwrap()
 }
 
-pub fn run_glob(query: &GlobQuery, targets: &[PathBuf]) -> GlobOutcome {
+pub(crate) fn run_glob(query: &GlobQuery, targets: &[PathBuf]) -> GlobOutcome {
     glob(query, targets, &Control::new()).unwrap()
 }
 
@@ -102,7 +102,7 @@ pub fn content(pattern: &str) -> GrepQuery {
 }
 
 /// Relative paths of a files-with-matches outcome.
-pub fn file_list(tree: &Tree, outcome: &GrepOutcome) -> Vec<String> {
+pub(crate) fn file_list(tree: &Tree, outcome: &GrepOutcome) -> Vec<String> {
     match &outcome.entries {
         GrepEntries::Files(files) => files.iter().map(|p| tree.rel(p)).collect(),
         other => panic!("expected files, got {other:?}"),
@@ -134,6 +134,6 @@ pub fn rows(tree: &Tree, outcome: &GrepOutcome) -> Vec<String> {
         .collect()
 }
 
-pub fn glob_list(tree: &Tree, outcome: &GlobOutcome) -> Vec<String> {
+pub(crate) fn glob_list(tree: &Tree, outcome: &GlobOutcome) -> Vec<String> {
     outcome.files.iter().map(|f| tree.rel(&f.path)).collect()
 }

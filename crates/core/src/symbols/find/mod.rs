@@ -46,7 +46,7 @@ pub struct Located {
 }
 
 /// Splits `Parser::parse` / `Parser.parse` into (`Some("Parser")`, `"parse"`).
-pub fn split_qualified(query: &str) -> (Option<&str>, &str) {
+pub(crate) fn split_qualified(query: &str) -> (Option<&str>, &str) {
     for sep in ["::", "."] {
         if let Some((container, name)) = query.rsplit_once(sep)
             && !container.is_empty()

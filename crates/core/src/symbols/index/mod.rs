@@ -42,10 +42,10 @@ use crate::watch::{RootStatus, WatchEvent};
 
 /// More dirty paths than this and a query does not parse them itself: it takes the
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
-pub const MAX_DIRTY_ON_DEMAND: usize = 64;
+pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
 /// Files re-parsed into the overlay before it is folded into a new table.
-pub const MAX_OVERLAY: usize = 1024;
+pub(crate) const MAX_OVERLAY: usize = 1024;
 
 mod snapshot;
 mod table;
@@ -171,7 +171,7 @@ pub struct SymbolIndex {
 
 /// Threads the build parses with: all cores but one (a foreground request always has
 /// one), at least one.
-pub fn build_threads() -> usize {
+pub(crate) fn build_threads() -> usize {
     crate::walk::thread_count().saturating_sub(1).max(1)
 }
 
@@ -181,7 +181,7 @@ impl SymbolIndex {
         SymbolIndex::with_threads(files, build_threads())
     }
 
-    pub fn with_threads(files: Arc<FileIndex>, threads: usize) -> SymbolIndex {
+    pub(crate) fn with_threads(files: Arc<FileIndex>, threads: usize) -> SymbolIndex {
         let shared = Arc::new(Shared {
             files,
             state: Mutex::new(State {
@@ -258,7 +258,7 @@ impl SymbolIndex {
     }
 
     /// The innermost root holding `path`.
-    pub fn root_of(&self, path: &Path) -> Option<PathBuf> {
+    pub(crate) fn root_of(&self, path: &Path) -> Option<PathBuf> {
         let state = self.shared.lock();
         state
             .slots

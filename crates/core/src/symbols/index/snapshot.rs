@@ -76,7 +76,7 @@ impl Snapshot {
     /// All definitions of the file `path` (absolute, below this root) from memory, or
     /// `None` when memory cannot vouch for it (not held, dirty, or changed since it was
     /// parsed): the caller then parses it. Signatures are not held in memory (empty here).
-    pub fn file_definitions(&self, path: &Path) -> Option<Vec<Definition>> {
+    pub(crate) fn file_definitions(&self, path: &Path) -> Option<Vec<Definition>> {
         let rel = path.strip_prefix(&self.root).ok()?;
         let key = rel.as_os_str().as_bytes();
         if self.dirty.contains(key) {

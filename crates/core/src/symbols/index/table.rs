@@ -339,7 +339,12 @@ impl Table {
 
     /// Names that start with `prefix` (lowercase when `insensitive`), distinct, sorted
     /// (completion).
-    pub fn names_with_prefix(&self, prefix: &str, insensitive: bool, max: usize) -> Vec<String> {
+    pub(crate) fn names_with_prefix(
+        &self,
+        prefix: &str,
+        insensitive: bool,
+        max: usize,
+    ) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         for &rec in self.lookup(prefix, insensitive, true) {
             let name = self.name(rec);

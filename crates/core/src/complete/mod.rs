@@ -40,20 +40,6 @@ pub struct Completion {
     pub has_more: bool,
 }
 
-/// How values are written.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Form {
-    /// Values of the `file:///{+path}` variable: percent-encoded exactly as the resource
-    /// URIs are ([`crate::roots::file_uri_from_path`]), so `file:///` + value is the URI of
-    /// the very bytes listed (`%`, `?`, `#`, spaces, newlines and bytes that are not UTF-8
-    /// included). The typed value is percent-decoded the same way.
-    Uri,
-    /// Plain paths, as typed by people in prompt arguments: taken and returned as they are.
-    /// Names that are not valid UTF-8 cannot be written in such a value and are skipped
-    /// (they remain reachable through the `Uri` form and `file://` URIs).
-    Plain,
-}
-
 /// Completes `value` (a template value) against `roots` (canonical directories) by
 /// listing the disk.
 pub fn complete(roots: &[PathBuf], value: &str) -> Completion {
@@ -238,8 +224,11 @@ fn children(
 }
 
 /// Windows value text, as pure functions (tested on every platform).
+mod form;
 #[cfg_attr(not(windows), allow(dead_code))]
 mod win;
+
+pub use form::Form;
 
 /// An absolute path as a value: without its leading `/`, directories with a trailing `/`;
 /// in the `Uri` form percent-encoded like a resource URI. `None` in the `Plain` form for a

@@ -2,7 +2,7 @@
 //! path, roots and children as values in either form. Kept apart from the filesystem
 //! side so it is tested on every platform.
 
-use super::Form;
+use super::form::Form;
 use crate::files::winpath;
 
 /// The typed value as a Windows path: the `Uri` form percent-decoded, `/srv/share`

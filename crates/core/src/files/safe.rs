@@ -13,52 +13,18 @@
 //! whose final path the system reports back is checked against the path asked for, and
 //! from the native calls that take a directory handle as `RootDirectory` (`windows.rs`).
 
-use std::ffi::OsString;
-use std::io;
-use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+use std::path::Path;
 
 #[cfg(unix)]
 pub(crate) use self::unix::*;
 #[cfg(windows)]
 pub use self::windows::*;
 
-/// What a directory entry is, as the entry itself says (never followed).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum HeldKind {
-    File,
-    Dir,
-    Symlink,
-    Fifo,
-    Socket,
-    BlockDevice,
-    CharDevice,
-    Unknown,
-}
+mod entry;
 
-/// One entry of a directory read through its held handle ([`DirHandle::entries`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct HeldEntry {
-    pub name: OsString,
-    pub kind: HeldKind,
-    /// Size of the entry itself (a symlink's is its target text's).
-    pub len: u64,
-    pub modified: Option<SystemTime>,
-    /// For a symlink: its literal target, and what that target is when it can be reached
-    /// (`None`: dangling, a loop, or not permitted). Reported only; never read through.
-    pub link: Option<(PathBuf, Option<HeldKind>)>,
-}
-
-/// The error for a symlink met where none may be.
-fn swapped(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::PermissionDenied,
-        format!(
-            "{}: a symbolic link appeared on the path after it was checked; refused",
-            crate::roots::path_text(path)
-        ),
-    )
-}
+#[cfg(unix)]
+use entry::swapped;
+pub use entry::{HeldEntry, HeldKind};
 
 #[cfg(unix)]
 mod unix {
@@ -344,6 +310,7 @@ pub(crate) fn still_inside<'a>(
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     #[test]
     fn refuses_a_symlink_anywhere_on_the_path() {
@@ -395,6 +362,8 @@ mod tests {
 mod held {
     use super::*;
     use std::ffi::OsStr;
+    #[cfg(windows)]
+    use std::io;
     use std::io::Write as _;
 
     /// An ancestor of a held directory is renamed away and a new directory put at the old

@@ -353,6 +353,7 @@ impl FileIndex {
     }
 
     /// The watcher feeding this index: snapshots wait for its barrier from now on.
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn set_barrier(&self, barrier: Barrier) {
         *self
             .shared

@@ -34,7 +34,7 @@ use windows_sys::Win32::Storage::FileSystem::{
     FILE_SHARE_READ, FILE_SHARE_WRITE, VOLUME_NAME_DOS,
 };
 
-use super::swapped;
+use super::entry::{HeldEntry, HeldKind, swapped};
 use crate::platform::winpath;
 
 /// A directory held open (without delete sharing) with its checked final path. Every
@@ -153,7 +153,7 @@ impl DirHandle {
     /// link, its target text and what that reaches are looked up by path: reported only,
     /// never read through.
     #[allow(unsafe_code)]
-    pub fn entries(&self) -> io::Result<Vec<super::HeldEntry>> {
+    pub fn entries(&self) -> io::Result<Vec<HeldEntry>> {
         use std::os::windows::io::AsRawHandle;
         use windows_sys::Win32::Foundation::ERROR_NO_MORE_FILES;
         use windows_sys::Win32::Storage::FileSystem::{
@@ -221,19 +221,19 @@ impl DirHandle {
                     let kind = if attributes & FILE_ATTRIBUTE_REPARSE_POINT != 0
                         && info.EaSize & NAME_SURROGATE != 0
                     {
-                        super::HeldKind::Symlink
+                        HeldKind::Symlink
                     } else if attributes & FILE_ATTRIBUTE_DIRECTORY != 0 {
-                        super::HeldKind::Dir
+                        HeldKind::Dir
                     } else {
-                        super::HeldKind::File
+                        HeldKind::File
                     };
-                    let link = (kind == super::HeldKind::Symlink).then(|| {
+                    let link = (kind == HeldKind::Symlink).then(|| {
                         let path = self.dir.path.join(&name);
                         let target = std::fs::read_link(&path).unwrap_or_default();
                         let reached = std::fs::metadata(&path).ok().map(|m| held_kind(&m));
                         (target, reached)
                     });
-                    out.push(super::HeldEntry {
+                    out.push(HeldEntry {
                         name,
                         kind,
                         len: u64::try_from(info.EndOfFile).unwrap_or(0),
@@ -265,16 +265,16 @@ fn filetime(ticks: i64) -> Option<std::time::SystemTime> {
     }
 }
 
-fn held_kind(meta: &std::fs::Metadata) -> super::HeldKind {
+fn held_kind(meta: &std::fs::Metadata) -> HeldKind {
     let ft = meta.file_type();
     if ft.is_symlink() {
-        super::HeldKind::Symlink
+        HeldKind::Symlink
     } else if ft.is_dir() {
-        super::HeldKind::Dir
+        HeldKind::Dir
     } else if ft.is_file() {
-        super::HeldKind::File
+        HeldKind::File
     } else {
-        super::HeldKind::Unknown
+        HeldKind::Unknown
     }
 }
 

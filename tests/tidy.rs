@@ -62,13 +62,6 @@ const NAMED_IN_CORE: &[(&str, &str)] = &[
 const KNOWN_CYCLES: &[&[&str]] = &[
     // Through a test only: the ignore rules' tests walk with `walk::WalkOptions`.
     &["core::ignores", "core::walk"],
-    &["core::symbols::index", "core::symbols::index::worker"],
-    &[
-        "core::symbols::find",
-        "core::symbols::find::by_name",
-        "core::symbols::find::outline",
-        "core::symbols::find::references",
-    ],
     &[
         "rootgrep::mcp::tools",
         "rootgrep::mcp::tools::args",

@@ -10,16 +10,14 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Instant;
 
-use super::{
-    Located, MAX_CANDIDATES, Sieve, SymbolStats, kind_allowed, parse_all, same_name,
-    split_qualified,
-};
+use super::matching::{Located, MAX_CANDIDATES, kind_allowed, same_name, split_qualified};
 use crate::files::read::{Whole, read_whole};
 use crate::index::FileIndex;
 use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, LineIndex, MAX_PARSE_BYTES, Signatures};
 use crate::symbols::index::{Lookup, Snapshot, SymbolIndex};
 use crate::symbols::lang::{Lang, rg_types};
+use crate::symbols::parse::{Sieve, SymbolStats, parse_all};
 
 /// How a name matched the query, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -11,18 +11,12 @@
 //!   scope is unknown).
 //! - [`definitions_in`]: one file's definitions (for `read_file` + `symbol`).
 //!
-//! This module owns the name and kind rules every query applies. Reading and parsing the
-//! files (and the statistics of it) is [`super::parse`], re-exported here where callers
-//! have always found it.
-
-use std::path::{Path, PathBuf};
-use std::sync::atomic::AtomicUsize;
-
-use super::extract::{Definition, MAX_PARSE_BYTES, Parser};
-use super::lang::Lang;
-use crate::search;
+//! The name and kind rules every query applies are `matching.rs`, below the queries.
+//! Reading and parsing the files (and the statistics of it) is [`super::parse`],
+//! re-exported here where callers have always found it.
 
 mod by_name;
+mod matching;
 mod outline;
 mod references;
 
@@ -30,129 +24,9 @@ pub use by_name::{SymbolOutcome, SymbolQuery, Tier, find_symbols, find_symbols_w
 pub use outline::{FileOutline, OutlineOutcome, outline};
 pub use references::{Reference, ReferenceOutcome, Unscoped, references};
 
-pub(crate) use super::parse::parse_all;
 pub use super::parse::{FileError, Sieve, SymbolStats, parse_file};
-
-/// Most candidate files a query parses (the pre-filter's page); a query that matches in
-/// more files than this answers from the first ones by path and says so.
-pub const MAX_CANDIDATES: usize = search::MAX_RETAINED;
-
-/// A definition and where it is.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Located {
-    pub path: PathBuf,
-    pub lang: Lang,
-    pub def: Definition,
-}
-
-/// Splits `Parser::parse` / `Parser.parse` into (`Some("Parser")`, `"parse"`).
-pub(crate) fn split_qualified(query: &str) -> (Option<&str>, &str) {
-    for sep in ["::", "."] {
-        if let Some((container, name)) = query.rsplit_once(sep)
-            && !container.is_empty()
-            && !name.is_empty()
-        {
-            let container = container.rsplit(sep).next().unwrap_or(container);
-            return (Some(container), name);
-        }
-    }
-    (None, query)
-}
-
-/// The definitions of one file, for `read_file` + `symbol`. `Err` says why there are none.
-pub fn definitions_in(path: &Path) -> Result<(Lang, Vec<Definition>), String> {
-    let lang = Lang::from_path(path).ok_or_else(|| {
-        format!(
-            "{}: no symbols for this file type (supported: {})",
-            crate::roots::path_text(path),
-            supported_names()
-        )
-    })?;
-    let never = AtomicUsize::new(0);
-    match parse_file(&mut Parser::new(), path, lang, &never) {
-        Ok(defs) => Ok((lang, defs)),
-        Err(FileError::TooLarge) => Err(format!(
-            "{}: larger than {} MiB, not parsed for symbols; read it with offset/limit",
-            crate::roots::path_text(path),
-            MAX_PARSE_BYTES >> 20
-        )),
-        Err(FileError::TooDeep) => Err(format!(
-            "{}: {}; read it with offset/limit",
-            crate::roots::path_text(path),
-            too_deep_reason()
-        )),
-        Err(_) => Err(format!(
-            "{}: cannot be read as text",
-            crate::roots::path_text(path)
-        )),
-    }
-}
-
-/// Why a Python file nested too deeply has no definitions, for messages.
-pub fn too_deep_reason() -> String {
-    format!(
-        "nested deeper than {} indentation levels, more than tree-sitter's Python parser \
-         keeps (it loses the outer definitions), so not parsed for symbols",
-        super::extract::PYTHON_MAX_INDENT_LEVELS
-    )
-}
-
-/// The supported language names, for messages.
-pub fn supported_names() -> String {
-    Lang::ALL.map(Lang::name).join(", ")
-}
-
-/// Definitions of `symbol` (`name`, `Container::name` or `Container.name`) among `defs`:
-/// exact case first; if none, ignoring case.
-pub fn pick<'d>(defs: &'d [Definition], symbol: &str) -> Vec<&'d Definition> {
-    let (container, name) = split_qualified(symbol.trim());
-    let select = |insensitive: bool| -> Vec<&Definition> {
-        defs.iter()
-            .filter(|d| same_name(&d.name, name, insensitive))
-            .filter(|d| {
-                container.is_none_or(|c| {
-                    d.container
-                        .as_deref()
-                        .is_some_and(|have| same_name(have, c, insensitive))
-                })
-            })
-            .collect()
-    };
-    let exact = select(false);
-    if exact.is_empty() {
-        select(true)
-    } else {
-        exact
-    }
-}
-
-fn same_name(have: &str, want: &str, insensitive: bool) -> bool {
-    if insensitive {
-        have.eq_ignore_ascii_case(want) || have.to_lowercase() == want.to_lowercase()
-    } else {
-        have == want
-    }
-}
-
-fn kind_allowed(kinds: &[String], kind: &str) -> bool {
-    if kinds.is_empty() {
-        return kind != "impl";
-    }
-    kinds.iter().any(|k| {
-        let k = k.trim().to_ascii_lowercase();
-        k == kind
-            || matches!(
-                (k.as_str(), kind),
-                ("fn" | "func", "function")
-                    | ("function", "method" | "constructor")
-                    | ("class", "struct" | "interface" | "trait" | "enum" | "union")
-                    | (
-                        "type",
-                        "struct" | "enum" | "union" | "interface" | "trait" | "class"
-                    )
-                    | ("const", "constant")
-                    | ("module", "namespace")
-                    | ("namespace", "module")
-            )
-    })
-}
+#[cfg(test)]
+pub(crate) use matching::split_qualified;
+pub use matching::{
+    Located, MAX_CANDIDATES, definitions_in, pick, supported_names, too_deep_reason,
+};

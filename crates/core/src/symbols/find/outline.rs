@@ -7,10 +7,11 @@ use std::sync::Mutex;
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
-use super::{FileError, MAX_CANDIDATES, SymbolStats, kind_allowed, parse_all, supported_names};
+use super::matching::{MAX_CANDIDATES, kind_allowed, supported_names};
 use crate::search::{self, Control, SearchError};
 use crate::symbols::extract::Definition;
 use crate::symbols::lang::{Lang, rg_types};
+use crate::symbols::parse::{FileError, SymbolStats, parse_all};
 
 /// One file's definitions.
 #[derive(Clone, Debug)]

@@ -7,12 +7,13 @@ use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
-use super::{FileError, MAX_CANDIDATES, SymbolStats, kind_allowed};
+use super::matching::{MAX_CANDIDATES, kind_allowed};
 use crate::index::FileIndex;
 use crate::search::{self, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, MAX_PARSE_BYTES};
 use crate::symbols::index::SymbolIndex;
 use crate::symbols::lang::{Lang, rg_types};
+use crate::symbols::parse::{FileError, SymbolStats};
 
 /// One reference: a matching line and the definition enclosing it.
 #[derive(Clone, Debug)]

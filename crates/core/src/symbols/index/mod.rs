@@ -29,8 +29,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -44,14 +44,13 @@ use crate::watch::{RootStatus, WatchEvent};
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
-/// Files re-parsed into the overlay before it is folded into a new table.
-pub(crate) const MAX_OVERLAY: usize = 1024;
-
 mod snapshot;
+mod state;
 mod table;
 mod worker;
 
 pub use snapshot::{Lookup, Snapshot, SnapshotStats};
+use state::{Shared, Slot, State};
 use table::Overlay;
 pub use table::{FileSyms, Table, pack_files};
 use worker::worker_loop;
@@ -87,80 +86,6 @@ pub struct SymbolStatus {
     pub updates: u64,
     /// How long the last full pack (build or sync) took, and its CPU-bound part.
     pub last_build: Option<Duration>,
-}
-
-struct Slot {
-    root: PathBuf,
-    table: Option<Arc<Table>>,
-    overlay: Arc<Overlay>,
-    /// Paths changed and not yet re-parsed (absolute).
-    dirty: HashSet<PathBuf>,
-    /// Paths taken by the running job (still dirty for queries until it lands).
-    in_flight: HashSet<PathBuf>,
-    sync: bool,
-    /// A sync (or the first build) is running: not answered from memory until it lands.
-    syncing: bool,
-    /// No work before then (the file index is unavailable: looked at again later).
-    not_before: Option<std::time::Instant>,
-    /// Watched by the watcher (no watch, no index).
-    watched: bool,
-    cancel: Arc<AtomicBool>,
-    done: Arc<AtomicUsize>,
-    total: Arc<AtomicUsize>,
-    running: bool,
-    too_large: usize,
-    updates: u64,
-    last_build: Option<Duration>,
-}
-
-impl Slot {
-    fn new(root: PathBuf) -> Slot {
-        Slot {
-            root,
-            table: None,
-            overlay: Arc::default(),
-            dirty: HashSet::new(),
-            in_flight: HashSet::new(),
-            sync: true,
-            syncing: false,
-            not_before: None,
-            watched: false,
-            cancel: Arc::default(),
-            done: Arc::default(),
-            total: Arc::default(),
-            running: false,
-            too_large: 0,
-            updates: 0,
-            last_build: None,
-        }
-    }
-
-    fn has_work(&self) -> bool {
-        self.watched
-            && !self.running
-            && (self.sync || !self.dirty.is_empty())
-            && self
-                .not_before
-                .is_none_or(|at| std::time::Instant::now() >= at)
-    }
-}
-
-struct State {
-    slots: Vec<Slot>,
-    stop: bool,
-}
-
-struct Shared {
-    files: Arc<FileIndex>,
-    state: Mutex<State>,
-    wake: Condvar,
-    threads: usize,
-}
-
-impl Shared {
-    fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 /// The live symbol index over the current roots (see the module documentation).

@@ -3,6 +3,7 @@
 use super::*;
 use crate::search::Control;
 use crate::symbols::find::{SymbolQuery, find_symbols_with};
+use std::sync::atomic::AtomicUsize;
 
 fn ask(text: &str, root: &Path, symbols: &SymbolIndex, files: &FileIndex) -> (usize, bool) {
     let query = SymbolQuery {

@@ -8,6 +8,7 @@ use super::*;
 use crate::search::Control;
 use crate::symbols::extract::Definition;
 use crate::symbols::find::{SymbolOutcome, SymbolQuery, find_symbols, find_symbols_with};
+use std::sync::atomic::AtomicUsize;
 
 /// The per-language fixtures plus two small files, in a temporary root.
 fn tree() -> (tempfile::TempDir, PathBuf) {

@@ -9,8 +9,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 // The worker reports into the root slots that `mod.rs` owns.
+use super::state::{MAX_OVERLAY, Shared};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos};
-use super::{MAX_OVERLAY, Shared};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
-use super::lenient;
+use super::schema::lenient;
 use crate::mcp::render::Answer;
 use crate::search;
 

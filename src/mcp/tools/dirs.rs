@@ -11,9 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::{
-    Call, blocking, blocking_stoppable, lenient, read_only_annotations, resolve_checked, schema_of,
-};
+use super::context::{Call, blocking, blocking_stoppable, resolve_checked};
+use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::access::Access;
 use crate::files::{list, tree};
 use crate::mcp::failure::Reason;

@@ -5,8 +5,9 @@
 use rmcp::model::Tool;
 
 use super::args::{GLOB_DEFAULT_LIMIT, GlobArgs, OneOrMany, Sort, checked_offset, head_limit};
+use super::context::Call;
 use super::pool::{known_total, lane_for, run, targets};
-use super::{Call, read_only_annotations, schema_of};
+use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::render::Answer;
 use crate::mcp::render::glob::{GlobOut, render_glob};
 use crate::search::{self, Control, GlobQuery, SortBy};

@@ -12,8 +12,9 @@ use super::args::{
     GREP_DEFAULT_LIMIT, GrepArgs, MAX_CONTEXT, MAX_FILESIZE, Mode, OneOrMany, Sort, checked_offset,
     head_limit,
 };
+use super::context::Call;
 use super::pool::{known_total, lane_for, run, targets};
-use super::{Call, read_only_annotations, schema_of};
+use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::render::Answer;
 use crate::mcp::render::grep::{GrepOut, render_grep};
 use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SortBy};

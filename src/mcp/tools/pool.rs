@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::args::OneOrMany;
-use super::{Call, resolve_checked};
+use super::context::{Call, resolve_checked};
 use crate::access::Access;
 use crate::mcp::progress::Reporter;
 use crate::mcp::render::Answer;

@@ -10,7 +10,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Call, blocking, lenient, read_only_annotations, resolve_checked, schema_of};
+use super::context::{Call, blocking, resolve_checked};
+use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
 use crate::mcp::failure::{Failure, Reason};
@@ -576,7 +577,8 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         // Headings carry the absolute path, like every result.
         // Checked before the heading is made: a path outside the roots is headed as sent,
         // never by where it leads.
-        let resolved = super::checked_path(call, path, Access::Read, crate::roots::resolve).await;
+        let resolved =
+            super::context::checked_path(call, path, Access::Read, crate::roots::resolve).await;
         let heading = match &resolved {
             Ok(resolved) => path_text(&resolved.path),
             Err(_) => crate::quote::echo(path),

@@ -6,7 +6,8 @@ use rmcp::model::Tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{Call, lenient, read_only_annotations, schema_of};
+use super::context::Call;
+use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
     AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, symbols_line,

@@ -9,10 +9,8 @@ use rmcp::model::Tool;
 use schemars::JsonSchema;
 use serde::Deserialize;
 
-use super::{
-    Call, blocking, blocking_stoppable, resolve_checked, resolve_entry_checked, schema_of,
-    write_annotations,
-};
+use super::context::{Call, blocking, blocking_stoppable, resolve_checked, resolve_entry_checked};
+use super::schema::{schema_of, write_annotations};
 use crate::access::Access;
 use crate::files::{edit, mv, write};
 use crate::mcp::failure::Reason;

@@ -53,22 +53,26 @@
 //! each root arrives as a `Status` event and in [`Watcher::status`]. Dropping the
 //! [`Watcher`] stops the actor and the notify thread and waits for them.
 
-use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
-use std::sync::{Arc, Condvar, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
 use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
 
-/// A path is settled once it has had no event for this long.
-pub(crate) const QUIET: Duration = Duration::from_millis(100);
-/// A path that keeps changing is still reported at least this often.
-pub(crate) const MAX_DELAY: Duration = Duration::from_secs(1);
+mod barrier;
+mod debounce;
+
+pub use barrier::Barrier;
+use barrier::{remove_sentinel, sentinel_name, sweep_sentinels};
+
+pub(crate) use debounce::QUIET;
+use debounce::{Burst, Debouncer};
+
 /// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
 /// been quiet this long (at most [`SETUP_MAX`]): adding a recursive inotify watch opens
 /// every directory on notify's thread, which cannot drain the kernel queue meanwhile, so a
@@ -152,157 +156,6 @@ pub trait Consumer: Send + Sync {
     fn expect_change(&self, _path: &Path) {}
 }
 
-/// Waits until every event the kernel queued before the call has been read by the actor
-/// and handed to the handler (see the module docs). Cheap to clone; shared by the readers.
-#[derive(Clone, Default)]
-pub struct Barrier {
-    shared: Arc<BarrierShared>,
-}
-
-#[derive(Default)]
-struct BarrierShared {
-    state: Mutex<BarrierState>,
-    wake: Condvar,
-}
-
-#[derive(Default)]
-struct BarrierState {
-    /// The watched sentinel directory (canonical); `None` while there is none (no notify
-    /// watcher yet, setting it up failed) or while a root covers it (its events would then
-    /// also belong to that root's watch): [`Barrier::sync`] then fails.
-    dir: Option<PathBuf>,
-    covered: bool,
-    /// The round number the sentinel file is named after now.
-    name: u64,
-    /// The last round started (its rename issued or being issued).
-    started: u64,
-    /// A rename is being issued (outside the lock).
-    touching: bool,
-    /// The highest round whose event the actor has read.
-    delivered: u64,
-    /// The highest round whose rename failed.
-    failed: u64,
-}
-
-impl Barrier {
-    /// `true` once every event queued in the kernel before this call has been read and
-    /// handed to the handler; `false` when that cannot be known within `timeout` (no
-    /// sentinel, a rename failed, the watcher is behind): the caller must then assume
-    /// anything may have changed. Concurrent callers share rounds: one rename serves every
-    /// caller that arrived before it was issued.
-    pub fn sync(&self, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
-        let shared = &*self.shared;
-        let mut state = lock(&shared.state);
-        // A round started before this call may have been queued before the caller's own
-        // changes: only a later one proves anything.
-        let want = state.started + 1;
-        loop {
-            if state.delivered >= want {
-                return true;
-            }
-            let Some(dir) = state.dir.clone().filter(|_| !state.covered) else {
-                return false;
-            };
-            if state.failed >= want {
-                return false;
-            }
-            if state.started < want && !state.touching {
-                state.started = want;
-                state.touching = true;
-                let from = state.name;
-                drop(state);
-                let touched = touch(&dir, from, want);
-                state = lock(&shared.state);
-                state.touching = false;
-                match touched {
-                    true => state.name = state.name.max(want),
-                    false => state.failed = state.failed.max(want),
-                }
-                shared.wake.notify_all();
-                continue;
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
-            }
-            state = shared
-                .wake
-                .wait_timeout(state, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
-        }
-    }
-
-    /// Whether [`Barrier::sync`] can succeed now (a sentinel is watched, no root covers it).
-    pub fn available(&self) -> bool {
-        let state = lock(&self.shared.state);
-        state.dir.is_some() && !state.covered
-    }
-
-    fn set_dir(&self, dir: Option<PathBuf>) {
-        lock(&self.shared.state).dir = dir;
-        self.shared.wake.notify_all();
-    }
-
-    fn set_covered(&self, covered: bool) {
-        lock(&self.shared.state).covered = covered;
-        self.shared.wake.notify_all();
-    }
-
-    /// The actor read the sentinel's event for `round` (and so every event before it).
-    fn delivered(&self, round: u64) {
-        let mut state = lock(&self.shared.state);
-        if round > state.delivered {
-            state.delivered = round;
-            drop(state);
-            self.shared.wake.notify_all();
-        }
-    }
-}
-
-/// One round: renames the sentinel file from `from` to `to` (one syscall, one event pair
-/// named after the round). A missing file (a temp cleaner) is created under the new name.
-fn touch(dir: &Path, from: u64, to: u64) -> bool {
-    let target = dir.join(to.to_string());
-    std::fs::rename(dir.join(from.to_string()), &target).is_ok()
-        || std::fs::File::create(&target).is_ok()
-}
-
-/// The sentinel directory's name: hidden (walks skip it, should a root ever contain it),
-/// unique per process and watcher.
-fn sentinel_name() -> String {
-    static NEXT: AtomicU64 = AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, Ordering::Relaxed);
-    format!(".rootgrep-sync-{}-{n}", std::process::id())
-}
-
-/// Removes the sentinel directories of rootgrep processes that are gone: a server killed
-/// (a host ending it with SIGKILL) never removes its own. Only where liveness is cheap to
-/// tell (`/proc` on Linux); elsewhere they stay (an empty directory and one empty file).
-fn sweep_sentinels(temp: &Path) {
-    if !cfg!(target_os = "linux") {
-        return;
-    }
-    let Ok(listing) = std::fs::read_dir(temp) else {
-        return;
-    };
-    for entry in listing.flatten() {
-        let name = entry.file_name();
-        let Some(pid) = name
-            .to_str()
-            .and_then(|name| name.strip_prefix(".rootgrep-sync-"))
-            .and_then(|rest| rest.split('-').next())
-            .and_then(|pid| pid.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !Path::new("/proc").join(pid.to_string()).exists() {
-            let _ = std::fs::remove_dir_all(entry.path());
-        }
-    }
-}
-
 /// A running watcher over a set of roots. Dropping it stops everything.
 pub struct Watcher {
     commands: SyncSender<Msg>,
@@ -364,9 +217,7 @@ impl Watcher {
             status: Arc::clone(&status),
             notify: None,
             watched: Vec::new(),
-            bursts: HashMap::new(),
-            due: BinaryHeap::new(),
-            announced: false,
+            bursts: Debouncer::default(),
             setting_up: Vec::new(),
             identity: Vec::new(),
             vanished: Vec::new(),
@@ -433,29 +284,11 @@ impl Drop for Watcher {
     }
 }
 
-/// Removes the sentinel directory once the notify watcher is gone. On Windows the backend
-/// closes its directory handle on its own thread after the drop, so the directory can be
-/// "delete pending" or in use for a moment: retry for up to a second rather than leave it.
-fn remove_sentinel(dir: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while std::fs::remove_dir_all(dir).is_err() && dir.exists() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
-
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// What a burst of raw events at one path amounted to, before looking at the disk.
-#[derive(Debug)]
-struct Burst {
-    started: Instant,
-    last: Instant,
-    /// A create, delete or rename was seen (not only content changes).
-    structural: bool,
-}
-
 struct Actor {
     inbox: Receiver<Msg>,
     /// Handed to notify's callback; raw events come back through `inbox`.
@@ -467,15 +300,8 @@ struct Actor {
     notify: Option<RecommendedWatcher>,
     /// Roots with an inotify watch of their own (roots nested in another are covered by it).
     watched: Vec<PathBuf>,
-    bursts: HashMap<PathBuf, Burst>,
-    /// When bursts may be due, earliest first: one entry per burst, pushed when it starts
-    /// and pushed again (later) when it is found not due yet, so that neither finding the
-    /// next due time nor flushing looks at every burst in flight (thousands, while a build
-    /// writes). An entry is never later than its burst's due time (a burst's due time only
-    /// moves later); entries of bursts dropped meanwhile are skipped.
-    due: BinaryHeap<Reverse<(Instant, PathBuf)>>,
-    /// A `Pending` went out since the last `Quiet`.
-    announced: bool,
+    /// The bursts in flight, by path (see [`Debouncer`]).
+    bursts: Debouncer,
     /// Roots whose watch was just added: (root, quiet until, give up waiting at).
     setting_up: Vec<(PathBuf, Instant, Instant)>,
     /// (device, inode) of each watched root when its watch was added.
@@ -708,8 +534,7 @@ impl Actor {
         }
         self.vanished.retain(|(root, _)| wanted.contains(root));
         self.relost.retain(|root| wanted.contains(root));
-        self.bursts
-            .retain(|path, _| roots.iter().any(|root| path.starts_with(root)));
+        self.bursts.keep_under(&roots);
         lock(&self.status).retain(|(root, _)| roots.contains(root));
 
         for root in &wanted {
@@ -872,18 +697,7 @@ impl Actor {
     /// has no event of its own, so the file is reported changed once more, settling only
     /// now that the new watch is in place (a burst still open is just extended).
     fn changed_while_unwatched(&mut self, root: &Path) {
-        let now = Instant::now();
-        let fresh = !self.bursts.contains_key(root);
-        let burst = self.bursts.entry(root.to_path_buf()).or_insert(Burst {
-            started: now,
-            last: now,
-            structural: false,
-        });
-        burst.last = now;
-        if fresh {
-            // Queued by its due time like every burst, or it would never be flushed.
-            self.due.push(Reverse((due(burst), root.to_path_buf())));
-            self.announced = true;
+        if self.bursts.record(root, false, Instant::now()) {
             self.emit(WatchEvent::Pending(root.to_path_buf()));
         }
     }
@@ -996,17 +810,7 @@ impl Actor {
             if !matches!(kind, Raw::Modify) && self.watched.contains(&path) {
                 self.root_gone(&path);
             }
-            let fresh = !self.bursts.contains_key(&path);
-            let burst = self.bursts.entry(path.clone()).or_insert(Burst {
-                started: now,
-                last: now,
-                structural: false,
-            });
-            burst.last = now;
-            burst.structural |= !matches!(kind, Raw::Modify);
-            if fresh {
-                self.due.push(Reverse((due(burst), path.clone())));
-                self.announced = true;
+            if self.bursts.record(&path, !matches!(kind, Raw::Modify), now) {
                 self.emit(WatchEvent::Pending(path));
             }
         }
@@ -1047,42 +851,13 @@ impl Actor {
     fn next_due(&self) -> Option<Instant> {
         let setup = self.setting_up.iter().map(|(_, quiet, _)| *quiet);
         let vanished = self.vanished.iter().map(|(_, at)| *at);
-        // The earliest entry may be early (its burst went on): waking then re-queues it.
-        let bursts = self.due.peek().map(|Reverse((at, _))| *at);
+        let bursts = self.bursts.next_due();
         bursts.into_iter().chain(setup).chain(vanished).min()
-    }
-
-    /// The bursts due now, taken out of `bursts`; the others stay queued at their due time.
-    fn take_due(&mut self, now: Instant) -> Vec<(PathBuf, Burst)> {
-        let mut ready = Vec::new();
-        while let Some(Reverse((at, _))) = self.due.peek() {
-            if *at > now {
-                break;
-            }
-            let Some(Reverse((_, path))) = self.due.pop() else {
-                break;
-            };
-            let Some(burst) = self.bursts.get(&path) else {
-                continue; // dropped with its root
-            };
-            let at = due(burst);
-            match at <= now {
-                true => {
-                    let burst = self.bursts.remove(&path).expect("found above");
-                    ready.push((path, burst));
-                }
-                false => self.due.push(Reverse((at, path))),
-            }
-        }
-        if self.bursts.is_empty() {
-            self.due.clear();
-        }
-        ready
     }
 
     fn flush_due(&mut self) {
         let now = Instant::now();
-        let mut ready = self.take_due(now);
+        let mut ready = self.bursts.take_due(now);
         // Deterministic order within one flush: removals first, then by path.
         ready.sort_by(|a, b| a.0.cmp(&b.0));
         // A new directory's contents whose creation settles on its own (in this flush or
@@ -1107,8 +882,7 @@ impl Actor {
                 self.announce_contents(&dir, &settling_now);
             }
         }
-        if self.bursts.is_empty() && self.announced {
-            self.announced = false;
+        if self.bursts.take_quiet() {
             self.emit(WatchEvent::Quiet);
         }
     }
@@ -1141,8 +915,7 @@ impl Actor {
                 // Only a creation seen (a structural burst) settles as `Created`: a file
                 // written before its directory was watched may have had only its writes
                 // seen, which settle as `Changed`.
-                let own = settling_now.contains(&path)
-                    || self.bursts.get(&path).is_some_and(|burst| burst.structural);
+                let own = settling_now.contains(&path) || self.bursts.is_structural(&path);
                 if own {
                     continue;
                 }
@@ -1158,10 +931,6 @@ impl Actor {
             self.emit(WatchEvent::Created(path));
         }
     }
-}
-
-fn due(burst: &Burst) -> Instant {
-    (burst.last + QUIET).min(burst.started + MAX_DELAY)
 }
 
 /// The (device, inode) of a path, not following a final symlink.

@@ -14,7 +14,6 @@ const LONG_FILES: &[(&str, usize)] = &[
     ("crates/core/src/watch/mod.rs", 1_005),
     ("crates/core/src/index/mod.rs", 960),
     ("crates/core/src/search/grep.rs", 750),
-    ("src/mcp/tools/read.rs", 640),
     ("crates/core/src/files/safe/windows.rs", 630),
 ];
 

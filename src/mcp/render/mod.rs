@@ -14,6 +14,7 @@
 pub mod dirs;
 pub mod glob;
 pub mod grep;
+pub mod read;
 pub mod roots;
 pub mod symbols;
 

@@ -26,14 +26,14 @@
 //! - **Only the root itself.** Every build and update runs on a root that is
 //!   [`in_place`](crate::roots::in_place) before and after it (its path not a symlink, nor
 //!   leading through one): otherwise what it read is dropped, the root is `Unavailable`,
-//!   and the builder looks again every [`DISPLACED_RETRY`]. The walker follows the path it
+//!   and the builder looks again every [`DISPLACED_RETRY`](state::DISPLACED_RETRY). The walker follows the path it
 //!   starts from, so without this a root swapped for a symlink would be indexed where it
 //!   points.
 //! - **Our own writes.** The server's writes are announced with
 //!   [`FileIndex::expect_change`]: the root is not served until the watcher has delivered
 //!   that path's event (or a build that started after the write has landed), so a write is
 //!   visible to the very next request even when the watcher has a backlog. A change whose
-//!   event does not come within [`EXPECT_WAIT`] makes the root rebuild.
+//!   event does not come within [`EXPECT_WAIT`](state::EXPECT_WAIT) makes the root rebuild.
 //!
 //! - **Nothing queued is skipped.** A change's event is queued in the kernel when the
 //!   change is made but reaches the index a moment later. Before a fresh root is served,
@@ -52,50 +52,30 @@
 //! sees them after the next rebuild (any structural event, or re-setting the roots).
 
 mod build;
+mod builder;
 mod pack;
 mod part;
 mod root;
+mod state;
 mod update;
 
 pub use build::{DEFAULT_MAX_FILES, build, build_limited};
+use builder::builder_loop;
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
-use update::Update;
+use state::{Shared, Slot, State, Watch};
 
 use crate::files::os::OsStrExt;
-use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::roots::Displaced;
-use crate::walk::Control;
 use crate::watch::{Barrier, RootStatus, WatchEvent};
 use root::{as_path, is_hidden, is_ignore_name};
 
-/// After a structural change, wait this long for more before rebuilding (coalescing).
-pub(crate) const REBUILD_DELAY: Duration = Duration::from_millis(200);
-
 pub use crate::walk::YIELD_MAX;
-
-/// A rebuild due while events are still settling (a build writing thousands of files, an
-/// unpack) waits for them to settle, at most this long past its due time: a build that
-/// starts mid-burst is out of date when it lands, so waiting saves whole rebuilds.
-pub(crate) const REBUILD_DEFER: Duration = Duration::from_secs(2);
-
-/// Most created/removed paths waiting for one update; past that, the root is rebuilt
-/// (about 100 bytes each: a bound on memory, and by then a walk is no dearer).
-pub(crate) const CHANGED_MAX: usize = 100_000;
-
-/// How long a write by the server waits for its watch event before the root is rebuilt.
-pub(crate) const EXPECT_WAIT: Duration = Duration::from_secs(2);
-
-/// How long a snapshot waits for the watcher's barrier before giving up (the caller walks,
-/// which is what a loaded or flooded watcher warrants). An idle round takes microseconds.
-pub(crate) const SYNC_WAIT: Duration = Duration::from_millis(200);
-
-/// How often the builder looks again at a root whose path is not the root now.
-pub(crate) const DISPLACED_RETRY: Duration = Duration::from_secs(1);
+pub(crate) use state::SYNC_WAIT;
 
 /// How one root's index stands, for `list_roots` and logs.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -124,151 +104,6 @@ pub struct RootIndexStatus {
     pub updates: u64,
     /// Files held now (the last build, updated in place since).
     pub files: usize,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Watch {
-    Unknown,
-    Watching,
-    Failed(String),
-}
-
-struct Slot {
-    root: PathBuf,
-    current: Option<Arc<RootIndex>>,
-    /// `current` no longer matches the disk; an update or a rebuild is due at `due`.
-    stale: bool,
-    due: Option<Instant>,
-    /// Bumped by every structural change; a job that saw another value leaves the slot
-    /// stale (the changes since are applied next).
-    generation: u64,
-    /// A build or an update is running.
-    building: Option<Arc<Control>>,
-    /// The next job must walk the whole root (no index yet, ignore rules changed, events
-    /// lost, too many changes to list): `changed` is then moot.
-    rebuild: bool,
-    /// Created or removed paths (relative) not yet applied: the next update lists their
-    /// directories again (see [`update::update`]).
-    changed: Vec<Vec<u8>>,
-    /// Paths with an event burst under way (from `Pending` to its settled event).
-    /// A set: a burst of creations has thousands in flight, each looked up twice.
-    settling: HashSet<PathBuf>,
-    /// Content changes seen while building, applied to the new build when it lands.
-    restat: Vec<PathBuf>,
-    /// Paths the server itself changed, whose watch event has not arrived yet, with when.
-    expected: Vec<(PathBuf, Instant)>,
-    last_build: Option<BuildInfo>,
-    /// The tree holds more files than the index may (the limit): never indexed; searches
-    /// walk the disk.
-    too_many: Option<usize>,
-    /// Full builds landed, and changes applied without one (for `list_roots`).
-    builds: u64,
-    updates: u64,
-    /// The root's path is not the root now (a symlink, or under one: see
-    /// [`crate::roots::in_place`]): nothing is indexed, and the builder looks again every
-    /// [`DISPLACED_RETRY`].
-    displaced: Option<Displaced>,
-}
-
-impl Slot {
-    fn new(root: PathBuf) -> Slot {
-        Slot {
-            root,
-            current: None,
-            stale: false,
-            due: None,
-            generation: 0,
-            building: None,
-            rebuild: true,
-            changed: Vec::new(),
-            settling: HashSet::new(),
-            restat: Vec::new(),
-            expected: Vec::new(),
-            last_build: None,
-            too_many: None,
-            builds: 0,
-            updates: 0,
-            displaced: None,
-        }
-    }
-
-    /// A full rebuild is needed.
-    fn schedule(&mut self, now: Instant) {
-        self.rebuild = true;
-        self.changed = Vec::new();
-        self.stale = true;
-        self.generation += 1;
-        // The first change of a burst fixes the time; later ones ride along (a change
-        // after the build starts bumps the generation and schedules another).
-        self.due.get_or_insert(now + REBUILD_DELAY);
-    }
-
-    /// `rel` was created or removed: an update lists its directory again (unless a
-    /// rebuild is due anyway, or so many changes piled up that it is cheaper).
-    fn record(&mut self, rel: &[u8], now: Instant) {
-        if !self.rebuild {
-            if self.changed.len() >= CHANGED_MAX {
-                self.schedule(now);
-                return;
-            }
-            self.changed.push(rel.to_vec());
-        }
-        self.stale = true;
-        self.generation += 1;
-        self.due.get_or_insert(now + REBUILD_DELAY);
-    }
-
-    fn fresh(&self) -> Option<&Arc<RootIndex>> {
-        match (&self.current, self.stale, self.settling.is_empty()) {
-            (Some(index), false, true) if self.expected.is_empty() => Some(index),
-            _ => None,
-        }
-    }
-
-    /// Our own writes whose event is overdue: rebuild instead of waiting longer.
-    fn expire(&mut self, now: Instant) {
-        if self
-            .expected
-            .iter()
-            .any(|(_, at)| now.duration_since(*at) >= EXPECT_WAIT)
-        {
-            self.expected.clear();
-            self.schedule(now);
-        }
-    }
-}
-
-struct State {
-    slots: Vec<Slot>,
-    /// Watch state per root as last reported (kept even for roots not set yet, since the
-    /// watcher may report before the index learns of the root).
-    watch: Vec<(PathBuf, Watch)>,
-    stop: bool,
-    /// The watcher has bursts of events in flight (from a `Pending` anywhere to `Quiet`),
-    /// whether or not they matter to the index: a rebuild would likely be out of date.
-    bursting: bool,
-}
-
-impl State {
-    fn watch_of(&self, root: &Path) -> Watch {
-        self.watch
-            .iter()
-            .find(|(r, _)| r == root)
-            .map_or(Watch::Unknown, |(_, w)| w.clone())
-    }
-}
-
-struct Shared {
-    state: Mutex<State>,
-    /// Most files one root's index may hold.
-    max_files: usize,
-    /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
-    wake: Condvar,
-    /// The watcher's barrier, once one feeds this index (without one, as in unit tests
-    /// that apply events by hand, the events applied so far are all there is).
-    barrier: Mutex<Option<Barrier>>,
-    /// Times the builder thread looked for work (tests: it must not wake per event).
-    rounds: std::sync::atomic::AtomicU64,
 }
 
 /// The live index over the current roots. Feed it every [`WatchEvent`] with
@@ -723,239 +558,9 @@ impl Drop for FileIndex {
     }
 }
 
-/// Whether a job's root was the same directory before and after it (see
-/// [`crate::roots::in_place`]).
-enum Placement {
-    Same,
-    /// Not in place (now, or already before the job).
-    Displaced(Displaced),
-    /// A different directory is there now.
-    Replaced,
-}
-
-/// The builder thread: builds one due root at a time, outside the lock.
-fn builder_loop(shared: &Shared) {
-    let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut state = lock();
-    loop {
-        if state.stop {
-            return;
-        }
-        shared
-            .rounds
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let now = Instant::now();
-        let mut next_due: Option<Instant> = None;
-        let mut job = None;
-        for slot in &mut state.slots {
-            slot.expire(now);
-            if let Some((_, at)) = slot.expected.first() {
-                let due = *at + EXPECT_WAIT;
-                next_due = Some(next_due.map_or(due, |d: Instant| d.min(due)));
-            }
-        }
-        for i in 0..state.slots.len() {
-            let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
-            let slot = &state.slots[i];
-            if !watching || slot.building.is_some() || slot.too_many.is_some() {
-                continue;
-            }
-            // While events settle, nothing would be served anyway: wait for the burst.
-            let settled = slot.settling.is_empty() && !state.bursting;
-            let due = match (slot.due, settled) {
-                (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
-                (due, _) => due,
-            };
-            match due {
-                Some(due) if due <= now => {
-                    job = Some(i);
-                    break;
-                }
-                Some(due) => next_due = Some(next_due.map_or(due, |d: Instant| d.min(due))),
-                None => {}
-            }
-        }
-        let Some(i) = job else {
-            state = match next_due {
-                Some(due) => {
-                    let wait = due.saturating_duration_since(now);
-                    shared
-                        .wake
-                        .wait_timeout(state, wait)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-                None => shared
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
-            };
-            continue;
-        };
-        let control = Arc::new(Control::new());
-        let slot = &mut state.slots[i];
-        slot.building = Some(Arc::clone(&control));
-        slot.due = None;
-        slot.restat.clear();
-        // A whole walk, or an update of `current` with the paths changed since it landed.
-        let base = match slot.rebuild {
-            true => None,
-            false => slot.current.clone(),
-        };
-        let changed = std::mem::take(&mut slot.changed);
-        slot.rebuild = false;
-        let generation = slot.generation;
-        let root = slot.root.clone();
-        let started = Instant::now();
-        drop(state);
-
-        let max_files = shared.max_files;
-        let mut rebuild = false;
-        let full = base.is_none();
-        // The walker follows the path it starts from, so a root swapped for a symlink would
-        // be walked where it points: the root must be in place before the job, and the
-        // same directory after it (else what it read is dropped). A swap and back within
-        // the job is a root event too, which the barrier makes the index apply before it
-        // serves anything.
-        let placed = crate::roots::in_place(&root);
-        let (built, applied) = match base {
-            _ if placed.is_err() => (Ok(None), 0),
-            None => (
-                build_limited(&root, &control, max_files).map(|b| b.map(Arc::new)),
-                0,
-            ),
-            Some(base) => match update::update(&base, &changed, &control, max_files) {
-                Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
-                // Same file set: the index stays as it is (content changes were applied
-                // to it in place all along).
-                Update::Unchanged => (Ok(Some(base)), 0),
-                Update::Rebuild => {
-                    rebuild = true;
-                    (Ok(None), 0)
-                }
-                Update::Cancelled => (Ok(None), 0),
-            },
-        };
-        drop(changed);
-        let placement = match (placed, crate::roots::in_place(&root)) {
-            (Err(displaced), _) | (Ok(_), Err(displaced)) => Placement::Displaced(displaced),
-            (Ok(before), Ok(after)) if before == after => Placement::Same,
-            (Ok(_), Ok(_)) => Placement::Replaced,
-        };
-        let built = match placement {
-            Placement::Same => built,
-            _ => Ok(None),
-        };
-        match &built {
-            Ok(Some(index)) if full => tracing::info!(
-                event = "index_built",
-                root = %root.display(),
-                files = index.len() as u64,
-                ms = started.elapsed().as_millis() as u64,
-                "index built"
-            ),
-            _ => tracing::debug!(root = %root.display(), full, applied, "index job ended"),
-        }
-
-        // Content changes seen during the walk are applied to the new build (not shared
-        // yet) outside the lock, since they read the disk; the slot stays `building`
-        // meanwhile, so changes arriving now queue up for the next round.
-        let mut vanished = false;
-        state = lock();
-        while let Ok(Some(built)) = &built {
-            let Some(slot) = state.slots.iter_mut().find(|s| {
-                s.building
-                    .as_ref()
-                    .is_some_and(|c| Arc::ptr_eq(c, &control))
-            }) else {
-                break;
-            };
-            if slot.restat.is_empty() {
-                break;
-            }
-            let pending = std::mem::take(&mut slot.restat);
-            drop(state);
-            for path in pending {
-                if let Ok(rel) = path.strip_prefix(&root)
-                    && let Some(id) = built.find_file(rel)
-                {
-                    vanished |= !built.restat(id);
-                }
-            }
-            state = lock();
-        }
-        let Some(slot) = state.slots.iter_mut().find(|s| {
-            s.root == root
-                && s.building
-                    .as_ref()
-                    .is_some_and(|c| Arc::ptr_eq(c, &control))
-        }) else {
-            continue; // root removed or re-targeted meanwhile
-        };
-        slot.building = None;
-        match placement {
-            Placement::Same => slot.displaced = None,
-            Placement::Displaced(displaced) => {
-                tracing::warn!(event = "index_unavailable", root = %root.display(), "{displaced}: not indexed");
-                slot.displaced = Some(displaced);
-                slot.current = None;
-                slot.schedule(Instant::now());
-                slot.due = Some(Instant::now() + DISPLACED_RETRY);
-                continue;
-            }
-            Placement::Replaced => {
-                // Another directory is the root now: walk it.
-                slot.current = None;
-                slot.schedule(Instant::now());
-                continue;
-            }
-        }
-        let built = match built {
-            Ok(built) => built,
-            Err(limit) => {
-                tracing::warn!(
-                    event = "index_unavailable",
-                    root = %root.display(),
-                    limit = limit as u64,
-                    "more than {limit} files: not indexed, searches there walk the disk"
-                );
-                slot.too_many = Some(limit);
-                slot.current = None;
-                slot.due = None;
-                continue;
-            }
-        };
-        let Some(built) = built else {
-            if rebuild {
-                // The update found a whole walk needed, or cheaper: now.
-                slot.schedule(Instant::now());
-                slot.due = Some(Instant::now());
-            }
-            continue;
-        };
-        slot.last_build = Some(built.info.clone());
-        match full {
-            true => {
-                slot.builds += 1;
-                // This walk read the disk after these writes: it holds them.
-                slot.expected.retain(|(_, at)| *at > started);
-            }
-            false => slot.updates += applied,
-        }
-        if vanished {
-            // A file changed into something else during the walk: the set is wrong.
-            slot.schedule(Instant::now());
-        }
-        // Changes during the job were recorded (or a rebuild asked for) and are due: the
-        // index lands, but is served only once they are applied too.
-        slot.stale = slot.generation != generation;
-        slot.current = Some(built);
-        shared.wake.notify_all();
-    }
-}
-
 #[cfg(all(test, unix))]
 pub(crate) mod tests {
+    use super::state::{EXPECT_WAIT, REBUILD_DELAY};
     use super::*;
     use std::fs;
 

@@ -125,7 +125,7 @@ pub struct Stats {
     /// Files found by walking that contain a NUL byte; their matches are dropped.
     pub skipped_binary: u64,
     /// Files over `max_filesize`, and files the searcher would have to hold in memory
-    /// beyond [`MAX_BUFFER`](crate::search::grep::MAX_BUFFER) at once (a single line that long, or
+    /// beyond [`MAX_BUFFER`](crate::search::sink::MAX_BUFFER) at once (a single line that long, or
     /// a whole file in multiline mode).
     pub skipped_too_large: u64,
     /// Files or directories that could not be read: permission denied, vanished during the

@@ -23,7 +23,7 @@
 //! Memory is bounded whatever the query: content searches retain only where matches start
 //! (sort keys), and the page's entries are built afterwards by searching the page's files
 //! again, with context, within a byte allowance (`GrepQuery::max_bytes`); each searcher
-//! holds at most [`grep::MAX_BUFFER`] bytes of a file at once; patterns and globs too
+//! holds at most [`sink::MAX_BUFFER`] bytes of a file at once; patterns and globs too
 //! costly to compile are refused before any work. `threads` in a query is how many threads
 //! it starts; of those, at most as many work at once as its [`Control`]'s share of the
 //! search pool allows ([`crate::pool`]: one turn per file), so many searches share a fixed
@@ -36,6 +36,7 @@ pub mod grep;
 pub mod indexed;
 pub mod lines;
 pub mod outcome;
+mod page;
 pub mod query;
 pub mod retain;
 pub mod sink;

@@ -22,14 +22,44 @@ use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
 
+use grep_matcher::LineTerminator;
 use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
-use grep_searcher::{Searcher, Sink, SinkContext, SinkFinish, SinkMatch};
+use grep_searcher::{
+    BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkFinish, SinkMatch,
+};
 
 use super::control::Control;
 use super::lines::{context_text, match_text};
 use super::outcome::{ContextLine, GrepMatch};
-use super::query::OutputMode;
+use super::query::{GrepQuery, OutputMode};
+
+/// Most bytes a searcher holds at once: the longest line searched (or, in multiline mode,
+/// the largest file). Longer lines and larger multiline files are skipped and counted as
+/// too large. It bounds each search thread's memory whatever the files, and it bounds the
+/// one step that cannot be interrupted, a regex run over one buffer, so a cancel takes
+/// effect within one such run.
+pub(crate) const MAX_BUFFER: usize = 8 << 20;
+
+/// The searcher of the search pass (`context: false`: content mode records only where
+/// matches start) or of the page pass (`context: true`).
+pub(crate) fn searcher(query: &GrepQuery, context: bool) -> Searcher {
+    let content = query.mode == OutputMode::Content;
+    SearcherBuilder::new()
+        .line_number(content)
+        .multi_line(query.multiline)
+        .before_context(if context { query.before } else { 0 })
+        .after_context(if context { query.after } else { 0 })
+        .heap_limit(Some(MAX_BUFFER))
+        .binary_detection(BinaryDetection::quit(b'\0'))
+        .line_terminator(if query.multiline {
+            LineTerminator::byte(b'\n')
+        } else {
+            // Must agree with the matcher's CRLF-aware `$` (see `build_matcher`).
+            LineTerminator::crlf()
+        })
+        .build()
+}
 
 /// The per-request settings a sink needs (shared by all files).
 #[derive(Clone, Copy, Debug)]

@@ -94,7 +94,7 @@ fn lines_longer_than_the_buffer_limit_are_counted_as_too_large() {
     let tree = Tree::new();
     tree.file(
         "long.txt",
-        format!("{}x\n", "a".repeat(crate::search::grep::MAX_BUFFER + 10)),
+        format!("{}x\n", "a".repeat(crate::search::sink::MAX_BUFFER + 10)),
     );
     tree.file("short.txt", "x\n");
     for multiline in [false, true] {

@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
-use super::super::extract::{Definition, MAX_PARSE_BYTES, Parser};
-use super::super::lang::Lang;
 use crate::search;
+use crate::symbols::extract::{Definition, MAX_PARSE_BYTES, Parser};
+use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};
 
 /// Most candidate files a query parses (the pre-filter's page); a query that matches in
@@ -70,7 +70,7 @@ pub fn too_deep_reason() -> String {
     format!(
         "nested deeper than {} indentation levels, more than tree-sitter's Python parser \
          keeps (it loses the outer definitions), so not parsed for symbols",
-        super::super::extract::PYTHON_MAX_INDENT_LEVELS
+        crate::symbols::extract::PYTHON_MAX_INDENT_LEVELS
     )
 }
 

@@ -10,10 +10,7 @@ use std::path::{Path, PathBuf};
 const MAX_LINES: usize = 600;
 
 /// Files over [`MAX_LINES`] today, each with the size it may not exceed until it is split.
-const LONG_FILES: &[(&str, usize)] = &[
-    ("crates/core/src/watch/mod.rs", 1_005),
-    ("crates/core/src/files/safe/windows.rs", 630),
-];
+const LONG_FILES: &[(&str, usize)] = &[("crates/core/src/files/safe/windows.rs", 630)];
 
 /// Crates of the adapter that the core must not know.
 const ADAPTER_CRATES: &[&str] = &[
@@ -249,7 +246,7 @@ fn core_texts_name_no_tool_and_no_argument() {
 
 /// `pub` items of the core that no file outside it names, today: most are reached through
 /// a public type (a field's or an argument's type) or re-exported. The count may only fall.
-const UNNAMED_PUB_MAX: usize = 97;
+const UNNAMED_PUB_MAX: usize = 95;
 
 #[test]
 fn core_items_are_pub_only_when_used_outside() {

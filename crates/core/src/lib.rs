@@ -1,7 +1,7 @@
 //! rootgrep's domain: everything the server does, without the protocol.
 //!
-//! Reading order, bottom up: `platform` (OS glue), `quote`, `pool` and `memory` (small
-//! shared helpers), `config` (the settings a process runs with), `roots` and `access` (the
+//! Reading order, bottom up: `platform` (OS glue), `quote`, `pool`, `memory`, `mutex` and
+//! `clock` (small shared helpers), `config` (the settings a process runs with), `roots` and `access` (the
 //! workspace boundary and the user's grants), `ignores` and `walk` (what a walk visits),
 //! `files` (reading, facts about files, writes that lose nothing), `search`, `index` and
 //! `symbols` (answers, and the indexes that make them fast), `watch` and `live` (keeping
@@ -9,6 +9,7 @@
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
 pub mod access;
+mod clock;
 pub mod complete;
 pub mod config;
 pub mod files;
@@ -16,6 +17,7 @@ pub mod ignores;
 pub mod index;
 pub mod live;
 pub mod memory;
+mod mutex;
 pub mod platform;
 pub mod pool;
 pub mod quote;

@@ -5,12 +5,11 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
+use super::kernel::Kernel;
+use crate::mutex::lock;
 
 /// Waits until every event the kernel queued before the call has been read by the actor
 /// and handed to the handler (see the module docs). Cheap to clone; shared by the readers.
@@ -131,7 +130,7 @@ fn touch(dir: &Path, from: u64, to: u64) -> bool {
 
 /// The sentinel directory's name: hidden (walks skip it, should a root ever contain it),
 /// unique per process and watcher.
-pub(super) fn sentinel_name() -> String {
+fn sentinel_name() -> String {
     static NEXT: AtomicU64 = AtomicU64::new(0);
     let n = NEXT.fetch_add(1, Ordering::Relaxed);
     format!(".rootgrep-sync-{}-{n}", std::process::id())
@@ -140,7 +139,7 @@ pub(super) fn sentinel_name() -> String {
 /// Removes the sentinel directories of rootgrep processes that are gone: a server killed
 /// (a host ending it with SIGKILL) never removes its own. Only where liveness is cheap to
 /// tell (`/proc` on Linux); elsewhere they stay (an empty directory and one empty file).
-pub(super) fn sweep_sentinels(temp: &Path) {
+fn sweep_sentinels(temp: &Path) {
     if !cfg!(target_os = "linux") {
         return;
     }
@@ -171,4 +170,28 @@ pub(super) fn remove_sentinel(dir: &Path) {
     while std::fs::remove_dir_all(dir).is_err() && dir.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// Creates the sentinel directory (in the temp dir, outside the roots as a rule) with
+/// its file `0`, and watches it with the roots' kernel watcher: the same inotify
+/// instance, so its events are ordered with theirs.
+pub(super) fn watch_sentinel(kernel: &mut dyn Kernel) -> Result<PathBuf, String> {
+    sweep_sentinels(&std::env::temp_dir());
+    let dir = std::env::temp_dir().join(sentinel_name());
+    std::fs::create_dir(&dir).map_err(|err| err.to_string())?;
+    let made = dir
+        .canonicalize()
+        .and_then(|dir| std::fs::File::create(dir.join("0")).map(|_| dir));
+    let dir = match made {
+        Ok(dir) => dir,
+        Err(err) => {
+            let _ = std::fs::remove_dir_all(&dir);
+            return Err(err.to_string());
+        }
+    };
+    if let Err(err) = kernel.watch(&dir, false) {
+        let _ = std::fs::remove_dir_all(&dir);
+        return Err(err);
+    }
+    Ok(dir)
 }

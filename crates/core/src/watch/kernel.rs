@@ -1,0 +1,261 @@
+//! The kernel's side of watching: the `notify` watcher instance (inotify on Linux), the
+//! callback on notify's thread that drops noise and queues raw events for the actor
+//! ([`Msg`], bounded, losing events loudly when full), and notify's vocabulary reduced to
+//! what the actor needs ([`Raw`], [`describe`]).
+//!
+//! The actor reaches the kernel only through the [`Kernel`] trait, so its logic (what a
+//! burst means, when a root is watched again) is tested with a kernel of the test's own
+//! and simulated time, while the tests of `watch/tests.rs` run on the real one.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
+use std::time::{Duration, Instant};
+
+use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
+use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
+
+use super::settle::is_temporary;
+
+/// The kernel events subscribed to: creations, removals, renames, content and attribute
+/// changes, and closes after writing. Opens, reads and read-only closes are left out in
+/// the kernel (inotify's mask), so reading the tree wakes nobody.
+pub(crate) const EVENT_KINDS: EventKindMask =
+    EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
+
+/// How long notify's thread pauses, at most once per pause, while events come in a burst.
+pub(crate) const GATHER: Duration = Duration::from_millis(1);
+
+/// What reaches the actor, in order, through one bounded queue.
+pub(super) enum Msg {
+    Raw(notify::Result<notify::Event>),
+    /// Raw events were dropped because the queue was full (see `Actor::lost`); this only
+    /// wakes the actor, which may be idle when the flag is set.
+    Lost,
+    SetRoots(Vec<PathBuf>),
+    Stop,
+}
+
+/// What the actor asks of the kernel.
+pub(super) trait Kernel: Send {
+    /// Starts the watcher instance if there is none yet: `Ok(true)` when this call did.
+    fn start(&mut self) -> Result<bool, String>;
+    /// Watches `path` (and, `recursive`, every directory below it); an error in words.
+    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), String>;
+    /// Stops watching `path` (nothing when it was not watched).
+    fn unwatch(&mut self, path: &Path);
+    /// Whether one instance's events arrive in order across directories, which is what the
+    /// barrier rests on. Only inotify does; FSEvents and ReadDirectoryChangesW (one handle
+    /// per directory) do not, so elsewhere there is no sentinel and no barrier.
+    fn ordered(&self) -> bool;
+    /// Stops the watcher instance and its thread; events still queued are dropped.
+    fn stop(&mut self);
+}
+
+/// The real kernel: a `notify` watcher, created on first use, feeding the actor's queue.
+pub(super) struct NotifyKernel {
+    notify: Option<RecommendedWatcher>,
+    /// Handed to notify's callback; raw events come back to the actor through it.
+    raw_sender: SyncSender<Msg>,
+    /// Set by notify's callback when the queue was full and an event was dropped.
+    lost: Arc<AtomicBool>,
+    /// Testing only: how late notify's thread hands each raw event on.
+    read_delay: Duration,
+}
+
+impl NotifyKernel {
+    pub(super) fn new(
+        raw_sender: SyncSender<Msg>,
+        lost: Arc<AtomicBool>,
+        read_delay: Duration,
+    ) -> NotifyKernel {
+        NotifyKernel {
+            notify: None,
+            raw_sender,
+            lost,
+            read_delay,
+        }
+    }
+}
+
+impl Kernel for NotifyKernel {
+    fn start(&mut self) -> Result<bool, String> {
+        if self.notify.is_some() {
+            return Ok(false);
+        }
+        let sender = self.raw_sender.clone();
+        let lost = Arc::clone(&self.lost);
+        let read_delay = self.read_delay;
+        let mut gather = Gather::default();
+        let callback = move |event: notify::Result<notify::Event>| {
+            // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
+            if !read_delay.is_zero() {
+                std::thread::sleep(read_delay);
+            }
+            if let Ok(event) = &event
+                && is_noise(event)
+            {
+                return;
+            }
+            gather.pause_in_bursts(Instant::now());
+            // Never block notify's thread (the kernel queue would overflow behind it) and
+            // never queue without limit: a full queue loses the event, and says so.
+            if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
+                lost.store(true, Ordering::SeqCst);
+                // The actor may have drained the queue and gone idle before the flag was
+                // set: wake it. If the queue is still full, it is busy and sees the flag.
+                let _ = sender.try_send(Msg::Lost);
+            }
+        };
+        // Never follow symlinks: a link inside a root may point anywhere on the machine.
+        let config = notify::Config::default()
+            .with_follow_symlinks(false)
+            .with_event_kinds(EVENT_KINDS);
+        let watcher = RecommendedWatcher::new(callback, config)
+            .map_err(|err| format!("cannot start the file watcher: {err}"))?;
+        self.notify = Some(watcher);
+        Ok(true)
+    }
+
+    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), String> {
+        let mode = match recursive {
+            true => RecursiveMode::Recursive,
+            false => RecursiveMode::NonRecursive,
+        };
+        let notify = self
+            .notify
+            .as_mut()
+            .ok_or("the file watcher is not running")?;
+        notify.watch(path, mode).map_err(|err| describe(&err))
+    }
+
+    fn unwatch(&mut self, path: &Path) {
+        if let Some(notify) = self.notify.as_mut() {
+            let _ = notify.unwatch(path);
+        }
+    }
+
+    fn ordered(&self) -> bool {
+        cfg!(target_os = "linux")
+    }
+
+    fn stop(&mut self) {
+        self.notify = None;
+    }
+}
+
+/// Lets a burst of raw events pile up in the kernel's queue for a moment instead of
+/// waking notify's thread and the actor once per event: while a build or an unpack creates
+/// thousands of files, every wake-up (two threads, each event) cost more than handling the
+/// event. An event after a quiet spell passes at once, so a lone change (and the barrier's
+/// sentinel) is never delayed; inside a burst, each pause lets at most [`GATHER`] of events
+/// gather (tens of events at the fastest writers, far below the kernel's queue).
+#[derive(Default)]
+pub(super) struct Gather {
+    /// When the last event passed.
+    last: Option<Instant>,
+    /// When the last pause ended.
+    pub(super) paused: Option<Instant>,
+}
+
+impl Gather {
+    /// Pauses (true) when `now` follows the last event within [`GATHER`] and no pause
+    /// ended within it.
+    pub(super) fn pause_in_bursts(&mut self, now: Instant) -> bool {
+        let in_burst = self
+            .last
+            .is_some_and(|last| now.saturating_duration_since(last) < GATHER);
+        let paused_lately = self
+            .paused
+            .is_some_and(|paused| now.saturating_duration_since(paused) < GATHER);
+        self.last = Some(now);
+        let pause = in_burst && !paused_lately;
+        if pause {
+            std::thread::sleep(GATHER);
+            self.paused = Some(Instant::now());
+        }
+        pause
+    }
+}
+
+/// The raw event kinds, reduced to what matters here.
+pub(super) enum Raw {
+    Create,
+    Remove,
+    Modify,
+}
+
+impl Raw {
+    /// What a raw event kind amounts to; `None` for those that repeat others or mean
+    /// nothing.
+    pub(super) fn of(kind: &EventKind) -> Option<Raw> {
+        Some(match kind {
+            EventKind::Create(_) | EventKind::Modify(ModifyKind::Name(RenameMode::To)) => {
+                Raw::Create
+            }
+            EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(RenameMode::From)) => {
+                Raw::Remove
+            }
+            // `Both` repeats the `From` and `To` events notify has already sent.
+            EventKind::Modify(ModifyKind::Name(RenameMode::Both)) => return None,
+            // Other rename shapes (other backends): the path may or may not exist now.
+            EventKind::Modify(ModifyKind::Name(_)) => Raw::Remove,
+            EventKind::Modify(_) | EventKind::Access(_) | EventKind::Any => Raw::Modify,
+            EventKind::Other => return None,
+        })
+    }
+}
+
+/// Raw events that never mean a change: opens and read-only closes (not subscribed to, see
+/// [`EVENT_KINDS`]; kept out here too in case a backend reports them anyway).
+fn is_noise(event: &notify::Event) -> bool {
+    match event.kind {
+        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
+        EventKind::Access(_) => true,
+        _ => event.paths.iter().all(|path| is_temporary(path)) && !event.paths.is_empty(),
+    }
+}
+
+/// A watch error in words a person (and an agent) can act on.
+pub(super) fn describe(err: &notify::Error) -> String {
+    match &err.kind {
+        notify::ErrorKind::MaxFilesWatch => "the inotify watch limit was reached \
+             (raise fs.inotify.max_user_watches); falling back to walking"
+            .to_owned(),
+        notify::ErrorKind::PathNotFound => "the path does not exist".to_owned(),
+        notify::ErrorKind::Io(io) => io.to_string(),
+        notify::ErrorKind::Generic(text) => text.clone(),
+        other => format!("{other:?}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_burst_of_events_pauses_notify_and_at_most_once_per_pause() {
+        let mut gather = Gather::default();
+        let start = Instant::now();
+        assert!(
+            !gather.pause_in_bursts(start),
+            "a lone event passes at once"
+        );
+        let later = start + GATHER * 5;
+        assert!(!gather.pause_in_bursts(later), "after a quiet spell too");
+        assert!(
+            gather.pause_in_bursts(later + GATHER / 10),
+            "the next event of a burst waits for more to gather"
+        );
+        let resumed = Instant::now();
+        assert!(
+            !gather.pause_in_bursts(resumed),
+            "what gathered meanwhile passes without another pause"
+        );
+        // The burst goes on: the next pause comes a pause's length after the last.
+        let paused = gather.paused.expect("paused above");
+        assert!(!gather.pause_in_bursts(paused + GATHER / 2));
+        assert!(gather.pause_in_bursts(paused + GATHER));
+    }
+}

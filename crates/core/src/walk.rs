@@ -461,3 +461,6 @@ impl<T: PerThread> Drop for Visitor<'_, T> {
         }
     }
 }
+
+#[cfg(test)]
+mod ignore_tests;

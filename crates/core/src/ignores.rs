@@ -360,7 +360,7 @@ impl Rules {
     }
 
     /// Whether the walk keeps `entry` (depth ≥ 1): `false` when an ignore rule matches it.
-    pub fn keeps(&self, entry: &DirEntry) -> bool {
+    pub(crate) fn keeps(&self, entry: &DirEntry) -> bool {
         let Some(parent) = entry.path().parent() else {
             return true;
         };

@@ -32,7 +32,7 @@ use crate::pool::{Gate, Turn};
 
 /// Longest pause of one piece of background work (an index build in all, or adding a
 /// watch) for running searches: work that never ran would leave every search walking.
-pub const YIELD_MAX: Duration = Duration::from_secs(2);
+pub(crate) const YIELD_MAX: Duration = Duration::from_secs(2);
 
 // ---------------------------------------------------------------------------------------
 // Control: the stop flag and progress counters (polled from another thread)
@@ -170,7 +170,7 @@ impl Stats {
 
 /// The filters shared by every directory walk of one request.
 #[derive(Clone, Debug)]
-pub struct WalkOptions {
+pub(crate) struct WalkOptions {
     pub hidden: bool,
     pub no_ignore: bool,
     pub types: Option<Types>,
@@ -193,7 +193,7 @@ pub struct Walker {
 impl WalkOptions {
     /// Builds the walker for one directory target. `overrides` are the `--glob` filters,
     /// which are rooted at this directory.
-    pub fn walker(&self, dir: &Path, overrides: Option<Override>) -> Walker {
+    pub(crate) fn walker(&self, dir: &Path, overrides: Option<Override>) -> Walker {
         let mut builder = WalkBuilder::new(dir);
         builder
             .standard_filters(false)
@@ -279,12 +279,12 @@ impl std::ops::DerefMut for Walker {
 }
 
 /// Worker threads for a walk: one per available core.
-pub fn thread_count() -> usize {
+pub(crate) fn thread_count() -> usize {
     crate::pool::cores()
 }
 
 /// The threads a query asked for (`0`: one per core).
-pub fn threads_for(requested: usize) -> usize {
+pub(crate) fn threads_for(requested: usize) -> usize {
     match requested {
         0 => thread_count(),
         n => n,
@@ -292,7 +292,7 @@ pub fn threads_for(requested: usize) -> usize {
 }
 
 /// Per-thread state of a walk: what to do with each regular file, and where to count.
-pub trait PerThread: Send {
+pub(crate) trait PerThread: Send {
     fn stats(&mut self) -> &mut Stats;
     /// Called for every regular file the walk yields (after the ignore filters).
     fn file(&mut self, entry: &DirEntry);
@@ -311,7 +311,7 @@ static SEARCHES: AtomicUsize = AtomicUsize::new(0);
 /// Marks a search as running for as long as it is held: background work (the file index
 /// build, adding watches) waits meanwhile, so that a search, the first one of a session
 /// above all, never shares the cores with it.
-pub struct SearchRunning(());
+pub(crate) struct SearchRunning(());
 
 impl SearchRunning {
     pub fn start() -> SearchRunning {
@@ -327,13 +327,13 @@ impl Drop for SearchRunning {
 }
 
 /// Whether a search is running now.
-pub fn searching() -> bool {
+pub(crate) fn searching() -> bool {
     SEARCHES.load(AtomicOrdering::Relaxed) > 0
 }
 
 /// Blocks background work while a search runs, until `stop` says to give up, or at most
 /// `limit`. One atomic load when no search runs.
-pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
+pub(crate) fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
     if !searching() {
         return;
     }
@@ -346,7 +346,7 @@ pub fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
 /// Walks one directory in parallel, giving each thread its own state from `make`, and
 /// returns every thread's state when the walk ends (or is cancelled). Counts as a running
 /// search (see [`SearchRunning`]).
-pub fn walk_dir<T: PerThread>(
+pub(crate) fn walk_dir<T: PerThread>(
     walker: &Walker,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),
@@ -356,7 +356,7 @@ pub fn walk_dir<T: PerThread>(
 }
 
 /// [`walk_dir`] for background work (the index build), which does not count as a search.
-pub fn walk_dir_background<T: PerThread>(
+pub(crate) fn walk_dir_background<T: PerThread>(
     walker: &Walker,
     control: &Control,
     make: &(dyn Fn() -> T + Sync),

@@ -74,7 +74,6 @@ use crate::roots::Displaced;
 use crate::watch::{Barrier, RootStatus, WatchEvent};
 use root::{as_path, is_hidden, is_ignore_name};
 
-pub use crate::walk::YIELD_MAX;
 pub(crate) use state::SYNC_WAIT;
 
 /// How one root's index stands, for `list_roots` and logs.

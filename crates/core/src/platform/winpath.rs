@@ -16,7 +16,7 @@ pub fn plain(path: &str) -> String {
 /// `path` with `/` turned into `\` and without its verbatim prefix, trailing separators
 /// kept (they matter while a path is being typed: `C:\Users\` is not a prefix of
 /// `C:\Users2`).
-pub fn unified(path: &str) -> String {
+pub(crate) fn unified(path: &str) -> String {
     let unified = path.replace('/', "\\");
     if let Some(rest) =
         strip_prefix_ci(&unified, r"\\?\UNC\").or_else(|| strip_prefix_ci(&unified, r"\\.\UNC\"))

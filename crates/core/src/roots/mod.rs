@@ -22,13 +22,12 @@ mod set;
 mod uri;
 
 pub use confine::{Confine, choose_roots};
-#[cfg(unix)]
-pub use place::within_by_identity;
+#[cfg(all(unix, test))]
+use place::within_by_identity;
 pub use place::{Displaced, canonicalize, in_place, path_text, within};
-pub use resolve::{
-    Fault, Found, NAME_MAX, PATH_MAX, PathError, Resolved, canonicalize_lenient, check_path_shape,
-    resolve, resolve_entry,
-};
+#[cfg(all(unix, test))]
+use resolve::NAME_MAX;
+pub use resolve::{Fault, Found, PATH_MAX, PathError, Resolved, resolve, resolve_entry};
 pub use set::{
     DESCRIBE_MAX_BYTES, DESCRIBE_MAX_ROOTS, Root, RootSet, RootSource, describe_paths, name_text,
 };

@@ -29,7 +29,7 @@ pub fn within(path: &Path, base: &Path) -> bool {
 /// Used on macOS; built and tested on every Unix.
 #[cfg(unix)]
 #[cfg_attr(not(target_vendor = "apple"), allow(dead_code))]
-pub fn within_by_identity(path: &Path, base: &Path) -> bool {
+pub(crate) fn within_by_identity(path: &Path, base: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     let Ok(root) = std::fs::symlink_metadata(base) else {
         return false;

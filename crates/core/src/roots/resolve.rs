@@ -14,11 +14,11 @@ use std::path::{Component, Path, PathBuf};
 /// kernel seconds of work only to fail with `ENAMETOOLONG`.
 pub const PATH_MAX: usize = 4096;
 /// Longest name of one directory entry, in bytes (Linux `NAME_MAX`).
-pub const NAME_MAX: usize = 255;
+pub(crate) const NAME_MAX: usize = 255;
 
 /// Refuses paths no filesystem call could succeed on: a NUL byte, more than [`PATH_MAX`]
 /// bytes in all, or a component longer than [`NAME_MAX`] bytes.
-pub fn check_path_shape(path: &Path) -> Result<(), PathError> {
+pub(crate) fn check_path_shape(path: &Path) -> Result<(), PathError> {
     use crate::platform::os::OsStrExt;
     let bytes = path.as_os_str().as_bytes();
     if bytes.contains(&0) {
@@ -350,7 +350,7 @@ fn resolve_absolute(
 /// `.` components are dropped; `..` inside the missing remainder is refused because the OS
 /// could not follow it either. A dangling symlink counts as missing and is resolved through
 /// its target text, so a write "through" it is judged where it would really land.
-pub fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
+pub(crate) fn canonicalize_lenient(path: &Path) -> Result<(PathBuf, bool), PathError> {
     if let Ok(canonical) = canonicalize(path) {
         return Ok((canonical, true));
     }

@@ -30,7 +30,7 @@ use super::control::Control;
 
 /// Whether a query with these flags may be answered from the index (which holds only
 /// what a default walk sees).
-pub fn index_compatible(hidden: bool, no_ignore: bool) -> bool {
+pub(crate) fn index_compatible(hidden: bool, no_ignore: bool) -> bool {
     !hidden && !no_ignore
 }
 

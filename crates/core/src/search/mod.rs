@@ -49,7 +49,6 @@ pub use control::Control;
 pub use error::SearchError;
 pub use glob::{glob, glob_files, glob_indexed};
 pub use grep::{grep, grep_files, grep_indexed};
-pub use indexed::index_compatible;
 pub use outcome::{
     ContextLine, FileCount, FoundFile, GlobOutcome, GrepEntries, GrepMatch, GrepOutcome, Stats,
 };

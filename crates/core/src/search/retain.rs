@@ -67,7 +67,7 @@ pub(crate) type Rank = Option<Reverse<SystemTime>>;
 
 /// An entry tagged with its [`Rank`]; ordered by rank, then by the entry itself.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub struct Ranked<T> {
+pub(crate) struct Ranked<T> {
     pub rank: Rank,
     pub item: T,
 }
@@ -148,7 +148,7 @@ impl<T: Ord> Best<T> {
 
     /// Whether an item comparing as `probe` describes would be kept: the collector has
     /// room, or `probe` says it sorts before the current worst entry.
-    pub fn admits(&self, probe: impl FnOnce(&T) -> Ordering) -> bool {
+    pub(crate) fn admits(&self, probe: impl FnOnce(&T) -> Ordering) -> bool {
         if self.len() < self.cap {
             return true;
         }

@@ -28,10 +28,9 @@ use super::error::SearchError;
 use super::outcome::Stats;
 
 // The walker itself lives below both the search engine and the file index.
-pub use crate::walk::{
-    PerThread, SearchRunning, WalkOptions, searching, thread_count, threads_for, walk_dir,
-    walk_dir_background, yield_to_searches,
-};
+#[cfg(test)]
+pub(crate) use crate::walk::thread_count;
+pub(crate) use crate::walk::{PerThread, SearchRunning, WalkOptions, threads_for, walk_dir};
 
 /// A target the caller asked to search, once we know what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -27,7 +27,7 @@ use super::lang::{Capture, Lang};
 /// Files larger than this are not parsed (generated code, amalgamations, minified bundles):
 /// parsing time grows with size and such files are rarely where an agent looks for a
 /// definition. They are counted as too large.
-pub const MAX_PARSE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_PARSE_BYTES: usize = 1 << 20;
 /// Longest signature kept, in characters (a cut one ends with `…`).
 pub(crate) const MAX_SIGNATURE_CHARS: usize = 200;
 /// Most indentation levels tree-sitter's Python parser keeps: its scanner saves the stack
@@ -77,7 +77,7 @@ impl Definition {
 
 /// Why a file yielded no definitions.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExtractError {
+pub(crate) enum ExtractError {
     /// Larger than [`MAX_PARSE_BYTES`].
     TooLarge(usize),
     /// Python nested deeper than [`PYTHON_MAX_INDENT_LEVELS`] (this many levels): the
@@ -104,7 +104,7 @@ impl Parser {
 
 /// Extracts the definitions of `source` (the file's text) in `lang`, in source order.
 /// `cancel` stops the parse when it becomes non-zero. Syntax errors are not failures.
-pub fn extract(
+pub(crate) fn extract(
     parser: &mut Parser,
     lang: Lang,
     source: &[u8],

@@ -19,7 +19,9 @@ pub mod parse;
 pub mod scope;
 pub mod sieve;
 
-pub use extract::{Definition, ExtractError, MAX_PARSE_BYTES, Parser, extract};
+pub use extract::{Definition, Parser};
+#[cfg(test)]
+use extract::{ExtractError, MAX_PARSE_BYTES, extract};
 pub use find::{
     FileOutline, Located, OutlineOutcome, Reference, ReferenceOutcome, SymbolOutcome, SymbolQuery,
     SymbolStats, Tier, definitions_in, find_symbols, find_symbols_with, outline, pick, references,

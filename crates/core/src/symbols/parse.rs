@@ -126,7 +126,7 @@ pub enum FileError {
 
 /// Reads one file (without following symlinks, transcoding UTF-16) and extracts its
 /// definitions.
-pub fn parse_file(
+pub(crate) fn parse_file(
     ctx: &mut Parser,
     path: &Path,
     lang: Lang,
@@ -137,7 +137,7 @@ pub fn parse_file(
 
 /// A name a file must possibly define to be worth parsing (see [`super::sieve`]).
 #[derive(Clone, Copy, Debug)]
-pub struct Sieve<'a> {
+pub(crate) struct Sieve<'a> {
     /// Lowercase when `insensitive`.
     pub needle: &'a str,
     pub insensitive: bool,

@@ -48,7 +48,7 @@ pub fn enclosing(
 
 /// The innermost definition of `defs` containing `line`: the deepest, and among equally
 /// deep ones (C macros, overlapping ranges after a parse error) the one starting last.
-pub fn innermost(defs: &[Definition], line: u64) -> Option<&Definition> {
+pub(crate) fn innermost(defs: &[Definition], line: u64) -> Option<&Definition> {
     defs.iter()
         .filter(|d| d.contains_line(line))
         .max_by_key(|d| (d.depth, d.line))

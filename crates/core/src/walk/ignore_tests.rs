@@ -5,6 +5,7 @@
 use std::fs;
 use std::path::Path;
 
+#[cfg(unix)]
 use crate::ignores::*;
 use crate::walk::WalkOptions;
 use std::collections::BTreeSet;

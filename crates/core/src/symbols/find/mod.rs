@@ -24,7 +24,9 @@ pub use by_name::{SymbolOutcome, SymbolQuery, Tier, find_symbols, find_symbols_w
 pub use outline::{FileOutline, OutlineOutcome, outline};
 pub use references::{Reference, ReferenceOutcome, Unscoped, references};
 
-pub use super::parse::{FileError, Sieve, SymbolStats, parse_file};
+#[cfg(test)]
+pub(crate) use super::parse::parse_file;
+pub use super::parse::{FileError, SymbolStats};
 #[cfg(test)]
 pub(crate) use matching::split_qualified;
 pub use matching::{

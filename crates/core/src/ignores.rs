@@ -28,8 +28,9 @@ use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use crate::mutex::lock;
 use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::{DirEntry, Match};
 
@@ -180,10 +181,7 @@ pub(crate) fn add_lines(builder: &mut GitignoreBuilder, from: &Path, bytes: &[u8
 /// same file again and again), and records it for the answer.
 pub(crate) fn warn_once(skipped: &SkippedIgnoreFile) {
     static WARNED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
-    let mut warned = WARNED
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(PoisonError::into_inner);
+    let mut warned = lock(&WARNED.get_or_init(Default::default));
     // Bounded: past this many distinct paths, stay quiet rather than grow.
     if warned.len() < 10_000 && warned.insert(skipped.path.clone()) {
         tracing::warn!(
@@ -436,26 +434,19 @@ impl Rules {
         let mut skipped = Vec::new();
         let rules = Arc::new(DirRules::new(Some(parent), dir, false, &mut skipped));
         if !skipped.is_empty() {
-            self.skipped
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .extend(skipped);
+            lock(&self.skipped).extend(skipped);
         }
         let mut dirs = self.lock_dirs();
         Arc::clone(dirs.entry(dir.to_path_buf()).or_insert(rules))
     }
 
     fn lock_dirs(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<DirRules>>> {
-        self.dirs.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.dirs)
     }
 
     /// The ignore files skipped so far, sorted, each once.
     pub fn skipped(&self) -> Vec<SkippedIgnoreFile> {
-        let mut all = self
-            .skipped
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let mut all = lock(&self.skipped).clone();
         all.sort();
         all.dedup();
         all

@@ -21,6 +21,7 @@
 //! behind long searches, only behind another quick request. At most cores + 1 threads
 //! search at once, plus, for the rest of one file, a thread whose slot was just taken back.
 
+use crate::mutex::lock;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::future::Future;
@@ -105,7 +106,7 @@ impl Pool {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// Grants waiters in order (taking lent slots back for them), then, when nobody is
@@ -360,7 +361,7 @@ impl Gate {
     }
 
     fn lock(&self) -> MutexGuard<'_, GateState> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 
     /// Waits until fewer of the request's threads work than it holds slots, and counts

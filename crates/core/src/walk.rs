@@ -20,7 +20,7 @@
 
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, Ordering as AtomicOrdering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use ignore::overrides::Override;
@@ -28,6 +28,7 @@ use ignore::types::Types;
 use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, WalkState};
 
 use crate::ignores::{Rules, SkippedIgnoreFile};
+use crate::mutex::lock;
 use crate::pool::{Gate, Turn};
 
 /// Longest pause of one piece of background work (an index build in all, or adding a
@@ -370,7 +371,7 @@ pub(crate) fn walk_dir_background<T: PerThread>(
     walker.build_parallel().visit(&mut builder);
     drop(builder);
     // Every visitor was dropped when its thread ended, inside `visit`.
-    let mut states = std::mem::take(&mut *done.lock().unwrap_or_else(PoisonError::into_inner));
+    let mut states = std::mem::take(&mut *lock(&done));
     if let Some(first) = states.first_mut() {
         first.stats().note_skipped(&walker.skipped_ignore_files());
     }
@@ -454,10 +455,7 @@ impl<T: PerThread> ParallelVisitor for Visitor<'_, T> {
 impl<T: PerThread> Drop for Visitor<'_, T> {
     fn drop(&mut self) {
         if let Some(state) = self.state.take() {
-            self.done
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .push(state);
+            lock(&self.done).push(state);
         }
     }
 }

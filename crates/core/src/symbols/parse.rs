@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::extract::{Definition, ExtractError, MAX_PARSE_BYTES, Parser, extract};
 use super::lang::Lang;
 use crate::files::read::{Whole, read_whole};
+use crate::mutex::lock;
 use crate::search::Control;
 
 /// What happened to the files a query looked at.
@@ -88,9 +89,7 @@ pub(crate) fn parse_all(
             each(path, *lang, parsed);
             control.files_examined.fetch_add(1, Ordering::Relaxed);
         }
-        let mut counts = counts
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut counts = lock(&counts);
         counts.add_file_counts(&mine);
     };
     on_threads(threads, files.len(), work);

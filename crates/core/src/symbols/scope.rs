@@ -17,6 +17,7 @@ use super::extract::Definition;
 use super::index::{Snapshot, SymbolIndex};
 use super::lang::Lang;
 use super::parse::{FileError, SymbolStats, parse_all};
+use crate::mutex::lock;
 use crate::walk::Control;
 
 /// For each `(path, line)` of `entries`, the innermost definition containing the line, or
@@ -103,10 +104,7 @@ pub(crate) fn definitions_of_files<'p>(
         stats,
         None,
         |path, _, defs| {
-            parsed
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(path.to_path_buf(), defs);
+            lock(&parsed).insert(path.to_path_buf(), defs);
         },
     );
     found.extend(

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use super::matching::{MAX_CANDIDATES, kind_allowed, supported_names};
+use crate::mutex::lock;
 use crate::search::{self, Control, SearchError};
 use crate::symbols::extract::Definition;
 use crate::symbols::lang::{Lang, rg_types};
@@ -87,15 +88,12 @@ pub fn outline(
                     Ok(defs) => (defs, None),
                     Err(err) => (Vec::new(), Some(err)),
                 };
-                results
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .push(FileOutline {
-                        path: path.to_path_buf(),
-                        lang,
-                        defs,
-                        error,
-                    });
+                lock(&results).push(FileOutline {
+                    path: path.to_path_buf(),
+                    lang,
+                    defs,
+                    error,
+                });
             },
         );
         let mut results = results

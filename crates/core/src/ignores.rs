@@ -181,7 +181,7 @@ pub(crate) fn add_lines(builder: &mut GitignoreBuilder, from: &Path, bytes: &[u8
 /// same file again and again), and records it for the answer.
 pub(crate) fn warn_once(skipped: &SkippedIgnoreFile) {
     static WARNED: OnceLock<Mutex<HashSet<PathBuf>>> = OnceLock::new();
-    let mut warned = lock(&WARNED.get_or_init(Default::default));
+    let mut warned = lock(WARNED.get_or_init(Default::default));
     // Bounded: past this many distinct paths, stay quiet rather than grow.
     if warned.len() < 10_000 && warned.insert(skipped.path.clone()) {
         tracing::warn!(

@@ -166,6 +166,122 @@ fn no_production_file_is_over_the_limit() {
     assert!(over.is_empty(), "{over:#?}");
 }
 
+/// Longest a production function may be, in lines (signature to closing brace).
+const MAX_FN_LINES: usize = 100;
+
+/// Functions over [`MAX_FN_LINES`] today, as (file, function, the size it may not exceed).
+const LONG_FNS: &[(&str, &str, usize)] = &[
+    ("crates/core/src/files/edit/error.rs", "fmt", 137),
+    ("crates/core/src/files/edit/mod.rs", "edit_file_with", 207),
+    ("crates/core/src/files/tree.rs", "directory_tree_with", 137),
+    ("crates/core/src/index/builder.rs", "builder_loop", 219),
+    ("crates/core/src/index/mod.rs", "apply", 106),
+    ("crates/core/src/index/pack.rs", "pack", 227),
+    ("crates/core/src/index/update.rs", "update", 179),
+    (
+        "crates/core/src/symbols/find/by_name.rs",
+        "find_symbols_with",
+        179,
+    ),
+    (
+        "crates/core/src/symbols/find/references.rs",
+        "references",
+        106,
+    ),
+    ("crates/core/src/symbols/index/worker.rs", "pack", 135),
+    ("src/hostconfig.rs", "render", 124),
+    ("src/mcp/ask.rs", "ask_user", 107),
+    ("src/mcp/completion.rs", "complete", 109),
+    ("src/mcp/render/grep.rs", "render_grep", 108),
+    ("src/mcp/render/symbols.rs", "render_symbols", 107),
+    ("src/mcp/render/symbols.rs", "render_outline", 113),
+    ("src/mcp/render/symbols.rs", "render_references", 128),
+    ("src/mcp/stdio/check.rs", "check", 139),
+    ("src/mcp/tools/roots.rs", "list_roots", 170),
+];
+
+/// Every function in `code` (lexed: no comments or literals) with its length in lines.
+fn functions(code: &str) -> Vec<(String, usize)> {
+    let b = code.as_bytes();
+    let mut found = Vec::new();
+    let mut i = 0;
+    while let Some(at) = code[i..].find("fn ") {
+        let start = i + at;
+        i = start + 3;
+        if start > 0 && is_ident(b[start - 1]) {
+            continue;
+        }
+        let name: String = code[i..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body opens at the first `{` before any `;` (a declaration has no body).
+        let Some(open) = code[i..].find(['{', ';']).map(|o| i + o) else {
+            break;
+        };
+        if b[open] == b';' {
+            continue;
+        }
+        let mut depth = 0usize;
+        let mut end = open;
+        for (k, &c) in b.iter().enumerate().skip(open) {
+            match c {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = k;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let lines = code[start..=end].matches('\n').count() + 1;
+        found.push((name, lines));
+    }
+    found
+}
+
+#[test]
+fn no_production_function_is_over_the_limit() {
+    // A function a reader cannot hold at once is split where its parts have names.
+    let mut over = Vec::new();
+    let mut listed: BTreeMap<(String, String), usize> = LONG_FNS
+        .iter()
+        .map(|(f, n, l)| ((f.to_string(), n.to_string()), *l))
+        .collect();
+    for path in sources().into_iter().filter(|p| !is_test_file(p)) {
+        let name = rel(&path);
+        let code = lex(production(&read(&path))).code;
+        for (function, lines) in functions(&code) {
+            match listed.remove(&(name.clone(), function.clone())) {
+                Some(ceiling) if lines > ceiling => over.push(format!(
+                    "{name}: fn {function} has {lines} lines, grew past {ceiling}: split it"
+                )),
+                Some(_) if lines <= MAX_FN_LINES => over.push(format!(
+                    "{name}: fn {function} has {lines} lines, within the limit now: take it \
+                     out of LONG_FNS"
+                )),
+                Some(_) => {}
+                None if lines > MAX_FN_LINES => over.push(format!(
+                    "{name}: fn {function} has {lines} lines (limit {MAX_FN_LINES})"
+                )),
+                None => {}
+            }
+        }
+    }
+    over.extend(
+        listed
+            .keys()
+            .map(|(file, function)| format!("{file}: fn {function} listed in LONG_FNS but gone")),
+    );
+    assert!(over.is_empty(), "{over:#?}");
+}
+
 #[test]
 fn the_core_names_no_adapter_crate() {
     // The build enforces it through the core's manifest; the sources are checked too, so

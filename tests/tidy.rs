@@ -174,10 +174,6 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
     ("crates/core/src/files/edit/error.rs", "fmt", 137),
     ("crates/core/src/files/edit/mod.rs", "edit_file_with", 207),
     ("crates/core/src/files/tree.rs", "directory_tree_with", 137),
-    ("crates/core/src/index/builder.rs", "builder_loop", 219),
-    ("crates/core/src/index/mod.rs", "apply", 106),
-    ("crates/core/src/index/pack.rs", "pack", 227),
-    ("crates/core/src/index/update.rs", "update", 179),
     (
         "crates/core/src/symbols/find/by_name.rs",
         "find_symbols_with",
@@ -188,7 +184,6 @@ const LONG_FNS: &[(&str, &str, usize)] = &[
         "references",
         106,
     ),
-    ("crates/core/src/symbols/index/worker.rs", "pack", 135),
     ("src/hostconfig.rs", "render", 124),
     ("src/mcp/ask.rs", "ask_user", 107),
     ("src/mcp/completion.rs", "complete", 109),

@@ -3,9 +3,10 @@
 //! Reading order, bottom up: `platform` (OS glue), `quote`, `pool`, `memory`, `mutex` and
 //! `clock` (small shared helpers), `config` (the settings a process runs with), `roots` and `access` (the
 //! workspace boundary and the user's grants), `ignores` and `walk` (what a walk visits),
-//! `files` (reading, facts about files, writes that lose nothing), `search`, `index` and
-//! `symbols` (answers, and the indexes that make them fast), `watch` and `live` (keeping
-//! the indexes true while files change), `complete` (path completion). The MCP adapter, in
+//! `files` (reading, facts about files, writes that lose nothing), `search` (answers),
+//! `lifecycle` (where the work on one root's index stands), `index` and `symbols` (the
+//! indexes that make answers fast), `watch` and `live` (keeping the indexes true while
+//! files change), `complete` (path completion). The MCP adapter, in
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
 pub mod access;
@@ -15,6 +16,7 @@ pub mod config;
 pub mod files;
 pub mod ignores;
 pub mod index;
+pub(crate) mod lifecycle;
 pub mod live;
 pub mod memory;
 mod mutex;

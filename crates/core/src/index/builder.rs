@@ -1,11 +1,19 @@
 //! The builder thread: builds or updates one due root at a time, outside the lock, and
 //! checks that the root is still the directory it built before its result is served.
+//!
+//! One round: find the due root (or sleep until one gets due), take its job from the slot
+//! (`start`), run it without the lock (`run`), apply the content changes seen meanwhile to
+//! its result (`restat`), and hand the result to the slot (`land`).
 
-use std::sync::{Arc, PoisonError};
+use std::path::PathBuf;
+use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::Instant;
 
 use super::build::build_limited;
-use super::state::{DISPLACED_RETRY, EXPECT_WAIT, REBUILD_DEFER, Shared, Watch};
+use super::root::RootIndex;
+use super::state::{
+    DISPLACED_RETRY, EXPECT_WAIT, Handle, REBUILD_DEFER, Shared, Slot, State, Watch,
+};
 use super::update::{self, Update};
 use crate::roots::Displaced;
 use crate::walk::Control;
@@ -20,10 +28,39 @@ pub(super) enum Placement {
     Replaced,
 }
 
+/// A job taken from its slot: what finds the slot again when it ends, and what it does.
+struct Job {
+    control: Arc<Control>,
+    root: PathBuf,
+    /// A whole walk (else an update of the slot's last build).
+    full: bool,
+    started: Instant,
+}
+
+/// What a job reads: nothing (a whole walk), or the last build and the paths changed since.
+enum Work {
+    Walk,
+    Update(Arc<RootIndex>, Vec<Vec<u8>>),
+}
+
+/// What a job made, outside the lock.
+struct Done {
+    /// The new build (`Ok(None)`: nothing to land), or the file limit it went past.
+    built: Result<Option<Arc<RootIndex>>, usize>,
+    /// Files an update added or removed.
+    applied: u64,
+    /// The update found a whole walk needed, or cheaper.
+    rebuild: bool,
+    placement: Placement,
+}
+
+fn lock(shared: &Shared) -> MutexGuard<'_, State> {
+    shared.state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// The builder thread: builds one due root at a time, outside the lock.
 pub(super) fn builder_loop(shared: &Shared) {
-    let lock = || shared.state.lock().unwrap_or_else(PoisonError::into_inner);
-    let mut state = lock();
+    let mut state = lock(shared);
     loop {
         if state.stop {
             return;
@@ -32,86 +69,129 @@ pub(super) fn builder_loop(shared: &Shared) {
             .rounds
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let now = Instant::now();
-        let mut next_due: Option<Instant> = None;
-        let mut job = None;
-        for slot in &mut state.slots {
-            slot.expire(now);
-            if let Some((_, at)) = slot.expected.first() {
-                let due = *at + EXPECT_WAIT;
-                next_due = Some(next_due.map_or(due, |d: Instant| d.min(due)));
-            }
-        }
-        for i in 0..state.slots.len() {
-            let watching = state.watch_of(&state.slots[i].root) == Watch::Watching;
-            let slot = &state.slots[i];
-            if !watching || slot.building.is_some() || slot.too_many.is_some() {
+        let i = match due_slot(&mut state, now) {
+            Ok(i) => i,
+            Err(next_due) => {
+                state = sleep(shared, state, next_due, now);
                 continue;
             }
-            // While events settle, nothing would be served anyway: wait for the burst.
-            let settled = slot.settling.is_empty() && !state.bursting;
-            let due = match (slot.due, settled) {
-                (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
-                (due, _) => due,
-            };
-            match due {
-                Some(due) if due <= now => {
-                    job = Some(i);
-                    break;
-                }
-                Some(due) => next_due = Some(next_due.map_or(due, |d: Instant| d.min(due))),
-                None => {}
-            }
-        }
-        let Some(i) = job else {
-            state = match next_due {
-                Some(due) => {
-                    let wait = due.saturating_duration_since(now);
-                    shared
-                        .wake
-                        .wait_timeout(state, wait)
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .0
-                }
-                None => shared
-                    .wake
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
-            };
-            continue;
         };
-        let control = Arc::new(Control::new());
-        let slot = &mut state.slots[i];
-        slot.building = Some(Arc::clone(&control));
-        slot.due = None;
-        slot.restat.clear();
-        // A whole walk, or an update of `current` with the paths changed since it landed.
-        let base = match slot.rebuild {
-            true => None,
-            false => slot.current.clone(),
-        };
-        let changed = std::mem::take(&mut slot.changed);
-        slot.rebuild = false;
-        let generation = slot.generation;
-        let root = slot.root.clone();
-        let started = Instant::now();
+        let (job, work) = start(&mut state.slots[i]);
         drop(state);
 
-        let max_files = shared.max_files;
-        let mut rebuild = false;
-        let full = base.is_none();
-        // The walker follows the path it starts from, so a root swapped for a symlink would
-        // be walked where it points: the root must be in place before the job, and the
-        // same directory after it (else what it read is dropped). A swap and back within
-        // the job is a root event too, which the barrier makes the index apply before it
-        // serves anything.
-        let placed = crate::roots::in_place(&root);
-        let (built, applied) = match base {
-            _ if placed.is_err() => (Ok(None), 0),
-            None => (
-                build_limited(&root, &control, max_files).map(|b| b.map(Arc::new)),
-                0,
-            ),
-            Some(base) => match update::update(&base, &changed, &control, max_files) {
+        let done = run(&job, work, shared.max_files);
+        // Content changes seen during the walk are applied to the new build (not shared
+        // yet) outside the lock, since they read the disk; the slot stays building
+        // meanwhile, so changes arriving now queue up for the next round.
+        let (guard, vanished) = match &done.built {
+            Ok(Some(built)) => restat(shared, &job, built),
+            _ => (lock(shared), false),
+        };
+        state = guard;
+        let Some(slot) = running(&mut state, &job.control) else {
+            continue; // root removed, or no longer watched (its job cancelled), meanwhile
+        };
+        if land(slot, &job, done, vanished) {
+            shared.wake.notify_all();
+        }
+    }
+}
+
+/// The slot whose job is due first: `Ok` when one is due now, else `Err` with when the
+/// next one gets due (our own writes' events overdue count too), if ever.
+fn due_slot(state: &mut State, now: Instant) -> Result<usize, Option<Instant>> {
+    let mut next_due: Option<Instant> = None;
+    let mut sooner = |due: Instant| next_due = Some(next_due.map_or(due, |d| d.min(due)));
+    for slot in &mut state.slots {
+        slot.expire(now);
+        if let Some((_, at)) = slot.expected.first() {
+            sooner(*at + EXPECT_WAIT);
+        }
+    }
+    for (i, slot) in state.slots.iter().enumerate() {
+        let watching = state.watch_of(&slot.root) == Watch::Watching;
+        if !watching || slot.building() || slot.too_many.is_some() {
+            continue;
+        }
+        // While events settle, nothing would be served anyway: wait for the burst.
+        let settled = slot.settling.is_empty() && !state.bursting;
+        let due = match (slot.phase.due(), settled) {
+            (Some(due), false) if slot.last_build.is_some() => Some(due + REBUILD_DEFER),
+            (due, _) => due,
+        };
+        match due {
+            Some(due) if due <= now => return Ok(i),
+            Some(due) => sooner(due),
+            None => {}
+        }
+    }
+    Err(next_due)
+}
+
+/// Waits until `next_due`, or forever without one, unless woken (work scheduled, stop).
+fn sleep<'a>(
+    shared: &'a Shared,
+    state: MutexGuard<'a, State>,
+    next_due: Option<Instant>,
+    now: Instant,
+) -> MutexGuard<'a, State> {
+    match next_due {
+        Some(due) => {
+            let wait = due.saturating_duration_since(now);
+            shared
+                .wake
+                .wait_timeout(state, wait)
+                .unwrap_or_else(PoisonError::into_inner)
+                .0
+        }
+        None => shared
+            .wake
+            .wait(state)
+            .unwrap_or_else(PoisonError::into_inner),
+    }
+}
+
+/// Starts the slot's due job: a whole walk, or an update of `current` with the paths
+/// changed since it landed.
+fn start(slot: &mut Slot) -> (Job, Work) {
+    let control = Arc::new(Control::new());
+    let handle = Handle {
+        control: Arc::clone(&control),
+        restat: Vec::new(),
+    };
+    let full = slot.phase.start(handle, slot.current.is_some());
+    let changed = std::mem::take(&mut slot.changed);
+    let work = match (full, &slot.current) {
+        (false, Some(current)) => Work::Update(Arc::clone(current), changed),
+        _ => Work::Walk,
+    };
+    let job = Job {
+        control,
+        root: slot.root.clone(),
+        full,
+        started: Instant::now(),
+    };
+    (job, work)
+}
+
+/// Runs a job without the lock, and checks the root's placement around it.
+fn run(job: &Job, work: Work, max_files: usize) -> Done {
+    let root = &job.root;
+    let mut rebuild = false;
+    // The walker follows the path it starts from, so a root swapped for a symlink would
+    // be walked where it points: the root must be in place before the job, and the
+    // same directory after it (else what it read is dropped). A swap and back within
+    // the job is a root event too, which the barrier makes the index apply before it
+    // serves anything.
+    let placed = crate::roots::in_place(root);
+    let (built, applied) = match work {
+        _ if placed.is_err() => (Ok(None), 0),
+        Work::Walk => (
+            build_limited(root, &job.control, max_files).map(|b| b.map(Arc::new)),
+            0,
+        ),
+        Work::Update(base, changed) => {
+            match update::update(&base, &changed, &job.control, max_files) {
                 Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
                 // Same file set: the index stays as it is (content changes were applied
                 // to it in place all along).
@@ -121,122 +201,137 @@ pub(super) fn builder_loop(shared: &Shared) {
                     (Ok(None), 0)
                 }
                 Update::Cancelled => (Ok(None), 0),
-            },
-        };
-        drop(changed);
-        let placement = match (placed, crate::roots::in_place(&root)) {
-            (Err(displaced), _) | (Ok(_), Err(displaced)) => Placement::Displaced(displaced),
-            (Ok(before), Ok(after)) if before == after => Placement::Same,
-            (Ok(_), Ok(_)) => Placement::Replaced,
-        };
-        let built = match placement {
-            Placement::Same => built,
-            _ => Ok(None),
-        };
-        match &built {
-            Ok(Some(index)) if full => tracing::info!(
-                event = "index_built",
-                root = %root.display(),
-                files = index.len() as u64,
-                ms = started.elapsed().as_millis() as u64,
-                "index built"
-            ),
-            _ => tracing::debug!(root = %root.display(), full, applied, "index job ended"),
-        }
-
-        // Content changes seen during the walk are applied to the new build (not shared
-        // yet) outside the lock, since they read the disk; the slot stays `building`
-        // meanwhile, so changes arriving now queue up for the next round.
-        let mut vanished = false;
-        state = lock();
-        while let Ok(Some(built)) = &built {
-            let Some(slot) = state.slots.iter_mut().find(|s| {
-                s.building
-                    .as_ref()
-                    .is_some_and(|c| Arc::ptr_eq(c, &control))
-            }) else {
-                break;
-            };
-            if slot.restat.is_empty() {
-                break;
-            }
-            let pending = std::mem::take(&mut slot.restat);
-            drop(state);
-            for path in pending {
-                if let Ok(rel) = path.strip_prefix(&root)
-                    && let Some(id) = built.find_file(rel)
-                {
-                    vanished |= !built.restat(id);
-                }
-            }
-            state = lock();
-        }
-        let Some(slot) = state.slots.iter_mut().find(|s| {
-            s.root == root
-                && s.building
-                    .as_ref()
-                    .is_some_and(|c| Arc::ptr_eq(c, &control))
-        }) else {
-            continue; // root removed or re-targeted meanwhile
-        };
-        slot.building = None;
-        match placement {
-            Placement::Same => slot.displaced = None,
-            Placement::Displaced(displaced) => {
-                tracing::warn!(event = "index_unavailable", root = %root.display(), "{displaced}: not indexed");
-                slot.displaced = Some(displaced);
-                slot.current = None;
-                slot.schedule(Instant::now());
-                slot.due = Some(Instant::now() + DISPLACED_RETRY);
-                continue;
-            }
-            Placement::Replaced => {
-                // Another directory is the root now: walk it.
-                slot.current = None;
-                slot.schedule(Instant::now());
-                continue;
             }
         }
-        let built = match built {
-            Ok(built) => built,
-            Err(limit) => {
-                tracing::warn!(
-                    event = "index_unavailable",
-                    root = %root.display(),
-                    limit = limit as u64,
-                    "more than {limit} files: not indexed, searches there walk the disk"
-                );
-                slot.too_many = Some(limit);
-                slot.current = None;
-                slot.due = None;
-                continue;
-            }
-        };
-        let Some(built) = built else {
-            if rebuild {
-                // The update found a whole walk needed, or cheaper: now.
-                slot.schedule(Instant::now());
-                slot.due = Some(Instant::now());
-            }
-            continue;
-        };
-        slot.last_build = Some(built.info.clone());
-        match full {
-            true => {
-                slot.builds += 1;
-                // This walk read the disk after these writes: it holds them.
-                slot.expected.retain(|(_, at)| *at > started);
-            }
-            false => slot.updates += applied,
-        }
-        if vanished {
-            // A file changed into something else during the walk: the set is wrong.
-            slot.schedule(Instant::now());
-        }
-        // Changes during the job were recorded (or a rebuild asked for) and are due: the
-        // index lands, but is served only once they are applied too.
-        slot.stale = slot.generation != generation;
-        slot.current = Some(built);
-        shared.wake.notify_all();
+    };
+    let placement = match (placed, crate::roots::in_place(root)) {
+        (Err(displaced), _) | (Ok(_), Err(displaced)) => Placement::Displaced(displaced),
+        (Ok(before), Ok(after)) if before == after => Placement::Same,
+        (Ok(_), Ok(_)) => Placement::Replaced,
+    };
+    let built = match placement {
+        Placement::Same => built,
+        _ => Ok(None),
+    };
+    match &built {
+        Ok(Some(index)) if job.full => tracing::info!(
+            event = "index_built",
+            root = %root.display(),
+            files = index.len() as u64,
+            ms = job.started.elapsed().as_millis() as u64,
+            "index built"
+        ),
+        _ => tracing::debug!(root = %root.display(), full = job.full, applied, "index job ended"),
     }
+    Done {
+        built,
+        applied,
+        rebuild,
+        placement,
+    }
+}
+
+/// The slot whose running job is this one (none when the root was removed, or its job
+/// cancelled, meanwhile).
+fn running<'a>(state: &'a mut State, control: &Arc<Control>) -> Option<&'a mut Slot> {
+    state.slots.iter_mut().find(|slot| {
+        slot.phase
+            .job()
+            .is_some_and(|job| Arc::ptr_eq(&job.control, control))
+    })
+}
+
+/// Applies to `built` the content changes the slot saw while the job ran, outside the
+/// lock, until none are left; returns the lock, and whether a file turned into something
+/// else (then the file set is wrong).
+fn restat<'a>(shared: &'a Shared, job: &Job, built: &RootIndex) -> (MutexGuard<'a, State>, bool) {
+    let mut vanished = false;
+    let mut state = lock(shared);
+    let mut pending = take_restat(&mut state, &job.control);
+    while !pending.is_empty() {
+        drop(state);
+        for path in pending {
+            if let Ok(rel) = path.strip_prefix(&job.root)
+                && let Some(id) = built.find_file(rel)
+            {
+                vanished |= !built.restat(id);
+            }
+        }
+        state = lock(shared);
+        pending = take_restat(&mut state, &job.control);
+    }
+    (state, vanished)
+}
+
+/// The content changes the job's slot saw since they were last taken.
+fn take_restat(state: &mut State, control: &Arc<Control>) -> Vec<PathBuf> {
+    running(state, control)
+        .and_then(|slot| slot.phase.job_mut())
+        .map_or_else(Vec::new, |handle| std::mem::take(&mut handle.restat))
+}
+
+/// Hands a job's result to its slot: what got due meanwhile is due now. Returns whether
+/// a build landed (waiters for freshness then look again).
+fn land(slot: &mut Slot, job: &Job, done: Done, vanished: bool) -> bool {
+    slot.phase.land();
+    let now = Instant::now();
+    let root = &job.root;
+    match done.placement {
+        Placement::Same => slot.displaced = None,
+        Placement::Displaced(displaced) => {
+            tracing::warn!(event = "index_unavailable", root = %root.display(), "{displaced}: not indexed");
+            slot.displaced = Some(displaced);
+            slot.current = None;
+            slot.rebuild_at(now + DISPLACED_RETRY);
+            return false;
+        }
+        Placement::Replaced => {
+            // Another directory is the root now: walk it.
+            slot.current = None;
+            slot.schedule(now);
+            return false;
+        }
+    }
+    let built = match done.built {
+        Ok(built) => built,
+        Err(limit) => {
+            tracing::warn!(
+                event = "index_unavailable",
+                root = %root.display(),
+                limit = limit as u64,
+                "more than {limit} files: not indexed, searches there walk the disk"
+            );
+            slot.too_many = Some(limit);
+            slot.current = None;
+            slot.phase.stop();
+            return false;
+        }
+    };
+    let Some(built) = built else {
+        match done.rebuild {
+            // The update found a whole walk needed, or cheaper: now.
+            true => slot.rebuild_at(now),
+            // Cancelled while its slot kept it (the index is being dropped): the paths it
+            // took are gone with it, so the last build is not served, and a walk is due.
+            false => slot.schedule(now),
+        }
+        return false;
+    };
+    slot.last_build = Some(built.info.clone());
+    match job.full {
+        true => {
+            slot.builds += 1;
+            // This walk read the disk after these writes: it holds them.
+            slot.expected.retain(|(_, at)| *at > job.started);
+        }
+        false => slot.updates += done.applied,
+    }
+    if vanished {
+        // A file changed into something else during the walk: the set is wrong.
+        slot.schedule(now);
+    }
+    // Changes during the job were recorded (or a rebuild asked for) and are due: the
+    // index lands, but is served only once they are applied too.
+    slot.current = Some(built);
+    true
 }

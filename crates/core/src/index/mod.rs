@@ -3,17 +3,20 @@
 //! modification time, built in the background and kept fresh by [`WatchEvent`]s, so that
 //! `glob`, completion, `resources/list` and grep's candidate list need not walk the disk.
 //!
-//! Three parts, along the seams of the work:
+//! Parts, along the seams of the work:
 //! - `root`: [`RootIndex`], one immutable build of one root (packed, with its queries).
-//! - `build`: walking a root exactly as a default search does and packing the result.
-//! - this module: [`FileIndex`], the live set of roots, a builder thread, and the
-//!   freshness rules. [`FileIndex::snapshot`] answers `None` whenever the answer could be
-//!   out of date — while building, after a create/remove/rename until the update that
-//!   applies it lands (or an ignore-file change until the rebuild is done), while a burst
-//!   of events is still settling (from
-//!   [`WatchEvent::Pending`] to its settled event), and for a root that is not (or no
-//!   longer) watched. Callers then walk. A content change only refreshes that file's size
-//!   and mtime in place.
+//! - `build`, `update`, `pack`: walking a root exactly as a default search does, listing
+//!   changed directories again, and packing the result.
+//! - `state`: each root's `Slot`, whose work is a `lifecycle::Phase` (idle, a job due, a
+//!   job running); `events`: what each watcher event does to the slots; `builder`: the
+//!   builder thread, one due root at a time.
+//! - this module: [`FileIndex`], the live set of roots, and the freshness rules.
+//!   [`FileIndex::snapshot`] answers `None` whenever the answer could be out of date —
+//!   while building, after a create/remove/rename until the update that applies it lands
+//!   (or an ignore-file change until the rebuild is done), while a burst of events is
+//!   still settling (from [`WatchEvent::Pending`] to its settled event), and for a root
+//!   that is not (or no longer) watched. Callers then walk. A content change only
+//!   refreshes that file's size and mtime in place.
 //! - **Updates, not rebuilds.** A created or removed path is recorded; once the burst it
 //!   belongs to settles, one update lists again just the directories that gained or lost
 //!   entries (with the same walker, so new entries are filtered exactly as a build would
@@ -53,6 +56,7 @@
 
 mod build;
 mod builder;
+mod events;
 mod pack;
 mod part;
 mod root;
@@ -71,8 +75,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::roots::Displaced;
-use crate::watch::{Barrier, RootStatus, WatchEvent};
-use root::{as_path, is_hidden, is_ignore_name};
+use crate::watch::{Barrier, WatchEvent};
 
 pub(crate) use state::SYNC_WAIT;
 
@@ -165,8 +168,8 @@ impl FileIndex {
         let mut state = self.lock();
         state.slots.retain(|slot| {
             let keep = roots.contains(&slot.root);
-            if !keep && let Some(control) = &slot.building {
-                control.cancel();
+            if !keep {
+                slot.cancel();
             }
             keep
         });
@@ -177,7 +180,7 @@ impl FileIndex {
             }
             let mut slot = Slot::new(root.clone());
             if state.watch_of(root) == Watch::Watching {
-                slot.due = Some(now);
+                slot.phase.schedule(now, true);
             }
             state.slots.push(slot);
         }
@@ -327,7 +330,7 @@ impl FileIndex {
                     Watch::Failed(reason) => IndexState::Unavailable(reason),
                     Watch::Unknown => IndexState::Waiting,
                     Watch::Watching if slot.fresh().is_some() => IndexState::Fresh,
-                    Watch::Watching if slot.building.is_some() || slot.current.is_none() => {
+                    Watch::Watching if slot.building() || slot.current.is_none() => {
                         IndexState::Building
                     }
                     Watch::Watching => IndexState::Stale,
@@ -375,167 +378,19 @@ impl FileIndex {
         // Whether the builder or a waiter for freshness has something new to look at. A
         // burst of creations brings two events per file; waking the builder thread for
         // each (to find nothing due) cost more than applying them.
-        let mut wake = true;
-        match event {
-            WatchEvent::Status(root, status) => {
-                let watch = match status {
-                    RootStatus::Watching => Watch::Watching,
-                    RootStatus::Starting => Watch::Unknown,
-                    RootStatus::Failed(reason) => Watch::Failed(reason.clone()),
-                };
-                match state.watch.iter_mut().find(|(r, _)| r == root) {
-                    Some(known) => known.1 = watch.clone(),
-                    None => state.watch.push((root.clone(), watch.clone())),
-                }
-                if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
-                    if watch == Watch::Watching {
-                        // (Re)build: events may have been missed while not watched.
-                        slot.current = None;
-                        slot.schedule(now);
-                        slot.due = Some(now);
-                    } else {
-                        slot.current = None;
-                        slot.rebuild = true;
-                        slot.due = None;
-                        if let Some(control) = slot.building.take() {
-                            control.cancel();
-                        }
-                    }
-                }
-            }
-            WatchEvent::Overflow | WatchEvent::Error(_) => {
-                for slot in &mut state.slots {
-                    slot.schedule(now);
-                }
-            }
-            WatchEvent::Quiet => {
-                state.bursting = false;
-                for slot in &mut state.slots {
-                    slot.settling.clear();
-                }
-            }
-            WatchEvent::Pending(path) => {
-                // Nothing gets due or fresh by it; a job under way checks the generation.
-                wake = !state.bursting;
-                state.bursting = true;
-                for slot in state.slots.iter_mut() {
-                    let Ok(rel) = path.strip_prefix(&slot.root) else {
-                        continue;
-                    };
-                    let rel = rel.as_os_str().as_bytes();
-                    let matters = match (&slot.current, &slot.building) {
-                        (Some(index), None) => index.touches(rel),
-                        // Building: nothing is served now; just make sure the build that
-                        // lands next is not served before this settles.
-                        _ => !is_hidden(rel) || is_ignore_name(rel),
-                    };
-                    if matters && !slot.settling.contains(path) {
-                        slot.settling.insert(path.clone());
-                    }
-                }
-            }
+        let wake = match event {
+            WatchEvent::Status(root, status) => events::status(&mut state, root, status, now),
+            WatchEvent::Overflow | WatchEvent::Error(_) => events::lost(&mut state, now),
+            WatchEvent::Quiet => events::quiet(&mut state),
+            WatchEvent::Pending(path) => events::pending(&mut state, path),
             WatchEvent::Changed(path) | WatchEvent::Created(path) | WatchEvent::Removed(path) => {
-                wake = false;
-                for slot in state.slots.iter_mut() {
-                    let Ok(rel) = path.strip_prefix(&slot.root) else {
-                        continue;
-                    };
-                    // News for the builder or a waiter: a job got due (or due at another
-                    // time), or the root became fresh (its last burst settled, an expected
-                    // write was seen). The builder hears of the watcher's quiet by `Quiet`.
-                    let before = (slot.due, slot.fresh().is_some());
-                    slot.settling.remove(path);
-                    slot.expected.retain(|(p, _)| p != path);
-                    if rel.as_os_str().is_empty() {
-                        // The root itself was created, removed or replaced (a root nested
-                        // in a watched one): whatever is there now is built again, and the
-                        // builder checks first that it is still the root.
-                        if !matches!(event, WatchEvent::Changed(_)) {
-                            slot.schedule(now);
-                        }
-                    } else {
-                        settle(slot, event, rel.as_os_str().as_bytes(), meta.as_ref(), now);
-                    }
-                    wake |= before != (slot.due, slot.fresh().is_some());
-                }
+                events::settled(&mut state, event, path, meta.as_ref(), now)
             }
-        }
+        };
         drop(state);
         if wake {
             self.shared.wake.notify_all();
         }
-    }
-}
-
-/// Applies a settled event to one root's slot; `meta` is the path's `lstat` now (`None`
-/// also when it was not read: see [`FileIndex::needs_stat`]).
-///
-/// A content change refreshes the file in place. A creation or removal that can change
-/// what the index holds is recorded for the next update ([`update::update`]), which lists
-/// that directory again; a change of ignore rules (or of a directory's own attributes)
-/// makes the root rebuild. Deciding that an event does not matter (inside an ignored or
-/// hidden directory, an ignored file re-created) takes a few binary searches.
-fn settle(
-    slot: &mut Slot,
-    event: &WatchEvent,
-    rel: &[u8],
-    meta: Option<&std::fs::Metadata>,
-    now: Instant,
-) {
-    let (Some(index), None) = (slot.current.clone(), &slot.building) else {
-        // Building (or never built): what lands will be compared with nothing older, so
-        // record the path and let the update after it decide against the new index.
-        match event {
-            WatchEvent::Changed(path) => slot.restat.push(path.clone()),
-            _ if !is_hidden(rel) || is_ignore_name(rel) => slot.record(rel, now),
-            _ => {}
-        }
-        return;
-    };
-    enum Action {
-        Nothing,
-        Update,
-        Rebuild,
-    }
-    let file = index.find_file(as_path(rel));
-    let action = match event {
-        WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
-            // Same file set; refresh size and mtime (a replacement keeps the entry). No
-            // longer a regular file: its directory is listed again.
-            match index.store_stat(file.expect("checked"), meta) {
-                true => Action::Nothing,
-                false => Action::Update,
-            }
-        }
-        WatchEvent::Changed(_) => {
-            match index.find_dir(as_path(rel)).is_some() || index.ignore_rules_at(rel) {
-                true => Action::Rebuild,
-                false => Action::Nothing,
-            }
-        }
-        _ if index.ignore_rules_at(rel) => Action::Rebuild,
-        WatchEvent::Created(_) => {
-            let still_ignored = index.find_ignored(rel).is_some_and(|i| {
-                let was_dir = index.ignored[i].is_dir;
-                meta.is_some_and(|m| m.is_dir() == was_dir && (m.is_dir() || m.is_file()))
-            });
-            match !still_ignored && !is_hidden(rel) && index.parent_visited(rel) {
-                true => Action::Update,
-                false => Action::Nothing,
-            }
-        }
-        // Whatever it was (a file, a directory, an ignored or special entry), the walk
-        // met it only if its directory is visited.
-        WatchEvent::Removed(_) => match !is_hidden(rel) && index.parent_visited(rel) {
-            true => Action::Update,
-            false => Action::Nothing,
-        },
-        _ => Action::Nothing,
-    };
-    match action {
-        Action::Nothing => {}
-        Action::Update => slot.record(rel, now),
-        Action::Rebuild => slot.schedule(now),
     }
 }
 
@@ -545,9 +400,7 @@ impl Drop for FileIndex {
             let mut state = self.lock();
             state.stop = true;
             for slot in &state.slots {
-                if let Some(control) = &slot.building {
-                    control.cancel();
-                }
+                slot.cancel();
             }
         }
         self.shared.wake.notify_all();
@@ -561,6 +414,7 @@ impl Drop for FileIndex {
 pub(crate) mod tests {
     use super::state::{EXPECT_WAIT, REBUILD_DELAY};
     use super::*;
+    use crate::watch::RootStatus;
     use std::fs;
 
     pub(super) const DEADLINE: Duration = Duration::from_secs(5);

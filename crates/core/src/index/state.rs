@@ -1,6 +1,6 @@
-//! The file index's per-root state (`Slot`: the current build, what is settling, what
-//! is due), the state of all roots (`State`), what the index's handle and its builder
-//! thread share (`Shared`), and the delays that pace them: below both.
+//! The file index's per-root state (`Slot`: the current build, the work on it as a
+//! [`Phase`], what is settling), the state of all roots (`State`), what the index's handle
+//! and its builder thread share (`Shared`), and the delays that pace them: below both.
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::root::{BuildInfo, RootIndex};
+use crate::lifecycle::Phase;
 use crate::roots::Displaced;
 use crate::walk::Control;
 use crate::watch::Barrier;
@@ -41,28 +42,29 @@ pub(super) enum Watch {
     Failed(String),
 }
 
+/// The running job's handle: what cancels it, and the content changes seen meanwhile
+/// (the job may have read a file before or after its change, so they are applied to its
+/// result before it is served).
+pub(super) struct Handle {
+    pub(super) control: Arc<Control>,
+    pub(super) restat: Vec<PathBuf>,
+}
+
 pub(super) struct Slot {
     pub(super) root: PathBuf,
+    /// The last build landed, kept while a job runs (events settle against it, an update
+    /// starts from it); it matches the disk only while `phase` is idle.
     pub(super) current: Option<Arc<RootIndex>>,
-    /// `current` no longer matches the disk; an update or a rebuild is due at `due`.
-    pub(super) stale: bool,
-    pub(super) due: Option<Instant>,
-    /// Bumped by every structural change; a job that saw another value leaves the slot
-    /// stale (the changes since are applied next).
-    pub(super) generation: u64,
-    /// A build or an update is running.
-    pub(super) building: Option<Arc<Control>>,
-    /// The next job must walk the whole root (no index yet, ignore rules changed, events
-    /// lost, too many changes to list): `changed` is then moot.
-    pub(super) rebuild: bool,
+    /// The work on this root: a job due (a whole walk, or an update of `current` with
+    /// `changed`), or running.
+    pub(super) phase: Phase<Handle>,
     /// Created or removed paths (relative) not yet applied: the next update lists their
-    /// directories again (see [`update::update`]).
+    /// directories again (see [`update::update`]); moot when the next job walks the whole
+    /// root (no index yet, ignore rules changed, events lost, too many changes to list).
     pub(super) changed: Vec<Vec<u8>>,
     /// Paths with an event burst under way (from `Pending` to its settled event).
     /// A set: a burst of creations has thousands in flight, each looked up twice.
     pub(super) settling: HashSet<PathBuf>,
-    /// Content changes seen while building, applied to the new build when it lands.
-    pub(super) restat: Vec<PathBuf>,
     /// Paths the server itself changed, whose watch event has not arrived yet, with when.
     pub(super) expected: Vec<(PathBuf, Instant)>,
     pub(super) last_build: Option<BuildInfo>,
@@ -83,14 +85,9 @@ impl Slot {
         Slot {
             root,
             current: None,
-            stale: false,
-            due: None,
-            generation: 0,
-            building: None,
-            rebuild: true,
+            phase: Phase::Idle,
             changed: Vec::new(),
             settling: HashSet::new(),
-            restat: Vec::new(),
             expected: Vec::new(),
             last_build: None,
             too_many: None,
@@ -100,35 +97,61 @@ impl Slot {
         }
     }
 
-    /// A full rebuild is needed.
+    /// A full rebuild is needed. The first change of a burst fixes the time; later ones
+    /// ride along (a change after the build starts is due after it lands).
     pub(super) fn schedule(&mut self, now: Instant) {
-        self.rebuild = true;
         self.changed = Vec::new();
-        self.stale = true;
-        self.generation += 1;
-        // The first change of a burst fixes the time; later ones ride along (a change
-        // after the build starts bumps the generation and schedules another).
-        self.due.get_or_insert(now + REBUILD_DELAY);
+        self.phase.schedule(now + REBUILD_DELAY, true);
+    }
+
+    /// A full rebuild, due at `at` whatever was due before.
+    pub(super) fn rebuild_at(&mut self, at: Instant) {
+        self.changed = Vec::new();
+        self.phase.reschedule(at, true);
     }
 
     /// `rel` was created or removed: an update lists its directory again (unless a
     /// rebuild is due anyway, or so many changes piled up that it is cheaper).
     pub(super) fn record(&mut self, rel: &[u8], now: Instant) {
-        if !self.rebuild {
+        if !self.phase.next_full(self.current.is_some()) {
             if self.changed.len() >= CHANGED_MAX {
                 self.schedule(now);
                 return;
             }
             self.changed.push(rel.to_vec());
         }
-        self.stale = true;
-        self.generation += 1;
-        self.due.get_or_insert(now + REBUILD_DELAY);
+        self.phase.schedule(now + REBUILD_DELAY, false);
+    }
+
+    /// Whether a build or an update is running.
+    pub(super) fn building(&self) -> bool {
+        self.phase.job().is_some()
+    }
+
+    /// The root is no longer watched: nothing is served or built, and a running job is
+    /// cancelled (what it read may miss changes nobody reports).
+    pub(super) fn unwatch(&mut self) {
+        self.current = None;
+        self.changed = Vec::new();
+        if let Some(job) = self.phase.stop() {
+            job.control.cancel();
+        }
+    }
+
+    /// Cancels the running job, if any (the root is removed, or the index dropped).
+    pub(super) fn cancel(&self) {
+        if let Some(job) = self.phase.job() {
+            job.control.cancel();
+        }
     }
 
     pub(super) fn fresh(&self) -> Option<&Arc<RootIndex>> {
-        match (&self.current, self.stale, self.settling.is_empty()) {
-            (Some(index), false, true) if self.expected.is_empty() => Some(index),
+        match (
+            &self.current,
+            self.phase.is_idle(),
+            self.settling.is_empty(),
+        ) {
+            (Some(index), true, true) if self.expected.is_empty() => Some(index),
             _ => None,
         }
     }

@@ -45,13 +45,44 @@ pub(super) fn update(
     max_files: usize,
 ) -> Update {
     let started = Instant::now();
+    let relist = match to_list(old, changed) {
+        Ok(relist) => relist,
+        Err(outcome) => return outcome,
+    };
+    let mut listed = Listed::default();
+    // Pre-order: a directory comes before those below it, so a drop is known before
+    // anything below it would be listed.
+    for &dir in &relist {
+        if listed.dropped(dir) {
+            continue;
+        }
+        if let Err(outcome) = list_again(old, dir, control, max_files, started, &mut listed) {
+            return outcome;
+        }
+    }
+    let mut all = kept(old, &listed);
+    let unreadable = listed.unreadable + all.skipped.len() as u64;
+    for part in listed.parts {
+        all.absorb(part);
+    }
+    let updated = pack(old.root().to_path_buf(), all, unreadable, started);
+    if updated.len() > max_files {
+        return Update::Rebuild;
+    }
+    Update::Applied(Box::new(updated), listed.added + listed.removed)
+}
+
+/// The visited directories to list again for `changed`, in pre-order, or what to do
+/// instead: nothing (no change concerns the index) or a rebuild (ignore rules changed, or
+/// the listing would cost about a whole walk).
+fn to_list(old: &RootIndex, changed: &[Vec<u8>]) -> Result<Vec<usize>, Update> {
     let mut relist: Vec<usize> = Vec::new();
     for rel in changed {
         if rel.is_empty() {
             continue;
         }
         if old.ignore_rules_at(rel) {
-            return Update::Rebuild;
+            return Err(Update::Rebuild);
         }
         if is_hidden(rel) {
             continue;
@@ -63,7 +94,7 @@ pub(super) fn update(
     relist.sort_unstable();
     relist.dedup();
     if relist.is_empty() {
-        return Update::Unchanged;
+        return Err(Update::Unchanged);
     }
     // Listing those directories reads about as many entries as they held; past half the
     // root, one walk of the whole root costs little more and is simpler.
@@ -72,96 +103,117 @@ pub(super) fn update(
         .map(|&dir| old.dir_file_ids(dir).len() + old.subdirs(dir).count() + 1)
         .sum();
     if cost > 4096 && cost * 2 > old.len() + old.info.dirs {
-        return Update::Rebuild;
+        return Err(Update::Rebuild);
     }
+    Ok(relist)
+}
 
+/// What listing the directories again found, so far.
+#[derive(Default)]
+struct Listed {
+    /// The listings, and the new directories walked whole.
+    parts: Vec<Part>,
+    unreadable: u64,
+    /// Directories dropped with everything below them (ranges of directory positions).
+    dropped: Vec<Range<usize>>,
+    listed_again: Vec<usize>,
+    added: u64,
+    removed: u64,
+}
+
+impl Listed {
+    fn dropped(&self, dir: usize) -> bool {
+        self.dropped.iter().any(|range| range.contains(&dir))
+    }
+}
+
+/// A walk of the update failed: cancelled, or past the limit (then a build says so).
+fn failed(control: &Control) -> Update {
+    match control.is_cancelled() {
+        true => Update::Cancelled,
+        false => Update::Rebuild,
+    }
+}
+
+/// Lists the visited directory `dir` again, one level deep: counts the files it gained or
+/// lost, drops the sub-directories no longer yielded (with everything below them), and
+/// walks the new ones whole.
+fn list_again(
+    old: &RootIndex,
+    dir: usize,
+    control: &Control,
+    max_files: usize,
+    started: Instant,
+    listed: &mut Listed,
+) -> Result<(), Update> {
     let root = old.root();
-    let mut parts: Vec<Part> = Vec::new();
-    let mut unreadable = 0;
-    // Directories dropped with everything below them (ranges of directory positions).
-    let mut dropped: Vec<Range<usize>> = Vec::new();
-    let mut listed_again: Vec<usize> = Vec::new();
-    let (mut added, mut removed) = (0u64, 0u64);
-    // Pre-order: a directory comes before those below it, so a drop is known before
-    // anything below it would be listed.
-    for &dir in &relist {
-        if dropped.iter().any(|range| range.contains(&dir)) {
-            continue;
-        }
-        let rel = old.dir_rel(dir).to_path_buf();
-        let path = root.join(&rel);
-        if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
-            // Gone without its parent's event (yet): let a build sort it out.
-            return Update::Rebuild;
-        }
-        let Ok(Some((part, lost))) = collect(root, &path, Some(1), control, max_files, started)
-        else {
-            return match control.is_cancelled() {
-                true => Update::Cancelled,
-                false => Update::Rebuild,
-            };
-        };
-        unreadable += lost;
-        let text = |span: Span| &part.arena[span.range()];
-        // Files: count what changed by comparing the names before and after.
-        let mut now: Vec<&[u8]> = part.files.iter().map(|f| text(f.0)).collect();
-        now.sort_unstable_by(|a, b| cmp_paths(a, b));
-        let before = old.dir_file_ids(dir).len();
-        let kept = old
-            .dir_file_ids(dir)
-            .filter(|&id| {
-                now.binary_search_by(|n| cmp_paths(n, old.rel_bytes_of_file(id)))
-                    .is_ok()
-            })
-            .count();
-        added += (now.len() - kept) as u64;
-        removed += (before - kept) as u64;
-        // Sub-directories: the ones still yielded keep what is below them; the others are
-        // dropped; the new ones are walked whole.
-        let mut subdirs: Vec<&[u8]> = part
-            .dirs
-            .iter()
-            .map(|&d| text(d))
-            .filter(|d| *d != rel.as_os_str().as_bytes())
-            .collect();
-        subdirs.sort_unstable_by(|a, b| cmp_paths(a, b));
-        for sub in old.subdirs(dir).collect::<Vec<_>>() {
-            let sub_rel = old.dir_rel(sub).as_os_str().as_bytes();
-            if subdirs.binary_search_by(|d| cmp_paths(d, sub_rel)).is_err() {
-                let below = old.dirs_below(sub);
-                removed += below
-                    .clone()
-                    .map(|d| old.dir_file_ids(d).len() as u64)
-                    .sum::<u64>();
-                dropped.push(below);
-            }
-        }
-        let new_dirs: Vec<PathBuf> = subdirs
-            .iter()
-            .filter(|d| old.find_dir(as_path(d)).is_none())
-            .map(|d| root.join(as_path(d)))
-            .collect();
-        listed_again.push(dir);
-        parts.push(part);
-        for new_dir in new_dirs {
-            let Ok(Some((part, lost))) = collect(root, &new_dir, None, control, max_files, started)
-            else {
-                return match control.is_cancelled() {
-                    true => Update::Cancelled,
-                    false => Update::Rebuild,
-                };
-            };
-            unreadable += lost;
-            added += part.files.len() as u64;
-            parts.push(part);
+    let rel = old.dir_rel(dir).to_path_buf();
+    let path = root.join(&rel);
+    if !std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+        // Gone without its parent's event (yet): let a build sort it out.
+        return Err(Update::Rebuild);
+    }
+    let Ok(Some((part, lost))) = collect(root, &path, Some(1), control, max_files, started) else {
+        return Err(failed(control));
+    };
+    listed.unreadable += lost;
+    let text = |span: Span| &part.arena[span.range()];
+    // Files: count what changed by comparing the names before and after.
+    let mut now: Vec<&[u8]> = part.files.iter().map(|f| text(f.0)).collect();
+    now.sort_unstable_by(|a, b| cmp_paths(a, b));
+    let before = old.dir_file_ids(dir).len();
+    let kept = old
+        .dir_file_ids(dir)
+        .filter(|&id| {
+            now.binary_search_by(|n| cmp_paths(n, old.rel_bytes_of_file(id)))
+                .is_ok()
+        })
+        .count();
+    listed.added += (now.len() - kept) as u64;
+    listed.removed += (before - kept) as u64;
+    // Sub-directories: the ones still yielded keep what is below them; the others are
+    // dropped; the new ones are walked whole.
+    let mut subdirs: Vec<&[u8]> = part
+        .dirs
+        .iter()
+        .map(|&d| text(d))
+        .filter(|d| *d != rel.as_os_str().as_bytes())
+        .collect();
+    subdirs.sort_unstable_by(|a, b| cmp_paths(a, b));
+    for sub in old.subdirs(dir).collect::<Vec<_>>() {
+        let sub_rel = old.dir_rel(sub).as_os_str().as_bytes();
+        if subdirs.binary_search_by(|d| cmp_paths(d, sub_rel)).is_err() {
+            let below = old.dirs_below(sub);
+            listed.removed += below
+                .clone()
+                .map(|d| old.dir_file_ids(d).len() as u64)
+                .sum::<u64>();
+            listed.dropped.push(below);
         }
     }
+    let new_dirs: Vec<PathBuf> = subdirs
+        .iter()
+        .filter(|d| old.find_dir(as_path(d)).is_none())
+        .map(|d| root.join(as_path(d)))
+        .collect();
+    listed.listed_again.push(dir);
+    listed.parts.push(part);
+    for new_dir in new_dirs {
+        let Ok(Some((part, lost))) = collect(root, &new_dir, None, control, max_files, started)
+        else {
+            return Err(failed(control));
+        };
+        listed.unreadable += lost;
+        listed.added += part.files.len() as u64;
+        listed.parts.push(part);
+    }
+    Ok(())
+}
 
-    // Keep the rest of `old`: one copy of its arena, its spans as they are.
-    let gone = |dir: usize| {
-        listed_again.contains(&dir) || dropped.iter().any(|range| range.contains(&dir))
-    };
-    let dir_gone = |dir: usize| dropped.iter().any(|range| range.contains(&dir));
+/// The rest of `old`, for packing with the listings: one copy of its arena, its spans as
+/// they are, without what was listed again or dropped.
+fn kept(old: &RootIndex, listed: &Listed) -> Part {
+    let gone = |dir: usize| listed.listed_again.contains(&dir) || listed.dropped(dir);
     // Kept as they are: a change to an ignore file itself means a rebuild.
     let mut all = Part {
         arena: old.arena.to_vec(),
@@ -169,10 +221,11 @@ pub(super) fn update(
         ..Part::default()
     };
     let mut file_gone = vec![false; old.len()];
-    for dir in listed_again
+    for dir in listed
+        .listed_again
         .iter()
         .copied()
-        .chain(dropped.iter().flat_map(|range| range.clone()))
+        .chain(listed.dropped.iter().flat_map(|range| range.clone()))
     {
         for id in old.dir_file_ids(dir) {
             file_gone[id] = true;
@@ -192,7 +245,7 @@ pub(super) fn update(
         .dirs
         .iter()
         .enumerate()
-        .filter(|(d, _)| !dir_gone(*d))
+        .filter(|(d, _)| !listed.dropped(*d))
         .map(|(_, rec)| rec.path)
         .collect();
     all.ignored = old
@@ -207,13 +260,5 @@ pub(super) fn update(
         .filter(|rec| !gone(rec.dir as usize))
         .map(|rec| (rec.path, rec.special))
         .collect();
-    unreadable += all.skipped.len() as u64;
-    for part in parts {
-        all.absorb(part);
-    }
-    let updated = pack(old.root().to_path_buf(), all, unreadable, started);
-    if updated.len() > max_files {
-        return Update::Rebuild;
-    }
-    Update::Applied(Box::new(updated), added + removed)
+    all
 }

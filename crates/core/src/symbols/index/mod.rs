@@ -134,14 +134,18 @@ impl SymbolIndex {
         let (table, overlay, dirty) = {
             let state = self.shared.lock();
             let slot = state.slots.iter().find(|s| s.root == root)?;
-            if slot.sync || slot.syncing || !slot.watched {
+            if slot.syncing() || !slot.watched {
                 return None;
             }
             let table = slot.table.clone()?;
-            if slot.dirty.len() + slot.in_flight.len() > MAX_DIRTY_ON_DEMAND {
+            let in_flight = slot.in_flight();
+            if slot.dirty.len() + in_flight.map_or(0, HashSet::len) > MAX_DIRTY_ON_DEMAND {
                 return None;
             }
-            let dirty: Vec<PathBuf> = slot.dirty.union(&slot.in_flight).cloned().collect();
+            let dirty: Vec<PathBuf> = match in_flight {
+                Some(in_flight) => slot.dirty.union(in_flight).cloned().collect(),
+                None => slot.dirty.iter().cloned().collect(),
+            };
             (table, slot.overlay.clone(), dirty)
         };
         let files = self.shared.files.snapshot(root)?;
@@ -278,15 +282,15 @@ impl SymbolIndex {
                     )),
                     _ if !slot.watched => SymbolState::Waiting,
                     // Running, but still waiting for a fresh file list.
-                    _ if slot.running && progress.1 == usize::MAX && slot.table.is_none() => {
+                    _ if slot.running() && progress.1 == usize::MAX && slot.table.is_none() => {
                         SymbolState::Waiting
                     }
-                    _ if slot.table.is_none() && slot.running => SymbolState::Building {
+                    _ if slot.table.is_none() && slot.running() => SymbolState::Building {
                         done: progress.0,
                         total: progress.1,
                     },
                     _ if slot.table.is_none() => SymbolState::Waiting,
-                    _ if slot.sync || slot.syncing => SymbolState::Syncing {
+                    _ if slot.syncing() => SymbolState::Syncing {
                         done: progress.0,
                         total: if progress.1 == usize::MAX {
                             0
@@ -326,9 +330,9 @@ impl SymbolIndex {
                     .file_name()
                     .is_some_and(|n| n == ".gitignore" || n == ".ignore")
                 {
-                    slot.sync = true;
+                    slot.sync();
                 } else {
-                    slot.dirty.insert(path.to_path_buf());
+                    slot.mark_dirty(path.to_path_buf());
                 }
                 any = true;
             }
@@ -346,7 +350,7 @@ impl Drop for SymbolIndex {
             let mut state = self.shared.lock();
             state.stop = true;
             for slot in &state.slots {
-                slot.cancel.store(true, Ordering::Relaxed);
+                slot.cancel();
             }
         }
         self.shared.wake.notify_all();
@@ -362,7 +366,7 @@ impl Consumer for SymbolIndex {
         state.slots.retain(|slot| {
             let keep = roots.contains(&slot.root);
             if !keep {
-                slot.cancel.store(true, Ordering::Relaxed);
+                slot.cancel();
             }
             keep
         });
@@ -385,7 +389,7 @@ impl Consumer for SymbolIndex {
             WatchEvent::Overflow | WatchEvent::Error(_) => {
                 let mut state = self.shared.lock();
                 for slot in state.slots.iter_mut() {
-                    slot.sync = true;
+                    slot.sync();
                 }
                 drop(state);
                 self.shared.wake.notify_all();
@@ -395,7 +399,7 @@ impl Consumer for SymbolIndex {
                 if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
                     // Events may have been missed while not watched: compare again.
                     slot.watched = *status == RootStatus::Watching;
-                    slot.sync = true;
+                    slot.sync();
                 }
                 drop(state);
                 self.shared.wake.notify_all();

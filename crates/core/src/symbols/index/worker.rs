@@ -6,10 +6,10 @@ use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
-use super::state::{MAX_OVERLAY, Shared};
+use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
@@ -21,89 +21,103 @@ use crate::walk::{YIELD_MAX, yield_to_searches};
 /// The worker: one root's job at a time (a first build, a sync, or re-parsing dirty
 /// files), each waiting first for the root's file index to be fresh.
 pub(super) fn worker_loop(shared: &Shared) {
-    loop {
-        let job = {
-            let mut state = shared.lock();
-            loop {
-                if state.stop {
-                    return;
-                }
-                if let Some(slot) = state.slots.iter_mut().find(|s| s.has_work()) {
-                    slot.running = true;
-                    slot.not_before = None;
-                    // Unknown until the file list is read (see `status`).
-                    slot.total.store(usize::MAX, Ordering::Relaxed);
-                    slot.done.store(0, Ordering::Relaxed);
-                    slot.cancel = Arc::default();
-                    slot.in_flight = std::mem::take(&mut slot.dirty);
-                    let sync = slot.sync || slot.table.is_none();
-                    // A sync asked for while this one runs is another one.
-                    slot.syncing = sync;
-                    slot.sync = false;
-                    break Job {
-                        root: slot.root.clone(),
-                        sync,
-                        table: slot.table.clone(),
-                        overlay: slot.overlay.clone(),
-                        dirty: slot.in_flight.iter().cloned().collect(),
-                        cancel: slot.cancel.clone(),
-                        done: slot.done.clone(),
-                        total: slot.total.clone(),
-                    };
-                }
-                state = shared
-                    .wake
-                    .wait_timeout(state, Duration::from_millis(500))
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .0;
-            }
-        };
+    while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job);
         let packed = matches!(outcome, Outcome::Packed { .. });
         let mut state = shared.lock();
         let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
             continue;
         };
-        slot.running = false;
-        let was_sync = std::mem::take(&mut slot.syncing);
-        match outcome {
-            Outcome::Packed {
-                table,
-                too_large,
-                elapsed,
-            } => {
-                slot.table = Some(Arc::new(table));
-                slot.overlay = Arc::default();
-                slot.too_large = too_large;
-                slot.last_build = Some(elapsed);
-                slot.in_flight.clear();
-            }
-            Outcome::Updated { overlay, parsed } => {
-                slot.overlay = Arc::new(overlay);
-                slot.updates += parsed;
-                slot.in_flight.clear();
-            }
-            Outcome::NeedsSync => {
-                slot.sync = true;
-                let back = std::mem::take(&mut slot.in_flight);
-                slot.dirty.extend(back);
-            }
-            Outcome::Gave { later } => {
-                // Not fresh yet or cancelled: the paths stay dirty for the next try.
-                let back = std::mem::take(&mut slot.in_flight);
-                slot.dirty.extend(back);
-                slot.sync |= was_sync;
-                if later {
-                    slot.not_before = Some(std::time::Instant::now() + Duration::from_secs(2));
-                }
-            }
-        }
+        land(slot, &job, outcome);
         drop(state);
         shared.wake.notify_all();
         if packed {
             // The build's transient memory (parse trees, unpacked lists) is free now, and
             // the replaced table too: give it back rather than keep the build's peak.
             crate::memory::release_freed();
+        }
+    }
+}
+
+/// Waits for a root with work due and starts its job; `None` once the index stops.
+fn next_job(shared: &Shared) -> Option<Job> {
+    let mut state = shared.lock();
+    loop {
+        if state.stop {
+            return None;
+        }
+        if let Some(slot) = state.slots.iter_mut().find(|s| s.has_work()) {
+            return Some(start(slot));
+        }
+        state = shared
+            .wake
+            .wait_timeout(state, Duration::from_millis(500))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
+/// Starts the slot's due job: a sync when one was asked for or nothing is packed yet,
+/// else re-parsing the dirty paths (which it takes).
+fn start(slot: &mut Slot) -> Job {
+    // Unknown until the file list is read (see `status`).
+    slot.total.store(usize::MAX, Ordering::Relaxed);
+    slot.done.store(0, Ordering::Relaxed);
+    let cancel = Arc::<AtomicBool>::default();
+    let in_flight = std::mem::take(&mut slot.dirty);
+    let dirty = in_flight.iter().cloned().collect();
+    let handle = Handle {
+        cancel: cancel.clone(),
+        in_flight,
+    };
+    // A sync asked for while this one runs is another one.
+    let sync = slot.phase.start(handle, slot.table.is_some());
+    Job {
+        root: slot.root.clone(),
+        sync,
+        table: slot.table.clone(),
+        overlay: slot.overlay.clone(),
+        dirty,
+        cancel,
+        done: slot.done.clone(),
+        total: slot.total.clone(),
+    }
+}
+
+/// Hands a job's outcome to its root's slot: what got due meanwhile is due now.
+fn land(slot: &mut Slot, job: &Job, outcome: Outcome) {
+    // The paths the job took (none when the root was set again meanwhile: a new slot).
+    let taken = slot.phase.land().map(|handle| handle.in_flight);
+    let taken = taken.unwrap_or_default();
+    match outcome {
+        Outcome::Packed {
+            table,
+            too_large,
+            elapsed,
+        } => {
+            slot.table = Some(Arc::new(table));
+            slot.overlay = Arc::default();
+            slot.too_large = too_large;
+            slot.last_build = Some(elapsed);
+        }
+        Outcome::Updated { overlay, parsed } => {
+            slot.overlay = Arc::new(overlay);
+            slot.updates += parsed;
+        }
+        Outcome::NeedsSync => {
+            slot.give_back(taken);
+            slot.sync();
+        }
+        Outcome::Gave { later } => {
+            // Not fresh yet or cancelled: the paths stay dirty for the next try.
+            slot.give_back(taken);
+            if job.sync {
+                slot.sync();
+            }
+            if later && slot.phase.due().is_some() {
+                slot.phase
+                    .reschedule(Instant::now() + UNAVAILABLE_RETRY, false);
+            }
         }
     }
 }
@@ -221,27 +235,62 @@ pub(super) fn run_job(shared: &Shared, job: &Job) -> Outcome {
     Outcome::Updated { overlay, parsed }
 }
 
+/// Where one file's definitions come from in a full pack. What is reused is read from the
+/// old table or overlay only while packing, one file at a time, so the build's peak memory
+/// is about twice the compact size, never every definition as `String`s.
+enum Src {
+    Old(usize),
+    Overlay,
+    /// Parsed now: (thread, file in that thread's table).
+    New(usize, usize),
+    Parse,
+}
+
+/// One supported file of the list, as the pack will hold it.
+struct Planned {
+    rel: PathBuf,
+    lang: Lang,
+    size: u64,
+    mtime: u64,
+    src: Src,
+}
+
 /// A full pack: every supported file of the list, reusing what was parsed at the same
 /// size and mtime, parsing the rest on the build threads.
 pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
     let started = std::time::Instant::now();
+    let (mut plan, too_large) = plan(job, files);
+    let todo: Vec<usize> = (0..plan.len())
+        .filter(|i| matches!(plan[*i].src, Src::Parse))
+        .collect();
+    job.total.store(todo.len(), Ordering::Relaxed);
+    job.done.store(0, Ordering::Relaxed);
+    let parts = parse_on_threads(shared, job, &plan, &todo);
+    if job.cancel.load(Ordering::Relaxed) {
+        return Outcome::Gave { later: false };
+    }
+    for (thread, (_, order)) in parts.iter().enumerate() {
+        for (local, &at) in order.iter().enumerate() {
+            plan[at].src = Src::New(thread, local);
+        }
+    }
+    Outcome::Packed {
+        table: assemble(job, plan, parts),
+        too_large,
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Where each supported file's definitions come from (a dirty file, or one whose size or
+/// mtime changed, is parsed again), and how many files are over the parse cap.
+fn plan(job: &Job, files: &RootIndex) -> (Vec<Planned>, usize) {
     let dirty: HashSet<&Path> = job
         .dirty
         .iter()
         .filter_map(|p| p.strip_prefix(&job.root).ok())
         .collect();
     let mut too_large = 0;
-    // Where each file's definitions come from: what is reused is read from the old table
-    // or overlay only while packing, one file at a time, so the build's peak memory is
-    // about twice the compact size, never every definition as `String`s.
-    enum Src {
-        Old(usize),
-        Overlay,
-        /// Parsed now: (thread, file in that thread's table).
-        New(usize, usize),
-        Parse,
-    }
-    let mut plan: Vec<(PathBuf, Lang, u64, u64, Src)> = Vec::new();
+    let mut plan = Vec::new();
     for file in files.files() {
         let Some(lang) = Lang::from_path(file.rel) else {
             continue;
@@ -266,15 +315,27 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
                 (None, None) => Src::Parse,
             }
         };
-        plan.push((file.rel.to_path_buf(), lang, file.size, mtime, src));
+        plan.push(Planned {
+            rel: file.rel.to_path_buf(),
+            lang,
+            size: file.size,
+            mtime,
+            src,
+        });
     }
-    let todo: Vec<usize> = (0..plan.len())
-        .filter(|i| matches!(plan[*i].4, Src::Parse))
-        .collect();
-    job.total.store(todo.len(), Ordering::Relaxed);
-    job.done.store(0, Ordering::Relaxed);
+    (plan, too_large)
+}
+
+/// Parses the files of `plan` at `todo` on the build threads, each packing what it parses
+/// into its own (unsorted) table: per thread, the table and the plan positions of its
+/// files. Cancels the job when the stop comes or a table is full.
+fn parse_on_threads(
+    shared: &Shared,
+    job: &Job,
+    plan: &[Planned],
+    todo: &[usize],
+) -> Vec<(Table, Vec<usize>)> {
     let next = AtomicUsize::new(0);
-    // Each thread packs what it parses into its own (unsorted) table.
     let parts: Mutex<Vec<(Table, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
         lower_priority();
@@ -290,16 +351,16 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
             }
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(&at) = todo.get(i) else { break };
-            let (rel, lang, size, mtime, _) = &plan[at];
-            let defs = match parse_file(&mut ctx, &job.root.join(rel), *lang, &abort) {
+            let file = &plan[at];
+            let defs = match parse_file(&mut ctx, &job.root.join(&file.rel), file.lang, &abort) {
                 Ok(defs) => defs,
                 Err(FileError::Cancelled) => break,
                 Err(_) => Vec::new(),
             };
             let syms = FileSyms {
-                lang: *lang,
-                size: *size,
-                mtime: *mtime,
+                lang: file.lang,
+                size: file.size,
+                mtime: file.mtime,
                 defs,
             };
             if !mine.add(b"", &syms) {
@@ -325,24 +386,25 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
                 .expect("spawning a symbol build thread");
         }
     });
-    if job.cancel.load(Ordering::Relaxed) {
-        return Outcome::Gave { later: false };
-    }
-    let parts = parts.into_inner().unwrap_or_else(PoisonError::into_inner);
-    for (thread, (_, order)) in parts.iter().enumerate() {
-        for (local, &at) in order.iter().enumerate() {
-            plan[at].4 = Src::New(thread, local);
-        }
-    }
-    // Path order (bytes), as the table's lookups by path expect.
-    plan.sort_by(|a, b| a.0.as_os_str().as_bytes().cmp(b.0.as_os_str().as_bytes()));
+    parts.into_inner().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Packs the planned files in path order (bytes, as the table's lookups by path expect),
+/// each from its source; the threads' tables are freed before the table is finished.
+fn assemble(job: &Job, mut plan: Vec<Planned>, parts: Vec<(Table, Vec<usize>)>) -> Table {
+    plan.sort_by(|a, b| {
+        a.rel
+            .as_os_str()
+            .as_bytes()
+            .cmp(b.rel.as_os_str().as_bytes())
+    });
     let mut packer = Packer::default();
-    for (rel, _, _, _, src) in &plan {
-        let key = rel.as_os_str().as_bytes();
-        let syms = match src {
-            Src::Old(i) => job.table.as_deref().map(|t| t.file_syms(*i)),
+    for file in &plan {
+        let key = file.rel.as_os_str().as_bytes();
+        let syms = match file.src {
+            Src::Old(i) => job.table.as_deref().map(|t| t.file_syms(i)),
             Src::Overlay => job.overlay.get(key).cloned().flatten(),
-            Src::New(thread, local) => Some(parts[*thread].0.file_syms(*local)),
+            Src::New(thread, local) => Some(parts[thread].0.file_syms(local)),
             Src::Parse => None,
         };
         if let Some(syms) = syms
@@ -352,11 +414,7 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         }
     }
     drop(parts);
-    Outcome::Packed {
-        table: packer.finish(),
-        too_large,
-        elapsed: started.elapsed(),
-    }
+    packer.finish()
 }
 
 /// Makes the calling build thread yield the CPU to the server's other threads (the

@@ -68,7 +68,7 @@ pub(super) fn builder_loop(shared: &Shared) {
         shared
             .rounds
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let now = Instant::now();
+        let now = shared.clock.now();
         let i = match due_slot(&mut state, now) {
             Ok(i) => i,
             Err(next_due) => {
@@ -76,10 +76,10 @@ pub(super) fn builder_loop(shared: &Shared) {
                 continue;
             }
         };
-        let (job, work) = start(&mut state.slots[i]);
+        let (job, work) = start(&mut state.slots[i], now);
         drop(state);
 
-        let done = run(&job, work, shared.max_files);
+        let done = run(&job, work, shared);
         // Content changes seen during the walk are applied to the new build (not shared
         // yet) outside the lock, since they read the disk; the slot stays building
         // meanwhile, so changes arriving now queue up for the next round.
@@ -91,7 +91,7 @@ pub(super) fn builder_loop(shared: &Shared) {
         let Some(slot) = running(&mut state, &job.control) else {
             continue; // root removed, or no longer watched (its job cancelled), meanwhile
         };
-        if land(slot, &job, done, vanished) {
+        if land(slot, &job, done, vanished, shared.clock.now()) {
             shared.wake.notify_all();
         }
     }
@@ -99,7 +99,7 @@ pub(super) fn builder_loop(shared: &Shared) {
 
 /// The slot whose job is due first: `Ok` when one is due now, else `Err` with when the
 /// next one gets due (our own writes' events overdue count too), if ever.
-fn due_slot(state: &mut State, now: Instant) -> Result<usize, Option<Instant>> {
+pub(super) fn due_slot(state: &mut State, now: Instant) -> Result<usize, Option<Instant>> {
     let mut next_due: Option<Instant> = None;
     let mut sooner = |due: Instant| next_due = Some(next_due.map_or(due, |d| d.min(due)));
     for slot in &mut state.slots {
@@ -153,7 +153,7 @@ fn sleep<'a>(
 
 /// Starts the slot's due job: a whole walk, or an update of `current` with the paths
 /// changed since it landed.
-fn start(slot: &mut Slot) -> (Job, Work) {
+fn start(slot: &mut Slot, now: Instant) -> (Job, Work) {
     let control = Arc::new(Control::new());
     let handle = Handle {
         control: Arc::clone(&control),
@@ -169,13 +169,14 @@ fn start(slot: &mut Slot) -> (Job, Work) {
         control,
         root: slot.root.clone(),
         full,
-        started: Instant::now(),
+        started: now,
     };
     (job, work)
 }
 
 /// Runs a job without the lock, and checks the root's placement around it.
-fn run(job: &Job, work: Work, max_files: usize) -> Done {
+fn run(job: &Job, work: Work, shared: &Shared) -> Done {
+    let max_files = shared.max_files;
     let root = &job.root;
     let mut rebuild = false;
     // The walker follows the path it starts from, so a root swapped for a symlink would
@@ -218,7 +219,7 @@ fn run(job: &Job, work: Work, max_files: usize) -> Done {
             event = "index_built",
             root = %root.display(),
             files = index.len() as u64,
-            ms = job.started.elapsed().as_millis() as u64,
+            ms = shared.clock.now().saturating_duration_since(job.started).as_millis() as u64,
             "index built"
         ),
         _ => tracing::debug!(root = %root.display(), full = job.full, applied, "index job ended"),
@@ -272,9 +273,8 @@ fn take_restat(state: &mut State, control: &Arc<Control>) -> Vec<PathBuf> {
 
 /// Hands a job's result to its slot: what got due meanwhile is due now. Returns whether
 /// a build landed (waiters for freshness then look again).
-fn land(slot: &mut Slot, job: &Job, done: Done, vanished: bool) -> bool {
+fn land(slot: &mut Slot, job: &Job, done: Done, vanished: bool, now: Instant) -> bool {
     slot.phase.land();
-    let now = Instant::now();
     let root = &job.root;
     match done.placement {
         Placement::Same => slot.displaced = None,

@@ -74,6 +74,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::clock::Clock;
 use crate::roots::Displaced;
 use crate::watch::{Barrier, WatchEvent};
 
@@ -130,6 +131,12 @@ impl FileIndex {
     /// An index whose roots hold at most `max_files` files each; a bigger root is reported
     /// `Unavailable` and searched by walking.
     pub(crate) fn with_max_files(max_files: usize) -> FileIndex {
+        FileIndex::with_clock(max_files, crate::clock::system())
+    }
+
+    /// Like [`FileIndex::with_max_files`], its pacing (rebuild delays, our own writes'
+    /// overdue events) reading the time from `clock`.
+    pub(crate) fn with_clock(max_files: usize, clock: Arc<dyn Clock>) -> FileIndex {
         let shared = Arc::new(Shared {
             max_files,
             state: Mutex::new(State {
@@ -141,6 +148,7 @@ impl FileIndex {
             wake: Condvar::new(),
             barrier: Mutex::new(None),
             rounds: std::sync::atomic::AtomicU64::new(0),
+            clock,
         });
         let for_builder = Arc::clone(&shared);
         let builder = std::thread::Builder::new()
@@ -173,7 +181,7 @@ impl FileIndex {
             }
             keep
         });
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         for root in dirs {
             if state.slots.iter().any(|s| &s.root == root) {
                 continue;
@@ -300,7 +308,7 @@ impl FileIndex {
     /// watcher reports it, the root containing it is not served, so the next request
     /// never answers from before the change.
     pub fn expect_change(&self, path: &Path) {
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         let mut state = self.lock();
         for slot in &mut state.slots {
             if path.starts_with(&slot.root) {
@@ -373,7 +381,7 @@ impl FileIndex {
             }
             _ => None,
         };
-        let now = Instant::now();
+        let now = self.shared.clock.now();
         let mut state = self.lock();
         // Whether the builder or a waiter for freshness has something new to look at. A
         // burst of creations brings two events per file; waking the builder thread for
@@ -453,7 +461,12 @@ pub(crate) mod tests {
         }
 
         fn live(&self) -> FileIndex {
-            let index = FileIndex::new();
+            self.live_on(crate::clock::system())
+        }
+
+        /// A built index over the fixture whose pacing reads `clock`.
+        fn live_on(&self, clock: Arc<dyn crate::clock::Clock>) -> FileIndex {
+            let index = FileIndex::with_clock(DEFAULT_MAX_FILES, clock);
             index.set_roots(std::slice::from_ref(&self.root));
             index.apply(&WatchEvent::Status(self.root.clone(), RootStatus::Watching));
             assert!(index.wait_fresh(&self.root, DEADLINE).is_some());
@@ -549,11 +562,18 @@ pub(crate) mod tests {
     }
 
     /// A rebuild waits while other events are still settling (a burst of creations is
-    /// one rebuild at its end, not one every few hundred milliseconds).
+    /// one rebuild at its end, not one every few hundred milliseconds), at most
+    /// `REBUILD_DEFER` past its due time. On simulated time: the builder's decision is
+    /// asked at the moments that matter.
     #[test]
     fn a_rebuild_waits_for_the_burst_to_settle() {
         let f = Fixture::new();
-        let index = f.live();
+        let clock = crate::clock::ManualClock::new();
+        let index = f.live_on(Arc::clone(&clock) as Arc<dyn crate::clock::Clock>);
+        let due_now = |index: &FileIndex| {
+            let mut state = index.lock();
+            builder::due_slot(&mut state, crate::clock::Clock::now(&*clock)).is_ok()
+        };
         let before = index.status()[0].last_build.clone().unwrap().files;
         // Events in a directory the index does not hold yet do not matter to it, but a
         // build landing mid-burst would be out of date all the same.
@@ -562,11 +582,18 @@ pub(crate) mod tests {
         let new = f.write("a/new.rs", "");
         index.apply(&WatchEvent::Pending(new.clone()));
         index.apply(&WatchEvent::Created(new.clone()));
-        std::thread::sleep(REBUILD_DELAY * 2);
+        clock.advance(REBUILD_DELAY * 2);
+        assert!(!due_now(&index), "due while events are settling");
         assert_eq!(
             index.status()[0].last_build.clone().unwrap().files,
             before,
             "rebuilt while events were settling"
+        );
+        clock.advance(state::REBUILD_DEFER - REBUILD_DELAY);
+        assert!(
+            due_now(&index),
+            "due at last, {:?} past its time",
+            state::REBUILD_DEFER
         );
         index.apply(&WatchEvent::Removed(other));
         index.apply(&WatchEvent::Quiet);

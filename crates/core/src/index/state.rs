@@ -8,6 +8,7 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
 use super::root::{BuildInfo, RootIndex};
+use crate::clock::Clock;
 use crate::lifecycle::Phase;
 use crate::roots::Displaced;
 use crate::walk::Control;
@@ -200,4 +201,6 @@ pub(super) struct Shared {
     pub(super) barrier: Mutex<Option<Barrier>>,
     /// Times the builder thread looked for work (tests: it must not wake per event).
     pub(super) rounds: std::sync::atomic::AtomicU64,
+    /// Where the pacing reads the time (simulated in tests).
+    pub(super) clock: Arc<dyn Clock>,
 }

@@ -107,6 +107,15 @@ impl SymbolIndex {
     }
 
     pub(crate) fn with_threads(files: Arc<FileIndex>, threads: usize) -> SymbolIndex {
+        SymbolIndex::with_clock(files, threads, crate::clock::system())
+    }
+
+    /// Like [`SymbolIndex::with_threads`], its pacing reading the time from `clock`.
+    pub(crate) fn with_clock(
+        files: Arc<FileIndex>,
+        threads: usize,
+        clock: Arc<dyn crate::clock::Clock>,
+    ) -> SymbolIndex {
         let shared = Arc::new(Shared {
             files,
             state: Mutex::new(State {
@@ -115,6 +124,7 @@ impl SymbolIndex {
             }),
             wake: Condvar::new(),
             threads: threads.max(1),
+            clock,
         });
         let for_worker = shared.clone();
         let worker = std::thread::Builder::new()
@@ -322,6 +332,7 @@ impl SymbolIndex {
     }
 
     fn mark(&self, path: &Path) {
+        let now = self.shared.clock.now();
         let mut state = self.shared.lock();
         let mut any = false;
         for slot in state.slots.iter_mut() {
@@ -330,9 +341,9 @@ impl SymbolIndex {
                     .file_name()
                     .is_some_and(|n| n == ".gitignore" || n == ".ignore")
                 {
-                    slot.sync();
+                    slot.sync(now);
                 } else {
-                    slot.mark_dirty(path.to_path_buf());
+                    slot.mark_dirty(path.to_path_buf(), now);
                 }
                 any = true;
             }
@@ -372,7 +383,9 @@ impl Consumer for SymbolIndex {
         });
         for root in roots {
             if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
-                state.slots.push(Slot::new(root.clone()));
+                state
+                    .slots
+                    .push(Slot::new(root.clone(), self.shared.clock.now()));
             }
         }
         drop(state);
@@ -387,19 +400,21 @@ impl Consumer for SymbolIndex {
             | WatchEvent::Removed(path) => self.mark(path),
             WatchEvent::Quiet => {}
             WatchEvent::Overflow | WatchEvent::Error(_) => {
+                let now = self.shared.clock.now();
                 let mut state = self.shared.lock();
                 for slot in state.slots.iter_mut() {
-                    slot.sync();
+                    slot.sync(now);
                 }
                 drop(state);
                 self.shared.wake.notify_all();
             }
             WatchEvent::Status(root, status) => {
+                let now = self.shared.clock.now();
                 let mut state = self.shared.lock();
                 if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
                     // Events may have been missed while not watched: compare again.
                     slot.watched = *status == RootStatus::Watching;
-                    slot.sync();
+                    slot.sync(now);
                 }
                 drop(state);
                 self.shared.wake.notify_all();

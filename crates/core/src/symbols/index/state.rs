@@ -10,6 +10,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::table::{Overlay, Table};
+use crate::clock::Clock;
 use crate::index::FileIndex;
 use crate::lifecycle::Phase;
 
@@ -50,10 +51,10 @@ pub(super) struct Slot {
 }
 
 impl Slot {
-    pub(super) fn new(root: PathBuf) -> Slot {
+    pub(super) fn new(root: PathBuf, now: Instant) -> Slot {
         let mut phase = Phase::Idle;
         // Nothing packed yet: the first job syncs with the file list.
-        phase.schedule(Instant::now(), true);
+        phase.schedule(now, true);
         Slot {
             root,
             table: None,
@@ -71,27 +72,27 @@ impl Slot {
 
     /// Something the overlay cannot express (ignore rules, lost events, a re-watch): the
     /// next job compares the whole file list again.
-    pub(super) fn sync(&mut self) {
-        self.phase.schedule(Instant::now(), true);
+    pub(super) fn sync(&mut self, now: Instant) {
+        self.phase.schedule(now, true);
     }
 
     /// `path` changed: the next job re-parses it.
-    pub(super) fn mark_dirty(&mut self, path: PathBuf) {
+    pub(super) fn mark_dirty(&mut self, path: PathBuf, now: Instant) {
         self.dirty.insert(path);
-        self.phase.schedule(Instant::now(), false);
+        self.phase.schedule(now, false);
     }
 
     /// Paths a job took and did not re-parse: dirty again, for the next job.
-    pub(super) fn give_back(&mut self, paths: HashSet<PathBuf>) {
+    pub(super) fn give_back(&mut self, paths: HashSet<PathBuf>, now: Instant) {
         if !paths.is_empty() {
             self.dirty.extend(paths);
-            self.phase.schedule(Instant::now(), false);
+            self.phase.schedule(now, false);
         }
     }
 
     /// A job may start now.
-    pub(super) fn has_work(&self) -> bool {
-        self.watched && self.phase.startable(Instant::now())
+    pub(super) fn has_work(&self, now: Instant) -> bool {
+        self.watched && self.phase.startable(now)
     }
 
     /// Whether a sync is due or running: queries are on demand meanwhile.
@@ -127,6 +128,8 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
     pub(super) threads: usize,
+    /// Where the pacing reads the time (simulated in tests).
+    pub(super) clock: Arc<dyn Clock>,
 }
 
 impl Shared {

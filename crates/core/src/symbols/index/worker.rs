@@ -28,7 +28,7 @@ pub(super) fn worker_loop(shared: &Shared) {
         let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
             continue;
         };
-        land(slot, &job, outcome);
+        land(slot, &job, outcome, shared.clock.now());
         drop(state);
         shared.wake.notify_all();
         if packed {
@@ -46,7 +46,8 @@ fn next_job(shared: &Shared) -> Option<Job> {
         if state.stop {
             return None;
         }
-        if let Some(slot) = state.slots.iter_mut().find(|s| s.has_work()) {
+        let now = shared.clock.now();
+        if let Some(slot) = state.slots.iter_mut().find(|s| s.has_work(now)) {
             return Some(start(slot));
         }
         state = shared
@@ -85,7 +86,7 @@ fn start(slot: &mut Slot) -> Job {
 }
 
 /// Hands a job's outcome to its root's slot: what got due meanwhile is due now.
-fn land(slot: &mut Slot, job: &Job, outcome: Outcome) {
+fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
     // The paths the job took (none when the root was set again meanwhile: a new slot).
     let taken = slot.phase.land().map(|handle| handle.in_flight);
     let taken = taken.unwrap_or_default();
@@ -105,18 +106,17 @@ fn land(slot: &mut Slot, job: &Job, outcome: Outcome) {
             slot.updates += parsed;
         }
         Outcome::NeedsSync => {
-            slot.give_back(taken);
-            slot.sync();
+            slot.give_back(taken, now);
+            slot.sync(now);
         }
         Outcome::Gave { later } => {
             // Not fresh yet or cancelled: the paths stay dirty for the next try.
-            slot.give_back(taken);
+            slot.give_back(taken, now);
             if job.sync {
-                slot.sync();
+                slot.sync(now);
             }
             if later && slot.phase.due().is_some() {
-                slot.phase
-                    .reschedule(Instant::now() + UNAVAILABLE_RETRY, false);
+                slot.phase.reschedule(now + UNAVAILABLE_RETRY, false);
             }
         }
     }

@@ -247,6 +247,28 @@ fn core_texts_name_no_tool_and_no_argument() {
     );
 }
 
+#[test]
+fn schema_maxima_name_their_constant() {
+    // Each limit is written once: the constant the clamp uses is the schema's `maximum`,
+    // so the two cannot drift apart (the descriptions are held to it by a unit test).
+    let mut literal = Vec::new();
+    for path in rust_files(&root().join("src/mcp")) {
+        for (n, line) in read(&path).lines().enumerate() {
+            let Some((_, range)) = line.split_once("range(") else {
+                continue;
+            };
+            let max = range.split_once("max =").map(|(_, v)| v.trim_start());
+            if max.is_some_and(|v| v.starts_with(|c: char| c.is_ascii_digit())) {
+                literal.push(format!("{}:{}: {}", rel(&path), n + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        literal.is_empty(),
+        "schema maxima written as numbers, not as the constant the clamp uses: {literal:#?}"
+    );
+}
+
 /// `pub` items of the core that no file outside it names, today: most are reached through
 /// a public type (a field's or an argument's type) or re-exported. The count may only fall.
 const UNNAMED_PUB_MAX: usize = 97;

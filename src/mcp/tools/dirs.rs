@@ -115,11 +115,11 @@ pub struct ListArgs {
     /// Maximum entries to return (default 500; 0 = only the output budget limits; at most
     /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000))]
+    #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Entries to skip first (for paging; default 0; at most 100,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000_000))]
+    #[schemars(range(min = 0, max = MAX_LIST_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -202,12 +202,12 @@ pub struct TreeArgs {
     pub path: Option<String>,
     /// Levels below the directory to show (default 3; at most 64).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 64))]
+    #[schemars(range(min = 0, max = MAX_TREE_DEPTH))]
     pub max_depth: Option<usize>,
     /// Maximum entries shown (default 500; 0 = only the output budget limits; at most
     /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000))]
+    #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Include hidden entries (default false).
     #[serde(default)]

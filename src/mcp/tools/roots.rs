@@ -33,11 +33,11 @@ pub fn tool() -> Tool {
 pub struct ListRootsArgs {
     /// Roots to return (default 100; at most 1,000; the output budget applies too).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1, max = 1000))]
+    #[schemars(range(min = 1, max = MAX_ROOTS_SHOWN))]
     pub head_limit: Option<usize>,
     /// Roots to skip first (for paging; default 0).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 1_000_000))]
+    #[schemars(range(min = 0, max = MAX_ROOTS_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -48,6 +48,8 @@ const FILE_ROOT_INDEX: &str = "not indexed: a file root is read directly by ever
 const FILE_ROOT_SYMBOLS: &str = "not indexed: a file root is parsed on demand";
 /// Most roots one list_roots answer holds.
 const MAX_ROOTS_SHOWN: usize = 1000;
+/// Largest `offset` the schema admits (a larger one would only skip every root).
+const MAX_ROOTS_OFFSET: usize = 1_000_000;
 
 pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     let roots = &call.roots;

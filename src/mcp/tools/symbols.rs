@@ -94,11 +94,11 @@ pub struct SymbolsArgs {
     pub exact: Option<bool>,
     /// Definitions to return (default 50; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// Definitions to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -113,11 +113,11 @@ pub struct OutlineArgs {
     pub kind: Option<OneOrMany>,
     /// Definitions to return (default 500; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// Definitions to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -135,11 +135,11 @@ pub struct ReferencesArgs {
     pub kind: Option<OneOrMany>,
     /// References to return (default 100; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// References to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 

@@ -12,9 +12,10 @@ arguments), and the two transcripts are compared after the copy's path is replac
 Whatever the tree, the copy also gets `answers-fixture/` (made by `prepare`): files and
 directories that lead each tool into its refusals (edit errors of every kind, a UTF-16 file,
 a file over the edit limit, a tree deeper and wider than the defaults, an ignore file too
-large to apply), so their texts are compared too. Three more sessions see many roots (the
-roots named "and N more"): existing ones without elicitation, missing ones, and a
-`--confine` list.
+large to apply), so their texts are compared too. Five more sessions: four see twelve roots
+or confine directories (named "a, b … and N more"): existing roots without elicitation,
+missing roots, and a `--confine` list with and without elicitation; the fifth has a small
+output budget, so the answers cut and say how to continue.
 """
 import argparse
 import json
@@ -268,6 +269,7 @@ def transcript(binary, tree):
         out += session(QuietClient([binary], roots, timeout=60), many_roots_calls(fx), root)
         out += session(QuietClient([binary], missing, timeout=60), missing_roots_calls(fx), root)
         out += session(Server([binary] + confine, roots, timeout=60), confined_calls(fx), root)
+        out += session(QuietClient([binary] + confine, roots, timeout=60), confined_calls(fx), root)
         small = [binary, "--max-output-bytes", "1200"]
         out += session(Server(small, roots[:3] + [fx], timeout=60), small_budget_calls(fx), root)
     finally:

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::args::{MAX_OFFSET, OneOrMany};
 use super::pool;
 use super::{Call, lenient, read_only_annotations, schema_of};
+use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::symbols::{
     OutlineOut, ReferencesOut, SymbolsOut, render_outline, render_references, render_symbols,
@@ -265,7 +266,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
             abort,
         ) {
             Ok(outcome) => render_symbols(&query, &outcome, budget),
-            Err(err) => Answer::error(err.to_string()),
+            Err(err) => Answer::error(hints::search(&err)),
         }
     };
     run(call, "definitions", lane, work)
@@ -301,7 +302,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     ) {
         Ok(outcome) => render_outline(&outcome, offset, limit, budget),
         Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
-        Err(err) => Answer::error(err.to_string()),
+        Err(err) => Answer::error(hints::search(&err)),
     };
     run(call, "definitions", lane, work)
         .await
@@ -352,7 +353,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             abort,
         ) {
             Ok(outcome) => render_references(&name, &outcome, filtered, offset, budget),
-            Err(err) => Answer::error(err.to_string()),
+            Err(err) => Answer::error(hints::search(&err)),
         };
     run(call, "references", lane, work)
         .await

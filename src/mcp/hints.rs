@@ -5,7 +5,7 @@
 //! only place that does, so renaming a tool or an argument touches the adapter only.
 //!
 //! It owns: the advice of [`EditError`]s ([`edit`]), of the file operations' `io::Error`s
-//! ([`io`]: not a directory, a missing parent, a move that would overwrite), of
+//! ([`io()`]: not a directory, a missing parent, a move that would overwrite), of
 //! [`ReadError`] and [`SearchError`], the roots named in messages ([`paths`], [`roots`]),
 //! the texts of [`Refusal`]s, and `directory_tree`'s depth marks and footer ([`tree`]).
 

@@ -33,7 +33,8 @@ impl std::fmt::Display for ChangedMeanwhile {
 
 impl std::error::Error for ChangedMeanwhile {}
 
-/// Whether `e` is [`ChangedMeanwhile`]: the file was replaced or written after it was read.
+/// Whether `e` says the file was replaced or written after it was read (the edit's
+/// replacement was then not renamed into place).
 pub fn is_changed_meanwhile(e: &io::Error) -> bool {
     e.get_ref()
         .is_some_and(|inner| inner.is::<ChangedMeanwhile>())

@@ -49,8 +49,8 @@ pub enum EditError {
         of: usize,
         /// Every occurrence, overlapping ones included.
         count: usize,
-        /// The 1-based start lines of the first [`MAX_LINES_LISTED`] occurrences (fewer
-        /// than `count` when there are more).
+        /// The 1-based start lines of the first occurrences (at most `MAX_LINES_LISTED`,
+        /// 50: fewer than `count` when there are more).
         lines: Vec<usize>,
     },
     /// The file changed on disk while we were editing it.

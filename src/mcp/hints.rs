@@ -22,8 +22,8 @@ use crate::roots::{Confine, PathError, PathList, RootSet, path_text};
 use crate::search::SearchError;
 
 /// A domain error as the model reads it: its text with the advice of this module.
-/// [`crate::mcp::failure::Failure::of`] takes its message from here, so a domain error's
-/// `Display` alone never reaches the model.
+/// [`crate::mcp::failure::Failure::of`] takes its message from here, so a domain error
+/// reaches the model only through this module.
 pub trait Worded {
     fn words(&self) -> String;
 }
@@ -62,7 +62,7 @@ impl Worded for PathError {
 // ---------------------------------------------------------------------------------------
 // edit_file
 
-/// Ends every refused edit: the model must know nothing half-happened.
+/// Ends most refusals of an edit: the model must know that nothing half-happened.
 const UNTOUCHED: &str = "No changes were made to the file.";
 
 /// "edit 2 of 3: " when there are several edits, nothing for a single one.

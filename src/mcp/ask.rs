@@ -26,6 +26,7 @@ use serde_json::json;
 
 use crate::access::{Access, Refusal, Verdict, grant_dir_for};
 use crate::mcp::failure::{Failure, Reason};
+use crate::mcp::hints;
 use crate::mcp::session::Session;
 use crate::quote::{echo, escape_for_display};
 use crate::roots::{Resolved, Root, path_from_file_uri};
@@ -139,14 +140,14 @@ pub async fn authorize(
         _ if !can_elicit(ctx) => Refusal::CannotAsk(NO_ELICITATION),
         Verdict::Refused(refusal) => refusal,
         Verdict::Ask => {
-            return ask_user(session, ctx, resolved, access, &roots.describe())
+            return ask_user(session, ctx, resolved, access, &hints::roots(&roots))
                 .await
                 .map_err(|(reason, message)| Failure::new(reason, message));
         }
     };
     Err(Failure::new(
         refusal.into(),
-        refusal.text(&resolved.sent, access, &roots, confine),
+        hints::refusal(refusal, &resolved.sent, access, &roots, confine),
     ))
 }
 

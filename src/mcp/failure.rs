@@ -19,6 +19,7 @@ use serde_json::{Map, Value, json};
 use crate::access::Refusal;
 use crate::files::edit::EditError;
 use crate::files::read::ReadError;
+use crate::mcp::hints::Worded;
 use crate::roots::{Fault, PathError, RootSet};
 use crate::search::SearchError;
 
@@ -138,7 +139,7 @@ impl Reason {
     /// The reason of an operating-system error, by its kind (and rootgrep's own marker for
     /// an edit that lost a race with another writer).
     pub fn of_io(err: &io::Error) -> Reason {
-        if crate::files::write::is_changed_meanwhile(err) {
+        if crate::files::version::is_changed_meanwhile(err) {
             return Reason::ChangedMeanwhile;
         }
         match err.kind() {
@@ -241,13 +242,14 @@ impl Failure {
         }
     }
 
-    /// The failure of a domain error, with its reason and its own text.
+    /// The failure of a domain error, with its reason and its text as the model reads it
+    /// (with the advice of [`crate::mcp::hints`]).
     pub fn of<E>(err: &E) -> Failure
     where
-        E: std::fmt::Display,
+        E: Worded,
         for<'a> &'a E: Into<Reason>,
     {
-        Failure::new(err.into(), err.to_string())
+        Failure::new(err.into(), err.words())
     }
 
     /// Names the argument the failure is about (as the client sent it).

@@ -8,6 +8,7 @@ pub mod call;
 pub mod completion;
 pub mod failure;
 pub mod handler;
+pub mod hints;
 pub mod logging;
 pub mod modern;
 pub mod pipeline;

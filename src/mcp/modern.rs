@@ -265,7 +265,7 @@ impl ModernCall {
             .as_ref()
             .is_some_and(|e| e.form.is_some() || e.url.is_none());
         let refused = |refusal: Refusal| {
-            let text = refusal.text(&resolved.sent, access, roots, confine);
+            let text = crate::mcp::hints::refusal(refusal, &resolved.sent, access, roots, confine);
             Err(Failure::new(refusal.into(), text))
         };
         match boundary_verdict(&resolved.path, roots, confine).unwrap_or(Verdict::Ask) {
@@ -279,7 +279,7 @@ impl ModernCall {
                 let (message, schema) = crate::mcp::ask::permission_question(
                     &resolved.sent,
                     access,
-                    &roots.describe(),
+                    &crate::mcp::hints::roots(roots),
                     false,
                 );
                 let request: InputRequest = serde_json::from_value(json!({

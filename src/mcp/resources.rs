@@ -147,7 +147,10 @@ pub async fn list(
     reporter.finish().await;
     let outcome = outcome
         .map_err(|err| internal("listing", &err))?
-        .map_err(|err| McpError::internal_error(err.to_string(), Some(internal_data())))?;
+        .map_err(|err| {
+            let message = crate::mcp::hints::search(&err);
+            McpError::internal_error(message, Some(internal_data()))
+        })?;
     let resources: Vec<Value> = outcome
         .files
         .iter()
@@ -249,7 +252,7 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
             "{} is outside the workspace roots ({}); only files inside them can be \
              subscribed to",
             crate::quote::echo(uri),
-            roots.describe()
+            crate::mcp::hints::roots(&roots)
         );
         rpc_error(
             Failure::new(Reason::OutsideRoots, message).about(uri),

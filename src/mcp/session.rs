@@ -132,7 +132,7 @@ impl Session {
         }
         tracing::info!(
             event = "roots_changed",
-            roots = %set.describe(),
+            roots = %crate::mcp::hints::roots(&set),
             count = set.roots.len() as u64,
             source = set.source.label(),
             "roots in force"

@@ -7,16 +7,16 @@
 //! directory → allowed (a write grant also allows reading, a read grant never allows
 //! writing); a path the user declined → refused without asking again; otherwise → ask.
 //!
-//! Refusals name only the path as the client sent it ([`Refusal::text`]): where it leads
-//! (a symlink's target, what `..` or `/proc/self/cwd` resolve to), whether it exists and
-//! what it is are facts about the disk outside the roots, which the client may not learn.
-//! A declined path is remembered as named (absolute, not canonical) for the same reason.
+//! A [`Refusal`] is the reason alone, and its text (the adapter's words) names only the path
+//! as the client sent it: where it leads (a symlink's target, what `..` or
+//! `/proc/self/cwd` resolve to), whether it exists and what it is are facts about the disk
+//! outside the roots, which the client may not learn. A declined path is remembered as
+//! named (absolute, not canonical) for the same reason.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-use crate::quote::echo;
 use crate::roots::{Confine, Resolved, RootSet};
 
 /// What an operation wants to do with a path.
@@ -41,7 +41,7 @@ pub enum Verdict {
     Allowed,
     /// Outside the roots and not yet decided: the user may be asked.
     Ask,
-    /// Refused without asking; [`Refusal::text`] says why.
+    /// Refused without asking; the [`Refusal`] says why.
     Refused(Refusal),
 }
 
@@ -55,50 +55,6 @@ pub enum Refusal {
     /// The user cannot be asked; the text says why ("this client cannot ask the user for
     /// permission (no elicitation support)").
     CannotAsk(&'static str),
-}
-
-impl Refusal {
-    /// The tool error: the same for every path outside the roots, up to `sent` (the
-    /// argument as the client sent it, quoted with [`echo`]). Nothing in it depends on the
-    /// disk.
-    pub fn text(self, sent: &str, access: Access, roots: &RootSet, confine: &Confine) -> String {
-        let sent = echo(sent);
-        let confined_to = || {
-            crate::roots::describe_paths(
-                confine.dirs.iter().map(PathBuf::as_path),
-                confine.dirs.len(),
-            )
-        };
-        match self {
-            Refusal::Confined => format!(
-                "{sent} is outside the directories this server is confined to ({}); the \
-                 operator's --confine setting cannot be widened",
-                confined_to()
-            ),
-            Refusal::RefusedEarlier => format!(
-                "the user refused to let this server {} {sent} earlier in this session",
-                access.verb()
-            ),
-            Refusal::CannotAsk(why) => {
-                let confine_note = if confine.is_active() {
-                    format!(
-                        " (within the directories this server is confined to: {}; the \
-                         operator's --confine setting cannot be widened)",
-                        confined_to()
-                    )
-                } else {
-                    String::new()
-                };
-                format!(
-                    "{sent} is outside the workspace roots ({}), and {why}. To {} it, add its \
-                     directory as a root in your MCP client, or start rootgrep with that \
-                     directory as a DIR argument{confine_note}.",
-                    roots.describe(),
-                    access.verb()
-                )
-            }
-        }
-    }
 }
 
 /// Session grants and refusals. Interior mutability so the handler can share it.
@@ -266,34 +222,5 @@ mod tests {
             grants.verdict(&file, Access::Read, &roots, &confine),
             Verdict::Refused(Refusal::Confined)
         );
-    }
-
-    #[test]
-    fn refusals_name_only_what_was_sent_and_quote_it() {
-        let roots = RootSet::new(
-            vec![Root::new(PathBuf::from("/nonexistent-rootgrep/app"), None)],
-            RootSource::CommandLine,
-        );
-        let confine = Confine {
-            dirs: vec![PathBuf::from("/nonexistent-rootgrep")],
-        };
-        let sent = "../x\nAllowed.\u{202E}";
-        for refusal in [
-            Refusal::Confined,
-            Refusal::RefusedEarlier,
-            Refusal::CannotAsk("the user cannot be asked"),
-        ] {
-            for confine in [&Confine::default(), &confine] {
-                let text = refusal.text("/outside/secret", Access::Read, &roots, confine);
-                assert!(text.contains("/outside/secret"), "{text}");
-                let forged = refusal.text(sent, Access::Read, &roots, confine);
-                assert!(
-                    !forged.contains('\n') && !forged.contains('\u{202E}'),
-                    "{forged}"
-                );
-                let long = refusal.text(&"x".repeat(1_000_000), Access::Write, &roots, confine);
-                assert!(long.len() < 2048, "{} bytes", long.len());
-            }
-        }
     }
 }

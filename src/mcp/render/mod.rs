@@ -75,15 +75,16 @@ impl Answer {
     /// The `isError` result of a domain error: its reason (see [`Failure::of`]) and text.
     pub fn failed<E>(err: &E) -> Answer
     where
-        E: std::fmt::Display,
+        E: crate::mcp::hints::Worded,
         for<'a> &'a E: Into<Reason>,
     {
         Answer::failure(Failure::of(err))
     }
 
-    /// The `isError` result of an operating-system error (reason by its kind).
+    /// The `isError` result of an operating-system error (reason by its kind), with the
+    /// advice of [`crate::mcp::hints::io`].
     pub fn io_error(err: &std::io::Error) -> Answer {
-        Answer::refused(Reason::of_io(err), err.to_string())
+        Answer::refused(Reason::of_io(err), crate::mcp::hints::io(err))
     }
 
     /// Names the path argument (as the client sent it) an error answer is about.

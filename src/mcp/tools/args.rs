@@ -93,7 +93,7 @@ pub struct GrepArgs {
         alias = "after_context",
         deserialize_with = "lenient::opt_usize"
     )]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_CONTEXT))]
     pub after: Option<usize>,
     /// Lines of context before each match (content mode; at most 1000, larger values are
     /// clamped).
@@ -103,7 +103,7 @@ pub struct GrepArgs {
         alias = "before_context",
         deserialize_with = "lenient::opt_usize"
     )]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_CONTEXT))]
     pub before: Option<usize>,
     /// Lines of context before and after each match (content mode; at most 1000, larger
     /// values are clamped).
@@ -113,7 +113,7 @@ pub struct GrepArgs {
         alias = "context",
         deserialize_with = "lenient::opt_usize"
     )]
-    #[schemars(range(max = 1000))]
+    #[schemars(range(max = MAX_CONTEXT))]
     pub context: Option<usize>,
     /// Show line numbers in content mode (default true).
     #[serde(default, rename = "-n", alias = "line_numbers")]
@@ -127,11 +127,11 @@ pub struct GrepArgs {
     /// Maximum entries (files, lines or counts) to return (default 250; 0 = only the output
     /// budget limits; at most 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 20000))]
+    #[schemars(range(max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Entries to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
     /// "path" (default) or "modified" (newest files first).
     #[serde(default)]
@@ -164,11 +164,11 @@ pub struct GlobArgs {
     /// Maximum paths to return (default 100; 0 = only the output budget limits; at most
     /// 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 20000))]
+    #[schemars(range(max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Paths to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
     /// "modified" (newest first; default) or "path".
     #[serde(default)]
@@ -186,7 +186,7 @@ pub struct GlobArgs {
 #[serde(untagged)]
 #[allow(dead_code)] // schema only
 pub(crate) enum SizeSchema {
-    Bytes(#[schemars(range(max = 1_099_511_627_776u64))] u64),
+    Bytes(#[schemars(range(max = MAX_FILESIZE))] u64),
     Text(String),
 }
 

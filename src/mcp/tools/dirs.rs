@@ -16,6 +16,7 @@ use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::access::Access;
 use crate::files::{list, tree};
 use crate::mcp::failure::Reason;
+use crate::mcp::hints;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, fit_escaped};
 use crate::roots::path_text;
@@ -78,12 +79,12 @@ pub(crate) async fn target_dirs(
                     format!(
                         "every workspace root is a file, not a directory ({}): read it with \
                          read_file or search it with grep, or pass a directory path",
-                        call.roots.describe()
+                        hints::roots(&call.roots)
                     )
                 } else {
                     format!(
                         "no workspace root is an existing directory ({}); pass a path",
-                        call.roots.describe()
+                        hints::roots(&call.roots)
                     )
                 };
                 return Err(Answer::refused(Reason::NoRoots, text));
@@ -115,11 +116,11 @@ pub struct ListArgs {
     /// Maximum entries to return (default 500; 0 = only the output budget limits; at most
     /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000))]
+    #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Entries to skip first (for paging; default 0; at most 100,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000_000))]
+    #[schemars(range(min = 0, max = MAX_LIST_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -202,12 +203,12 @@ pub struct TreeArgs {
     pub path: Option<String>,
     /// Levels below the directory to show (default 3; at most 64).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 64))]
+    #[schemars(range(min = 0, max = MAX_TREE_DEPTH))]
     pub max_depth: Option<usize>,
     /// Maximum entries shown (default 500; 0 = only the output budget limits; at most
     /// 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 0, max = 100_000))]
+    #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
     /// Include hidden entries (default false).
     #[serde(default)]
@@ -232,6 +233,7 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
         max_bytes: share.saturating_sub(400).max(256),
         hidden: args.hidden.unwrap_or(false),
         no_ignore: args.no_ignore.unwrap_or(false),
+        depth_mark: hints::depth_mark,
     };
     // A large tree takes a while: with a progress token, the entries read so far.
     let count = Arc::new(Count::default());
@@ -255,10 +257,10 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
     let mut failures = 0;
     for tree in &trees {
         match tree {
-            Ok(tree) => text.push_str(&tree.render()),
+            Ok(tree) => text.push_str(&hints::tree(tree)),
             Err(err) => {
                 failures += 1;
-                text.push_str(&format!("[error: {err}]\n"));
+                text.push_str(&format!("[error: {}]\n", hints::io(err)));
             }
         }
     }

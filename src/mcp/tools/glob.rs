@@ -8,6 +8,7 @@ use super::args::{GLOB_DEFAULT_LIMIT, GlobArgs, OneOrMany, Sort, checked_offset,
 use super::context::Call;
 use super::pool::{known_total, lane_for, run, targets};
 use super::schema::{read_only_annotations, schema_of};
+use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::glob::{GlobOut, render_glob};
 use crate::search::{self, Control, GlobQuery, SortBy};
@@ -59,7 +60,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     query.limit = Some(head_limit(args.head_limit, GLOB_DEFAULT_LIMIT, budget));
     // Refuse a glob too long or complex before resolving paths or waiting for a slot.
     if let Err(err) = search::glob::compile_glob(&query.pattern) {
-        return Answer::error(err.to_string());
+        return Answer::error(hints::search(&err));
     }
     let targets = match targets(call, args.path.as_ref()).await {
         Ok(targets) => targets,
@@ -81,7 +82,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         };
         match outcome {
             Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
-            Err(err) => Answer::error(err.to_string()),
+            Err(err) => Answer::error(hints::search(&err)),
         }
     };
     match run(call, "found", lane, total, || {}, work).await {

@@ -15,6 +15,7 @@ use super::args::{
 use super::context::Call;
 use super::pool::{known_total, lane_for, run, targets};
 use super::schema::{read_only_annotations, schema_of};
+use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::grep::{GrepOut, render_grep};
 use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SortBy};
@@ -104,7 +105,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     };
     // Refuse a pattern too costly to compile before resolving paths or waiting for a slot.
     if let Err(err) = search::grep::build_matcher(&query) {
-        return Answer::error(err.to_string());
+        return Answer::error(hints::search(&err));
     }
     let targets = match targets(call, args.path.as_ref()).await {
         Ok(targets) => targets,
@@ -136,7 +137,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         };
         let outcome = match outcome {
             Ok(outcome) => outcome,
-            Err(err) => return Answer::error(err.to_string()),
+            Err(err) => return Answer::error(hints::search(&err)),
         };
         let scopes = match (&outcome.entries, scope) {
             (GrepEntries::Matches(matches), true) => {

@@ -168,3 +168,82 @@ fn parse<T: DeserializeOwned>(mut args: JsonObject) -> Result<T, Answer> {
         Answer::error(escape_for_display(&cut(&message, DETAIL_MAX_CHARS)).into_owned())
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every way a description may write `n`: `100000`, `100,000`, or `1 TiB`.
+    fn written(n: u64) -> Vec<String> {
+        let digits = n.to_string();
+        let mut grouped = String::new();
+        for (i, c) in digits.chars().enumerate() {
+            if i > 0 && (digits.len() - i).is_multiple_of(3) {
+                grouped.push(',');
+            }
+            grouped.push(c);
+        }
+        let mut forms = vec![digits, grouped];
+        for (shift, unit) in [(40, "TiB"), (30, "GiB"), (20, "MiB"), (10, "KiB")] {
+            if n >= 1 << shift && n.is_multiple_of(1 << shift) {
+                forms.push(format!("{} {unit}", n >> shift));
+            }
+        }
+        forms
+    }
+
+    /// The `maximum` anywhere in a property's schema (an `anyOf` branch included).
+    fn maximum(schema: &Value) -> Option<u64> {
+        match schema {
+            Value::Object(object) => object
+                .get("maximum")
+                .and_then(Value::as_u64)
+                .or_else(|| object.values().find_map(maximum)),
+            Value::Array(items) => items.iter().find_map(maximum),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn descriptions_state_the_schema_maximum() {
+        // Each limit is one constant: the schema's `maximum` comes from it, the clamp uses
+        // it, and the description (a doc comment, which cannot name a constant) must say
+        // the same number wherever it says "at most".
+        let mut checked = 0;
+        for tool in all_tools() {
+            let properties = tool
+                .input_schema
+                .get("properties")
+                .and_then(Value::as_object);
+            for (name, property) in properties.into_iter().flatten() {
+                let description = property["description"].as_str().unwrap_or("");
+                let Some(max) = maximum(property) else {
+                    continue;
+                };
+                if !description.contains("at most") {
+                    continue;
+                }
+                // A number alone, not part of a longer one (`100` is not stated by `1000`
+                // or `1,000`; a comma after it may end a clause: "at most 5000, larger…").
+                let stated = |form: &String| {
+                    description.match_indices(form.as_str()).any(|(at, _)| {
+                        let digit = |c: Option<char>| c.is_some_and(|c| c.is_ascii_digit());
+                        let mut before = description[..at].chars().rev();
+                        let mut after = description[at + form.len()..].chars();
+                        let (b, a) = (before.next(), after.next());
+                        let grouped_on = a == Some(',') && digit(after.next());
+                        !digit(b) && b != Some(',') && !digit(a) && !grouped_on
+                    })
+                };
+                assert!(
+                    written(max).iter().any(stated),
+                    "{}.{name}: the schema's maximum is {max}, the description says: \
+                     {description}",
+                    tool.name
+                );
+                checked += 1;
+            }
+        }
+        assert!(checked >= 20, "only {checked} limits checked");
+    }
+}

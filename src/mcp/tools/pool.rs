@@ -9,6 +9,7 @@ use std::sync::Arc;
 use super::args::OneOrMany;
 use super::context::{Call, resolve_checked};
 use crate::access::Access;
+use crate::mcp::hints;
 use crate::mcp::progress::Reporter;
 use crate::mcp::render::Answer;
 use crate::pool::{Lane, Pool};
@@ -37,7 +38,7 @@ pub(super) async fn resolve_targets(
         if targets.is_empty() {
             return Err(Answer::error(format!(
                 "no workspace root exists ({}); pass a path",
-                call.roots.describe()
+                hints::roots(&call.roots)
             )));
         }
         return Ok(targets);

@@ -136,12 +136,12 @@ pub struct ReadFileArgs {
     pub path: String,
     /// 1-based line to start at (default 1; at most 1,000,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1, max = 1_000_000_000))]
+    #[schemars(range(min = 1, max = MAX_OFFSET))]
     pub offset: Option<usize>,
     /// Maximum number of lines to return (default 2000; at most 100,000, and the output
     /// budget applies anyway).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1, max = 100_000))]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
     /// Prefix lines with their numbers, cat -n style (default true).
     #[serde(default)]
@@ -183,7 +183,7 @@ pub struct ReadFilesArgs {
     pub paths: Vec<String>,
     /// Maximum number of lines per file (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(min = 1, max = 100_000))]
+    #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
     /// Prefix lines with their numbers (default true).
     #[serde(default)]

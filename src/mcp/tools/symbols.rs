@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::args::{MAX_OFFSET, OneOrMany};
 use super::pool;
 use super::{Call, lenient, read_only_annotations, schema_of};
+use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::symbols::{
     OutlineOut, ReferencesOut, SymbolsOut, render_outline, render_references, render_symbols,
@@ -94,11 +95,11 @@ pub struct SymbolsArgs {
     pub exact: Option<bool>,
     /// Definitions to return (default 50; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// Definitions to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -113,11 +114,11 @@ pub struct OutlineArgs {
     pub kind: Option<OneOrMany>,
     /// Definitions to return (default 500; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// Definitions to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -135,11 +136,11 @@ pub struct ReferencesArgs {
     pub kind: Option<OneOrMany>,
     /// References to return (default 100; at most 5000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 5000))]
+    #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
     /// References to skip first, for paging (default 0; at most 100000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
-    #[schemars(range(max = 100000))]
+    #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
 }
 
@@ -265,7 +266,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
             abort,
         ) {
             Ok(outcome) => render_symbols(&query, &outcome, budget),
-            Err(err) => Answer::error(err.to_string()),
+            Err(err) => Answer::error(hints::search(&err)),
         }
     };
     run(call, "definitions", lane, work)
@@ -301,7 +302,7 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     ) {
         Ok(outcome) => render_outline(&outcome, offset, limit, budget),
         Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
-        Err(err) => Answer::error(err.to_string()),
+        Err(err) => Answer::error(hints::search(&err)),
     };
     run(call, "definitions", lane, work)
         .await
@@ -352,7 +353,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             abort,
         ) {
             Ok(outcome) => render_references(&name, &outcome, filtered, offset, budget),
-            Err(err) => Answer::error(err.to_string()),
+            Err(err) => Answer::error(hints::search(&err)),
         };
     run(call, "references", lane, work)
         .await

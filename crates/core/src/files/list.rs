@@ -132,19 +132,50 @@ pub struct Listing {
     pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
+/// A listing (or a tree) asked of something that is not a directory: the error inside the
+/// `io::Error` (kind `NotADirectory`) that [`list_directory`] and the tree return, so the
+/// caller can say what reads a file instead.
+#[derive(Debug)]
+pub struct NotADirectory {
+    pub path: PathBuf,
+}
+
+impl NotADirectory {
+    /// The `io::Error` that carries it.
+    pub(crate) fn error(path: &Path) -> io::Error {
+        io::Error::new(
+            io::ErrorKind::NotADirectory,
+            NotADirectory {
+                path: path.to_path_buf(),
+            },
+        )
+    }
+
+    /// The `NotADirectory` inside `err`, if that is what it is.
+    pub fn of(err: &io::Error) -> Option<&NotADirectory> {
+        err.get_ref()?.downcast_ref()
+    }
+}
+
+impl std::fmt::Display for NotADirectory {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot list {}: not a directory",
+            crate::roots::path_text(&self.path)
+        )
+    }
+}
+
+impl std::error::Error for NotADirectory {}
+
 /// List the entries of `dir` (one level). Fails only if `dir` itself cannot be read (missing,
-/// not a directory, permission denied), with a message naming it.
+/// not a directory: [`NotADirectory`], permission denied), with a message naming it.
 pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
     // Read through a handle opened without following symlinks, so a directory swapped for
     // a link after the caller checked it cannot show another directory's entries.
     let cannot_list = |e: io::Error| match e.kind() {
-        io::ErrorKind::NotADirectory => io::Error::new(
-            e.kind(),
-            format!(
-                "cannot list {}: not a directory (use file_info or read_file)",
-                crate::roots::path_text(dir)
-            ),
-        ),
+        io::ErrorKind::NotADirectory => NotADirectory::error(dir),
         _ => io::Error::new(
             e.kind(),
             format!("cannot list {}: {e}", crate::roots::path_text(dir)),
@@ -152,33 +183,11 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
     };
     let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;
     let held = handle.entries().map_err(cannot_list)?;
-
-    struct Raw {
-        name: OsString,
-        entry: Entry,
-        size: Option<u64>,
-    }
-    let mut raws = Vec::new();
-    for item in held {
-        if !opts.hidden && is_hidden(&item.name) {
-            continue;
-        }
-        let kind = entry_kind(&item);
-        let path = dir.join(&item.name);
-        let size = matches!(kind, EntryKind::File).then_some(item.len);
-        raws.push(Raw {
-            entry: Entry {
-                name: item.name.to_string_lossy().into_owned(),
-                path,
-                kind,
-                size: if opts.sizes { size } else { None },
-                modified: item.modified,
-                ignored: false,
-            },
-            name: item.name,
-            size,
-        });
-    }
+    let mut raws: Vec<Raw> = held
+        .into_iter()
+        .filter(|item| opts.hidden || !is_hidden(&item.name))
+        .map(|item| Raw::of(item, dir, opts.sizes))
+        .collect();
 
     let (kept, skipped_ignore_files) = not_ignored(dir);
     if let Some(kept) = kept {
@@ -186,24 +195,7 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
             r.entry.ignored = !kept.contains(&r.name);
         }
     }
-
-    let by_name = |a: &Raw, b: &Raw| a.name.cmp(&b.name);
-    match opts.sort {
-        SortBy::Name => raws.sort_by(|a, b| {
-            Reverse(is_dirlike(&a.entry.kind))
-                .cmp(&Reverse(is_dirlike(&b.entry.kind)))
-                .then_with(|| by_name(a, b))
-        }),
-        // `None` sorts before `Some` in `Option`'s order, so reversing puts sizes largest
-        // first and size-less entries last.
-        SortBy::Size => raws.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| by_name(a, b))),
-        SortBy::Modified => raws.sort_by(|a, b| {
-            b.entry
-                .modified
-                .cmp(&a.entry.modified)
-                .then_with(|| by_name(a, b))
-        }),
-    }
+    sort(&mut raws, opts.sort);
 
     let total = raws.len();
     let start = opts.offset.min(total);
@@ -222,6 +214,54 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         next_offset: truncated.then_some(end),
         skipped_ignore_files,
     })
+}
+
+/// An entry as listed, with what sorting needs: its exact name and its size (kept even when
+/// not reported).
+struct Raw {
+    name: OsString,
+    entry: Entry,
+    size: Option<u64>,
+}
+
+impl Raw {
+    fn of(item: HeldEntry, dir: &Path, sizes: bool) -> Raw {
+        let kind = entry_kind(&item);
+        let size = matches!(kind, EntryKind::File).then_some(item.len);
+        Raw {
+            entry: Entry {
+                name: item.name.to_string_lossy().into_owned(),
+                path: dir.join(&item.name),
+                kind,
+                size: if sizes { size } else { None },
+                modified: item.modified,
+                ignored: false,
+            },
+            name: item.name,
+            size,
+        }
+    }
+}
+
+/// Sorts the entries in `order`, ties broken by name (raw bytes).
+fn sort(raws: &mut [Raw], order: SortBy) {
+    let by_name = |a: &Raw, b: &Raw| a.name.cmp(&b.name);
+    match order {
+        SortBy::Name => raws.sort_by(|a, b| {
+            Reverse(is_dirlike(&a.entry.kind))
+                .cmp(&Reverse(is_dirlike(&b.entry.kind)))
+                .then_with(|| by_name(a, b))
+        }),
+        // `None` sorts before `Some` in `Option`'s order, so reversing puts sizes largest
+        // first and size-less entries last.
+        SortBy::Size => raws.sort_by(|a, b| b.size.cmp(&a.size).then_with(|| by_name(a, b))),
+        SortBy::Modified => raws.sort_by(|a, b| {
+            b.entry
+                .modified
+                .cmp(&a.entry.modified)
+                .then_with(|| by_name(a, b))
+        }),
+    }
 }
 
 fn is_hidden(name: &std::ffi::OsStr) -> bool {
@@ -506,6 +546,8 @@ mod tests {
         let d = fixture();
         let err = list_directory(&d.path().join("a.rs"), &ListOptions::default()).unwrap_err();
         assert!(err.to_string().contains("a.rs"), "{err}");
+        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+        assert!(NotADirectory::of(&err).is_some(), "{err:?}");
         let err = list_directory(&d.path().join("missing"), &ListOptions::default()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
         assert!(err.to_string().contains("missing"), "{err}");

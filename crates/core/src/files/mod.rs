@@ -11,6 +11,7 @@ pub mod mv;
 pub mod read;
 pub mod safe;
 pub mod tree;
+pub mod version;
 pub mod write;
 
 // The platform glue lives on the ground floor; these keep `crate::files::os` and

@@ -24,7 +24,69 @@
 //! decide whether to rename.
 
 use std::io;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+
+/// A move refused for a reason the caller can act on: the error inside the `io::Error`
+/// [`move_no_replace`] returns (kinds `AlreadyExists` and `NotFound`), so the caller can
+/// say what to do instead.
+#[derive(Debug)]
+pub enum MoveRefused {
+    /// Something is at `dst` (it may be `src` itself): nothing is ever overwritten.
+    Exists {
+        src: PathBuf,
+        dst: PathBuf,
+        same: bool,
+    },
+    /// `dst`'s parent directory does not exist (it is not created).
+    NoParent {
+        src: PathBuf,
+        dst: PathBuf,
+        parent: PathBuf,
+    },
+}
+
+impl MoveRefused {
+    /// The `MoveRefused` inside `err`, if that is what it is.
+    pub fn of(err: &io::Error) -> Option<&MoveRefused> {
+        err.get_ref()?.downcast_ref()
+    }
+
+    fn error(self) -> io::Error {
+        let kind = match self {
+            MoveRefused::Exists { .. } => io::ErrorKind::AlreadyExists,
+            MoveRefused::NoParent { .. } => io::ErrorKind::NotFound,
+        };
+        io::Error::new(kind, self)
+    }
+}
+
+impl std::fmt::Display for MoveRefused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let text = crate::roots::path_text;
+        match self {
+            MoveRefused::Exists { src, dst, same } => write!(
+                f,
+                "cannot move {} to {}: the destination already exists{}",
+                text(src),
+                text(dst),
+                if *same {
+                    " (source and destination are the same path)"
+                } else {
+                    ""
+                }
+            ),
+            MoveRefused::NoParent { src, dst, parent } => write!(
+                f,
+                "cannot move {} to {}: the destination directory {} does not exist",
+                text(src),
+                text(dst),
+                text(parent)
+            ),
+        }
+    }
+}
+
+impl std::error::Error for MoveRefused {}
 
 /// Rename `src` to `dst`, failing if `dst` exists (file, directory, or dangling symlink).
 /// Holds both paths' locks (`lock.rs`), so no write or edit of either runs meanwhile.
@@ -58,99 +120,123 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
     Ok(())
 }
 
-/// Turn a failed rename into an error the model can act on.
+/// Turn a failed rename into an error the caller can act on: first what the paths are (the
+/// destination exists, a directory into itself, something missing), then what the
+/// filesystem cannot do; else the system's error, naming both paths.
 fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
+    if let Some(err) = about_the_paths(&e, src, dst) {
+        return err;
+    }
+    if let Some(err) = not_possible_here(&e, src, dst) {
+        return err;
+    }
     let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
-    let errno = e.raw_os_error();
-    #[cfg(unix)]
-    let is = |code: rustix::io::Errno| errno == Some(code.raw_os_error());
-    #[cfg(unix)]
-    use rustix::io::Errno;
-    #[cfg(windows)]
-    let is = |code: i32| errno == Some(code);
-    #[cfg(windows)]
-    use win_errors as Errno;
+    io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
+}
 
-    if e.kind() == io::ErrorKind::AlreadyExists || is(Errno::EXIST) || is(Errno::NOTEMPTY) {
-        let what = if src == dst {
-            " (source and destination are the same path)"
-        } else {
-            ""
+#[cfg(unix)]
+use rustix::io::Errno;
+#[cfg(windows)]
+use win_errors as Errno;
+
+/// Whether `e` is the system's error `code`.
+#[cfg(unix)]
+fn is(e: &io::Error, code: Errno) -> bool {
+    e.raw_os_error() == Some(code.raw_os_error())
+}
+
+#[cfg(windows)]
+fn is(e: &io::Error, code: i32) -> bool {
+    e.raw_os_error() == Some(code)
+}
+
+/// The rename failed because of what the paths name: something at the destination, a
+/// directory moved into itself (as Windows reports it), a missing source or destination
+/// directory.
+fn about_the_paths(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
+    if e.kind() == io::ErrorKind::AlreadyExists || is(e, Errno::EXIST) || is(e, Errno::NOTEMPTY) {
+        let refused = MoveRefused::Exists {
+            src: src.to_path_buf(),
+            dst: dst.to_path_buf(),
+            same: src == dst,
         };
-        return io::Error::new(
-            io::ErrorKind::AlreadyExists,
-            format!(
-                "cannot move {s} to {d}: the destination already exists{what}; move_file never overwrites"
-            ),
-        );
+        return Some(refused.error());
     }
     // Windows reports a directory moved into itself as a sharing violation (the destination's
     // parent, inside the source, is held open) or an invalid parameter.
     #[cfg(windows)]
     if src != dst && dst.starts_with(src) {
-        return io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("cannot move {s} into itself ({d})"),
-        );
+        return Some(into_itself(src, dst));
     }
     if e.kind() == io::ErrorKind::NotFound {
         if std::fs::symlink_metadata(src).is_err() {
-            return io::Error::new(
+            let s = crate::roots::path_text(src);
+            return Some(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("cannot move {s}: it does not exist"),
-            );
+            ));
         }
         if let Some(parent) = dst.parent()
             && !parent.is_dir()
         {
-            return io::Error::new(
-                io::ErrorKind::NotFound,
-                format!(
-                    "cannot move {s} to {d}: the destination directory {} does not exist \
-                     (create it with create_directory first)",
-                    crate::roots::path_text(parent)
-                ),
-            );
+            let refused = MoveRefused::NoParent {
+                src: src.to_path_buf(),
+                dst: dst.to_path_buf(),
+                parent: parent.to_path_buf(),
+            };
+            return Some(refused.error());
         }
     }
-    if is(Errno::XDEV) {
-        return io::Error::new(
+    None
+}
+
+/// The rename failed because the filesystem cannot do it: across devices, a directory into
+/// itself, a file and a directory in each other's place, no rename without replacing.
+fn not_possible_here(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
+    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
+    if is(e, Errno::XDEV) {
+        return Some(io::Error::new(
             io::ErrorKind::CrossesDevices,
             format!(
                 "cannot move {s} to {d}: they are on different filesystems, and a \
                  copy-then-delete move is not atomic so it is not attempted"
             ),
-        );
+        ));
     }
-    if is(Errno::INVAL) && dst.starts_with(src) {
-        return io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("cannot move {s} into itself ({d})"),
-        );
+    if is(e, Errno::INVAL) && dst.starts_with(src) {
+        return Some(into_itself(src, dst));
     }
-    if is(Errno::NOTDIR) || is(Errno::ISDIR) {
-        return io::Error::new(
+    if is(e, Errno::NOTDIR) || is(e, Errno::ISDIR) {
+        return Some(io::Error::new(
             e.kind(),
             format!(
                 "cannot move {s} to {d}: a path component is not a directory, or a directory would replace a file ({e})"
             ),
-        );
+        ));
     }
     if e.kind() == io::ErrorKind::Unsupported
-        || is(Errno::INVAL)
-        || is(Errno::NOSYS)
-        || is(Errno::OPNOTSUPP)
+        || is(e, Errno::INVAL)
+        || is(e, Errno::NOSYS)
+        || is(e, Errno::OPNOTSUPP)
     {
-        return io::Error::new(
+        return Some(io::Error::new(
             io::ErrorKind::Unsupported,
             format!(
                 "cannot move {s} to {d}: this filesystem does not support renaming without \
                  replacing (RENAME_NOREPLACE), and rootgrep will not fall back to a racy \
                  exists-check ({e})"
             ),
-        );
+        ));
     }
-    io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
+    None
+}
+
+fn into_itself(src: &Path, dst: &Path) -> io::Error {
+    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
+    io::Error::new(
+        io::ErrorKind::InvalidInput,
+        format!("cannot move {s} into itself ({d})"),
+    )
 }
 
 /// The Win32 error codes that play the part of the errno values `explain` looks for
@@ -192,6 +278,13 @@ mod tests {
         let err = move_no_replace(&a, &b).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
         assert!(err.to_string().contains(&b.display().to_string()), "{err}");
+        assert!(
+            matches!(
+                MoveRefused::of(&err),
+                Some(MoveRefused::Exists { same: false, .. })
+            ),
+            "{err:?}"
+        );
         assert_eq!(fs::read(&a).unwrap(), b"A");
         assert_eq!(fs::read(&b).unwrap(), b"B");
     }
@@ -241,6 +334,10 @@ mod tests {
         let parent = dir.path().join("nope");
         let err = move_no_replace(&a, &parent.join("b")).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            matches!(MoveRefused::of(&err), Some(MoveRefused::NoParent { .. })),
+            "{err:?}"
+        );
         assert!(
             err.to_string().contains(&parent.display().to_string()),
             "{err}"

@@ -96,7 +96,8 @@ pub enum ReadOutcome {
     },
 }
 
-/// Why a file could not be read.
+/// Why a file could not be read (`Display` says what the path is; what reads a directory
+/// instead is the caller's to say).
 #[derive(Debug)]
 pub enum ReadError {
     NotFound(PathBuf),
@@ -110,11 +111,7 @@ impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ReadError::NotFound(p) => write!(f, "{}: no such file", crate::roots::path_text(p)),
-            ReadError::IsDirectory(p) => write!(
-                f,
-                "{} is a directory; use list_directory or directory_tree to see its contents",
-                crate::roots::path_text(p)
-            ),
+            ReadError::IsDirectory(p) => write!(f, "{} is a directory", crate::roots::path_text(p)),
             ReadError::Special(p, kind) => write!(
                 f,
                 "{} is a {kind}; special files are never read (they can block or never end)",

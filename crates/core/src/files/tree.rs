@@ -3,7 +3,9 @@
 //!
 //! API: [`directory_tree`]`(root, &TreeOptions) -> io::Result<Tree>` (or
 //! [`directory_tree_with`]: entries read counted for progress, a stop flag for
-//! cancellation); [`Tree::footer`] / [`Tree::render`] give the "how to see the rest" line.
+//! cancellation). The [`Tree`] says what was cut ([`LimitCut`], [`DepthCut`]s, unreadable
+//! entries, ignore files not applied); how to see the rest is for the caller to word, and
+//! so is the note after a directory not expanded ([`TreeOptions::depth_mark`]).
 //!
 //! Rendering: the first line is the root's absolute path ending in `/`; below it one line per
 //! entry, indented two spaces per level, directories ending in `/`, symlinks as
@@ -19,14 +21,14 @@
 //!
 //! Cuts, all reported in [`Tree`] and marked in the text:
 //! - depth: a directory at `max_depth` is shown but not expanded; its line says how many
-//!   direct children it holds: `deep/ … 12 entries not shown (max_depth 3)`. The count uses
-//!   the same ignore/hidden rules as the tree (a one-level walk of that directory), is capped
-//!   at [`DEPTH_COUNT_CAP`] per directory (shown as `1000+`), and is skipped once
-//!   [`DEPTH_COUNT_BUDGET`] entries have been counted in one call (the line then just ends in
-//!   `…`). Directories with nothing to show get no mark.
+//!   direct children it holds, in the caller's words: `deep/ … 12 entries not shown`. The
+//!   count uses the same ignore/hidden rules as the tree (a one-level walk of that
+//!   directory), is capped at [`DEPTH_COUNT_CAP`] per directory (shown as `1000+`), and is
+//!   skipped once [`DEPTH_COUNT_BUDGET`] entries have been counted in one call (the line
+//!   then just ends in `…`). Directories with nothing to show get no mark.
 //! - entries: the walk stops after `limit` entries, or when the text would exceed
 //!   `max_bytes`; the remaining entries are counted by walking at most
-//!   [`MORE_COUNT_BUDGET`] further (exact below that, "at least" above), and the footer names
+//!   [`MORE_COUNT_BUDGET`] further (exact below that, "at least" above), and [`LimitCut`] names
 //!   the last entry shown, so the caller knows where the tree was cut.
 //!
 //! Cost: the walk is lazy and depth-limited, so work is proportional to what is shown plus
@@ -46,7 +48,8 @@ pub(crate) const DEPTH_COUNT_BUDGET: usize = 20_000;
 /// Most entries walked after the limit to say how many were not shown.
 pub(crate) const MORE_COUNT_BUDGET: usize = 5_000;
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+// Not `PartialEq`: `depth_mark` is a function, and function addresses do not compare.
+#[derive(Debug, Clone)]
 pub struct TreeOptions {
     /// Levels below the root to show (1 = the root's children only; 0 = just the root).
     pub max_depth: usize,
@@ -57,6 +60,11 @@ pub struct TreeOptions {
     pub max_bytes: usize,
     pub hidden: bool,
     pub no_ignore: bool,
+    /// The note after a directory not expanded that holds `Count` entries, given
+    /// `max_depth` (` … 12 entries not shown` by default): the caller's words, since they
+    /// may name what to change to see them, and needed during the walk, since the note
+    /// counts towards `max_bytes`.
+    pub depth_mark: fn(Count, usize) -> String,
 }
 
 impl Default for TreeOptions {
@@ -67,8 +75,14 @@ impl Default for TreeOptions {
             max_bytes: 64 * 1024,
             hidden: false,
             no_ignore: false,
+            depth_mark: plain_depth_mark,
         }
     }
+}
+
+/// The default [`TreeOptions::depth_mark`].
+fn plain_depth_mark(entries: Count, _max_depth: usize) -> String {
+    format!(" … {entries} entries not shown")
 }
 
 /// A count that may have stopped at a bound.
@@ -131,54 +145,18 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// One line saying what was cut and how to see more, or `None` for a complete tree.
-    pub fn footer(&self) -> Option<String> {
-        let mut parts = Vec::new();
-        if let Some(cut) = &self.limit_cut {
-            let why = match cut.reason {
-                StopReason::Limit => format!("entry limit of {} reached", self.shown),
-                StopReason::Bytes => "output size limit reached".to_string(),
-            };
-            let after = cut
-                .after
-                .as_ref()
-                .map(|p| format!(" after {}", crate::roots::path_text(p)))
-                .unwrap_or_default();
-            parts.push(format!(
-                "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or raise head_limit",
-                cut.more
-            ));
-        }
-        if !self.depth_cuts.is_empty() {
-            let n = self.depth_cuts.len();
-            parts.push(format!(
-                "{n} director{} at max_depth {} not expanded (marked …); raise max_depth or call directory_tree on {}",
-                if n == 1 { "y" } else { "ies" },
-                self.max_depth,
-                if n == 1 { "it" } else { "one of them" }
-            ));
-        }
-        if self.errors > 0 {
-            parts.push(format!("{} unreadable entries skipped", self.errors));
-        }
-        const NAMED: usize = 8;
-        for skipped in self.skipped_ignore_files.iter().take(NAMED) {
-            parts.push(skipped.to_string());
-        }
-        if self.skipped_ignore_files.len() > NAMED {
-            parts.push(format!(
-                "and {} more skipped ignore files",
-                self.skipped_ignore_files.len() - NAMED
-            ));
-        }
-        (!parts.is_empty()).then(|| format!("[{}]", parts.join("; ")))
-    }
-
-    /// `text` followed by the footer line, if any.
-    pub fn render(&self) -> String {
-        match self.footer() {
-            Some(f) => format!("{}{f}\n", self.text),
-            None => self.text.clone(),
+    /// A tree of `root` with nothing shown yet.
+    fn empty(root: &Path, max_depth: usize) -> Tree {
+        Tree {
+            root: root.to_path_buf(),
+            text: String::new(),
+            shown: 0,
+            dirs_shown: 0,
+            max_depth,
+            depth_cuts: Vec::new(),
+            limit_cut: None,
+            errors: 0,
+            skipped_ignore_files: Vec::new(),
         }
     }
 }
@@ -197,36 +175,11 @@ pub fn directory_tree_with(
     seen: &AtomicU64,
     stop: &AtomicBool,
 ) -> io::Result<Tree> {
-    let meta = fs::metadata(root).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot list {}: {e}", crate::roots::path_text(root)),
-        )
-    })?;
-    if !meta.is_dir() {
-        return Err(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            format!(
-                "cannot list {}: not a directory (use file_info or read_file)",
-                crate::roots::path_text(root)
-            ),
-        ));
-    }
-
+    must_be_a_directory(root)?;
     let mut builder = walker(root, opts, opts.max_depth);
     builder.sort_by_file_name(|a, b| a.cmp(b));
 
-    let mut tree = Tree {
-        root: root.to_path_buf(),
-        text: String::new(),
-        shown: 0,
-        dirs_shown: 0,
-        max_depth: opts.max_depth,
-        depth_cuts: Vec::new(),
-        limit_cut: None,
-        errors: 0,
-        skipped_ignore_files: Vec::new(),
-    };
+    let mut tree = Tree::empty(root, opts.max_depth);
     let mut count_budget = DEPTH_COUNT_BUDGET;
     let mut skipped = Vec::new();
     let mut last_shown: Option<PathBuf> = None;
@@ -237,44 +190,19 @@ pub fn directory_tree_with(
         if stop.load(Ordering::Relaxed) {
             break;
         }
-        let entry = match item {
-            Ok(e) => e,
-            Err(_) => {
-                tree.errors += 1;
-                continue;
-            }
+        let Ok(entry) = item else {
+            tree.errors += 1;
+            continue;
         };
         let depth = entry.depth();
-        let ft = entry.file_type();
-        let is_dir = ft.is_some_and(|t| t.is_dir());
-        let is_symlink = ft.is_some_and(|t| t.is_symlink());
-
-        let mut line = String::new();
-        if depth == 0 {
-            let shown = crate::roots::path_text(root);
-            line.push_str(&shown);
-            if !shown.ends_with('/') {
-                line.push('/');
-            }
-        } else {
-            line.push_str(&"  ".repeat(depth));
-            line.push_str(&crate::roots::name_text(entry.file_name(), entry.path()));
-            if is_dir {
-                line.push('/');
-            } else if is_symlink && let Ok(target) = fs::read_link(entry.path()) {
-                line.push_str(" -> ");
-                line.push_str(&target.to_string_lossy());
-            }
-        }
+        let is_dir = entry.file_type().is_some_and(|t| t.is_dir());
+        let mut line = entry_line(root, &entry);
         let depth_cut = is_dir && depth == opts.max_depth;
         let mut count = None;
         if depth_cut {
             count = count_children(entry.path(), opts, &mut count_budget, &mut skipped, seen);
             match count {
-                Some(c) if c.n > 0 => line.push_str(&format!(
-                    " … {c} entries not shown (max_depth {})",
-                    opts.max_depth
-                )),
+                Some(c) if c.n > 0 => line.push_str(&(opts.depth_mark)(c, opts.max_depth)),
                 Some(_) => {}
                 None => line.push_str(" …"),
             }
@@ -282,29 +210,10 @@ pub fn directory_tree_with(
         line.push('\n');
 
         if depth > 0 {
-            let reason = if opts.limit != 0 && tree.shown >= opts.limit {
-                Some(StopReason::Limit)
-            } else if opts.max_bytes != 0 && tree.text.len() + line.len() > opts.max_bytes {
-                Some(StopReason::Bytes)
-            } else {
-                None
-            };
-            if let Some(reason) = reason {
-                let mut more = 1;
-                let mut exact = true;
-                for item in walk.by_ref() {
-                    seen.fetch_add(1, Ordering::Relaxed);
-                    if more >= MORE_COUNT_BUDGET || stop.load(Ordering::Relaxed) {
-                        exact = false;
-                        break;
-                    }
-                    if item.is_ok() {
-                        more += 1;
-                    }
-                }
+            if let Some(reason) = stop_reason(&tree, opts, &line) {
                 tree.limit_cut = Some(LimitCut {
                     reason,
-                    more: Count { n: more, exact },
+                    more: count_rest(&mut walk, seen, stop),
                     after: last_shown,
                 });
                 break;
@@ -327,6 +236,82 @@ pub fn directory_tree_with(
     skipped.dedup();
     tree.skipped_ignore_files = skipped;
     Ok(tree)
+}
+
+/// Refuses a root that is not a directory (or cannot be looked at), naming it.
+fn must_be_a_directory(root: &Path) -> io::Result<()> {
+    let meta = fs::metadata(root).map_err(|e| {
+        io::Error::new(
+            e.kind(),
+            format!("cannot list {}: {e}", crate::roots::path_text(root)),
+        )
+    })?;
+    if !meta.is_dir() {
+        return Err(super::list::NotADirectory::error(root));
+    }
+    Ok(())
+}
+
+/// An entry's line, without its end or a depth mark: the root as its path ending in `/`;
+/// below it, the name indented two spaces per level, directories ending in `/`, symlinks
+/// as `name -> target`.
+fn entry_line(root: &Path, entry: &ignore::DirEntry) -> String {
+    let depth = entry.depth();
+    let ft = entry.file_type();
+    let mut line = String::new();
+    if depth == 0 {
+        let shown = crate::roots::path_text(root);
+        line.push_str(&shown);
+        if !shown.ends_with('/') {
+            line.push('/');
+        }
+        return line;
+    }
+    line.push_str(&"  ".repeat(depth));
+    line.push_str(&crate::roots::name_text(entry.file_name(), entry.path()));
+    if ft.is_some_and(|t| t.is_dir()) {
+        line.push('/');
+    } else if ft.is_some_and(|t| t.is_symlink())
+        && let Ok(target) = fs::read_link(entry.path())
+    {
+        line.push_str(" -> ");
+        line.push_str(&target.to_string_lossy());
+    }
+    line
+}
+
+/// Why `line` may not be shown: `limit` entries are, or it would take the text past
+/// `max_bytes`.
+fn stop_reason(tree: &Tree, opts: &TreeOptions, line: &str) -> Option<StopReason> {
+    if opts.limit != 0 && tree.shown >= opts.limit {
+        Some(StopReason::Limit)
+    } else if opts.max_bytes != 0 && tree.text.len() + line.len() > opts.max_bytes {
+        Some(StopReason::Bytes)
+    } else {
+        None
+    }
+}
+
+/// The entries not shown once the walk stopped, the one that did not fit included:
+/// counted by walking on, at most [`MORE_COUNT_BUDGET`] (then, or when stopped, inexact).
+fn count_rest(walk: &mut ignore::Walk, seen: &AtomicU64, stop: &AtomicBool) -> Count {
+    let mut more = 1;
+    for item in walk.by_ref() {
+        seen.fetch_add(1, Ordering::Relaxed);
+        if more >= MORE_COUNT_BUDGET || stop.load(Ordering::Relaxed) {
+            return Count {
+                n: more,
+                exact: false,
+            };
+        }
+        if item.is_ok() {
+            more += 1;
+        }
+    }
+    Count {
+        n: more,
+        exact: true,
+    }
 }
 
 /// The walk configuration shared by the tree and the depth-cut counts, so both apply the
@@ -440,7 +425,7 @@ mod tests {
         assert!(t.text.starts_with(&root_line), "{}", t.text);
         assert_eq!(
             body(&t),
-            "  Cargo.toml\n  src/\n    a/\n      b/ … 2 entries not shown (max_depth 3)\n      mod.rs\n    main.rs\n"
+            "  Cargo.toml\n  src/\n    a/\n      b/ … 2 entries not shown\n      mod.rs\n    main.rs\n"
         );
         assert_eq!((t.shown, t.dirs_shown), (6, 3));
         assert_eq!(
@@ -451,12 +436,22 @@ mod tests {
             }]
         );
         assert!(t.limit_cut.is_none());
-        let footer = t.footer().unwrap();
-        assert!(
-            footer.contains("1 directory at max_depth 3 not expanded"),
-            "{footer}"
+        assert_eq!((t.max_depth, t.errors), (3, 0));
+    }
+
+    #[test]
+    fn the_depth_mark_is_the_callers() {
+        let d = fixture();
+        let opts = TreeOptions {
+            max_depth: 2,
+            depth_mark: |entries, depth| format!(" [{entries} below depth {depth}]"),
+            ..Default::default()
+        };
+        let t = directory_tree(d.path(), &opts).unwrap();
+        assert_eq!(
+            body(&t),
+            "  Cargo.toml\n  src/\n    a/ [2 below depth 2]\n    main.rs\n"
         );
-        assert!(t.render().ends_with(&format!("{footer}\n")));
     }
 
     #[test]
@@ -472,7 +467,7 @@ mod tests {
         // .git never shown; hidden and ignored entries are.
         assert_eq!(
             body(&t),
-            "  .gitignore\n  .hidden/ … 1 entries not shown (max_depth 1)\n  Cargo.toml\n  notes.tmp\n  src/ … 2 entries not shown (max_depth 1)\n  target/ … 1 entries not shown (max_depth 1)\n"
+            "  .gitignore\n  .hidden/ … 1 entries not shown\n  Cargo.toml\n  notes.tmp\n  src/ … 2 entries not shown\n  target/ … 1 entries not shown\n"
         );
     }
 
@@ -493,11 +488,6 @@ mod tests {
         assert_eq!(cut.reason, StopReason::Limit);
         assert_eq!(cut.more, Count { n: 3, exact: true }); // b/, mod.rs, main.rs
         assert_eq!(cut.after, Some(d.path().join("src/a")));
-        let footer = t.footer().unwrap();
-        assert!(
-            footer.contains("3 more entries not shown after") && footer.contains("head_limit"),
-            "{footer}"
-        );
     }
 
     #[test]
@@ -534,11 +524,7 @@ mod tests {
             },
         )
         .unwrap();
-        assert!(
-            t.text.ends_with("/ … 2 entries not shown (max_depth 0)\n"),
-            "{}",
-            t.text
-        );
+        assert!(t.text.ends_with("/ … 2 entries not shown\n"), "{}", t.text);
         assert_eq!(t.shown, 0);
     }
 
@@ -590,5 +576,6 @@ mod tests {
         let err =
             directory_tree(&d.path().join("Cargo.toml"), &TreeOptions::default()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+        assert!(super::super::list::NotADirectory::of(&err).is_some());
     }
 }

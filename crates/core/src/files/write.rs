@@ -24,7 +24,7 @@
 //! need only the directory's, and would let anyone with a writable directory replace a
 //! read-only or foreign file. Writes, edits and moves of one path run one at a time
 //! (`lock.rs`); an edit's replacement checks, just before its rename, that the file is
-//! still the one it read ([`write_locked`] with a [`ReadVersion`]).
+//! still the one it read ([`write_locked`] with a `version::ReadVersion`).
 //!
 //! Known limits of replace-by-rename: hard links to the old file keep the old content (the
 //! outcome counts them, `other_links`, and the tools say so), and extended attributes /
@@ -34,6 +34,8 @@
 use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+
+use super::version::{ChangedMeanwhile, ReadVersion, is_changed_meanwhile, still_as_read};
 
 /// Suffix of the temporary files [`write_atomic`] creates next to the target.
 pub const TEMP_SUFFIX: &str = ".rootgrep-tmp";
@@ -81,37 +83,33 @@ pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Resul
     write_locked(path, content, create_dirs, None)
 }
 
-/// The version of a file an edit read: its replacement is written only while the path still
-/// names that file with that content ([`write_locked`]).
-pub(crate) struct ReadVersion<'a> {
-    /// The handle the content was read from, held up to the rename where the platform lets
-    /// a file be replaced while it is open (Unix); `None` on Windows, where an open handle
-    /// makes the replacing rename fail: there the file is opened again for the check and
-    /// closed before the rename.
-    pub file: Option<&'a File>,
-    /// That handle's metadata when it was read.
-    pub meta: &'a Metadata,
-    /// What was read.
-    pub bytes: &'a [u8],
+/// A write whose parent directory is missing and was not to be created: the error inside
+/// the `io::Error` (kind `NotFound`), so the caller can say how to have it created.
+#[derive(Debug)]
+pub struct MissingParent {
+    pub path: PathBuf,
+    pub parent: PathBuf,
 }
 
-/// The error [`write_locked`] returns when the file is no longer the version that was read.
-#[derive(Debug)]
-pub(crate) struct ChangedMeanwhile;
-
-impl std::fmt::Display for ChangedMeanwhile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the file changed on disk after it was read")
+impl MissingParent {
+    /// The `MissingParent` inside `err`, if that is what it is.
+    pub fn of(err: &io::Error) -> Option<&MissingParent> {
+        err.get_ref()?.downcast_ref()
     }
 }
 
-impl std::error::Error for ChangedMeanwhile {}
-
-/// Whether `e` is [`write_locked`]'s "changed meanwhile".
-pub fn is_changed_meanwhile(e: &io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(|inner| inner.is::<ChangedMeanwhile>())
+impl std::fmt::Display for MissingParent {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "cannot write {}: parent directory {} does not exist",
+            crate::roots::path_text(&self.path),
+            crate::roots::path_text(&self.parent)
+        )
+    }
 }
+
+impl std::error::Error for MissingParent {}
 
 /// [`write_atomic`] for a caller that holds the path's lock. With `read`, the file is
 /// replaced only if, just before the rename, the path still names the file that was read
@@ -126,37 +124,7 @@ pub(crate) fn write_locked(
     read: Option<&ReadVersion<'_>>,
 ) -> io::Result<WriteOutcome> {
     let (parent, name) = split_target(path)?;
-
-    let mut created_dirs = Vec::new();
-    match fs::metadata(parent) {
-        Ok(meta) if meta.is_dir() => {}
-        Ok(_) => {
-            return Err(io::Error::new(
-                io::ErrorKind::NotADirectory,
-                format!(
-                    "cannot write {}: {} is not a directory",
-                    crate::roots::path_text(path),
-                    crate::roots::path_text(parent)
-                ),
-            ));
-        }
-        Err(e) if e.kind() == io::ErrorKind::NotFound => {
-            if !create_dirs {
-                return Err(io::Error::new(
-                    io::ErrorKind::NotFound,
-                    format!(
-                        "cannot write {}: parent directory {} does not exist \
-                         (set create_dirs to create it)",
-                        crate::roots::path_text(path),
-                        crate::roots::path_text(parent)
-                    ),
-                ));
-            }
-            created_dirs = create_directory(parent)?.created_dirs;
-        }
-        Err(e) => return Err(with_context(e, "cannot write", path)),
-    }
-
+    let created_dirs = parent_ready(path, parent, create_dirs)?;
     let existing = replaceable_metadata(path)?;
 
     // Everything below happens relative to a handle on the parent directory that was opened
@@ -171,44 +139,22 @@ pub(crate) fn write_locked(
     let short = temp_stem(name);
     let (tmp_name, tmp) = create_temp(&dir, &short, existing.is_some())
         .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
-    let written = (|| -> io::Result<bool> {
-        let mut tmp = tmp;
-        if let Some(meta) = &existing {
-            keep_owner_and_mode(&tmp, meta)?;
-        }
-        tmp.write_all(content)?;
-        tmp.sync_all()?;
-        let checked = match read {
-            Some(read) => match still_as_read(&dir, name, path, read)? {
-                Some(now) => Some((read, now)),
-                None => return Err(io::Error::other(ChangedMeanwhile)),
-            },
-            None => None,
-        };
-        // renameat(2) replaces the directory entry; it never writes through a symlink that
-        // may have appeared at `path` after the check above.
-        super::safe::rename_at(&dir, &tmp_name, name)?;
-        // A write by another process between the last check and the rename went to the
-        // file that was just replaced: it is not in the new file. Rare (the window is one
-        // `stat` long), but said, never silent.
-        Ok(checked.is_some_and(|(read, before)| {
-            read.file.is_some_and(|file| {
-                file.metadata().is_ok_and(|after| {
-                    after.len() != before.len() || after.modified().ok() != before.modified().ok()
-                })
-            })
-        }))
-    })();
-    let late_write = match written {
-        Ok(late_write) => late_write,
-        Err(e) => {
-            let _ = super::safe::unlink_at(&dir, &tmp_name);
-            if is_changed_meanwhile(&e) {
-                return Err(e);
-            }
-            return Err(with_context(e, "cannot write", path));
-        }
+    let target = Target {
+        dir: &dir,
+        name,
+        path,
     };
+    let late_write =
+        match replace_with_temp(&target, tmp, &tmp_name, content, existing.as_ref(), read) {
+            Ok(late_write) => late_write,
+            Err(e) => {
+                let _ = super::safe::unlink_at(&dir, &tmp_name);
+                if is_changed_meanwhile(&e) {
+                    return Err(e);
+                }
+                return Err(with_context(e, "cannot write", path));
+            }
+        };
     super::safe::fsync_dir(&dir);
 
     Ok(WriteOutcome {
@@ -219,6 +165,80 @@ pub(crate) fn write_locked(
         other_links: existing.as_ref().map_or(0, other_links),
         late_write,
     })
+}
+
+/// Makes sure `parent` is a directory before `path` is written in it: creates it (and the
+/// directories it needs) with `create_dirs`, else refuses with [`MissingParent`]. The
+/// directories created, outermost first.
+fn parent_ready(path: &Path, parent: &Path, create_dirs: bool) -> io::Result<Vec<PathBuf>> {
+    match fs::metadata(parent) {
+        Ok(meta) if meta.is_dir() => Ok(Vec::new()),
+        Ok(_) => Err(io::Error::new(
+            io::ErrorKind::NotADirectory,
+            format!(
+                "cannot write {}: {} is not a directory",
+                crate::roots::path_text(path),
+                crate::roots::path_text(parent)
+            ),
+        )),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {
+            if !create_dirs {
+                let missing = MissingParent {
+                    path: path.to_path_buf(),
+                    parent: parent.to_path_buf(),
+                };
+                return Err(io::Error::new(io::ErrorKind::NotFound, missing));
+            }
+            Ok(create_directory(parent)?.created_dirs)
+        }
+        Err(e) => Err(with_context(e, "cannot write", path)),
+    }
+}
+
+/// Where a write lands: the parent's handle and the name in it, and the path as passed in.
+struct Target<'a> {
+    dir: &'a super::safe::DirFd,
+    name: &'a std::ffi::OsStr,
+    path: &'a Path,
+}
+
+/// Fills the temp file (with the replaced file's owner and mode), fsyncs it, checks that
+/// the file is still the version read (when `read`), and renames the temp file over the
+/// target. True when another process wrote to the replaced file in the instant before the
+/// rename.
+fn replace_with_temp(
+    target: &Target<'_>,
+    mut tmp: File,
+    tmp_name: &str,
+    content: &[u8],
+    existing: Option<&Metadata>,
+    read: Option<&ReadVersion<'_>>,
+) -> io::Result<bool> {
+    if let Some(meta) = existing {
+        keep_owner_and_mode(&tmp, meta)?;
+    }
+    tmp.write_all(content)?;
+    tmp.sync_all()?;
+    let checked = match read {
+        Some(read) => match still_as_read(target.dir, target.name, target.path, read)? {
+            Some(now) => Some((read, now)),
+            None => return Err(io::Error::other(ChangedMeanwhile)),
+        },
+        None => None,
+    };
+    // renameat(2) replaces the directory entry; it never writes through a symlink that may
+    // have appeared at `path` after the check above.
+    super::safe::rename_at(target.dir, tmp_name, target.name)?;
+    // A write by another process between the last check and the rename went to the file
+    // that was just replaced: it is not in the new file. Rare (the window is one `stat`
+    // long), but said, never silent.
+    Ok(checked.is_some_and(|(read, before)| {
+        read.file.is_some_and(|file| {
+            file.metadata().is_ok_and(|after| {
+                after.len() != before.len() || after.modified().ok() != before.modified().ok()
+            })
+        })
+    }))
 }
 
 /// Other names (hard links) of the file `meta` describes: replacing the file by rename
@@ -283,80 +303,6 @@ fn may_replace(
         }
     }
     Ok(())
-}
-
-/// Whether `dir/name` is still the file `read` was read from, holding exactly what was
-/// read: its metadata now when it is, `None` when not. The content is compared first (the
-/// slow part), then the handle's metadata, then the name's identity, so the last look is
-/// the one closest to the rename.
-fn still_as_read(
-    dir: &super::safe::DirFd,
-    name: &std::ffi::OsStr,
-    path: &Path,
-    read: &ReadVersion<'_>,
-) -> io::Result<Option<Metadata>> {
-    use crate::platform::os::MetadataExt;
-    let reopened;
-    let file = match read.file {
-        Some(file) => file,
-        None => {
-            reopened = match super::safe::open_read(path) {
-                Ok(file) => file,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-                Err(e) => return Err(e),
-            };
-            &reopened
-        }
-    };
-    if read_back(file, read.bytes.len())? != read.bytes {
-        return Ok(None);
-    }
-    let now = file.metadata()?;
-    if now.len() != read.meta.len()
-        || now.modified().ok() != read.meta.modified().ok()
-        || changed_status(read.meta, &now)
-    {
-        return Ok(None);
-    }
-    match super::safe::identity_at(dir, name) {
-        Ok(id) if id == (now.dev(), now.ino()) => Ok(Some(now)),
-        Ok(_) => Ok(None),
-        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
-}
-
-/// Whether the inode's status changed (`ctime`: any write, chmod, chown or link).
-#[cfg(unix)]
-fn changed_status(before: &Metadata, now: &Metadata) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    (before.ctime(), before.ctime_nsec()) != (now.ctime(), now.ctime_nsec())
-}
-
-#[cfg(not(unix))]
-fn changed_status(_before: &Metadata, _now: &Metadata) -> bool {
-    false
-}
-
-/// The file's content from its start, up to `len + 1` bytes (one more than expected, so
-/// growth shows), read by offset so the handle's position does not matter.
-fn read_back(file: &File, len: usize) -> io::Result<Vec<u8>> {
-    let mut out = vec![0; len + 1];
-    let mut got = 0;
-    while got < out.len() {
-        #[cfg(unix)]
-        let n = std::os::unix::fs::FileExt::read_at(file, &mut out[got..], got as u64);
-        #[cfg(windows)]
-        let n = std::os::windows::fs::FileExt::seek_read(file, &mut out[got..], got as u64);
-        match n {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
-    }
-    out.truncate(got);
-    Ok(out)
 }
 
 /// The target's name shortened for its temp file: at most [`TEMP_STEM_BYTES`] bytes of whole
@@ -681,7 +627,8 @@ mod tests {
             err.to_string().contains(&parent.display().to_string()),
             "{err}"
         );
-        assert!(err.to_string().contains("create_dirs"), "{err}");
+        let missing = MissingParent::of(&err).unwrap();
+        assert_eq!(missing.parent, parent);
         assert!(!dir.path().join("no").exists());
     }
 

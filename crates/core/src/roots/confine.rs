@@ -29,7 +29,8 @@ impl Confine {
         Ok(Confine { dirs: canonical })
     }
 
-    pub(crate) fn is_active(&self) -> bool {
+    /// True when some `--confine` directory was given.
+    pub fn is_active(&self) -> bool {
         !self.dirs.is_empty()
     }
 

@@ -95,10 +95,13 @@ impl RootSet {
 
     /// A one-line human description for messages, e.g. `/home/me/app, /home/me/lib`.
     /// Bounded (a client may send thousands of roots): at most [`DESCRIBE_MAX_ROOTS`] roots
-    /// and about [`DESCRIBE_MAX_BYTES`], then `and N more`.
-    pub fn describe(&self) -> String {
+    /// and about [`DESCRIBE_MAX_BYTES`], then how many more.
+    pub fn describe(&self) -> PathList {
         if self.roots.is_empty() {
-            return "(no roots)".to_string();
+            return PathList {
+                named: "(no roots)".to_string(),
+                more: 0,
+            };
         }
         describe_paths(self.roots.iter().map(Root::effective), self.roots.len())
     }
@@ -125,9 +128,29 @@ pub const DESCRIBE_MAX_ROOTS: usize = 10;
 /// About the most bytes of paths [`RootSet::describe`] writes.
 pub const DESCRIBE_MAX_BYTES: usize = 1024;
 
-/// `a, b, c and N more (list_roots shows them all)`: the first paths of a list of `total`,
-/// bounded by count and bytes, for messages.
-pub fn describe_paths<'a>(paths: impl Iterator<Item = &'a Path>, total: usize) -> String {
+/// The first paths of a list, for messages ([`describe_paths`]): `a, b, c` and how many
+/// more there are. `Display` writes `a, b, c and N more`; where to see the others is the
+/// caller's to say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PathList {
+    /// The paths named, comma-separated.
+    pub named: String,
+    /// Paths of the list not named.
+    pub more: usize,
+}
+
+impl std::fmt::Display for PathList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.named)?;
+        if self.more > 0 {
+            write!(f, " and {} more", self.more)?;
+        }
+        Ok(())
+    }
+}
+
+/// The first paths of a list of `total`, bounded by count and bytes, for messages.
+pub fn describe_paths<'a>(paths: impl Iterator<Item = &'a Path>, total: usize) -> PathList {
     let mut out = String::new();
     let mut shown = 0;
     for path in paths {
@@ -148,11 +171,8 @@ pub fn describe_paths<'a>(paths: impl Iterator<Item = &'a Path>, total: usize) -
         }
         shown += 1;
     }
-    if total > shown {
-        out.push_str(&format!(
-            " and {} more (list_roots pages through them all)",
-            total - shown
-        ));
+    PathList {
+        named: out,
+        more: total.saturating_sub(shown),
     }
-    out
 }

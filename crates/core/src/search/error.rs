@@ -2,8 +2,9 @@
 //!
 //! Only query problems live here. Anything that goes wrong with one file is counted in
 //! [`Stats`](super::Stats) instead, because one unreadable file must not hide the results
-//! from thousands of good ones. Messages are written to be shown to the agent as they are:
-//! they quote the offending input and say what to change.
+//! from thousands of good ones. Messages quote the offending input and say what is wrong
+//! with it; the fields say which remedy applies (text meant literally, a pattern that
+//! needs multi-line matching), for the caller to word with its own argument names.
 
 use std::fmt;
 
@@ -12,10 +13,24 @@ use std::fmt;
 pub enum SearchError {
     /// The pattern does not compile. `message` is the regex engine's own text, which
     /// includes the position of the problem (a caret under the pattern).
-    InvalidRegex { pattern: String, message: String },
+    InvalidRegex {
+        pattern: String,
+        message: String,
+        /// The pattern holds brackets the engine read as syntax: it may be text meant
+        /// literally.
+        maybe_literal: bool,
+        /// The pattern has a `\n`, which lines matched one at a time cannot hold.
+        needs_multiline: bool,
+    },
     /// A pattern too costly to compile (too long, or a compiled program over the size
     /// limit): refused before any work. The pattern itself is not repeated (it may be huge).
-    PatternTooLarge { bytes: usize, message: String },
+    PatternTooLarge {
+        bytes: usize,
+        message: String,
+        /// The compiled program, not the text, is over the limit: the same text searched
+        /// literally would compile small.
+        compiled: bool,
+    },
     /// A glob (from `globs` or the glob tool's pattern) does not parse, or is too long or
     /// complex to compile.
     InvalidGlob { glob: String, message: String },
@@ -30,14 +45,10 @@ pub enum SearchError {
 impl fmt::Display for SearchError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            SearchError::InvalidRegex { pattern, message } => {
-                write!(f, "invalid regex {pattern:?}: {message}")?;
-                if message.contains("not allowed") && pattern.contains("\\n") {
-                    write!(f, "\n(set multiline to match across lines)")?;
-                }
-                Ok(())
-            }
-            SearchError::PatternTooLarge { bytes, message } => {
+            SearchError::InvalidRegex {
+                pattern, message, ..
+            } => write!(f, "invalid regex {pattern:?}: {message}"),
+            SearchError::PatternTooLarge { bytes, message, .. } => {
                 write!(f, "regex refused ({bytes} bytes): {message}")
             }
             SearchError::InvalidGlob { glob, message } => {
@@ -61,17 +72,19 @@ impl std::error::Error for SearchError {}
 /// with its caret offset by three columns. Show the agent its own pattern instead: strip
 /// the wrapper and shift the caret back; when the caret points into the wrapper itself
 /// (an unbalanced parenthesis in the pattern), say so instead of pointing at nothing.
-pub(crate) fn regex_message(pattern: &str, message: &str) -> String {
+/// With whether the pattern may be text meant literally (it holds brackets the engine
+/// parsed as syntax: most agents' regex mistakes are literal text).
+pub(crate) fn regex_message(pattern: &str, message: &str) -> (String, bool) {
     let wrapped = format!("    (?:{pattern})");
     let lines: Vec<&str> = message.lines().collect();
     let Some(at) = lines.iter().position(|line| *line == wrapped) else {
-        return message.to_owned();
+        return (message.to_owned(), false);
     };
     let Some(caret) = lines
         .get(at + 1)
         .filter(|l| l.trim_start().starts_with('^'))
     else {
-        return message.to_owned();
+        return (message.to_owned(), false);
     };
     let column = caret.len() - caret.trim_start().len();
     let mut out: Vec<String> = lines[..at].iter().map(|l| l.to_string()).collect();
@@ -92,15 +105,8 @@ pub(crate) fn regex_message(pattern: &str, message: &str) -> String {
         out.push("    (an opening or closing parenthesis has no partner)".to_owned());
     }
     out.extend(rest.iter().map(|l| l.to_string()));
-    // Most agents' regex mistakes are literal text: say how to search for it as is.
-    if pattern.contains(['{', '}', '(', ')', '[', ']']) {
-        out.push(
-            "hint: to search for this text literally, set fixed_strings: true (or escape \
-             the special characters with a backslash, e.g. \\{ or \\()"
-                .to_owned(),
-        );
-    }
-    out.join("\n")
+    let maybe_literal = pattern.contains(['{', '}', '(', ')', '[', ']']);
+    (out.join("\n"), maybe_literal)
 }
 
 #[cfg(test)]
@@ -112,7 +118,10 @@ mod tests {
         let engine = "regex parse error:\n    (?:a{2,1})\n       ^^^^^\nerror: invalid repetition count range, the start must be <= the end";
         assert_eq!(
             regex_message("a{2,1}", engine),
-            "regex parse error:\n    a{2,1}\n    ^^^^^\nerror: invalid repetition count range, the start must be <= the end\nhint: to search for this text literally, set fixed_strings: true (or escape the special characters with a backslash, e.g. \\{ or \\()"
+            (
+                "regex parse error:\n    a{2,1}\n    ^^^^^\nerror: invalid repetition count range, the start must be <= the end".to_owned(),
+                true
+            )
         );
     }
 
@@ -121,12 +130,18 @@ mod tests {
         let engine = "regex parse error:\n    (?:foo(bar)\n    ^\nerror: unclosed group";
         assert_eq!(
             regex_message("foo(bar", engine),
-            "regex parse error:\n    foo(bar\n    (an opening or closing parenthesis has no partner)\nerror: unclosed group\nhint: to search for this text literally, set fixed_strings: true (or escape the special characters with a backslash, e.g. \\{ or \\()"
+            (
+                "regex parse error:\n    foo(bar\n    (an opening or closing parenthesis has no partner)\nerror: unclosed group".to_owned(),
+                true
+            )
         );
     }
 
     #[test]
     fn unexpected_shapes_pass_through() {
-        assert_eq!(regex_message("x", "something else"), "something else");
+        assert_eq!(
+            regex_message("x", "something else"),
+            ("something else".to_owned(), false)
+        );
     }
 }

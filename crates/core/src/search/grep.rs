@@ -173,6 +173,7 @@ pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
         return Err(SearchError::PatternTooLarge {
             bytes: query.pattern.len(),
             message: format!("patterns are limited to {} KiB", MAX_PATTERN_BYTES >> 10),
+            compiled: false,
         });
     }
     let mut builder = RegexMatcherBuilder::new();
@@ -198,14 +199,20 @@ pub fn build_matcher(query: &GrepQuery) -> Result<RegexMatcher, SearchError> {
             return SearchError::PatternTooLarge {
                 bytes: query.pattern.len(),
                 message: format!(
-                    "its compiled form would exceed {} MiB (large repetition counts such as \\w{{1000}}, or many alternatives, multiply its size); use smaller counts or fewer alternatives, or fixed_strings for literal text",
+                    "its compiled form would exceed {} MiB (large repetition counts such as \\w{{1000}}, or many alternatives, multiply its size); use smaller counts or fewer alternatives",
                     MAX_REGEX_SIZE >> 20
                 ),
+                compiled: true,
             };
         }
+        let (message, maybe_literal) = regex_message(&query.pattern, &message);
+        // The engine refuses a `\n` when lines are matched one at a time.
+        let needs_multiline = message.contains("not allowed") && query.pattern.contains("\\n");
         SearchError::InvalidRegex {
             pattern: query.pattern.clone(),
-            message: regex_message(&query.pattern, &message),
+            message,
+            maybe_literal,
+            needs_multiline,
         }
     })
 }

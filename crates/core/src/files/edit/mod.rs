@@ -59,7 +59,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::lock;
-use super::write::{ReadVersion, is_changed_meanwhile, replaceable_metadata, write_locked};
+use super::version::{ReadVersion, is_changed_meanwhile};
+use super::write::{replaceable_metadata, write_locked};
 
 mod error;
 mod matching;
@@ -119,11 +120,11 @@ pub struct NearMatch {
     pub text: String,
 }
 
-/// Largest file edit_file accepts (bytes): the text is held in memory (twice, with the
+/// Largest file an edit accepts (bytes): the text is held in memory (twice, with the
 /// diff), so the cap bounds the memory of one call.
-pub(crate) const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
+pub const MAX_EDIT_BYTES: u64 = 16 * 1024 * 1024;
 /// Most edits in one call.
-pub(crate) const MAX_EDITS: usize = 1000;
+pub const MAX_EDITS: usize = 1000;
 /// How long the diff may take before a summary replaces it.
 pub const DIFF_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -136,6 +137,7 @@ pub struct EditControl<'a> {
     pub diff_timeout: Duration,
 }
 
+/// Most start lines an ambiguous edit's error lists.
 const MAX_LINES_LISTED: usize = 50;
 const NEAR_MATCH_MAX_LINES: usize = 30;
 const NEAR_MATCH_MAX_BYTES: usize = 4000;
@@ -160,7 +162,9 @@ pub fn edit_file(path: &Path, edits: &[Edit], dry_run: bool) -> Result<EditOutco
     )
 }
 
-/// [`edit_file`] with a stop flag and diff bounds.
+/// [`edit_file`] with a stop flag and diff bounds: the file is read (refused when it is not
+/// an editable UTF-8 text), the edits applied in memory in order, the diff made, and the
+/// result written only if every edit succeeded and something changed.
 pub fn edit_file_with(
     path: &Path,
     edits: &[Edit],
@@ -174,11 +178,6 @@ pub fn edit_file_with(
         return Err(EditError::TooManyEdits(edits.len()));
     }
     let stopped = || control.stop.load(Ordering::Relaxed);
-    let io_err = |source: io::Error| EditError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-
     // One edit, write or move of this path at a time (lock.rs): another one of ours in
     // between would be lost. A dry run writes nothing and needs no turn.
     let _held = if dry_run {
@@ -186,130 +185,10 @@ pub fn edit_file_with(
     } else {
         Some(lock::lock_unless_stopped(&[path], control.stop).ok_or(EditError::Cancelled)?)
     };
-    // Refuse symlinks, directories, special files and huge files before reading anything.
-    let Some(meta) = replaceable_metadata(path).map_err(io_err)? else {
-        return Err(EditError::FileNotFound {
-            path: path.to_path_buf(),
-        });
-    };
-    if meta.len() > MAX_EDIT_BYTES {
-        return Err(EditError::TooLarge {
-            path: path.to_path_buf(),
-            size: meta.len(),
-        });
-    }
-    let (file, bytes, read_meta) = read_with_metadata(path).map_err(io_err)?;
-    if bytes.len() as u64 > MAX_EDIT_BYTES {
-        // It grew between the two looks.
-        return Err(EditError::TooLarge {
-            path: path.to_path_buf(),
-            size: bytes.len() as u64,
-        });
-    }
-
-    let bom = bytes.starts_with(UTF8_BOM);
-    let body = if bom {
-        &bytes[UTF8_BOM.len()..]
-    } else {
-        &bytes[..]
-    };
-    let original = match std::str::from_utf8(body) {
-        Ok(s) => s,
-        Err(e) => {
-            let utf16 = !bom && (bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF"));
-            let line = body[..e.valid_up_to()]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count()
-                + 1;
-            return Err(EditError::NotUtf8 {
-                path: path.to_path_buf(),
-                line,
-                utf16,
-            });
-        }
-    };
+    let read = read_for_edit(path)?;
+    let (bom, original) = decode(path, &read.bytes)?;
     let ending = dominant_ending(original);
-
-    let of = edits.len();
-    let mut text = original.to_string();
-    let mut replacements = Vec::with_capacity(of);
-    for (i, e) in edits.iter().enumerate() {
-        let edit = i + 1;
-        if stopped() {
-            return Err(EditError::Cancelled);
-        }
-        if e.old_string == e.new_string {
-            return Err(EditError::NoChange { edit, of });
-        }
-        if e.old_string.is_empty() {
-            if !text.is_empty() {
-                return Err(EditError::EmptyOldString { edit, of });
-            }
-            text = with_ending(&e.new_string, ending);
-            replacements.push(1);
-            continue;
-        }
-
-        if e.replace_all {
-            let spans = spans_of(
-                &text,
-                &e.old_string,
-                Count::NonOverlapping,
-                usize::MAX,
-                control.stop,
-            )
-            .ok_or(EditError::Cancelled)?;
-            if spans.count == 0 {
-                return Err(not_found(path, edit, of, &e.old_string, &text, original));
-            }
-            // Check the size of the result before building it: a long new_string times
-            // many matches could otherwise ask for any amount of memory.
-            let replaced: u64 = spans.first.iter().map(|(a, b)| (b - a) as u64).sum();
-            let grown = (text.len() as u64)
-                .saturating_add((spans.count as u64).saturating_mul(e.new_string.len() as u64 * 2))
-                .saturating_sub(replaced);
-            if grown > MAX_EDIT_BYTES {
-                return Err(EditError::TooLarge {
-                    path: path.to_path_buf(),
-                    size: grown,
-                });
-            }
-            text = replace_spans(&text, &spans.first, &e.new_string, ending);
-            replacements.push(spans.count);
-        } else {
-            let found = spans_of(
-                &text,
-                &e.old_string,
-                Count::Overlapping,
-                MAX_LINES_LISTED + 1,
-                control.stop,
-            )
-            .ok_or(EditError::Cancelled)?;
-            if found.count == 0 {
-                return Err(not_found(path, edit, of, &e.old_string, &text, original));
-            }
-            if found.count > 1 {
-                let starts: Vec<usize> = found.first.iter().map(|&(a, _)| a).collect();
-                return Err(EditError::Ambiguous {
-                    path: path.to_path_buf(),
-                    edit,
-                    of,
-                    count: found.count,
-                    lines: lines_of(&text, &starts),
-                });
-            }
-            let next = replace_spans(&text, &found.first[..1], &e.new_string, ending);
-            if next.len() as u64 > MAX_EDIT_BYTES {
-                return Err(EditError::TooLarge {
-                    path: path.to_path_buf(),
-                    size: next.len() as u64,
-                });
-            }
-            text = next;
-            replacements.push(1);
-        }
-    }
+    let (text, replacements) = apply_edits(path, edits, original, ending, control.stop)?;
 
     if stopped() {
         return Err(EditError::Cancelled);
@@ -332,27 +211,7 @@ pub fn edit_file_with(
         if stopped() {
             return Err(EditError::Cancelled);
         }
-        // Windows cannot replace a file this process holds open: the check opens it again.
-        #[cfg(windows)]
-        drop(file);
-        #[cfg(windows)]
-        let file: Option<&File> = None;
-        #[cfg(not(windows))]
-        let file = Some(&file);
-        let read = ReadVersion {
-            file,
-            meta: &read_meta,
-            bytes: &bytes,
-        };
-        match write_locked(path, &out_bytes, false, Some(&read)) {
-            Ok(outcome) => (other_links, late_write) = (outcome.other_links, outcome.late_write),
-            Err(e) if is_changed_meanwhile(&e) => {
-                return Err(EditError::ChangedMeanwhile {
-                    path: path.to_path_buf(),
-                });
-            }
-            Err(e) => return Err(io_err(e)),
-        }
+        (other_links, late_write) = write_back(path, &out_bytes, read)?;
     }
     Ok(EditOutcome {
         path: path.to_path_buf(),
@@ -367,6 +226,219 @@ pub fn edit_file_with(
         other_links,
         late_write,
     })
+}
+
+/// The file as an edit read it: the open handle, its bytes and the handle's metadata (what
+/// the "changed meanwhile" check just before the rename compares against).
+struct ReadFile {
+    file: File,
+    bytes: Vec<u8>,
+    meta: Metadata,
+}
+
+fn io_error(path: &Path) -> impl Fn(io::Error) -> EditError + '_ {
+    move |source| EditError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Reads the file to edit, refusing symlinks, directories, special files and files over
+/// [`MAX_EDIT_BYTES`] before reading anything (and one that grew past it while read).
+fn read_for_edit(path: &Path) -> Result<ReadFile, EditError> {
+    let Some(meta) = replaceable_metadata(path).map_err(io_error(path))? else {
+        return Err(EditError::FileNotFound {
+            path: path.to_path_buf(),
+        });
+    };
+    if meta.len() > MAX_EDIT_BYTES {
+        return Err(EditError::TooLarge {
+            path: path.to_path_buf(),
+            size: meta.len(),
+        });
+    }
+    let (file, bytes, meta) = read_with_metadata(path).map_err(io_error(path))?;
+    if bytes.len() as u64 > MAX_EDIT_BYTES {
+        // It grew between the two looks.
+        return Err(EditError::TooLarge {
+            path: path.to_path_buf(),
+            size: bytes.len() as u64,
+        });
+    }
+    Ok(ReadFile { file, bytes, meta })
+}
+
+/// The text of the file's bytes, and whether a UTF-8 BOM precedes it; anything that is not
+/// UTF-8 (UTF-16 named as such) is refused, since rewriting it would change every byte.
+fn decode<'a>(path: &Path, bytes: &'a [u8]) -> Result<(bool, &'a str), EditError> {
+    let bom = bytes.starts_with(UTF8_BOM);
+    let body = if bom { &bytes[UTF8_BOM.len()..] } else { bytes };
+    match std::str::from_utf8(body) {
+        Ok(text) => Ok((bom, text)),
+        Err(e) => {
+            let utf16 = !bom && (bytes.starts_with(b"\xFF\xFE") || bytes.starts_with(b"\xFE\xFF"));
+            let line = body[..e.valid_up_to()]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            Err(EditError::NotUtf8 {
+                path: path.to_path_buf(),
+                line,
+                utf16,
+            })
+        }
+    }
+}
+
+/// Applies the edits in order, each to the result of the ones before: the new text and the
+/// replacements each made. The first edit that fails stops the call.
+fn apply_edits(
+    path: &Path,
+    edits: &[Edit],
+    original: &str,
+    ending: LineEnding,
+    stop: &AtomicBool,
+) -> Result<(String, Vec<usize>), EditError> {
+    let of = edits.len();
+    let mut text = original.to_string();
+    let mut replacements = Vec::with_capacity(of);
+    for (i, e) in edits.iter().enumerate() {
+        let edit = i + 1;
+        if stop.load(Ordering::Relaxed) {
+            return Err(EditError::Cancelled);
+        }
+        if e.old_string == e.new_string {
+            return Err(EditError::NoChange { edit, of });
+        }
+        let at = Position {
+            path,
+            edit,
+            of,
+            original,
+            ending,
+            stop,
+        };
+        let (next, count) = if e.old_string.is_empty() {
+            if !text.is_empty() {
+                return Err(EditError::EmptyOldString { edit, of });
+            }
+            // An empty old text fills an empty file.
+            (with_ending(&e.new_string, ending), 1)
+        } else if e.replace_all {
+            replace_every(&at, e, &text)?
+        } else {
+            replace_once(&at, e, &text)?
+        };
+        text = next;
+        replacements.push(count);
+    }
+    Ok((text, replacements))
+}
+
+/// Where one edit applies: its place in the call, and what every edit shares.
+struct Position<'a> {
+    path: &'a Path,
+    edit: usize,
+    of: usize,
+    original: &'a str,
+    ending: LineEnding,
+    stop: &'a AtomicBool,
+}
+
+impl Position<'_> {
+    fn not_found(&self, old: &str, text: &str) -> EditError {
+        not_found(self.path, self.edit, self.of, old, text, self.original)
+    }
+
+    fn too_large(&self, size: u64) -> EditError {
+        EditError::TooLarge {
+            path: self.path.to_path_buf(),
+            size,
+        }
+    }
+}
+
+/// `replace_all`: every non-overlapping occurrence, left to right, and how many there were.
+fn replace_every(at: &Position<'_>, e: &Edit, text: &str) -> Result<(String, usize), EditError> {
+    let spans = spans_of(
+        text,
+        &e.old_string,
+        Count::NonOverlapping,
+        usize::MAX,
+        at.stop,
+    )
+    .ok_or(EditError::Cancelled)?;
+    if spans.count == 0 {
+        return Err(at.not_found(&e.old_string, text));
+    }
+    // Check the size of the result before building it: a long new_string times many
+    // matches could otherwise ask for any amount of memory.
+    let replaced: u64 = spans.first.iter().map(|(a, b)| (b - a) as u64).sum();
+    let grown = (text.len() as u64)
+        .saturating_add((spans.count as u64).saturating_mul(e.new_string.len() as u64 * 2))
+        .saturating_sub(replaced);
+    if grown > MAX_EDIT_BYTES {
+        return Err(at.too_large(grown));
+    }
+    let next = replace_spans(text, &spans.first, &e.new_string, at.ending);
+    Ok((next, spans.count))
+}
+
+/// A single replacement: the old text must occur exactly once (overlapping occurrences
+/// count), else the error lists where it does.
+fn replace_once(at: &Position<'_>, e: &Edit, text: &str) -> Result<(String, usize), EditError> {
+    let found = spans_of(
+        text,
+        &e.old_string,
+        Count::Overlapping,
+        MAX_LINES_LISTED,
+        at.stop,
+    )
+    .ok_or(EditError::Cancelled)?;
+    if found.count == 0 {
+        return Err(at.not_found(&e.old_string, text));
+    }
+    if found.count > 1 {
+        let starts: Vec<usize> = found.first.iter().map(|&(a, _)| a).collect();
+        return Err(EditError::Ambiguous {
+            path: at.path.to_path_buf(),
+            edit: at.edit,
+            of: at.of,
+            count: found.count,
+            lines: lines_of(text, &starts),
+        });
+    }
+    let next = replace_spans(text, &found.first[..1], &e.new_string, at.ending);
+    if next.len() as u64 > MAX_EDIT_BYTES {
+        return Err(at.too_large(next.len() as u64));
+    }
+    Ok((next, 1))
+}
+
+/// Writes the edited bytes over the file, if it is still the version that was read: the
+/// replaced file's other hard links and whether a write landed just before the rename.
+fn write_back(path: &Path, out_bytes: &[u8], read: ReadFile) -> Result<(u64, bool), EditError> {
+    let ReadFile { file, bytes, meta } = read;
+    // Windows cannot replace a file this process holds open: the check opens it again.
+    #[cfg(windows)]
+    drop(file);
+    #[cfg(windows)]
+    let file: Option<&File> = None;
+    #[cfg(not(windows))]
+    let file = Some(&file);
+    let version = ReadVersion {
+        file,
+        meta: &meta,
+        bytes: &bytes,
+    };
+    match write_locked(path, out_bytes, false, Some(&version)) {
+        Ok(outcome) => Ok((outcome.other_links, outcome.late_write)),
+        Err(e) if is_changed_meanwhile(&e) => Err(EditError::ChangedMeanwhile {
+            path: path.to_path_buf(),
+        }),
+        Err(e) => Err(io_error(path)(e)),
+    }
 }
 
 /// Read the file, keeping the handle and its metadata (so the "changed meanwhile" check
@@ -623,11 +695,7 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
-        let msg = err.to_string();
-        assert!(
-            msg.contains("3 times") && msg.contains("lines 1, 3, 5") && msg.contains("replace_all"),
-            "{msg}"
-        );
+        assert!(err.to_string().contains("found 3 times"), "{err}");
         assert_eq!(fs::read_to_string(&p).unwrap(), content);
     }
 
@@ -668,22 +736,24 @@ mod tests {
         };
         assert_eq!((near.start_line, near.end_line), (2, 3));
         assert_eq!(near.text, "let x = 1;\n    let y = 2;");
-        let msg = err.to_string();
         assert!(
-            msg.contains("not found") && msg.contains("whitespace") && msg.contains("lines 2-3"),
-            "{msg}"
+            err.to_string().starts_with("old text not found in "),
+            "{err}"
         );
         assert_eq!(fs::read_to_string(&p).unwrap(), content);
 
         let err = edit_file(&p, &[edit("nothing like it", "x")], false).unwrap_err();
         assert!(
-            matches!(err, EditError::NotFound { near: None, .. }),
+            matches!(
+                err,
+                EditError::NotFound {
+                    near: None,
+                    line_number_prefixes: false,
+                    consumed_by_earlier_edit: false,
+                    ..
+                }
+            ),
             "{err:?}"
-        );
-        assert!(
-            err.to_string()
-                .contains("does not match even ignoring whitespace"),
-            "{err}"
         );
     }
 
@@ -700,7 +770,6 @@ mod tests {
             panic!("{err:?}")
         };
         assert_eq!(near.start_line, 1);
-        assert!(err.to_string().contains("line-number prefixes"), "{err}");
     }
 
     #[test]
@@ -796,7 +865,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let err = edit_file(&dir.path().join("nope"), &[edit("a", "b")], false).unwrap_err();
         assert!(matches!(err, EditError::FileNotFound { .. }), "{err:?}");
-        assert!(err.to_string().contains("write_file"), "{err}");
+        assert!(err.to_string().ends_with("nope does not exist"), "{err}");
     }
 
     #[cfg(unix)]
@@ -867,7 +936,7 @@ mod tests {
             panic!("{err:?}")
         };
         assert_eq!(*count, 100_000);
-        assert_eq!(lines.len(), MAX_LINES_LISTED + 1);
+        assert_eq!(lines.len(), MAX_LINES_LISTED);
         assert_eq!(lines[..3], [1, 2, 3]);
         assert!(err.to_string().contains("100000 times"), "{err}");
     }

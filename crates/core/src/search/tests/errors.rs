@@ -11,7 +11,13 @@ fn grep_err(query: &GrepQuery) -> SearchError {
 #[test]
 fn invalid_regex_quotes_the_engine_error_with_position() {
     let err = grep_err(&GrepQuery::new("ab{3,1}c"));
-    let SearchError::InvalidRegex { pattern, message } = &err else {
+    let SearchError::InvalidRegex {
+        pattern,
+        message,
+        maybe_literal: true,
+        needs_multiline: false,
+    } = &err
+    else {
         panic!("{err:?}")
     };
     assert_eq!(pattern, "ab{3,1}c");
@@ -42,8 +48,16 @@ fn unbalanced_parenthesis_is_reported_against_the_callers_pattern() {
 #[test]
 fn newline_without_multiline_suggests_multiline() {
     let err = grep_err(&GrepQuery::new("foo\\nbar"));
-    assert!(matches!(err, SearchError::InvalidRegex { .. }));
-    assert!(err.to_string().contains("multiline"), "{err}");
+    assert!(
+        matches!(
+            err,
+            SearchError::InvalidRegex {
+                needs_multiline: true,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
 }
 
 #[test]

@@ -18,6 +18,7 @@ missing roots, and a `--confine` list with and without elicitation; the fifth ha
 output budget, so the answers cut and say how to continue.
 """
 import argparse
+import base64
 import json
 import os
 import re
@@ -277,6 +278,16 @@ def transcript(binary, tree):
     return out
 
 
+def unpad_cursor(encoded, root):
+    """A `resources/list` cursor (`after:` + URL-safe base64 of a path, unpadded) as the
+    path it names, with the copy's root replaced by `ROOT`."""
+    try:
+        path = base64.urlsafe_b64decode(encoded + "=" * (-len(encoded) % 4)).decode()
+    except (ValueError, UnicodeDecodeError):
+        return f'"after:{encoded}"'
+    return '"after:' + path.replace(root, "ROOT") + '"'
+
+
 def session(server, requests, root):
     """One server's answers to `requests`, with the copy's path replaced by `ROOT`."""
     out = []
@@ -287,6 +298,8 @@ def session(server, requests, root):
             _, msg, _ = server.request(method, params)
             text = json.dumps(msg.get("result", msg.get("error")), sort_keys=True, indent=1)
             text = text.replace(root, "ROOT")
+            # resources/list cursors are a base64 path: compare the path they name.
+            text = re.sub(r'"after:([A-Za-z0-9_-]+)"', lambda m: unpad_cursor(m.group(1), root), text)
             text = re.sub(r'"(\w*ms|elapsed\w*)": \d+(\.\d+)?', r'"\1": N', text)
             text = re.sub(r"\b\d+(\.\d+)? ?ms\b", "N ms", text)
             shown = json.dumps(params).replace(root, "ROOT")[:300]

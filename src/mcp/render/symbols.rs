@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mcp::progress::thousands;
 use crate::mcp::render::{Answer, ENVELOPE, json_len, serialized_len};
 use crate::roots::path_text;
-use crate::symbols::{self, Definition, SymbolQuery, SymbolStats};
+use crate::symbols::{self, Definition, Located, SymbolQuery, SymbolStats, Tier};
 
 // ---------------------------------------------------------------------------------------
 // results
@@ -190,32 +190,34 @@ pub(crate) fn render_symbols(
     outcome: &symbols::SymbolOutcome,
     budget: usize,
 ) -> Answer {
-    let room = room(budget);
+    let (mut text, listed) = symbols_page(&outcome.entries, room(budget));
+    let shown = listed.len();
+    let next_offset = if shown < outcome.entries.len() {
+        Some(query.offset + shown.max(1))
+    } else {
+        outcome.next_offset
+    };
+    symbols_notes(query, outcome, shown, next_offset, &mut text);
+    let out = SymbolsOut {
+        symbols: listed,
+        total: outcome.total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        fuzzy: outcome.fuzzy,
+        whole_names_only: outcome.whole_names_only,
+        stats: stats_out(&outcome.stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+/// The definitions that fit in `room`, as text lines and structured entries (at least one,
+/// so paging advances).
+fn symbols_page(entries: &[(Tier, Located)], room: usize) -> (String, Vec<SymbolOut>) {
     let mut used = 0;
     let mut text = String::new();
     let mut listed = Vec::new();
-    for (tier, found) in &outcome.entries {
-        let d = &found.def;
-        let path = path_text(&found.path);
-        let entry = SymbolOut {
-            name: d.name.clone(),
-            kind: d.kind.to_string(),
-            path: path.clone(),
-            line: d.line,
-            end_line: d.end_line,
-            signature: d.signature.clone(),
-            container: d.container.as_deref().map(str::to_string),
-            language: found.lang.name().to_string(),
-            tier: tier.name().to_string(),
-        };
-        let line = format!(
-            "{path}:{}-{}  {}  {} — {}\n",
-            d.line,
-            d.end_line,
-            d.kind,
-            d.qualified(),
-            d.signature
-        );
+    for (tier, found) in entries {
+        let (line, entry) = symbol_entry(*tier, found);
         let more = json_len(&line) + cost(&entry);
         if used + more > room && !listed.is_empty() {
             break;
@@ -224,12 +226,45 @@ pub(crate) fn render_symbols(
         text.push_str(&line);
         listed.push(entry);
     }
-    let shown = listed.len();
-    let next_offset = if shown < outcome.entries.len() {
-        Some(query.offset + shown.max(1))
-    } else {
-        outcome.next_offset
+    (text, listed)
+}
+
+/// One definition's text line (`path:first-last  kind  name — signature`) and its
+/// structured entry.
+fn symbol_entry(tier: Tier, found: &Located) -> (String, SymbolOut) {
+    let d = &found.def;
+    let path = path_text(&found.path);
+    let entry = SymbolOut {
+        name: d.name.clone(),
+        kind: d.kind.to_string(),
+        path: path.clone(),
+        line: d.line,
+        end_line: d.end_line,
+        signature: d.signature.clone(),
+        container: d.container.as_deref().map(str::to_string),
+        language: found.lang.name().to_string(),
+        tier: tier.name().to_string(),
     };
+    let line = format!(
+        "{path}:{}-{}  {}  {} — {}\n",
+        d.line,
+        d.end_line,
+        d.kind,
+        d.qualified(),
+        d.signature
+    );
+    (line, entry)
+}
+
+/// The lines after the page: why nothing matched, how the query was matched, where the
+/// next page starts, and whether the candidates were capped.
+fn symbols_notes(
+    query: &SymbolQuery,
+    outcome: &symbols::SymbolOutcome,
+    shown: usize,
+    next_offset: Option<usize>,
+    text: &mut String,
+) {
     let stats = &outcome.stats;
     let matching = if outcome.whole_names_only {
         "named exactly"
@@ -283,16 +318,6 @@ pub(crate) fn render_symbols(
             ));
         }
     }
-    let out = SymbolsOut {
-        symbols: listed,
-        total: outcome.total,
-        truncated: next_offset.is_some(),
-        next_offset,
-        fuzzy: outcome.fuzzy,
-        whole_names_only: outcome.whole_names_only,
-        stats: stats_out(stats),
-    };
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
 /// Said with every answer to a one-character query (structured: `whole_names_only`).
@@ -353,19 +378,7 @@ pub(crate) fn render_outline(
                 full = true;
                 break;
             }
-            let head = if heading {
-                String::new()
-            } else {
-                format!("{path}\n")
-            };
-            let line = format!(
-                "{head}{}{}-{} {} {}\n",
-                "  ".repeat(d.depth + 1),
-                d.line,
-                d.end_line,
-                d.kind,
-                d.signature
-            );
+            let line = outline_line(&path, heading, d);
             let entry = definition_out(d);
             let more =
                 json_len(&line) + cost(&entry) + if heading { 0 } else { json_len(&path) + 40 };
@@ -389,14 +402,7 @@ pub(crate) fn render_outline(
         if heading {
             files.push(out);
         } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
-            let why = match file.error {
-                Some(symbols::find::FileError::TooLarge) => {
-                    "larger than 1 MiB, not parsed".to_string()
-                }
-                Some(symbols::find::FileError::TooDeep) => symbols::find::too_deep_reason(),
-                Some(_) => "not readable as text".to_string(),
-                None => "no definitions found".to_string(),
-            };
+            let why = no_definitions_reason(file.error);
             let line = format!("{path}: {why}\n");
             used += json_len(&line) + json_len(&path) + json_len(&why) + 60;
             text.push_str(&line);
@@ -434,6 +440,34 @@ pub(crate) fn render_outline(
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
+/// One definition's outline line, indented by its depth, after the file's path when it is
+/// the file's first (`heading`: the path was written already).
+fn outline_line(path: &str, heading: bool, d: &Definition) -> String {
+    let head = if heading {
+        String::new()
+    } else {
+        format!("{path}\n")
+    };
+    format!(
+        "{head}{}{}-{} {} {}\n",
+        "  ".repeat(d.depth + 1),
+        d.line,
+        d.end_line,
+        d.kind,
+        d.signature
+    )
+}
+
+/// Why a file named in the outline lists no definitions.
+fn no_definitions_reason(error: Option<symbols::find::FileError>) -> String {
+    match error {
+        Some(symbols::find::FileError::TooLarge) => "larger than 1 MiB, not parsed".to_string(),
+        Some(symbols::find::FileError::TooDeep) => symbols::find::too_deep_reason(),
+        Some(_) => "not readable as text".to_string(),
+        None => "no definitions found".to_string(),
+    }
+}
+
 /// The line under a file's path saying why its references carry no enclosing definition.
 pub(crate) fn unscoped_line(why: symbols::find::Unscoped) -> &'static str {
     match why {
@@ -462,57 +496,13 @@ pub(crate) fn render_references(
     let mut last_scope: Option<(u64, String)> = None;
     for r in &outcome.entries {
         let path = path_text(&r.path);
-        let mut lines = String::new();
-        if last_path != Some(r.path.as_path()) {
-            if last_path.is_some() {
-                lines.push('\n');
-            }
-            lines.push_str(&path);
-            lines.push('\n');
-            if let Some(why) = r.unscoped {
-                lines.push_str(unscoped_line(why));
-            }
+        let new_file = last_path != Some(r.path.as_path());
+        if new_file {
             last_scope = None;
         }
         let scope = r.enclosing.as_ref().map(|d| (d.line, d.qualified()));
-        if scope != last_scope
-            && let Some(d) = &r.enclosing
-        {
-            lines.push_str(&format!(
-                "  in {} {} ({}-{})\n",
-                d.kind,
-                d.qualified(),
-                d.line,
-                d.end_line
-            ));
-        }
-        let mark = if r.is_definition {
-            "  [definition]"
-        } else {
-            ""
-        };
-        lines.push_str(&format!("{}:{}{mark}\n", r.line, cut(&r.text, 500)));
-        let entry = ReferenceOut {
-            path,
-            line: r.line,
-            column: r.column,
-            text: r.text.clone(),
-            enclosing: r.enclosing.as_ref().map(|d| EnclosingOut {
-                name: d.name.clone(),
-                kind: d.kind.to_string(),
-                line: d.line,
-                end_line: d.end_line,
-                container: d.container.as_deref().map(str::to_string),
-            }),
-            definition: r.is_definition,
-            scope_unknown: r.unscoped.map(|why| {
-                match why {
-                    symbols::find::Unscoped::TooLarge => "too_large",
-                    symbols::find::Unscoped::Unparsed => "unparsed",
-                }
-                .to_string()
-            }),
-        };
+        let lines = reference_lines(r, &path, new_file, last_path.is_some(), scope != last_scope);
+        let entry = reference_out(r, path);
         let more = json_len(&lines) + cost(&entry);
         if used + more > room && !listed.is_empty() {
             break;
@@ -529,6 +519,100 @@ pub(crate) fn render_references(
     } else {
         outcome.next_offset
     };
+    references_notes(
+        name,
+        outcome,
+        filtered,
+        offset,
+        shown,
+        next_offset,
+        &mut text,
+    );
+    let out = ReferencesOut {
+        references: listed,
+        total: outcome.total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        stats: stats_out(&outcome.stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+/// One reference's text: its file's path when it is the file's first (after a blank line
+/// unless it is the page's first file) with why its scopes are unknown, the enclosing
+/// definition when it changed (`new_scope`), then `line:text`.
+fn reference_lines(
+    r: &symbols::Reference,
+    path: &str,
+    new_file: bool,
+    after_a_file: bool,
+    new_scope: bool,
+) -> String {
+    let mut lines = String::new();
+    if new_file {
+        if after_a_file {
+            lines.push('\n');
+        }
+        lines.push_str(path);
+        lines.push('\n');
+        if let Some(why) = r.unscoped {
+            lines.push_str(unscoped_line(why));
+        }
+    }
+    if new_scope && let Some(d) = &r.enclosing {
+        lines.push_str(&format!(
+            "  in {} {} ({}-{})\n",
+            d.kind,
+            d.qualified(),
+            d.line,
+            d.end_line
+        ));
+    }
+    let mark = if r.is_definition {
+        "  [definition]"
+    } else {
+        ""
+    };
+    lines.push_str(&format!("{}:{}{mark}\n", r.line, cut(&r.text, 500)));
+    lines
+}
+
+/// One reference's structured entry.
+fn reference_out(r: &symbols::Reference, path: String) -> ReferenceOut {
+    ReferenceOut {
+        path,
+        line: r.line,
+        column: r.column,
+        text: r.text.clone(),
+        enclosing: r.enclosing.as_ref().map(|d| EnclosingOut {
+            name: d.name.clone(),
+            kind: d.kind.to_string(),
+            line: d.line,
+            end_line: d.end_line,
+            container: d.container.as_deref().map(str::to_string),
+        }),
+        definition: r.is_definition,
+        scope_unknown: r.unscoped.map(|why| {
+            match why {
+                symbols::find::Unscoped::TooLarge => "too_large",
+                symbols::find::Unscoped::Unparsed => "unparsed",
+            }
+            .to_string()
+        }),
+    }
+}
+
+/// The lines after the page: none found, where the next page starts, and what was left
+/// out (files over the parse cap with a kind filter, unparsed files, capped candidates).
+fn references_notes(
+    name: &str,
+    outcome: &symbols::ReferenceOutcome,
+    filtered: bool,
+    offset: usize,
+    shown: usize,
+    next_offset: Option<usize>,
+    text: &mut String,
+) {
     if outcome.total == 0 {
         text.push_str(&format!(
             "No references to {name:?} (whole word, case-sensitive; searched {} files).\n",
@@ -568,14 +652,6 @@ pub(crate) fn render_references(
             thousands(symbols::find::MAX_CANDIDATES as u64)
         ));
     }
-    let out = ReferencesOut {
-        references: listed,
-        total: outcome.total,
-        truncated: next_offset.is_some(),
-        next_offset,
-        stats: stats_out(&outcome.stats),
-    };
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use crate::mcp::progress::thousands;
 use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, cut_to_fit, ignore_notes, json_len, serialized_len,
 };
-use crate::search::{self, FileCount, GrepEntries, GrepMatch, GrepOutcome, Stats};
+use crate::search::{self, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use crate::symbols::Definition;
 
 // ---------------------------------------------------------------------------------------
@@ -114,7 +114,7 @@ pub struct CountOut {
     pub count: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct StatsOut {
     pub files_searched: u64,
     pub bytes_searched: u64,
@@ -122,7 +122,7 @@ pub struct StatsOut {
     pub skipped: SkippedOut,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SkippedOut {
     pub binary: u64,
     pub too_large: u64,
@@ -171,6 +171,7 @@ pub fn render_grep(
             ("files_with_matches", shown, out)
         }
         GrepEntries::Counts(counts) => {
+            let counts = counts.iter().map(|c| (c.path.as_path(), c.count));
             let listed = counts_page(counts, room, &mut text);
             let shown = listed.len();
             ("count", shown, GrepOut::new("count").counts(listed))
@@ -202,8 +203,7 @@ pub fn render_grep(
     if exact { answer.fitted() } else { answer }
 }
 
-/// `files_with_matches`: the paths that fit in `room`, one a line; a first path too long
-/// alone is shown cut, never skipped.
+/// `files_with_matches`: the paths that fit in `room`, one a line.
 fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> {
     let mut used = 0;
     let mut listed = Vec::new();
@@ -225,34 +225,33 @@ fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> 
     listed
 }
 
-/// `count`: `path:count` lines that fit in `room`; a first path too long alone is shown
-/// cut, never skipped.
-fn counts_page(counts: &[FileCount], room: usize, text: &mut String) -> Vec<CountOut> {
+/// `count`: the `path:count` lines that fit in `room`, from each file's path and count.
+fn counts_page<'a>(
+    counts: impl Iterator<Item = (&'a Path, u64)>,
+    room: usize,
+    text: &mut String,
+) -> Vec<CountOut> {
     let mut used = 0;
     let mut listed = Vec::new();
-    for count in counts {
-        let mut path = count.path.display().to_string();
+    for (file, count) in counts {
+        let mut path = file.display().to_string();
         let cost = |p: &str| 2 * json_len(p) + 60;
         if listed.is_empty() && cost(&path) > room {
             path = cut_to_fit(&path, room, cost); // shown cut, never skipped
         }
-        let line = format!("{path}:{}\n", count.count);
+        let line = format!("{path}:{count}\n");
         if used + cost(&path) > room {
             break;
         }
         let cost = cost(&path);
         used += cost;
         text.push_str(&line);
-        listed.push(CountOut {
-            path,
-            count: count.count,
-        });
+        listed.push(CountOut { path, count });
     }
     listed
 }
 
-/// The line after the page: no matches (and what was skipped), where the next page
-/// starts, or an offset past the end.
+/// The line after the page: no matches, where the next page starts, or past the end.
 fn grep_notes(
     outcome: &GrepOutcome,
     mode: &str,
@@ -306,6 +305,7 @@ pub(crate) fn skipped_note(stats: &Stats) -> String {
 }
 
 impl GrepOut {
+    /// An answer of `mode` with no entries: `render_grep` sets its totals and stats.
     fn new(mode: &str) -> GrepOut {
         GrepOut {
             mode: mode.to_string(),
@@ -315,17 +315,7 @@ impl GrepOut {
             total: 0,
             truncated: false,
             next_offset: None,
-            stats: StatsOut {
-                files_searched: 0,
-                bytes_searched: 0,
-                elapsed_ms: 0,
-                skipped: SkippedOut {
-                    binary: 0,
-                    too_large: 0,
-                    unreadable: 0,
-                    ignore_files: Vec::new(),
-                },
-            },
+            stats: StatsOut::default(),
         }
     }
     fn files(mut self, files: Vec<String>) -> GrepOut {

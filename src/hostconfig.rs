@@ -55,110 +55,131 @@ pub struct Rendered {
 /// The config for `host` on `os`, running `exe` with `args`.
 pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
     let mut notes = Vec::new();
-    let mcp_servers = || servers_json("mcpServers", None, exe, args);
-    let merge = |key: &str| {
-        format!(
-            "The snippet on stdout is a whole file: save it as the file, or, if the file \
-             exists, add its \"rootgrep\" entry to the file's \"{key}\" object."
-        )
-    };
     let snippet = match host {
-        Host::ClaudeCode => {
-            let command = command_line(os, exe, args);
-            notes.push(format!("Claude Code on {}:", os.name()));
-            notes.push(format!(
-                "  user scope (all your projects):  claude mcp add --scope user rootgrep -- {command}"
-            ));
-            notes.push(format!(
-                "  local scope (this project, only you):  claude mcp add rootgrep -- {command}"
-            ));
-            notes.push(
-                "  project scope (shared with the repository):  .mcp.json in the project root"
-                    .to_string(),
-            );
-            notes.push(merge("mcpServers"));
-            mcp_servers()
-        }
-        Host::ClaudeDesktop => {
-            notes.push(format!("Claude Desktop on {}:", os.name()));
-            match os {
-                Os::Mac => notes.push(
-                    "  user scope only:  ~/Library/Application Support/Claude/claude_desktop_config.json"
-                        .to_string(),
-                ),
-                Os::Windows => notes.push(
-                    r"  user scope only:  %APPDATA%\Claude\claude_desktop_config.json".to_string(),
-                ),
-                Os::Linux => notes.push(
-                    "  Claude Desktop is released for macOS and Windows: run `rootgrep \
-                     print-config claude-desktop` on that machine, so that the path is its own"
-                        .to_string(),
-                ),
-            }
-            notes.push(
-                "  (Settings > Developer > Edit Config opens it); quit and reopen Claude Desktop \
-                 after editing."
-                    .to_string(),
-            );
-            notes.push(merge("mcpServers"));
-            mcp_servers()
-        }
-        Host::Cursor => {
-            notes.push(format!("Cursor on {}:", os.name()));
-            notes.push(
-                "  project scope:  .cursor/mcp.json in the project root (commit it to share it)"
-                    .to_string(),
-            );
-            notes.push(format!(
-                "  user scope (all your projects):  {}",
-                os.home(".cursor/mcp.json")
-            ));
-            notes.push(merge("mcpServers"));
-            mcp_servers()
-        }
-        Host::Vscode => {
-            notes.push(format!("VS Code on {}:", os.name()));
-            notes.push(
-                "  project scope:  .vscode/mcp.json in the workspace (commit it to share it)"
-                    .to_string(),
-            );
-            let user = match os {
-                Os::Mac => "~/Library/Application Support/Code/User/mcp.json",
-                Os::Windows => r"%APPDATA%\Code\User\mcp.json",
-                Os::Linux => "~/.config/Code/User/mcp.json",
-            };
-            notes.push(format!(
-                "  user scope:  {user} (default profile; the command \"MCP: Open User \
-                 Configuration\" opens the current profile's)"
-            ));
-            notes.push(merge("servers"));
-            servers_json("servers", Some("stdio"), exe, args)
-        }
-        Host::Codex => {
-            notes.push(format!("Codex on {}:", os.name()));
-            notes.push(format!(
-                "  user scope:  {} (or $CODEX_HOME/config.toml when CODEX_HOME is set)",
-                os.home(".codex/config.toml")
-            ));
-            notes
-                .push("  project scope:  .codex/config.toml in a project Codex trusts".to_string());
-            notes.push(format!(
-                "  or run:  codex mcp add rootgrep -- {}",
-                command_line(os, exe, args)
-            ));
-            notes.push(
-                "The snippet on stdout is a TOML table: append it to the file (there must be \
-                 no other [mcp_servers.rootgrep])."
-                    .to_string(),
-            );
-            let args: Vec<String> = args.iter().map(|arg| toml_string(arg)).collect();
-            format!(
-                "[mcp_servers.rootgrep]\ncommand = {}\nargs = [{}]\n",
-                toml_string(exe),
-                args.join(", ")
-            )
-        }
+        Host::ClaudeCode => claude_code(os, exe, args, &mut notes),
+        Host::ClaudeDesktop => claude_desktop(os, exe, args, &mut notes),
+        Host::Cursor => cursor(os, exe, args, &mut notes),
+        Host::Vscode => vscode(os, exe, args, &mut notes),
+        Host::Codex => codex(os, exe, args, &mut notes),
     };
+    closing_notes(host, args, &mut notes);
+    Rendered { snippet, notes }
+}
+
+/// How to use a JSON snippet whose servers sit under `key`.
+fn merge_note(key: &str) -> String {
+    format!(
+        "The snippet on stdout is a whole file: save it as the file, or, if the file \
+         exists, add its \"rootgrep\" entry to the file's \"{key}\" object."
+    )
+}
+
+/// Claude Code: its `claude mcp add` command for user and local scope, `.mcp.json` for
+/// project scope.
+fn claude_code(os: Os, exe: &str, args: &[String], notes: &mut Vec<String>) -> String {
+    let command = command_line(os, exe, args);
+    notes.push(format!("Claude Code on {}:", os.name()));
+    notes.push(format!(
+        "  user scope (all your projects):  claude mcp add --scope user rootgrep -- {command}"
+    ));
+    notes.push(format!(
+        "  local scope (this project, only you):  claude mcp add rootgrep -- {command}"
+    ));
+    notes.push(
+        "  project scope (shared with the repository):  .mcp.json in the project root".to_string(),
+    );
+    notes.push(merge_note("mcpServers"));
+    servers_json("mcpServers", None, exe, args)
+}
+
+/// Claude Desktop: one user-scope file, where the OS keeps it (no Linux release).
+fn claude_desktop(os: Os, exe: &str, args: &[String], notes: &mut Vec<String>) -> String {
+    notes.push(format!("Claude Desktop on {}:", os.name()));
+    match os {
+        Os::Mac => notes.push(
+            "  user scope only:  ~/Library/Application Support/Claude/claude_desktop_config.json"
+                .to_string(),
+        ),
+        Os::Windows => notes
+            .push(r"  user scope only:  %APPDATA%\Claude\claude_desktop_config.json".to_string()),
+        Os::Linux => notes.push(
+            "  Claude Desktop is released for macOS and Windows: run `rootgrep \
+             print-config claude-desktop` on that machine, so that the path is its own"
+                .to_string(),
+        ),
+    }
+    notes.push(
+        "  (Settings > Developer > Edit Config opens it); quit and reopen Claude Desktop \
+         after editing."
+            .to_string(),
+    );
+    notes.push(merge_note("mcpServers"));
+    servers_json("mcpServers", None, exe, args)
+}
+
+/// Cursor: `.cursor/mcp.json` in the project or the home directory.
+fn cursor(os: Os, exe: &str, args: &[String], notes: &mut Vec<String>) -> String {
+    notes.push(format!("Cursor on {}:", os.name()));
+    notes.push(
+        "  project scope:  .cursor/mcp.json in the project root (commit it to share it)"
+            .to_string(),
+    );
+    notes.push(format!(
+        "  user scope (all your projects):  {}",
+        os.home(".cursor/mcp.json")
+    ));
+    notes.push(merge_note("mcpServers"));
+    servers_json("mcpServers", None, exe, args)
+}
+
+/// VS Code: `.vscode/mcp.json` or the user profile's `mcp.json`, servers under `servers`
+/// with their `type`.
+fn vscode(os: Os, exe: &str, args: &[String], notes: &mut Vec<String>) -> String {
+    notes.push(format!("VS Code on {}:", os.name()));
+    notes.push(
+        "  project scope:  .vscode/mcp.json in the workspace (commit it to share it)".to_string(),
+    );
+    let user = match os {
+        Os::Mac => "~/Library/Application Support/Code/User/mcp.json",
+        Os::Windows => r"%APPDATA%\Code\User\mcp.json",
+        Os::Linux => "~/.config/Code/User/mcp.json",
+    };
+    notes.push(format!(
+        "  user scope:  {user} (default profile; the command \"MCP: Open User \
+         Configuration\" opens the current profile's)"
+    ));
+    notes.push(merge_note("servers"));
+    servers_json("servers", Some("stdio"), exe, args)
+}
+
+/// Codex: a TOML table for `config.toml`, or its `codex mcp add` command.
+fn codex(os: Os, exe: &str, args: &[String], notes: &mut Vec<String>) -> String {
+    notes.push(format!("Codex on {}:", os.name()));
+    notes.push(format!(
+        "  user scope:  {} (or $CODEX_HOME/config.toml when CODEX_HOME is set)",
+        os.home(".codex/config.toml")
+    ));
+    notes.push("  project scope:  .codex/config.toml in a project Codex trusts".to_string());
+    notes.push(format!(
+        "  or run:  codex mcp add rootgrep -- {}",
+        command_line(os, exe, args)
+    ));
+    notes.push(
+        "The snippet on stdout is a TOML table: append it to the file (there must be \
+         no other [mcp_servers.rootgrep])."
+            .to_string(),
+    );
+    let args: Vec<String> = args.iter().map(|arg| toml_string(arg)).collect();
+    format!(
+        "[mcp_servers.rootgrep]\ncommand = {}\nargs = [{}]\n",
+        toml_string(exe),
+        args.join(", ")
+    )
+}
+
+/// What every host's notes end with: how roots and DIR arguments relate, VS Code's
+/// workspace variable, and why the command is an absolute path.
+fn closing_notes(host: Host, args: &[String], notes: &mut Vec<String>) {
     if has_dir(args) {
         notes.push(
             "Roots: the DIR arguments are the workspace when the host sends no roots; if the \
@@ -184,7 +205,6 @@ pub fn render(host: Host, os: Os, exe: &str, args: &[String]) -> Rendered {
          see your shell's PATH."
             .to_string(),
     );
-    Rendered { snippet, notes }
 }
 
 fn host_name(host: Host) -> String {

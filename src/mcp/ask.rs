@@ -17,8 +17,8 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ElicitRequestParams, ElicitationAction, ElicitationSchema, ListRootsRequest, Request,
-    ServerRequest,
+    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ListRootsRequest,
+    Request, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{Peer, RoleServer};
@@ -167,6 +167,8 @@ fn can_elicit(ctx: &RequestContext<RoleServer>) -> bool {
             .contains(&rmcp::service::ElicitationMode::Form)
 }
 
+/// Asks the user whether `access` to a path outside the roots is allowed, and keeps what
+/// they answered for the session.
 async fn ask_user(
     session: &Session,
     ctx: &RequestContext<RoleServer>,
@@ -175,6 +177,21 @@ async fn ask_user(
     roots: &str,
 ) -> Result<(), (Reason, String)> {
     let sent = echo(&resolved.sent);
+    let result = put_question(session, ctx, resolved, access, roots, &sent).await?;
+    take_answer(session, resolved, access, &sent, result).await
+}
+
+/// Sends the permission question and waits for the answer, at most the elicitation
+/// timeout; gives up (cancelling the request on the wire) when the time is up or the tool
+/// call is cancelled. `sent` is the path as the client sent it, echoed.
+async fn put_question(
+    session: &Session,
+    ctx: &RequestContext<RoleServer>,
+    resolved: &Resolved,
+    access: Access,
+    roots: &str,
+    sent: &str,
+) -> Result<ElicitResult, (Reason, String)> {
     let (message, schema) = permission_question(&resolved.sent, access, roots, true);
     let schema: ElicitationSchema = serde_json::from_value(schema).map_err(|err| {
         let why = format!("internal error building the permission question: {err}");
@@ -232,6 +249,18 @@ async fn ask_user(
             return Err((Reason::NoAnswer, why));
         }
     };
+    Ok(result)
+}
+
+/// What the user answered: allowed (remembered as a grant for the directory when asked),
+/// refused (remembered for the path as named), or dismissed (nothing remembered).
+async fn take_answer(
+    session: &Session,
+    resolved: &Resolved,
+    access: Access,
+    sent: &str,
+    result: ElicitResult,
+) -> Result<(), (Reason, String)> {
     match result.action {
         ElicitationAction::Accept => {
             let content = result.content.unwrap_or_default();
@@ -258,12 +287,12 @@ async fn ask_user(
                 Ok(())
             } else {
                 session.grants.refuse(resolved.given.clone(), access);
-                Err((Reason::RefusedByUser, refused(&sent, access)))
+                Err((Reason::RefusedByUser, refused(sent, access)))
             }
         }
         ElicitationAction::Decline => {
             session.grants.refuse(resolved.given.clone(), access);
-            Err((Reason::RefusedByUser, refused(&sent, access)))
+            Err((Reason::RefusedByUser, refused(sent, access)))
         }
         _ => Err((
             Reason::RefusedByUser,

@@ -12,6 +12,7 @@ use rmcp::model::{CompleteRequestParams, CompleteResult, Reference};
 use serde_json::json;
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::complete::{self, Completion};
 use crate::index::FileIndex;
@@ -25,7 +26,7 @@ const MAX_VALUES: usize = 100;
 /// Completes one argument.
 pub async fn complete(
     session: &Session,
-    roots: &crate::roots::RootSet,
+    roots: &RootSet,
     request: CompleteRequestParams,
 ) -> Result<CompleteResult, McpError> {
     let wanted = match &request.r#ref {
@@ -54,69 +55,14 @@ pub async fn complete(
     let index = session.live.as_ref().map(|live| live.index.clone());
     let value = request.argument.value.clone();
     let completion = if find_usages && request.argument.name == "symbol" {
-        // Names defined under the `path` already given (inside the roots), else anywhere.
-        let path = given("path");
-        let narrowed = path.is_some();
-        let targets = match path.and_then(|path| inside(roots, &path)) {
-            Some(path) => vec![path],
-            None => roots.existing(),
-        };
-        blocking(move || match symbols {
-            Some(symbols) if !narrowed => {
-                let (values, has_more) = symbols.complete_names(value.trim(), MAX_VALUES);
-                // With more names than shown they were not counted: `total` is left out.
-                Completion {
-                    total: values.len(),
-                    values,
-                    has_more,
-                }
-            }
-            symbols => names_under(&targets, value.trim(), index.as_deref(), symbols.as_deref()),
-        })
-        .await?
+        symbol_names(roots, given("path"), value, index, symbols).await?
     } else if find_usages
         && request.argument.name == "path"
         && let Some(symbol) = given("symbol")
     {
-        // Files and directories that define `symbol`, as a person types them.
-        let dirs: Vec<PathBuf> = roots
-            .roots
-            .iter()
-            .filter_map(|root| root.canonical.clone())
-            .collect();
-        blocking(move || {
-            paths_defining(&dirs, &symbol, &value, index.as_deref(), symbols.as_deref())
-        })
-        .await?
+        files_defining(roots, symbol, value, index, symbols).await?
     } else if wanted {
-        let roots = roots.existing();
-        blocking(move || {
-            let index = index.as_deref();
-            // Template values are absolute paths without their leading '/'; prompt values
-            // are typed by people: absolute or not, keep their form. Windows paths have no
-            // leading '/' to take off (`C:\x`, and `//srv/share` is a share): the domain
-            // takes them as typed.
-            if cfg!(windows) {
-                let form = if prompt_form {
-                    complete::Form::Plain
-                } else {
-                    complete::Form::Uri
-                };
-                complete::complete_in(&roots, &value, form, index)
-            } else if prompt_form {
-                typed_path(&roots, &value, index)
-            } else {
-                // A template value is an absolute path without its leading '/'; tolerate
-                // one typed with it (the values returned are in the template's form).
-                complete::complete_in(
-                    &roots,
-                    value.trim_start_matches('/'),
-                    complete::Form::Uri,
-                    index,
-                )
-            }
-        })
-        .await?
+        paths(roots, value, prompt_form, index).await?
     } else {
         Completion::default()
     };
@@ -131,6 +77,90 @@ pub async fn complete(
     }
     serde_json::from_value(json!({"resultType": "complete", "completion": body}))
         .map_err(|err| McpError::internal_error(format!("completion failed: {err}"), None))
+}
+
+/// `find_usages`'s `symbol`: names defined under the `path` already given (inside the
+/// roots), else anywhere.
+async fn symbol_names(
+    roots: &RootSet,
+    path: Option<String>,
+    value: String,
+    index: Option<Arc<FileIndex>>,
+    symbols: Option<Arc<SymbolIndex>>,
+) -> Result<Completion, McpError> {
+    let narrowed = path.is_some();
+    let targets = match path.and_then(|path| inside(roots, &path)) {
+        Some(path) => vec![path],
+        None => roots.existing(),
+    };
+    blocking(move || match symbols {
+        Some(symbols) if !narrowed => {
+            let (values, has_more) = symbols.complete_names(value.trim(), MAX_VALUES);
+            // With more names than shown they were not counted: `total` is left out.
+            Completion {
+                total: values.len(),
+                values,
+                has_more,
+            }
+        }
+        symbols => names_under(&targets, value.trim(), index.as_deref(), symbols.as_deref()),
+    })
+    .await
+}
+
+/// `find_usages`'s `path` once its `symbol` is given: files and directories that define
+/// `symbol`, as a person types them.
+async fn files_defining(
+    roots: &RootSet,
+    symbol: String,
+    value: String,
+    index: Option<Arc<FileIndex>>,
+    symbols: Option<Arc<SymbolIndex>>,
+) -> Result<Completion, McpError> {
+    let dirs: Vec<PathBuf> = roots
+        .roots
+        .iter()
+        .filter_map(|root| root.canonical.clone())
+        .collect();
+    blocking(move || paths_defining(&dirs, &symbol, &value, index.as_deref(), symbols.as_deref()))
+        .await
+}
+
+/// The template's `path` and the prompts' path arguments: paths under the roots.
+async fn paths(
+    roots: &RootSet,
+    value: String,
+    prompt_form: bool,
+    index: Option<Arc<FileIndex>>,
+) -> Result<Completion, McpError> {
+    let roots = roots.existing();
+    blocking(move || {
+        let index = index.as_deref();
+        // Template values are absolute paths without their leading '/'; prompt values
+        // are typed by people: absolute or not, keep their form. Windows paths have no
+        // leading '/' to take off (`C:\x`, and `//srv/share` is a share): the domain
+        // takes them as typed.
+        if cfg!(windows) {
+            let form = if prompt_form {
+                complete::Form::Plain
+            } else {
+                complete::Form::Uri
+            };
+            complete::complete_in(&roots, &value, form, index)
+        } else if prompt_form {
+            typed_path(&roots, &value, index)
+        } else {
+            // A template value is an absolute path without its leading '/'; tolerate
+            // one typed with it (the values returned are in the template's form).
+            complete::complete_in(
+                &roots,
+                value.trim_start_matches('/'),
+                complete::Form::Uri,
+                index,
+            )
+        }
+    })
+    .await
 }
 
 async fn blocking(

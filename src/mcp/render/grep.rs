@@ -3,7 +3,7 @@
 //! output budget.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -114,7 +114,7 @@ pub struct CountOut {
     pub count: u64,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct StatsOut {
     pub files_searched: u64,
     pub bytes_searched: u64,
@@ -122,7 +122,7 @@ pub struct StatsOut {
     pub skipped: SkippedOut,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SkippedOut {
     pub binary: u64,
     pub too_large: u64,
@@ -165,48 +165,14 @@ pub fn render_grep(
     let mut exact = true;
     let (mode, shown, mut out) = match &outcome.entries {
         GrepEntries::Files(files) => {
-            let mut used = 0;
-            let mut listed = Vec::new();
-            for path in files {
-                let mut shown = path.display().to_string();
-                let cost = |p: &str| 2 * json_len(p) + 2;
-                if listed.is_empty() && cost(&shown) > room {
-                    shown = cut_to_fit(&shown, room, cost); // shown cut, never skipped
-                }
-                let line = format!("{shown}\n");
-                if used + cost(&shown) > room {
-                    break;
-                }
-                let cost = cost(&shown);
-                used += cost;
-                text.push_str(&line);
-                listed.push(shown);
-            }
+            let listed = files_page(files, room, &mut text);
             let shown = listed.len();
             let out = GrepOut::new("files_with_matches").files(listed);
             ("files_with_matches", shown, out)
         }
         GrepEntries::Counts(counts) => {
-            let mut used = 0;
-            let mut listed = Vec::new();
-            for count in counts {
-                let mut path = count.path.display().to_string();
-                let cost = |p: &str| 2 * json_len(p) + 60;
-                if listed.is_empty() && cost(&path) > room {
-                    path = cut_to_fit(&path, room, cost); // shown cut, never skipped
-                }
-                let line = format!("{path}:{}\n", count.count);
-                if used + cost(&path) > room {
-                    break;
-                }
-                let cost = cost(&path);
-                used += cost;
-                text.push_str(&line);
-                listed.push(CountOut {
-                    path,
-                    count: count.count,
-                });
-            }
+            let counts = counts.iter().map(|c| (c.path.as_path(), c.count));
+            let listed = counts_page(counts, room, &mut text);
             let shown = listed.len();
             ("count", shown, GrepOut::new("count").counts(listed))
         }
@@ -227,6 +193,73 @@ pub fn render_grep(
     out.truncated = next_offset.is_some();
     out.next_offset = next_offset;
     out.stats = stats_out(&outcome.stats);
+    grep_notes(outcome, mode, offset, shown, next_offset, &mut text);
+    for note in &notes {
+        text.push_str(&format!("[{note}]\n"));
+    }
+    // Every entry and line above was measured as serialized, within `room`.
+    let answer =
+        Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
+    if exact { answer.fitted() } else { answer }
+}
+
+/// `files_with_matches`: the paths that fit in `room`, one a line.
+fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> {
+    let mut used = 0;
+    let mut listed = Vec::new();
+    for path in files {
+        let mut shown = path.display().to_string();
+        let cost = |p: &str| 2 * json_len(p) + 2;
+        if listed.is_empty() && cost(&shown) > room {
+            shown = cut_to_fit(&shown, room, cost); // shown cut, never skipped
+        }
+        let line = format!("{shown}\n");
+        if used + cost(&shown) > room {
+            break;
+        }
+        let cost = cost(&shown);
+        used += cost;
+        text.push_str(&line);
+        listed.push(shown);
+    }
+    listed
+}
+
+/// `count`: the `path:count` lines that fit in `room`, from each file's path and count.
+fn counts_page<'a>(
+    counts: impl Iterator<Item = (&'a Path, u64)>,
+    room: usize,
+    text: &mut String,
+) -> Vec<CountOut> {
+    let mut used = 0;
+    let mut listed = Vec::new();
+    for (file, count) in counts {
+        let mut path = file.display().to_string();
+        let cost = |p: &str| 2 * json_len(p) + 60;
+        if listed.is_empty() && cost(&path) > room {
+            path = cut_to_fit(&path, room, cost); // shown cut, never skipped
+        }
+        let line = format!("{path}:{count}\n");
+        if used + cost(&path) > room {
+            break;
+        }
+        let cost = cost(&path);
+        used += cost;
+        text.push_str(&line);
+        listed.push(CountOut { path, count });
+    }
+    listed
+}
+
+/// The line after the page: no matches, where the next page starts, or past the end.
+fn grep_notes(
+    outcome: &GrepOutcome,
+    mode: &str,
+    offset: usize,
+    shown: usize,
+    next_offset: Option<usize>,
+    text: &mut String,
+) {
     let noun = match mode {
         "content" => "matching lines",
         "count" => "files with matches",
@@ -251,13 +284,6 @@ pub fn render_grep(
             outcome.total
         ));
     }
-    for note in &notes {
-        text.push_str(&format!("[{note}]\n"));
-    }
-    // Every entry and line above was measured as serialized, within `room`.
-    let answer =
-        Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
-    if exact { answer.fitted() } else { answer }
 }
 
 pub(crate) fn skipped_note(stats: &Stats) -> String {
@@ -279,6 +305,7 @@ pub(crate) fn skipped_note(stats: &Stats) -> String {
 }
 
 impl GrepOut {
+    /// An answer of `mode` with no entries: `render_grep` sets its totals and stats.
     fn new(mode: &str) -> GrepOut {
         GrepOut {
             mode: mode.to_string(),
@@ -288,17 +315,7 @@ impl GrepOut {
             total: 0,
             truncated: false,
             next_offset: None,
-            stats: StatsOut {
-                files_searched: 0,
-                bytes_searched: 0,
-                elapsed_ms: 0,
-                skipped: SkippedOut {
-                    binary: 0,
-                    too_large: 0,
-                    unreadable: 0,
-                    ignore_files: Vec::new(),
-                },
-            },
+            stats: StatsOut::default(),
         }
     }
     fn files(mut self, files: Vec<String>) -> GrepOut {

@@ -14,7 +14,9 @@
 pub mod dirs;
 pub mod glob;
 pub mod grep;
+pub mod outline;
 pub mod read;
+pub mod references;
 pub mod roots;
 pub mod symbols;
 

@@ -164,7 +164,7 @@ pub const MAX_VALUES_PER_MESSAGE: usize = 250_000;
 /// Fails as soon as the count passes [`MAX_VALUES_PER_MESSAGE`].
 struct Skip<'a>(&'a std::cell::Cell<usize>);
 
-/// The message an over-full count fails with (recognised in [`check`]).
+/// The message an over-full count fails with (recognised in [`envelope`]).
 const TOO_MANY_VALUES: &str = "too many JSON values";
 
 impl<'de> de::DeserializeSeed<'de> for Skip<'_> {
@@ -229,7 +229,37 @@ fn skim(text: &str) -> Result<(), serde_json::Error> {
     de.end()
 }
 
+/// What the framing does with `line`: the syntax pass ([`envelope`]), then by what the
+/// envelope holds, a request, a notification or a response.
 pub(super) fn check(line: &[u8]) -> Checked {
+    let object = match envelope(line) {
+        Ok(object) => object,
+        Err(reply) => return Checked::Reply(reply),
+    };
+    match (object.method, object.id) {
+        (Some(raw_method), Some(raw_id)) => check_request(&object, raw_method, raw_id),
+        (Some(raw_method), None) => check_notification(&object, raw_method),
+        // A response to one of our requests.
+        (None, Some(_)) if object.result != object.error && object.version_ok() => {
+            Checked::Pass(Message::Response(line.into()))
+        }
+        (None, Some(raw_id)) if raw_id.get() == "null" => {
+            Checked::Drop("an error response without an id".into())
+        }
+        (None, id) => {
+            let id = id.and_then(usable_id);
+            Checked::Reply(error_line_with_id(
+                id.as_ref().unwrap_or(&Value::Null),
+                -32600,
+                "invalid request: expected a JSON-RPC request, notification or response",
+            ))
+        }
+    }
+}
+
+/// The syntax pass: the envelope of a line that is one JSON object a `Value` parse would
+/// accept, with at most [`MAX_VALUES_PER_MESSAGE`] values; else the error line answering it.
+fn envelope(line: &[u8]) -> Result<Envelope<'_>, Vec<u8>> {
     // Two passes over the text, neither of which builds anything: `Skip` checks it is
     // JSON a `Value` parse would accept, then the envelope's slices are taken.
     let mut too_many = false;
@@ -250,7 +280,7 @@ pub(super) fn check(line: &[u8]) -> Checked {
                 TopLevel::Object(object) => object.id.and_then(usable_id),
                 _ => None,
             });
-        return Checked::Reply(error_line_with_id(
+        return Err(error_line_with_id(
             id.as_ref().unwrap_or(&Value::Null),
             -32600,
             &format!(
@@ -259,116 +289,109 @@ pub(super) fn check(line: &[u8]) -> Checked {
             ),
         ));
     }
-    let object = match parsed {
-        Ok(TopLevel::Object(object)) => object,
-        Ok(TopLevel::Array) => {
-            return Checked::Reply(error_line(
-                -32600,
-                "batch requests are not supported; send one JSON-RPC message per line",
-            ));
-        }
-        Ok(TopLevel::Other) => {
-            return Checked::Reply(error_line(
-                -32600,
-                "invalid request: a JSON-RPC message is a JSON object",
-            ));
-        }
+    match parsed {
+        Ok(TopLevel::Object(object)) => Ok(object),
+        Ok(TopLevel::Array) => Err(error_line(
+            -32600,
+            "batch requests are not supported; send one JSON-RPC message per line",
+        )),
+        Ok(TopLevel::Other) => Err(error_line(
+            -32600,
+            "invalid request: a JSON-RPC message is a JSON object",
+        )),
         Err(err) => {
             tracing::debug!("parse error on input line: {err}");
-            return Checked::Reply(error_line(-32700, &format!("Parse error: {err}")));
-        }
-    };
-    let version_ok = object.jsonrpc.and_then(string).as_deref() == Some("2.0");
-    let params_ok = object.params.is_none_or(is_object);
-    match (object.method, object.id) {
-        // A request.
-        (Some(raw_method), Some(raw_id)) => {
-            // JSON-RPC ids are strings or integers; anything else cannot be answered by id.
-            let Some(id) = usable_id(raw_id) else {
-                return Checked::Reply(error_line(
-                    -32600,
-                    "invalid request id: use a string or an integer",
-                ));
-            };
-            let Some(method) = string(raw_method) else {
-                return Checked::Reply(error_line_with_id(
-                    &id,
-                    -32600,
-                    "invalid request: \"method\" must be a string",
-                ));
-            };
-            if !version_ok {
-                return Checked::Reply(error_line_with_id(
-                    &id,
-                    -32600,
-                    "invalid request: \"jsonrpc\" must be \"2.0\"",
-                ));
-            }
-            if !params_ok {
-                return Checked::Reply(error_line_with_id(
-                    &id,
-                    -32602,
-                    &format!(
-                        "invalid params for {}: params must be an object",
-                        crate::quote::echo(&method)
-                    ),
-                ));
-            }
-            if object.result || object.error {
-                return Checked::Reply(error_line_with_id(
-                    &id,
-                    -32602,
-                    &format!(
-                        "invalid params for {}: the message does not match the JSON-RPC \
-                         request shape",
-                        crate::quote::echo(&method)
-                    ),
-                ));
-            }
-            Checked::Pass(Message::Request {
-                id,
-                text: method_and_params(raw_method, object.params),
-                method,
-            })
-        }
-        // A notification: never answered, whatever is wrong with it.
-        (Some(raw_method), None) => {
-            let Some(method) = string(raw_method) else {
-                return Checked::Drop("a notification whose method is not a string".into());
-            };
-            if !version_ok || !params_ok || object.result || object.error {
-                return Checked::Drop(format!("a malformed {method} notification"));
-            }
-            if method == "notifications/cancelled" {
-                return match cancellation(object.params) {
-                    Some((request_id, notification)) => Checked::Pass(Message::Cancel {
-                        request_id,
-                        notification,
-                    }),
-                    None => Checked::Drop("a cancellation without a usable requestId".into()),
-                };
-            }
-            Checked::Pass(Message::Notification(method_and_params(
-                raw_method,
-                object.params,
-            )))
-        }
-        // A response to one of our requests.
-        (None, Some(_)) if object.result != object.error && version_ok => {
-            Checked::Pass(Message::Response(line.into()))
-        }
-        (None, Some(raw_id)) if raw_id.get() == "null" => {
-            Checked::Drop("an error response without an id".into())
-        }
-        (None, id) => {
-            let id = id.and_then(usable_id);
-            Checked::Reply(error_line_with_id(
-                id.as_ref().unwrap_or(&Value::Null),
-                -32600,
-                "invalid request: expected a JSON-RPC request, notification or response",
-            ))
+            Err(error_line(-32700, &format!("Parse error: {err}")))
         }
     }
+}
+
+impl Envelope<'_> {
+    /// `"jsonrpc": "2.0"`.
+    fn version_ok(&self) -> bool {
+        self.jsonrpc.and_then(string).as_deref() == Some("2.0")
+    }
+
+    /// No `params`, or an object.
+    fn params_ok(&self) -> bool {
+        self.params.is_none_or(is_object)
+    }
+}
+
+/// A request (`method` and `id`): passed on, or answered here by its id when the id, the
+/// method, the version, the params or the shape is wrong.
+fn check_request(object: &Envelope, raw_method: &RawValue, raw_id: &RawValue) -> Checked {
+    // JSON-RPC ids are strings or integers; anything else cannot be answered by id.
+    let Some(id) = usable_id(raw_id) else {
+        return Checked::Reply(error_line(
+            -32600,
+            "invalid request id: use a string or an integer",
+        ));
+    };
+    let Some(method) = string(raw_method) else {
+        return Checked::Reply(error_line_with_id(
+            &id,
+            -32600,
+            "invalid request: \"method\" must be a string",
+        ));
+    };
+    if !object.version_ok() {
+        return Checked::Reply(error_line_with_id(
+            &id,
+            -32600,
+            "invalid request: \"jsonrpc\" must be \"2.0\"",
+        ));
+    }
+    if !object.params_ok() {
+        return Checked::Reply(error_line_with_id(
+            &id,
+            -32602,
+            &format!(
+                "invalid params for {}: params must be an object",
+                crate::quote::echo(&method)
+            ),
+        ));
+    }
+    if object.result || object.error {
+        return Checked::Reply(error_line_with_id(
+            &id,
+            -32602,
+            &format!(
+                "invalid params for {}: the message does not match the JSON-RPC \
+                 request shape",
+                crate::quote::echo(&method)
+            ),
+        ));
+    }
+    Checked::Pass(Message::Request {
+        id,
+        text: method_and_params(raw_method, object.params),
+        method,
+    })
+}
+
+/// A notification (`method`, no `id`): never answered, whatever is wrong with it; a
+/// cancellation is typed here so the pipeline can act on it first.
+fn check_notification(object: &Envelope, raw_method: &RawValue) -> Checked {
+    let Some(method) = string(raw_method) else {
+        return Checked::Drop("a notification whose method is not a string".into());
+    };
+    if !object.version_ok() || !object.params_ok() || object.result || object.error {
+        return Checked::Drop(format!("a malformed {method} notification"));
+    }
+    if method == "notifications/cancelled" {
+        return match cancellation(object.params) {
+            Some((request_id, notification)) => Checked::Pass(Message::Cancel {
+                request_id,
+                notification,
+            }),
+            None => Checked::Drop("a cancellation without a usable requestId".into()),
+        };
+    }
+    Checked::Pass(Message::Notification(method_and_params(
+        raw_method,
+        object.params,
+    )))
 }
 
 /// The params of `notifications/cancelled`, as rmcp reads them.

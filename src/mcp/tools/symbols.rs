@@ -1,7 +1,7 @@
 //! The code-intelligence tools (PRODUCT §13): `symbols`, `outline` and `references`.
 //! Their arguments and handlers: the work is `crate::symbols`, run on the process-wide
 //! search pool with progress and cancellation like `grep`, and rendered by
-//! [`crate::mcp::render::symbols`].
+//! `crate::mcp::render::{symbols, outline, references}`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -15,9 +15,9 @@ use super::pool;
 use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
-use crate::mcp::render::symbols::{
-    OutlineOut, ReferencesOut, SymbolsOut, render_outline, render_references, render_symbols,
-};
+use crate::mcp::render::outline::{OutlineOut, render_outline};
+use crate::mcp::render::references::{ReferencesOut, render_references};
+use crate::mcp::render::symbols::{SymbolsOut, render_symbols};
 use crate::pool::Lane;
 use crate::search::Control;
 use crate::symbols::{self, Lang, SymbolQuery};

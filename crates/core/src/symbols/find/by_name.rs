@@ -117,53 +117,119 @@ pub fn find_symbols_with(
     // A query is foreground work: the index build steps aside while it runs.
     let _running = crate::walk::SearchRunning::start();
     let started = Instant::now();
-    let indexed = symbols.and_then(|symbols| snapshots_for(symbols, targets));
-    let (container, name) = split_qualified(query.query.trim());
-    let insensitive = !name.chars().any(char::is_uppercase);
+    let finder = Finder::new(query, targets, index, symbols, control, abort);
     let mut stats = SymbolStats::default();
-    let matcher = NameMatcher::new(name, insensitive);
-    let keep = |located: &Located| {
-        kind_allowed(&query.kinds, located.def.kind)
-            && (query.langs.is_empty() || query.langs.contains(&located.lang))
-            && container.is_none_or(|c| {
+    let mut found = finder.first_pass(&mut stats)?;
+    let mut fuzzy = false;
+    if found.is_empty() && !finder.exact && !control.is_cancelled() {
+        fuzzy = true;
+        found = finder.second_pass(&mut stats)?;
+    }
+    rank(&mut found, finder.name, &finder.matcher);
+    let total = found.len();
+    let mut entries: Vec<_> = found
+        .into_iter()
+        .skip(query.offset)
+        .take(query.limit.max(1))
+        .collect();
+    if finder.indexed.is_some() {
+        fill_signatures(&mut entries);
+    }
+    let end = query.offset + entries.len();
+    stats.elapsed = started.elapsed();
+    Ok(SymbolOutcome {
+        next_offset: (end < total).then_some(end),
+        entries,
+        total,
+        fuzzy,
+        whole_names_only: finder.whole_names_only,
+        stats,
+        cancelled: control.is_cancelled(),
+    })
+}
+
+/// One query as its passes read it: the name and container asked for, how names match,
+/// and where the answer comes from (the symbol index's snapshots, or the files).
+struct Finder<'a> {
+    query: &'a SymbolQuery,
+    targets: &'a [PathBuf],
+    index: Option<&'a FileIndex>,
+    control: &'a Control,
+    abort: &'a AtomicUsize,
+    /// The symbol index's snapshots covering every target, when it can answer now.
+    indexed: Option<Vec<(Snapshot, Vec<PathBuf>)>>,
+    /// The `Container` of `Container::name`.
+    container: Option<&'a str>,
+    name: &'a str,
+    /// Smart case: the name has no uppercase letter.
+    insensitive: bool,
+    matcher: NameMatcher,
+    /// A one-character query would make nearly every file a candidate for prefixes of no
+    /// use: it looks for that exact name only.
+    whole_names_only: bool,
+    /// Only names equal to the query (asked for, or `whole_names_only`).
+    exact: bool,
+}
+
+impl<'a> Finder<'a> {
+    fn new(
+        query: &'a SymbolQuery,
+        targets: &'a [PathBuf],
+        index: Option<&'a FileIndex>,
+        symbols: Option<&SymbolIndex>,
+        control: &'a Control,
+        abort: &'a AtomicUsize,
+    ) -> Finder<'a> {
+        let indexed = symbols.and_then(|symbols| snapshots_for(symbols, targets));
+        let (container, name) = split_qualified(query.query.trim());
+        let insensitive = !name.chars().any(char::is_uppercase);
+        let whole_names_only = !query.exact && name.chars().count() < 2;
+        Finder {
+            query,
+            targets,
+            index,
+            control,
+            abort,
+            indexed,
+            container,
+            name,
+            insensitive,
+            matcher: NameMatcher::new(name, insensitive),
+            whole_names_only,
+            exact: query.exact || whole_names_only,
+        }
+    }
+
+    /// Whether a definition passes the query's kind, language and container filters.
+    fn keeps(&self, located: &Located) -> bool {
+        kind_allowed(&self.query.kinds, located.def.kind)
+            && (self.query.langs.is_empty() || self.query.langs.contains(&located.lang))
+            && self.container.is_none_or(|c| {
                 located
                     .def
                     .container
                     .as_deref()
-                    .is_some_and(|have| same_name(have, c, insensitive))
+                    .is_some_and(|have| same_name(have, c, self.insensitive))
             })
-    };
-    // First pass: names equal to or starting with the query, so the pre-filter wants the
-    // query at the start of a word (most files mentioning a name only call it; fewer
-    // candidates is what keeps a first query on a large tree fast).
-    let literal = regex_escape(name);
-    let folded = if insensitive {
-        name.to_ascii_lowercase()
-    } else {
-        name.to_string()
-    };
-    let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
-    // A one-character query would make nearly every file a candidate for prefixes of no
-    // use: it looks for that exact name only.
-    let whole_names_only = !query.exact && name.chars().count() < 2;
-    let exact = query.exact || whole_names_only;
-    let pattern = match (exact, word_start) {
-        (true, true) => format!(r"\b{literal}\b"),
-        (false, true) => format!(r"\b{literal}"),
-        (_, false) => literal,
-    };
-    let first_tier = |def: &Definition| {
-        matcher
-            .tier(&def.name, exact)
-            .filter(|t| *t <= Tier::Prefix)
-    };
-    let lowered = if insensitive {
-        name.to_lowercase()
-    } else {
-        name.to_string()
-    };
-    let mut found = match &indexed {
-        Some(snapshots) => {
+    }
+
+    /// Names equal to or starting with the query (only equal ones when `exact`).
+    fn first_pass(&self, stats: &mut SymbolStats) -> Result<Vec<(Tier, Located)>, SearchError> {
+        let name = self.name;
+        let insensitive = self.insensitive;
+        let exact = self.exact;
+        let keep = |located: &Located| self.keeps(located);
+        let first_tier = |def: &Definition| {
+            self.matcher
+                .tier(&def.name, exact)
+                .filter(|t| *t <= Tier::Prefix)
+        };
+        if let Some(snapshots) = &self.indexed {
+            let lowered = if insensitive {
+                name.to_lowercase()
+            } else {
+                name.to_string()
+            };
             let lookup = match exact {
                 true => Lookup::Exact {
                     key: &lowered,
@@ -174,17 +240,32 @@ pub fn find_symbols_with(
                     insensitive,
                 },
             };
-            from_index(snapshots, lookup, &first_tier, &keep, &mut stats)
+            return Ok(from_index(snapshots, lookup, &first_tier, &keep, stats));
         }
-        None => collect(
-            query,
-            targets,
-            index,
-            control,
-            abort,
+        // The pre-filter wants the query at the start of a word (most files mentioning a
+        // name only call it; fewer candidates is what keeps a first query on a large tree
+        // fast).
+        let literal = regex_escape(name);
+        let folded = if insensitive {
+            name.to_ascii_lowercase()
+        } else {
+            name.to_string()
+        };
+        let word_start = name.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let pattern = match (exact, word_start) {
+            (true, true) => format!(r"\b{literal}\b"),
+            (false, true) => format!(r"\b{literal}"),
+            (_, false) => literal,
+        };
+        collect(
+            self.query,
+            self.targets,
+            self.index,
+            self.control,
+            self.abort,
             &pattern,
             insensitive,
-            &mut stats,
+            stats,
             // C/C++ files where no line could define the name are not parsed.
             word_start.then_some(Sieve {
                 needle: &folded,
@@ -192,61 +273,61 @@ pub fn find_symbols_with(
             }),
             first_tier,
             &keep,
-        )?,
-    };
-    let mut fuzzy = false;
-    if found.is_empty()
-        && !exact
-        && !control.is_cancelled()
-        && let Some(snapshots) = &indexed
-    {
-        // The same second pass, over the names in memory.
-        fuzzy = true;
-        let second_tier = |def: &Definition| {
-            matcher
-                .tier(&def.name, false)
-                .or_else(|| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
-        };
-        let scan = |n: &str| matcher.tier(n, false).is_some() || matcher.fuzzy(n).is_some();
-        found = from_index(
-            snapshots,
-            Lookup::Scan(&scan),
-            &second_tier,
-            &keep,
-            &mut stats,
-        );
+        )
     }
-    if found.is_empty() && !exact && !control.is_cancelled() && indexed.is_none() {
-        // No name starts with the query: names containing it, then names holding its
-        // letters in order (the pre-filter regex accepts both).
-        fuzzy = true;
+
+    /// When no name starts with the query: names containing it, then names holding its
+    /// letters in order.
+    fn second_pass(&self, stats: &mut SymbolStats) -> Result<Vec<(Tier, Located)>, SearchError> {
+        let keep = |located: &Located| self.keeps(located);
+        let second_tier = |def: &Definition| {
+            self.matcher
+                .tier(&def.name, false)
+                .or_else(|| self.matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
+        };
+        if let Some(snapshots) = &self.indexed {
+            // The same pass over the names in memory.
+            let scan =
+                |n: &str| self.matcher.tier(n, false).is_some() || self.matcher.fuzzy(n).is_some();
+            return Ok(from_index(
+                snapshots,
+                Lookup::Scan(&scan),
+                &second_tier,
+                &keep,
+                stats,
+            ));
+        }
         // This pass's pattern matches every text the first one did, so its files are all
         // the files the answer looked at: its counts replace the first pass's, which
-        // would otherwise count a file twice (a file over 1 MiB was "skipped 2").
-        stats = SymbolStats::default();
-        let pattern = name
+        // would otherwise count a file twice (a file over 1 MiB was "skipped 2"). The
+        // pre-filter regex accepts both kinds of names.
+        *stats = SymbolStats::default();
+        let pattern = self
+            .name
             .chars()
             .map(|c| regex_escape(&c.to_string()))
             .collect::<Vec<_>>()
             .join(r"\w*");
-        found = collect(
-            query,
-            targets,
-            index,
-            control,
-            abort,
+        collect(
+            self.query,
+            self.targets,
+            self.index,
+            self.control,
+            self.abort,
             &pattern,
-            insensitive,
-            &mut stats,
+            self.insensitive,
+            stats,
             None,
-            |def| {
-                matcher
-                    .tier(&def.name, false)
-                    .or_else(|| matcher.fuzzy(&def.name).map(|_| Tier::Fuzzy))
-            },
+            second_tier,
             &keep,
-        )?;
+        )
     }
+}
+
+/// The page's order: by tier; an exact name spelled as the query before one matching
+/// only by case, a shorter name before a longer (closer to the query); fuzzy matches by
+/// the span their letters cover; then by path and line.
+fn rank(found: &mut [(Tier, Located)], name: &str, matcher: &NameMatcher) {
     found.sort_by(|(ta, a), (tb, b)| {
         ta.cmp(tb)
             .then_with(|| match ta {
@@ -264,26 +345,6 @@ pub fn find_symbols_with(
             .then(a.def.line.cmp(&b.def.line))
             .then(a.def.name_line.cmp(&b.def.name_line))
     });
-    let total = found.len();
-    let mut entries: Vec<_> = found
-        .into_iter()
-        .skip(query.offset)
-        .take(query.limit.max(1))
-        .collect();
-    if indexed.is_some() {
-        fill_signatures(&mut entries);
-    }
-    let end = query.offset + entries.len();
-    stats.elapsed = started.elapsed();
-    Ok(SymbolOutcome {
-        next_offset: (end < total).then_some(end),
-        entries,
-        total,
-        fuzzy,
-        whole_names_only,
-        stats,
-        cancelled: control.is_cancelled(),
-    })
 }
 
 /// Definitions from the symbol index come without their signature (the line holding the

@@ -3,13 +3,14 @@
 //! [`crate::symbols::scope`]). Files over the parse cap are searched too: their matches
 //! say their scope is unknown.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use super::matching::{MAX_CANDIDATES, kind_allowed};
 use crate::index::FileIndex;
-use crate::search::{self, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
+use crate::search::{self, Control, GrepEntries, GrepMatch, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, MAX_PARSE_BYTES};
 use crate::symbols::index::SymbolIndex;
 use crate::symbols::lang::{Lang, rg_types};
@@ -80,20 +81,8 @@ pub fn references(
     abort: &AtomicUsize,
 ) -> Result<ReferenceOutcome, SearchError> {
     let started = Instant::now();
-    let mut grep = GrepQuery::new(name);
-    grep.fixed_strings = true;
-    grep.word = true;
-    grep.types = rg_types(&[]);
-    grep.mode = OutputMode::Content;
-    grep.threads = threads;
     let filtered = !kinds.is_empty();
-    if filtered {
-        grep.limit = Some(MAX_CANDIDATES);
-        grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
-    } else {
-        grep.offset = offset;
-        grep.limit = Some(limit.max(1));
-    }
+    let grep = uses_query(name, filtered, offset, limit, threads);
     let outcome = match index {
         Some(index) => search::grep_indexed(&grep, targets, index, control)?,
         None => search::grep(&grep, targets, control)?,
@@ -116,51 +105,16 @@ pub fn references(
         abort,
         &mut stats,
     );
-    let mut entries: Vec<Reference> = matches
+    let entries: Vec<Reference> = matches
         .into_iter()
-        .map(|m| {
-            let (defs, unscoped) = match parsed.get(&m.path) {
-                Some(Ok(defs)) => (Some(defs), None),
-                Some(Err(FileError::TooLarge)) => (None, Some(Unscoped::TooLarge)),
-                // A file of a supported language that was not parsed (unreadable, too
-                // deep, or its parse stopped).
-                _ if Lang::from_path(&m.path).is_some() => (None, Some(Unscoped::Unparsed)),
-                _ => (None, None),
-            };
-            let enclosing =
-                defs.and_then(|defs| crate::symbols::scope::innermost(defs, m.line).cloned());
-            let is_definition = defs
-                .is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
-            Reference {
-                path: m.path,
-                line: m.line,
-                column: m.column,
-                text: m.text,
-                enclosing,
-                is_definition,
-                unscoped,
-            }
-        })
+        .map(|m| reference(m, &parsed, name))
         .collect();
     let mut unscoped_left_out = 0;
-    let (total, next_offset) = if filtered {
+    let (entries, total, next_offset) = if filtered {
         unscoped_left_out = entries.iter().filter(|r| r.unscoped.is_some()).count();
-        entries.retain(|r| {
-            r.enclosing
-                .as_ref()
-                .is_some_and(|d| kind_allowed(kinds, d.kind))
-        });
-        let total = entries.len();
-        let page: Vec<_> = entries
-            .into_iter()
-            .skip(offset)
-            .take(limit.max(1))
-            .collect();
-        let end = offset + page.len();
-        entries = page;
-        (total, (end < total).then_some(end))
+        kind_page(entries, kinds, offset, limit)
     } else {
-        (outcome.total, outcome.next_offset)
+        (entries, outcome.total, outcome.next_offset)
     };
     stats.elapsed = started.elapsed();
     Ok(ReferenceOutcome {
@@ -172,4 +126,82 @@ pub fn references(
         unscoped_left_out,
         cancelled: control.is_cancelled(),
     })
+}
+
+/// The search for `name`'s uses: whole words, case-sensitive, in supported files. With a
+/// kind filter (`filtered`) every match up to the cap is taken and paged after the filter,
+/// and files over the parse cap are not searched; else the search pages.
+fn uses_query(
+    name: &str,
+    filtered: bool,
+    offset: usize,
+    limit: usize,
+    threads: usize,
+) -> GrepQuery {
+    let mut grep = GrepQuery::new(name);
+    grep.fixed_strings = true;
+    grep.word = true;
+    grep.types = rg_types(&[]);
+    grep.mode = OutputMode::Content;
+    grep.threads = threads;
+    if filtered {
+        grep.limit = Some(MAX_CANDIDATES);
+        grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
+    } else {
+        grep.offset = offset;
+        grep.limit = Some(limit.max(1));
+    }
+    grep
+}
+
+/// One match as a reference: its enclosing definition from its file's definitions
+/// (`parsed`), whether it is where `name` is defined, or why its scope is not known.
+fn reference(
+    m: GrepMatch,
+    parsed: &HashMap<PathBuf, Result<Vec<Definition>, FileError>>,
+    name: &str,
+) -> Reference {
+    let (defs, unscoped) = match parsed.get(&m.path) {
+        Some(Ok(defs)) => (Some(defs), None),
+        Some(Err(FileError::TooLarge)) => (None, Some(Unscoped::TooLarge)),
+        // A file of a supported language that was not parsed (unreadable, too
+        // deep, or its parse stopped).
+        _ if Lang::from_path(&m.path).is_some() => (None, Some(Unscoped::Unparsed)),
+        _ => (None, None),
+    };
+    let enclosing = defs.and_then(|defs| crate::symbols::scope::innermost(defs, m.line).cloned());
+    let is_definition =
+        defs.is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
+    Reference {
+        path: m.path,
+        line: m.line,
+        column: m.column,
+        text: m.text,
+        enclosing,
+        is_definition,
+        unscoped,
+    }
+}
+
+/// With a kind filter: the page of the references inside a definition of those kinds,
+/// their total and the next page's offset.
+fn kind_page(
+    mut entries: Vec<Reference>,
+    kinds: &[String],
+    offset: usize,
+    limit: usize,
+) -> (Vec<Reference>, usize, Option<usize>) {
+    entries.retain(|r| {
+        r.enclosing
+            .as_ref()
+            .is_some_and(|d| kind_allowed(kinds, d.kind))
+    });
+    let total = entries.len();
+    let page: Vec<_> = entries
+        .into_iter()
+        .skip(offset)
+        .take(limit.max(1))
+        .collect();
+    let end = offset + page.len();
+    (page, total, (end < total).then_some(end))
 }

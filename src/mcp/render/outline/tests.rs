@@ -1,9 +1,9 @@
-//! Unit tests of the symbol tools' rendering.
+//! Unit tests of `outline`'s rendering.
 
 use std::path::PathBuf;
 
 use super::*;
-use crate::symbols::{FileOutline, Lang};
+use crate::symbols::{FileOutline, Lang, SymbolStats};
 
 fn def(name: &str, line: u64) -> Definition {
     Definition {

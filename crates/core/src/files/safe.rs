@@ -18,7 +18,7 @@ use std::path::Path;
 #[cfg(unix)]
 pub(crate) use self::unix::*;
 #[cfg(windows)]
-pub use self::windows::*;
+pub(crate) use self::windows::*;
 
 mod entry;
 

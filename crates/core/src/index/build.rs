@@ -30,7 +30,7 @@ pub const DEFAULT_MAX_FILES: usize = 1_000_000;
 
 /// Like [`build`], but gives up once the tree holds more than `max_files` files:
 /// `Err(max_files)` then, `Ok(None)` when cancelled.
-pub fn build_limited(
+pub(crate) fn build_limited(
     root: &Path,
     control: &Control,
     max_files: usize,

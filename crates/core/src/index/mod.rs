@@ -63,9 +63,9 @@ mod root;
 mod state;
 mod update;
 
-pub use build::{DEFAULT_MAX_FILES, build, build_limited};
+pub use build::{DEFAULT_MAX_FILES, build};
 use builder::builder_loop;
-pub use root::{BuildInfo, Child, IndexedFile, RootIndex, cmp_paths};
+pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
 use state::{Shared, Slot, State, Watch};
 
 use crate::files::os::OsStrExt;

@@ -227,7 +227,7 @@ impl RootIndex {
 
     /// The children of visited directory `dir` (a position from [`RootIndex::find_dir`]):
     /// sub-directories that the walk enters, then files, each group by name.
-    pub fn children(&self, dir: usize) -> Vec<Child<'_>> {
+    pub(crate) fn children(&self, dir: usize) -> Vec<Child<'_>> {
         let rec = &self.dirs[dir];
         let mut out = Vec::new();
         let mut next = dir + 1;
@@ -377,7 +377,7 @@ impl RootIndex {
 
 /// Component-wise path order on relative paths: byte order with the separator first
 /// (this platform's rules: [`cmp_paths_in`]).
-pub fn cmp_paths(a: &[u8], b: &[u8]) -> Ordering {
+pub(crate) fn cmp_paths(a: &[u8], b: &[u8]) -> Ordering {
     cmp_paths_in(Seps::NATIVE, a, b)
 }
 

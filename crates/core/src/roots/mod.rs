@@ -28,10 +28,9 @@ pub use place::{Displaced, canonicalize, in_place, path_text, within};
 #[cfg(all(unix, test))]
 use resolve::NAME_MAX;
 pub use resolve::{Fault, Found, PATH_MAX, PathError, Resolved, resolve, resolve_entry};
-pub use set::{
-    DESCRIBE_MAX_BYTES, DESCRIBE_MAX_ROOTS, PathList, Root, RootSet, RootSource, describe_paths,
-    name_text,
-};
+#[cfg(all(unix, test))]
+use set::DESCRIBE_MAX_BYTES;
+pub use set::{PathList, Root, RootSet, RootSource, describe_paths, name_text};
 pub(crate) use uri::windows_file_uri;
 pub use uri::{UriError, file_uri_from_path, path_from_file_uri};
 

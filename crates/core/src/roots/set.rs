@@ -81,7 +81,7 @@ impl RootSet {
     }
 
     /// The index of the first root containing the canonical path, if any.
-    pub fn containing(&self, canonical: &Path) -> Option<usize> {
+    pub(crate) fn containing(&self, canonical: &Path) -> Option<usize> {
         self.roots.iter().position(|root| root.contains(canonical))
     }
 
@@ -124,9 +124,9 @@ pub fn name_text(name: &std::ffi::OsStr, path: &Path) -> String {
 }
 
 /// Most roots [`RootSet::describe`] names.
-pub const DESCRIBE_MAX_ROOTS: usize = 10;
+pub(crate) const DESCRIBE_MAX_ROOTS: usize = 10;
 /// About the most bytes of paths [`RootSet::describe`] writes.
-pub const DESCRIBE_MAX_BYTES: usize = 1024;
+pub(crate) const DESCRIBE_MAX_BYTES: usize = 1024;
 
 /// The first paths of a list, for messages ([`describe_paths`]): `a, b, c` and how many
 /// more there are. `Display` writes `a, b, c and N more`; where to see the others is the

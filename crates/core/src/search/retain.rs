@@ -157,7 +157,7 @@ impl<T: Ord> Best<T> {
     }
 
     /// Folds another collector (with the same cap) into this one.
-    pub fn merge(&mut self, other: Best<T>) {
+    pub(crate) fn merge(&mut self, other: Best<T>) {
         let seen = self.seen + other.seen;
         let peak = other.peak;
         match other.ascending {

@@ -28,7 +28,7 @@ mod list;
 mod open;
 mod rename;
 
-pub use self::at::{create_temp_at, exists_at, fsync_dir, identity_at, mkdir_at, unlink_at};
-pub use self::list::DirHandle;
-pub use self::open::{DirFd, open_dir, open_read};
-pub use self::rename::{rename_at, rename_noreplace_at};
+pub(crate) use self::at::{create_temp_at, exists_at, fsync_dir, identity_at, mkdir_at, unlink_at};
+pub(crate) use self::list::DirHandle;
+pub(crate) use self::open::{DirFd, open_dir, open_read};
+pub(crate) use self::rename::{rename_at, rename_noreplace_at};

@@ -118,7 +118,7 @@ pub(super) fn open_at(
 /// Creates `name` in `dir` exclusively (handle-relative, never through a reparse point).
 /// Windows has no permission bits to give it; `private` is ignored. `Ok(None)` when the
 /// name is taken.
-pub fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Option<File>> {
+pub(crate) fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Option<File>> {
     use windows_sys::Wdk::Storage::FileSystem::{FILE_CREATE, FILE_NON_DIRECTORY_FILE};
     use windows_sys::Win32::Foundation::STATUS_OBJECT_NAME_COLLISION;
     use windows_sys::Win32::Storage::FileSystem::{FILE_GENERIC_READ, FILE_GENERIC_WRITE};
@@ -136,7 +136,7 @@ pub fn create_temp_at(dir: &DirFd, name: &str, _private: bool) -> io::Result<Opt
 }
 
 /// Removes the file `dir\name` (opened relative to the held directory, deleted on close).
-pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
+pub(crate) fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
     use windows_sys::Wdk::Storage::FileSystem::{
         FILE_DELETE_ON_CLOSE, FILE_NON_DIRECTORY_FILE, FILE_OPEN,
     };
@@ -154,7 +154,7 @@ pub fn unlink_at(dir: &DirFd, name: &str) -> io::Result<()> {
 }
 
 /// Creates the directory `dir\name`, relative to the held directory.
-pub fn mkdir_at(dir: &DirFd, name: &OsStr) -> io::Result<()> {
+pub(crate) fn mkdir_at(dir: &DirFd, name: &OsStr) -> io::Result<()> {
     use windows_sys::Wdk::Storage::FileSystem::{FILE_CREATE, FILE_DIRECTORY_FILE};
     use windows_sys::Win32::Storage::FileSystem::FILE_LIST_DIRECTORY;
     open_at(
@@ -171,7 +171,7 @@ pub fn mkdir_at(dir: &DirFd, name: &OsStr) -> io::Result<()> {
 /// The identity (`platform::os::MetadataExt` device and inode) of the entry `name` of `dir`
 /// itself (never followed; opened for its attributes only), for checking that a path still
 /// names the file that was read.
-pub fn identity_at(dir: &DirFd, name: &OsStr) -> io::Result<(u64, u64)> {
+pub(crate) fn identity_at(dir: &DirFd, name: &OsStr) -> io::Result<(u64, u64)> {
     use crate::platform::os::MetadataExt;
     use windows_sys::Wdk::Storage::FileSystem::FILE_OPEN;
     use windows_sys::Win32::Storage::FileSystem::FILE_READ_ATTRIBUTES;
@@ -182,11 +182,11 @@ pub fn identity_at(dir: &DirFd, name: &OsStr) -> io::Result<(u64, u64)> {
 }
 
 /// Windows cannot flush a directory; NTFS journals its metadata.
-pub fn fsync_dir(_dir: &DirFd) {}
+pub(crate) fn fsync_dir(_dir: &DirFd) {}
 
 /// Whether `dir` holds an entry `name` (not following it). An entry that exists but cannot
 /// be opened (in use, no permission) exists; one being deleted does not.
-pub fn exists_at(dir: &DirFd, name: &OsStr) -> bool {
+pub(crate) fn exists_at(dir: &DirFd, name: &OsStr) -> bool {
     use windows_sys::Wdk::Storage::FileSystem::FILE_OPEN;
     use windows_sys::Win32::Foundation::{
         STATUS_DELETE_PENDING, STATUS_INVALID_PARAMETER, STATUS_OBJECT_NAME_INVALID,

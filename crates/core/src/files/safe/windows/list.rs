@@ -11,7 +11,7 @@ use super::open::{DirFd, open_dir};
 use crate::files::safe::entry::{HeldEntry, HeldKind};
 
 /// A directory held open and listed from its handle.
-pub struct DirHandle {
+pub(crate) struct DirHandle {
     dir: DirFd,
 }
 

@@ -19,7 +19,7 @@ use crate::platform::winpath;
 
 /// A directory held open (without delete sharing) with its checked final path. Every
 /// operation in it goes through `file`; `path` only names it in messages and link reports.
-pub struct DirFd {
+pub(crate) struct DirFd {
     pub(super) file: File,
     pub(super) path: PathBuf,
 }
@@ -105,12 +105,12 @@ fn open_checked(path: &Path, dir: bool) -> io::Result<File> {
 }
 
 /// Opens a canonical path for reading: never through a reparse point, never a device name.
-pub fn open_read(path: &Path) -> io::Result<File> {
+pub(crate) fn open_read(path: &Path) -> io::Result<File> {
     open_checked(path, false)
 }
 
 /// Opens a canonical directory and holds it for the handle-relative operations.
-pub fn open_dir(path: &Path) -> io::Result<DirFd> {
+pub(crate) fn open_dir(path: &Path) -> io::Result<DirFd> {
     let file = open_checked(path, true)?;
     // The verbatim form the system reports, which stays valid past MAX_PATH.
     let path = final_path(&file)?;

@@ -20,7 +20,7 @@ use super::open::DirFd;
 /// `to` open makes it fail with "Access denied": a virus scan, a search indexer, rootgrep
 /// itself reading a file just saved. Such reads are short, so the rename is tried again for
 /// up to a second before the error is reported.
-pub fn rename_at(dir: &DirFd, from: &str, to: &OsStr) -> io::Result<()> {
+pub(crate) fn rename_at(dir: &DirFd, from: &str, to: &OsStr) -> io::Result<()> {
     let deadline = Instant::now() + Duration::from_secs(1);
     let mut pause = Duration::from_millis(2);
     loop {
@@ -36,7 +36,7 @@ pub fn rename_at(dir: &DirFd, from: &str, to: &OsStr) -> io::Result<()> {
 
 /// Renames `src_dir\src_name` to `dst_dir\dst_name`, failing when the destination exists
 /// (the check is the system's: no replace asked for).
-pub fn rename_noreplace_at(
+pub(crate) fn rename_noreplace_at(
     src_dir: &DirFd,
     src_name: &OsStr,
     dst_dir: &DirFd,

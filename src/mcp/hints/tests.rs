@@ -141,7 +141,19 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
         )
     );
 
-    let err = crate::files::mv::move_no_replace(&file, &file).unwrap_err();
+    // Built by hand: a move onto itself is refused on Unix, while Windows' rename (and
+    // Wine's) may treat it as done.
+    let same = crate::files::mv::MoveRefused::Exists {
+        src: file.clone(),
+        dst: file.clone(),
+        same: true,
+    };
+    let err = std::io::Error::new(std::io::ErrorKind::AlreadyExists, same);
+    #[cfg(unix)]
+    {
+        let moved = crate::files::mv::move_no_replace(&file, &file).unwrap_err();
+        assert_eq!(io(&moved), io(&err), "the core refuses it the same way");
+    }
     assert_eq!(
         io(&err),
         format!(

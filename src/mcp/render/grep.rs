@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::{
-    Answer, ENVELOPE, FIXED, cut_to_fit, ignore_notes, json_len, serialized_len,
+    Answer, ENVELOPE, FIXED, cut_to_fit, ignore_notes, json_len, page_note, serialized_len,
 };
 use crate::search::{self, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use crate::symbols::Definition;
@@ -203,26 +203,41 @@ pub fn render_grep(
     if exact { answer.fitted() } else { answer }
 }
 
-/// `files_with_matches`: the paths that fit in `room`, one a line.
-fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> {
+/// The entries that fit in `room`, one line each: a path (the first one cut to fit rather
+/// than skipped) and what `line` writes after it. An entry costs its path twice (text and
+/// structured form) plus `overhead`.
+fn paths_page<'a, T>(
+    entries: impl Iterator<Item = (&'a Path, T)>,
+    room: usize,
+    overhead: usize,
+    text: &mut String,
+    line: impl Fn(&str, &T) -> String,
+) -> Vec<(String, T)> {
+    let cost = |p: &str| 2 * json_len(p) + overhead;
     let mut used = 0;
     let mut listed = Vec::new();
-    for path in files {
+    for (path, extra) in entries {
         let mut shown = path.display().to_string();
-        let cost = |p: &str| 2 * json_len(p) + 2;
         if listed.is_empty() && cost(&shown) > room {
             shown = cut_to_fit(&shown, room, cost); // shown cut, never skipped
         }
-        let line = format!("{shown}\n");
         if used + cost(&shown) > room {
             break;
         }
-        let cost = cost(&shown);
-        used += cost;
-        text.push_str(&line);
-        listed.push(shown);
+        used += cost(&shown);
+        text.push_str(&line(&shown, &extra));
+        listed.push((shown, extra));
     }
     listed
+}
+
+/// `files_with_matches`: the paths that fit in `room`, one a line.
+fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> {
+    let files = files.iter().map(|path| (path.as_path(), ()));
+    paths_page(files, room, 2, text, |path, ()| format!("{path}\n"))
+        .into_iter()
+        .map(|(path, ())| path)
+        .collect()
 }
 
 /// `count`: the `path:count` lines that fit in `room`, from each file's path and count.
@@ -231,24 +246,12 @@ fn counts_page<'a>(
     room: usize,
     text: &mut String,
 ) -> Vec<CountOut> {
-    let mut used = 0;
-    let mut listed = Vec::new();
-    for (file, count) in counts {
-        let mut path = file.display().to_string();
-        let cost = |p: &str| 2 * json_len(p) + 60;
-        if listed.is_empty() && cost(&path) > room {
-            path = cut_to_fit(&path, room, cost); // shown cut, never skipped
-        }
-        let line = format!("{path}:{count}\n");
-        if used + cost(&path) > room {
-            break;
-        }
-        let cost = cost(&path);
-        used += cost;
-        text.push_str(&line);
-        listed.push(CountOut { path, count });
-    }
-    listed
+    paths_page(counts, room, 60, text, |path, count| {
+        format!("{path}:{count}\n")
+    })
+    .into_iter()
+    .map(|(path, count)| CountOut { path, count })
+    .collect()
 }
 
 /// The line after the page: no matches, where the next page starts, or past the end.
@@ -271,18 +274,16 @@ fn grep_notes(
             thousands(outcome.stats.files_searched),
             skipped_note(&outcome.stats)
         ));
-    } else if let Some(next) = next_offset {
-        text.push_str(&format!(
-            "[showing {}-{} of {} {noun}; call grep with offset={next} for more]\n",
-            offset + 1,
-            offset + shown,
-            outcome.total
-        ));
-    } else if offset > 0 && shown == 0 {
-        text.push_str(&format!(
-            "[offset {offset} is past the end: {} {noun} in total]\n",
-            outcome.total
-        ));
+    } else {
+        page_note(
+            "grep",
+            noun,
+            offset,
+            shown,
+            outcome.total,
+            next_offset,
+            text,
+        );
     }
 }
 

@@ -422,6 +422,30 @@ pub(crate) const FIXED: usize = 600;
 
 /// `text` cut (with the usual marker) until `cost` of it fits in `room`: for a first entry
 /// that alone exceeds the budget, which is shown cut rather than skipped.
+/// The line after a page of `tool`'s `noun`: where the next page starts, or that `offset`
+/// is past the end; nothing on a last page.
+pub(crate) fn page_note(
+    tool: &str,
+    noun: &str,
+    offset: usize,
+    shown: usize,
+    total: usize,
+    next_offset: Option<usize>,
+    text: &mut String,
+) {
+    if let Some(next) = next_offset {
+        text.push_str(&format!(
+            "[showing {}-{} of {total} {noun}; call {tool} with offset={next} for more]\n",
+            offset + 1,
+            offset + shown,
+        ));
+    } else if offset > 0 && shown == 0 {
+        text.push_str(&format!(
+            "[offset {offset} is past the end: {total} {noun} in total]\n"
+        ));
+    }
+}
+
 pub(crate) fn cut_to_fit(text: &str, room: usize, cost: impl Fn(&str) -> usize) -> String {
     let mut chars = text.chars().count();
     let mut cut = text.to_owned();

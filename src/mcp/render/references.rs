@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::symbols::{StatsOut, cost, room, stats_out};
-use crate::mcp::render::{Answer, json_len};
+use crate::mcp::render::{Answer, json_len, page_note};
 use crate::roots::path_text;
 use crate::symbols;
 
@@ -207,18 +207,17 @@ fn references_notes(
             "No references to {name:?} (whole word, case-sensitive; searched {} files).\n",
             thousands(outcome.files_searched)
         ));
-    } else if let Some(next) = next_offset {
-        text.push_str(&format!(
-            "[showing {}-{} of {} references; call references with offset={next} for more]\n",
-            offset + 1,
-            offset + shown,
-            outcome.total
-        ));
-    } else if offset > 0 && shown == 0 {
-        text.push_str(&format!(
-            "[offset {offset} is past the end: {} references in total]\n",
-            outcome.total
-        ));
+    } else {
+        let total = outcome.total;
+        page_note(
+            "references",
+            "references",
+            offset,
+            shown,
+            total,
+            next_offset,
+            text,
+        );
     }
     let stats = &outcome.stats;
     if filtered && stats.too_large > 0 {

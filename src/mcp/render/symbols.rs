@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::{Answer, ENVELOPE, json_len, serialized_len};
+use crate::mcp::render::{Answer, ENVELOPE, json_len, page_note, serialized_len};
 use crate::roots::path_text;
 use crate::symbols::{self, Located, SymbolQuery, SymbolStats, Tier};
 
@@ -206,19 +206,16 @@ fn symbols_notes(
         text.push_str(SINGLE_CHARACTER_NOTE);
     }
     if outcome.total > 0 {
-        if let Some(next) = next_offset {
-            text.push_str(&format!(
-                "[showing {}-{} of {} definitions; call symbols with offset={next} for more]\n",
-                query.offset + 1,
-                query.offset + shown,
-                outcome.total
-            ));
-        } else if query.offset > 0 && shown == 0 {
-            text.push_str(&format!(
-                "[offset {} is past the end: {} definitions in total]\n",
-                query.offset, outcome.total
-            ));
-        }
+        let (offset, total) = (query.offset, outcome.total);
+        page_note(
+            "symbols",
+            "definitions",
+            offset,
+            shown,
+            total,
+            next_offset,
+            text,
+        );
         if stats.candidates_capped {
             text.push_str(&format!(
                 "[only the first {} files containing the query were parsed; narrow with path \

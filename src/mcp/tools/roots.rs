@@ -185,6 +185,7 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
     let path = root.effective();
     let gone = !present && live.on;
     let file_root = root.is_file && live.on;
+    let watch = live.watch_of(path);
     RootOut {
         path: path_text(path),
         uri: file_uri_from_path(path),
@@ -206,12 +207,8 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
                 )
             }),
         kind: if root.is_file { "file" } else { "directory" }.to_string(),
-        watched: present && live.watch_of(path) == "watching",
-        watch: if gone {
-            ROOT_GONE.to_string()
-        } else {
-            live.watch_of(path)
-        },
+        watched: present && watch == "watching",
+        watch: if gone { ROOT_GONE.to_string() } else { watch },
         index: if gone {
             ROOT_GONE.to_string()
         } else if file_root {

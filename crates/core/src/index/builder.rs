@@ -55,7 +55,7 @@ struct Done {
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
-    shared.state.lock().unwrap_or_else(PoisonError::into_inner)
+    crate::mutex::lock(&shared.state)
 }
 
 /// The builder thread: builds one due root at a time, outside the lock.

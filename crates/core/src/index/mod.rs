@@ -75,6 +75,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::clock::Clock;
+use crate::mutex::lock;
 use crate::roots::Displaced;
 use crate::watch::{Barrier, WatchEvent};
 
@@ -162,10 +163,7 @@ impl FileIndex {
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
-        self.shared
-            .state
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
+        lock(&self.shared.state)
     }
 
     /// Sets the roots to index (canonical directories; files and missing paths are
@@ -200,11 +198,7 @@ impl FileIndex {
     /// The watcher feeding this index: snapshots wait for its barrier from now on.
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn set_barrier(&self, barrier: Barrier) {
-        *self
-            .shared
-            .barrier
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner) = Some(barrier);
+        *lock(&self.shared.barrier) = Some(barrier);
     }
 
     /// Whether a fresh snapshot is proven to include every change made before it was asked
@@ -212,22 +206,13 @@ impl FileIndex {
     /// tests) a change made a moment before may not have been reported yet, so whoever
     /// keeps data derived from file contents checks the file on disk before trusting it.
     pub(crate) fn proves_freshness(&self) -> bool {
-        self.shared
-            .barrier
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_some()
+        lock(&self.shared.barrier).is_some()
     }
 
     /// Whether every event queued before this call has been applied, known within
     /// `timeout` (see [`SYNC_WAIT`]).
     fn synced(&self, timeout: Duration) -> bool {
-        let barrier = self
-            .shared
-            .barrier
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
+        let barrier = lock(&self.shared.barrier).clone();
         barrier.is_none_or(|barrier| barrier.sync(timeout))
     }
 

@@ -13,6 +13,7 @@ use std::time::Instant;
 use super::matching::{Located, MAX_CANDIDATES, kind_allowed, same_name, split_qualified};
 use crate::files::read::{Whole, read_whole};
 use crate::index::FileIndex;
+use crate::mutex::lock;
 use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, LineIndex, MAX_PARSE_BYTES, Signatures};
 use crate::symbols::index::{Lookup, Snapshot, SymbolIndex};
@@ -257,12 +258,7 @@ impl<'a> Finder<'a> {
             (false, true) => format!(r"\b{literal}"),
             (_, false) => literal,
         };
-        collect(
-            self.query,
-            self.targets,
-            self.index,
-            self.control,
-            self.abort,
+        self.collect(
             &pattern,
             insensitive,
             stats,
@@ -308,19 +304,7 @@ impl<'a> Finder<'a> {
             .map(|c| regex_escape(&c.to_string()))
             .collect::<Vec<_>>()
             .join(r"\w*");
-        collect(
-            self.query,
-            self.targets,
-            self.index,
-            self.control,
-            self.abort,
-            &pattern,
-            self.insensitive,
-            stats,
-            None,
-            second_tier,
-            &keep,
-        )
+        self.collect(&pattern, self.insensitive, stats, None, second_tier, &keep)
     }
 }
 
@@ -412,69 +396,65 @@ fn from_index(
     found
 }
 
-/// Pre-filters with `pattern`, parses the candidates and keeps the definitions `tier`
-/// accepts and `keep` allows.
-#[allow(clippy::too_many_arguments)]
-fn collect(
-    query: &SymbolQuery,
-    targets: &[PathBuf],
-    index: Option<&FileIndex>,
-    control: &Control,
-    abort: &AtomicUsize,
-    pattern: &str,
-    insensitive: bool,
-    stats: &mut SymbolStats,
-    sieve: Option<Sieve<'_>>,
-    tier: impl Fn(&Definition) -> Option<Tier> + Sync,
-    keep: &(impl Fn(&Located) -> bool + Sync),
-) -> Result<Vec<(Tier, Located)>, SearchError> {
-    let files = candidates(
-        pattern,
-        insensitive,
-        &query.langs,
-        targets,
-        index,
-        control,
-        query.threads,
-        stats,
-    )?;
-    let found = Mutex::new(Vec::new());
-    parse_all(
-        &files,
-        query.threads,
-        control,
-        abort,
-        stats,
-        sieve,
-        |path, lang, defs| {
-            let Ok(defs) = defs else { return };
-            let mut mine = Vec::new();
-            for def in defs {
-                if let Some(t) = tier(&def) {
-                    let located = Located {
-                        path: path.to_path_buf(),
-                        lang,
-                        def,
-                    };
-                    if keep(&located) {
-                        mine.push((t, located));
+impl Finder<'_> {
+    /// Pre-filters with `pattern`, parses the candidates and keeps the definitions `tier`
+    /// accepts and `keep` allows.
+    fn collect(
+        &self,
+        pattern: &str,
+        insensitive: bool,
+        stats: &mut SymbolStats,
+        sieve: Option<Sieve<'_>>,
+        tier: impl Fn(&Definition) -> Option<Tier> + Sync,
+        keep: &(impl Fn(&Located) -> bool + Sync),
+    ) -> Result<Vec<(Tier, Located)>, SearchError> {
+        let (query, targets, index) = (self.query, self.targets, self.index);
+        let (control, abort) = (self.control, self.abort);
+        let files = candidates(
+            pattern,
+            insensitive,
+            &query.langs,
+            targets,
+            index,
+            control,
+            query.threads,
+            stats,
+        )?;
+        let found = Mutex::new(Vec::new());
+        parse_all(
+            &files,
+            query.threads,
+            control,
+            abort,
+            stats,
+            sieve,
+            |path, lang, defs| {
+                let Ok(defs) = defs else { return };
+                let mut mine = Vec::new();
+                for def in defs {
+                    if let Some(t) = tier(&def) {
+                        let located = Located {
+                            path: path.to_path_buf(),
+                            lang,
+                            def,
+                        };
+                        if keep(&located) {
+                            mine.push((t, located));
+                        }
                     }
                 }
-            }
-            if !mine.is_empty() {
-                control
-                    .matches
-                    .fetch_add(mine.len() as u64, Ordering::Relaxed);
-                found
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(mine);
-            }
-        },
-    );
-    Ok(found
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner))
+                if !mine.is_empty() {
+                    control
+                        .matches
+                        .fetch_add(mine.len() as u64, Ordering::Relaxed);
+                    lock(&found).extend(mine);
+                }
+            },
+        );
+        Ok(found
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
+    }
 }
 
 /// Files of a supported language under `targets` with a line matching `pattern`.

@@ -6,13 +6,14 @@
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::table::{Overlay, Table};
 use crate::clock::Clock;
 use crate::index::FileIndex;
 use crate::lifecycle::Phase;
+use crate::mutex::lock;
 
 /// Files re-parsed into the overlay before it is folded into a new table.
 pub(crate) const MAX_OVERLAY: usize = 1024;
@@ -134,6 +135,6 @@ pub(super) struct Shared {
 
 impl Shared {
     pub(super) fn lock(&self) -> MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.state)
     }
 }

@@ -13,6 +13,7 @@ use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
+use crate::mutex::lock;
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};
@@ -373,10 +374,7 @@ fn parse_on_threads(
                 job.cancel.store(true, Ordering::Relaxed);
             }
         }
-        parts
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push((mine.table, order));
+        lock(&parts).push((mine.table, order));
     };
     std::thread::scope(|scope| {
         for n in 0..shared.threads {

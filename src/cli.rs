@@ -54,6 +54,20 @@ pub enum Command {
         #[command(flatten)]
         options: Options,
     },
+    /// Show what the index store holds (`rootgrep cache`), or clear it (`rootgrep cache
+    /// clear [DIR]...`: every entry, or those of the DIRs, except entries a running
+    /// server is writing).
+    Cache {
+        /// list (the default) or clear.
+        #[arg(value_enum, default_value_t = CacheAction::List)]
+        action: CacheAction,
+        /// With clear: only these roots' entries.
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        /// The cache directory (default: the user's cache directory).
+        #[arg(long, value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
+    },
     /// Print HOST's config entry for this rootgrep (its absolute path) and where it goes.
     ///
     /// stdout: the snippet, a whole config file for this OS (JSON, or TOML for codex);
@@ -69,6 +83,13 @@ pub enum Command {
         #[command(flatten)]
         options: Options,
     },
+}
+
+/// What `rootgrep cache` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CacheAction {
+    List,
+    Clear,
 }
 
 /// MCP hosts `print-config` knows.
@@ -106,6 +127,20 @@ pub struct Options {
     /// is searched by walking the disk.
     #[arg(long, value_name = "N", default_value_t = crate::index::DEFAULT_MAX_FILES)]
     pub index_max_files: usize,
+
+    /// Where the indexes are kept between runs, so a restarted server does not parse
+    /// everything again (default: the user's cache directory; `rootgrep cache` shows it).
+    #[arg(long, value_name = "DIR")]
+    pub cache_dir: Option<PathBuf>,
+
+    /// Keep the indexes in memory only: nothing is read from or written to the cache.
+    #[arg(long)]
+    pub no_cache: bool,
+
+    /// Most megabytes the stored indexes take together; the least recently used roots'
+    /// entries are removed beyond it.
+    #[arg(long, value_name = "MB", default_value_t = crate::store::DEFAULT_MAX_MB)]
+    pub cache_max_mb: u64,
 
     /// Budget for the text of one tool answer, in bytes.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_OUTPUT_BYTES,
@@ -244,10 +279,38 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         read_only: options.read_only,
         watch: !options.no_watch,
         index_max_files: options.index_max_files,
+        store: store(options)?,
         max_output_bytes: options.max_output_bytes,
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
     })
+}
+
+/// The index store the options ask for: `None` with `--no-cache`, or when no cache
+/// directory is known (no `HOME`, `LOCALAPPDATA`…: said once, at start).
+pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError> {
+    if options.no_cache {
+        return Ok(None);
+    }
+    let dir = match &options.cache_dir {
+        Some(dir) if dir.as_os_str().is_empty() => {
+            return Err(CliError(
+                "--cache-dir is empty: pass a directory, or --no-cache".into(),
+            ));
+        }
+        Some(dir) => std::path::absolute(dir)
+            .map_err(|err| CliError(format!("--cache-dir {}: {err}", dir.display())))?,
+        None => match crate::store::default_cache_dir(|name| std::env::var_os(name)) {
+            Some(dir) => dir,
+            None => {
+                tracing::warn!(
+                    "no cache directory known (HOME or LOCALAPPDATA unset): the indexes are                      kept in memory only; pass --cache-dir DIR to keep them"
+                );
+                return Ok(None);
+            }
+        },
+    };
+    Ok(Some(crate::store::Store::new(&dir, options.cache_max_mb)))
 }
 
 /// Checks `rootgrep call`'s TOOL and ARGS_JSON before anything starts, so that a mistake
@@ -304,6 +367,15 @@ impl Options {
         }
         if self.no_watch {
             push("--no-watch", None);
+        }
+        if let Some(dir) = &self.cache_dir {
+            push("--cache-dir", Some(absolute(cwd, dir)));
+        }
+        if self.no_cache {
+            push("--no-cache", None);
+        }
+        if self.cache_max_mb != defaults.cache_max_mb {
+            push("--cache-max-mb", Some(self.cache_max_mb.to_string()));
         }
         if self.index_max_files != defaults.index_max_files {
             push("--index-max-files", Some(self.index_max_files.to_string()));
@@ -397,6 +469,11 @@ mod tests {
             "--confine",
             ".",
             "--no-watch",
+            "--cache-dir",
+            ".",
+            "--no-cache",
+            "--cache-max-mb",
+            "3",
             "--index-max-files",
             "7",
             "--max-output-bytes",
@@ -415,7 +492,8 @@ mod tests {
         let canonical = std::fs::canonicalize(&cwd).unwrap();
         let canonical = PathBuf::from(plain_path(&canonical.to_string_lossy()));
         let expected = Options {
-            confine: vec![canonical],
+            confine: vec![canonical.clone()],
+            cache_dir: Some(canonical),
             ..given
         };
         assert_eq!(format!("{again:?}"), format!("{expected:?}"));

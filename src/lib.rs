@@ -7,7 +7,7 @@
 
 pub use rootgrep_core::{
     access, complete, config, files, ignores, index, live, memory, platform, pool, quote, roots,
-    search, symbols, walk, watch,
+    search, store, symbols, walk, watch,
 };
 
 pub mod cli;

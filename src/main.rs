@@ -1,10 +1,12 @@
 //! The `rootgrep` binary: parse flags into a `Config`, then serve MCP over stdio, run one
-//! tool (`rootgrep call`) or print a host's config (`rootgrep print-config`). Errors are
+//! tool (`rootgrep call`), print a host's config (`rootgrep print-config`) or show and
+//! clear the index store (`rootgrep cache`). Errors are
 //! reported once, on stderr: usage errors exit 2 (as clap's own do), failures at run time
 //! exit 1. When serving, stdout carries protocol messages only (written by `mcp::stdio`);
 //! `call`'s answer and `print-config`'s snippet are the only things this file writes to
 //! stdout.
 
+mod cache;
 mod hostconfig;
 
 use std::io::Write;
@@ -82,6 +84,11 @@ fn main() -> ExitCode {
             options,
             dirs,
         }) => return print_config(*host, options, dirs),
+        Some(Command::Cache {
+            action,
+            dirs,
+            cache_dir,
+        }) => return cache::run(*action, dirs, cache_dir.as_deref()),
         None => (&args.options, &args.dirs),
     };
     if let Some(Command::Call {
@@ -140,7 +147,7 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             },
-            Some(Command::PrintConfig { .. }) => ExitCode::SUCCESS,
+            Some(Command::PrintConfig { .. } | Command::Cache { .. }) => ExitCode::SUCCESS,
             None => {
                 use std::io::IsTerminal;
                 if std::io::stdin().is_terminal() {

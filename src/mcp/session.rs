@@ -70,10 +70,14 @@ impl Session {
             // The adapter only subscribes to the live layer: its changes become
             // notifications here.
             let notify = subscriptions.clone();
-            Live::start(config.index_max_files, move |change| match change {
-                crate::live::Change::File(kind, path) => notify.file_event(kind, path),
-                crate::live::Change::EverythingChanged => notify.everything_changed(),
-            })
+            Live::start(
+                config.index_max_files,
+                config.store.clone(),
+                move |change| match change {
+                    crate::live::Change::File(kind, path) => notify.file_event(kind, path),
+                    crate::live::Change::EverythingChanged => notify.everything_changed(),
+                },
+            )
         });
         if let Some(live) = &live {
             live.set_roots(&set);

@@ -25,6 +25,9 @@ pub struct Config {
     pub watch: bool,
     /// Most files one root's index may hold; bigger roots are searched by walking.
     pub index_max_files: usize,
+    /// Where the indexes are kept between runs (`None`: `--no-cache`, or no cache
+    /// directory known).
+    pub store: Option<crate::store::Store>,
     /// Budget for one tool answer's text.
     pub max_output_bytes: usize,
     /// How long to wait for the client's `roots/list` answer.

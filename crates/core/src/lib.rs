@@ -5,7 +5,7 @@
 //! workspace boundary and the user's grants), `ignores` and `walk` (what a walk visits),
 //! `files` (reading, facts about files, writes that lose nothing), `search` (answers),
 //! `lifecycle` (where the work on one root's index stands), `index` and `symbols` (the
-//! indexes that make answers fast), `watch` and `live` (keeping the indexes true while
+//! indexes that make answers fast), `store` (the indexes kept on disk between runs), `watch` and `live` (keeping the indexes true while
 //! files change), `complete` (path completion). The MCP adapter, in
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
@@ -25,6 +25,7 @@ pub mod pool;
 pub mod quote;
 pub mod roots;
 pub mod search;
+pub mod store;
 pub mod symbols;
 pub mod walk;
 pub mod watch;

@@ -23,6 +23,7 @@ use std::sync::{Arc, RwLock};
 use crate::ignores;
 use crate::index::FileIndex;
 use crate::roots::RootSet;
+use crate::store::Store;
 use crate::symbols::SymbolIndex;
 use crate::watch::{RootStatus, WatchEvent, Watcher};
 
@@ -74,11 +75,15 @@ pub struct Live {
 
 impl Live {
     /// Starts watching (no roots yet) with the file index holding at most `max_files` files
-    /// per root; every change for subscribers goes to `sink` (on the watcher's thread; it
-    /// must not block).
-    pub fn start(max_files: usize, sink: impl Fn(Change) + Send + Sync + 'static) -> Live {
+    /// per root, the symbol index starting from and saving to `store`; every change for
+    /// subscribers goes to `sink` (on the watcher's thread; it must not block).
+    pub fn start(
+        max_files: usize,
+        store: Option<Store>,
+        sink: impl Fn(Change) + Send + Sync + 'static,
+    ) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
-        let symbols = Arc::new(SymbolIndex::new(index.clone()));
+        let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.map(Arc::new)));
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, which must have applied an event first.
         let consumers: Vec<Arc<dyn Consumer>> = vec![index.clone(), symbols.clone()];

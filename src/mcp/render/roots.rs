@@ -54,8 +54,9 @@ pub struct RootOut {
     /// building, stale, waiting, unavailable, or off. Until it is fresh, searches walk the
     /// disk (same results, slower).
     pub index: String,
-    /// Symbol index state: ready (with the definitions and files held, and the files
-    /// skipped as too large), building (files parsed of the total), syncing, waiting,
+    /// Symbol index state: ready (with the definitions and files held, the files skipped
+    /// as too large, and how its on-disk copy stands: stored, loaded from the store, read
+    /// from another server's, or not stored and why), building (files parsed of the total), syncing, waiting,
     /// unavailable, or off. Until it is ready, symbols parses files on demand (same
     /// results, slower).
     pub symbols: String,
@@ -91,6 +92,10 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
                     "; {} files re-parsed after changes",
                     count(status.updates as usize)
                 ));
+            }
+            if let Some(store) = status.store.as_deref().filter(|s| !s.is_empty()) {
+                line.push_str("; ");
+                line.push_str(store);
             }
             line.push(')');
             line

@@ -37,6 +37,8 @@ use std::time::Duration;
 use super::lang::Lang;
 use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, IndexState};
+use crate::mutex::lock;
+use crate::store::Store;
 use crate::watch::Consumer;
 use crate::watch::{RootStatus, WatchEvent};
 
@@ -44,8 +46,10 @@ use crate::watch::{RootStatus, WatchEvent};
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
+mod persist;
 mod snapshot;
 mod state;
+mod stored;
 mod table;
 mod worker;
 
@@ -86,6 +90,8 @@ pub struct SymbolStatus {
     pub updates: u64,
     /// How long the last full pack (build or sync) took, and its CPU-bound part.
     pub last_build: Option<Duration>,
+    /// How the root's table stands in the on-disk store (`None`: no store).
+    pub store: Option<String>,
 }
 
 /// The live symbol index over the current roots (see the module documentation).
@@ -107,7 +113,12 @@ impl SymbolIndex {
     }
 
     pub(crate) fn with_threads(files: Arc<FileIndex>, threads: usize) -> SymbolIndex {
-        SymbolIndex::with_clock(files, threads, crate::clock::system())
+        SymbolIndex::with_clock(files, threads, crate::clock::system(), None)
+    }
+
+    /// An index standing on `files` that starts from, and saves to, `store`.
+    pub fn with_store(files: Arc<FileIndex>, store: Option<Arc<Store>>) -> SymbolIndex {
+        SymbolIndex::with_clock(files, build_threads(), crate::clock::system(), store)
     }
 
     /// Like [`SymbolIndex::with_threads`], its pacing reading the time from `clock`.
@@ -115,9 +126,12 @@ impl SymbolIndex {
         files: Arc<FileIndex>,
         threads: usize,
         clock: Arc<dyn crate::clock::Clock>,
+        store: Option<Arc<Store>>,
     ) -> SymbolIndex {
         let shared = Arc::new(Shared {
             files,
+            store,
+            notes: Mutex::default(),
             state: Mutex::new(State {
                 slots: Vec::new(),
                 stop: false,
@@ -276,6 +290,7 @@ impl SymbolIndex {
     /// Every root's state, in the order set.
     pub fn status(&self) -> Vec<SymbolStatus> {
         let file_states = self.shared.files.status();
+        let notes = lock(&self.shared.notes).clone();
         let state = self.shared.lock();
         state
             .slots
@@ -326,6 +341,7 @@ impl SymbolIndex {
                     heap_bytes: table.map_or(0, Table::heap_bytes),
                     updates: slot.updates,
                     last_build: slot.last_build,
+                    store: notes.get(&slot.root).cloned(),
                 }
             })
             .collect()

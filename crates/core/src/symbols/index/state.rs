@@ -3,7 +3,7 @@
 //! and its worker thread share (`Shared`): below both, so the worker reads what the handle
 //! writes without either importing the other.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::index::FileIndex;
 use crate::lifecycle::Phase;
 use crate::mutex::lock;
+use crate::store::Store;
 
 /// Files re-parsed into the overlay before it is folded into a new table.
 pub(crate) const MAX_OVERLAY: usize = 1024;
@@ -126,6 +127,10 @@ pub(super) struct State {
 
 pub(super) struct Shared {
     pub(super) files: Arc<FileIndex>,
+    /// Where tables are stored between runs (`None`: `--no-cache`, or no cache directory).
+    pub(super) store: Option<Arc<Store>>,
+    /// Per root, what `status` says of its store (written by the worker).
+    pub(super) notes: Mutex<HashMap<PathBuf, String>>,
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
     pub(super) threads: usize,

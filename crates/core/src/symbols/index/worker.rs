@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
+use super::persist::{Stores, WRITER_POLL};
 use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos};
 use crate::files::os::OsStrExt;
@@ -22,20 +23,38 @@ use crate::walk::{YIELD_MAX, yield_to_searches};
 /// The worker: one root's job at a time (a first build, a sync, or re-parsing dirty
 /// files), each waiting first for the root's file index to be fresh.
 pub(super) fn worker_loop(shared: &Shared) {
+    let mut stores = Stores::new(shared.store.clone());
     while let Some(job) = next_job(shared) {
-        let outcome = run_job(shared, &job);
-        let packed = matches!(outcome, Outcome::Packed { .. });
+        let outcome = run_job(shared, &job, &mut stores);
+        let packed = match &outcome {
+            Outcome::Packed { table, changed, .. } => Some((table.clone(), *changed)),
+            _ => None,
+        };
         let mut state = shared.lock();
+        stores.retain(
+            &state
+                .slots
+                .iter()
+                .map(|s| s.root.clone())
+                .collect::<Vec<_>>(),
+        );
         let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
             continue;
         };
         land(slot, &job, outcome, shared.clock.now());
         drop(state);
         shared.wake.notify_all();
-        if packed {
+        if let Some((table, changed)) = packed {
             // The build's transient memory (parse trees, unpacked lists) is free now, and
             // the replaced table too: give it back rather than keep the build's peak.
             crate::memory::release_freed();
+            if changed {
+                // After landing: the index answers while the table is written.
+                stores.save(&job.root, &table);
+            }
+        }
+        if let Some(note) = stores.note(&job.root) {
+            lock(&shared.notes).insert(job.root.clone(), note);
         }
     }
 }
@@ -96,11 +115,22 @@ fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
             table,
             too_large,
             elapsed,
+            ..
         } => {
-            slot.table = Some(Arc::new(table));
+            slot.table = Some(table);
             slot.overlay = Arc::default();
             slot.too_large = too_large;
             slot.last_build = Some(elapsed);
+        }
+        Outcome::WaitForWriter { loaded } => {
+            // Another server builds this root: look for its publication again soon (the
+            // stored table, if any, serves completion meanwhile).
+            if slot.table.is_none() {
+                slot.table = loaded;
+            }
+            slot.give_back(taken, now);
+            slot.sync(now);
+            slot.phase.reschedule(now + WRITER_POLL, false);
         }
         Outcome::Updated { overlay, parsed } => {
             slot.overlay = Arc::new(overlay);
@@ -136,9 +166,15 @@ pub(super) struct Job {
 
 pub(super) enum Outcome {
     Packed {
-        table: Table,
+        table: Arc<Table>,
+        /// Not the table the job started from (so worth storing).
+        changed: bool,
         too_large: usize,
         elapsed: Duration,
+    },
+    /// Another server is building this root; its publication is awaited.
+    WaitForWriter {
+        loaded: Option<Arc<Table>>,
     },
     Updated {
         overlay: Overlay,
@@ -155,7 +191,15 @@ pub(super) fn stopped(shared: &Shared, job: &Job) -> bool {
     job.cancel.load(Ordering::Relaxed) || shared.lock().stop
 }
 
-pub(super) fn run_job(shared: &Shared, job: &Job) -> Outcome {
+pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores) -> Outcome {
+    // A sync starts from the stored table when there is one it has not seen (checked
+    // against the file list below like any other, so never served unchecked).
+    let base = match job.sync {
+        true => stores
+            .newer_table(&job.root, job.table.is_some())
+            .or_else(|| job.table.clone()),
+        false => job.table.clone(),
+    };
     // The index stands on a fresh file list; wait for it (re-checking for a stop).
     let files = loop {
         if stopped(shared, job) {
@@ -179,7 +223,7 @@ pub(super) fn run_job(shared: &Shared, job: &Job) -> Outcome {
         }
     };
     if job.sync {
-        return pack(shared, job, &files);
+        return pack(shared, job, base, &files, stores);
     }
     // Re-parse the dirty files into a copy of the overlay.
     let mut overlay = (*job.overlay).clone();
@@ -258,12 +302,36 @@ struct Planned {
 
 /// A full pack: every supported file of the list, reusing what was parsed at the same
 /// size and mtime, parsing the rest on the build threads.
-pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
+pub(super) fn pack(
+    shared: &Shared,
+    job: &Job,
+    base: Option<Arc<Table>>,
+    files: &RootIndex,
+    stores: &mut Stores,
+) -> Outcome {
     let started = std::time::Instant::now();
-    let (mut plan, too_large) = plan(job, files);
+    let (mut plan, too_large) = plan(job, base.as_deref(), files);
     let todo: Vec<usize> = (0..plan.len())
         .filter(|i| matches!(plan[*i].src, Src::Parse))
         .collect();
+    if let Some(base) = &base
+        && job.overlay.is_empty()
+        && plan.len() == base.files.len()
+        && plan.iter().all(|p| matches!(p.src, Src::Old(_)))
+    {
+        // Every file as parsed before (each `Old` is a distinct file of the table, and
+        // there are as many): the table itself is the answer, and it is the one held or
+        // the one stored, so there is nothing new to store.
+        return Outcome::Packed {
+            table: base.clone(),
+            changed: false,
+            too_large,
+            elapsed: started.elapsed(),
+        };
+    }
+    if stores.wait_for_writer(&job.root, todo.len()) {
+        return Outcome::WaitForWriter { loaded: base };
+    }
     job.total.store(todo.len(), Ordering::Relaxed);
     job.done.store(0, Ordering::Relaxed);
     let parts = parse_on_threads(shared, job, &plan, &todo);
@@ -276,7 +344,8 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         }
     }
     Outcome::Packed {
-        table: assemble(job, plan, parts),
+        table: Arc::new(assemble(job, base.as_deref(), plan, parts)),
+        changed: true,
         too_large,
         elapsed: started.elapsed(),
     }
@@ -284,7 +353,7 @@ pub(super) fn pack(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
 
 /// Where each supported file's definitions come from (a dirty file, or one whose size or
 /// mtime changed, is parsed again), and how many files are over the parse cap.
-fn plan(job: &Job, files: &RootIndex) -> (Vec<Planned>, usize) {
+fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, usize) {
     let dirty: HashSet<&Path> = job
         .dirty
         .iter()
@@ -306,7 +375,7 @@ fn plan(job: &Job, files: &RootIndex) -> (Vec<Planned>, usize) {
         let src = if dirty.contains(file.rel) {
             Src::Parse
         } else {
-            match (job.overlay.get(key), job.table.as_deref()) {
+            match (job.overlay.get(key), base) {
                 (Some(Some(f)), _) if same(f.size, f.mtime) => Src::Overlay,
                 (Some(_), _) => Src::Parse,
                 (None, Some(t)) => match t.find_file(key) {
@@ -389,7 +458,12 @@ fn parse_on_threads(
 
 /// Packs the planned files in path order (bytes, as the table's lookups by path expect),
 /// each from its source; the threads' tables are freed before the table is finished.
-fn assemble(job: &Job, mut plan: Vec<Planned>, parts: Vec<(Table, Vec<usize>)>) -> Table {
+fn assemble(
+    job: &Job,
+    base: Option<&Table>,
+    mut plan: Vec<Planned>,
+    parts: Vec<(Table, Vec<usize>)>,
+) -> Table {
     plan.sort_by(|a, b| {
         a.rel
             .as_os_str()
@@ -400,7 +474,7 @@ fn assemble(job: &Job, mut plan: Vec<Planned>, parts: Vec<(Table, Vec<usize>)>) 
     for file in &plan {
         let key = file.rel.as_os_str().as_bytes();
         let syms = match file.src {
-            Src::Old(i) => job.table.as_deref().map(|t| t.file_syms(i)),
+            Src::Old(i) => base.map(|t| t.file_syms(i)),
             Src::Overlay => job.overlay.get(key).cloned().flatten(),
             Src::New(thread, local) => Some(parts[thread].0.file_syms(local)),
             Src::Parse => None,

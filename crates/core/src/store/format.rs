@@ -1,0 +1,289 @@
+//! One stored file: a fixed header (what it is, which format and machine wrote it, how long
+//! its payload is and the payload's checksum), then the payload. Written atomically (a
+//! temp file beside it, fsynced, renamed over, the directory fsynced), so a reader sees
+//! the old file or the new one, never a mix; a file cut short by a crash, changed by
+//! anything else, written by another format version or another kind of machine is
+//! refused with the reason, and the caller rebuilds.
+//!
+//! Header (40 bytes, little-endian): magic `rootgrep`, format version (u32), kind (4
+//! bytes), machine tag (u32: OS and pointer width; paths and file identities differ
+//! between systems), payload length (u64), XXH3-64 of the payload (u64), 4 reserved bytes.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::Path;
+
+/// Bumped whenever any stored layout changes: older files are then discarded.
+pub const FORMAT_VERSION: u32 = 1;
+
+const MAGIC: &[u8; 8] = b"rootgrep";
+pub(crate) const HEADER_LEN: usize = 40;
+
+/// What a stored file holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    /// The entry's description: the root's path and identity.
+    Root,
+    /// One root's symbol table.
+    Symbols,
+}
+
+impl Kind {
+    fn tag(self) -> [u8; 4] {
+        match self {
+            Kind::Root => *b"ROOT",
+            Kind::Symbols => *b"SYMS",
+        }
+    }
+}
+
+/// The machine tag: files are only read back on the same kind of system.
+fn machine() -> u32 {
+    let os: u32 = match std::env::consts::OS {
+        "linux" => 1,
+        "macos" => 2,
+        "windows" => 3,
+        _ => 15,
+    };
+    os << 8 | (usize::BITS)
+}
+
+/// Why a stored file is not used.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Refused {
+    Missing,
+    /// Unreadable (the OS's reason).
+    Io(String),
+    Truncated,
+    NotOurs,
+    Version(u32),
+    OtherKind,
+    OtherMachine,
+    Checksum,
+    /// The payload did not decode (the decoder's reason).
+    Invalid(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refused::Missing => write!(f, "not stored"),
+            Refused::Io(why) => write!(f, "unreadable: {why}"),
+            Refused::Truncated => write!(f, "truncated"),
+            Refused::NotOurs => write!(f, "not a rootgrep store file"),
+            Refused::Version(v) => {
+                write!(
+                    f,
+                    "format version {v}, this rootgrep reads {FORMAT_VERSION}"
+                )
+            }
+            Refused::OtherKind => write!(f, "holds something else"),
+            Refused::OtherMachine => write!(f, "written on another kind of system"),
+            Refused::Checksum => write!(f, "checksum mismatch (damaged)"),
+            Refused::Invalid(why) => write!(f, "invalid content: {why}"),
+        }
+    }
+}
+
+pub(crate) fn checksum(bytes: &[u8]) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(bytes)
+}
+
+/// The header for `payload` as `kind`.
+fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
+    let mut h = [0u8; HEADER_LEN];
+    h[0..8].copy_from_slice(MAGIC);
+    h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
+    h[12..16].copy_from_slice(&kind.tag());
+    h[16..20].copy_from_slice(&machine().to_le_bytes());
+    h[20..28].copy_from_slice(&(payload.len() as u64).to_le_bytes());
+    h[28..36].copy_from_slice(&checksum(payload).to_le_bytes());
+    h
+}
+
+/// Checks `bytes` (a whole stored file) and returns its payload.
+pub fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
+    if bytes.len() < HEADER_LEN {
+        return Err(if MAGIC.starts_with(&bytes[..bytes.len().min(8)]) {
+            Refused::Truncated
+        } else {
+            Refused::NotOurs
+        });
+    }
+    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
+    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
+    if &bytes[0..8] != MAGIC {
+        return Err(Refused::NotOurs);
+    }
+    if u32_at(8) != FORMAT_VERSION {
+        return Err(Refused::Version(u32_at(8)));
+    }
+    if bytes[12..16] != kind.tag() {
+        return Err(Refused::OtherKind);
+    }
+    if u32_at(16) != machine() {
+        return Err(Refused::OtherMachine);
+    }
+    let body = &bytes[HEADER_LEN..];
+    if u64_at(20) != body.len() as u64 {
+        return Err(Refused::Truncated);
+    }
+    if u64_at(28) != checksum(body) {
+        return Err(Refused::Checksum);
+    }
+    Ok(body)
+}
+
+/// Reads the stored file at `path` (the whole file: stored files are read once, at start).
+pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
+    let mut bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(Refused::Missing),
+        Err(err) => return Err(Refused::Io(err.to_string())),
+    };
+    payload(&bytes, kind)?;
+    bytes.drain(..HEADER_LEN);
+    Ok(bytes)
+}
+
+/// Writes `payload` as `kind` to `path` atomically: a temp file in the same directory
+/// (0600), fsynced, renamed over `path`, the directory fsynced. On any failure (a full
+/// disk, a read-only directory) the temp file is removed and `path` is untouched.
+pub fn write(path: &Path, kind: Kind, payload: &[u8]) -> io::Result<()> {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let result = (|| {
+        let mut file = create_private(&temp)?;
+        file.write_all(&header(kind, payload))?;
+        file.write_all(payload)?;
+        file.sync_all()?;
+        drop(file);
+        rename_over(&temp, path)?;
+        sync_dir(dir);
+        Ok(())
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temp);
+    }
+    result
+}
+
+/// A new file only this user can read and write (0600 on Unix), replacing a stale temp
+/// file of the same name.
+pub(crate) fn create_private(path: &Path) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path)
+}
+
+/// `rename`, retried briefly on Windows, where a reader holding the old file open makes
+/// the rename fail for as long as it reads.
+fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    let mut tries = 0;
+    loop {
+        match std::fs::rename(from, to) {
+            Err(err) if cfg!(windows) && tries < 50 => {
+                tracing::debug!("store rename retried: {err}");
+                tries += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Makes a rename durable (Unix: fsync the directory; elsewhere the rename is).
+pub(crate) fn sync_dir(dir: &Path) {
+    #[cfg(unix)]
+    if let Ok(handle) = File::open(dir) {
+        let _ = handle.sync_all();
+    }
+    #[cfg(not(unix))]
+    let _ = dir;
+}
+
+/// Little-endian writing and bounds-checked reading of a payload.
+#[derive(Default)]
+pub struct Writer {
+    pub bytes: Vec<u8>,
+}
+
+impl Writer {
+    pub fn u8(&mut self, v: u8) {
+        self.bytes.push(v);
+    }
+    pub fn u16(&mut self, v: u16) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u32(&mut self, v: u32) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    pub fn u64(&mut self, v: u64) {
+        self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    /// A length-prefixed byte string.
+    pub fn blob(&mut self, v: &[u8]) {
+        self.u64(v.len() as u64);
+        self.bytes.extend_from_slice(v);
+    }
+}
+
+/// Reads a payload front to back; every read past the end is an error, never a panic.
+pub struct Reader<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+        Reader { rest: bytes }
+    }
+
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], Refused> {
+        if self.rest.len() < n {
+            return Err(Refused::Invalid("shorter than its counts say".into()));
+        }
+        let (head, rest) = self.rest.split_at(n);
+        self.rest = rest;
+        Ok(head)
+    }
+    pub fn u8(&mut self) -> Result<u8, Refused> {
+        Ok(self.take(1)?[0])
+    }
+    pub fn u16(&mut self) -> Result<u16, Refused> {
+        Ok(u16::from_le_bytes(
+            self.take(2)?.try_into().unwrap_or_default(),
+        ))
+    }
+    pub fn u32(&mut self) -> Result<u32, Refused> {
+        Ok(u32::from_le_bytes(
+            self.take(4)?.try_into().unwrap_or_default(),
+        ))
+    }
+    pub fn u64(&mut self) -> Result<u64, Refused> {
+        Ok(u64::from_le_bytes(
+            self.take(8)?.try_into().unwrap_or_default(),
+        ))
+    }
+    /// A count of items of `size` bytes each that must still fit in what is left (so a
+    /// damaged count cannot make the decoder allocate gigabytes).
+    pub fn count(&mut self, size: usize) -> Result<usize, Refused> {
+        let n = self.u64()?;
+        match usize::try_from(n) {
+            Ok(n) if n.saturating_mul(size.max(1)) <= self.rest.len() => Ok(n),
+            _ => Err(Refused::Invalid(format!("a count of {n} does not fit"))),
+        }
+    }
+    pub fn blob(&mut self) -> Result<&'a [u8], Refused> {
+        let n = self.count(1)?;
+        self.take(n)
+    }
+    pub fn is_done(&self) -> bool {
+        self.rest.is_empty()
+    }
+}

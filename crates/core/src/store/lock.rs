@@ -1,0 +1,102 @@
+//! The writer lock of one store entry: at most one server per root writes its files. The
+//! lock is the operating system's (Unix: `flock` on `writer.lock`; Windows: the file held
+//! open without write sharing), so it goes away with its process however that ends
+//! (`kill -9` included) and the next server takes it over; the file also holds the
+//! writer's pid, which `rootgrep cache` shows. Where the file system has no locks (some
+//! network mounts) every server writes: each write is atomic, so that costs work, never
+//! correctness.
+
+use std::fs::{File, OpenOptions};
+use std::io::{self, Read, Seek, Write};
+use std::path::Path;
+
+/// Held while this server is the entry's writer (dropped: released).
+#[derive(Debug)]
+pub struct WriterLock {
+    _file: File,
+}
+
+/// Who writes an entry.
+#[derive(Debug)]
+pub enum Writer {
+    /// This server (the lock is held).
+    Me(WriterLock),
+    /// Another live server, with its pid when it could be read.
+    Other(Option<u32>),
+}
+
+/// Takes the lock at `path` if no live process holds it.
+pub fn try_lock(path: &Path) -> io::Result<Writer> {
+    match open_exclusive(path)? {
+        Some(mut file) => {
+            file.set_len(0)?;
+            file.seek(io::SeekFrom::Start(0))?;
+            file.write_all(std::process::id().to_string().as_bytes())?;
+            Ok(Writer::Me(WriterLock { _file: file }))
+        }
+        None => Ok(Writer::Other(holder(path))),
+    }
+}
+
+/// The pid written in the lock file at `path`, if any.
+pub fn holder(path: &Path) -> Option<u32> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        // FILE_SHARE_READ | FILE_SHARE_WRITE: the writer holds it open for writing.
+        options.share_mode(0x1 | 0x2);
+    }
+    let mut text = String::new();
+    options.open(path).ok()?.read_to_string(&mut text).ok()?;
+    text.trim().parse().ok()
+}
+
+/// Whether a live process holds the lock at `path` (for `rootgrep cache`).
+pub fn is_held(path: &Path) -> bool {
+    path.exists() && matches!(open_exclusive(path), Ok(None))
+}
+
+#[cfg(unix)]
+fn open_exclusive(path: &Path) -> io::Result<Option<File>> {
+    use rustix::fs::{FlockOperation, flock};
+    let file = lock_file_options().open(path)?;
+    match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(file)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+        Err(err) => {
+            // No locks here (a network mount): write anyway (see the module docs).
+            tracing::debug!("store lock unsupported at {}: {err}", path.display());
+            Ok(Some(file))
+        }
+    }
+}
+
+#[cfg(windows)]
+fn open_exclusive(path: &Path) -> io::Result<Option<File>> {
+    use std::os::windows::fs::OpenOptionsExt;
+    // FILE_SHARE_READ only: a second writer's open fails while this handle lives.
+    match lock_file_options().share_mode(0x1).open(path) {
+        Ok(file) => Ok(Some(file)),
+        // ERROR_SHARING_VIOLATION, ERROR_LOCK_VIOLATION
+        Err(err) if matches!(err.raw_os_error(), Some(32 | 33)) => Ok(None),
+        Err(err) => Err(err),
+    }
+}
+
+#[cfg(not(any(unix, windows)))]
+fn open_exclusive(path: &Path) -> io::Result<Option<File>> {
+    lock_file_options().open(path).map(Some)
+}
+
+fn lock_file_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options
+}

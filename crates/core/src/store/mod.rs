@@ -1,0 +1,334 @@
+//! The on-disk store of the indexes (PRODUCT §15): under the user's cache directory, one
+//! entry per canonical root, so a restarted server (or a second one on the same root)
+//! starts from what was built before instead of parsing every file again.
+//!
+//! Layout: `<cache>/rootgrep/roots/<hash of the root's path>/` (0700) holds `root` (the
+//! root's path and identity: a different directory at the same path throws the entry
+//! away), `symbols` (the symbol table), `writer.lock` ([`lock`]: one writer per root)
+//! and `used` (touched when a server opens the entry: the least recently used entries
+//! are evicted first when the store is over `--cache-max-mb`). Every file is written
+//! atomically and checksummed ([`format`]); a damaged or foreign file is deleted and
+//! rebuilt, never served.
+//!
+//! What is stored is never trusted for freshness: the symbol index compares every stored
+//! file's size and mtime with the file system before it answers from it (see
+//! `symbols/index/stored.rs`). The store only saves parsing.
+
+use std::ffi::OsString;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
+
+use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
+
+pub mod format;
+pub mod lock;
+
+pub use format::{Kind, Refused};
+pub use lock::{Writer, WriterLock};
+
+/// Default `--cache-max-mb`.
+pub const DEFAULT_MAX_MB: u64 = 512;
+
+/// The store's settings and place (no I/O until an entry is opened).
+#[derive(Clone, Debug)]
+pub struct Store {
+    /// `<cache>/rootgrep`.
+    dir: PathBuf,
+    max_bytes: u64,
+}
+
+/// The user's cache directory for this OS, from the environment the server started with:
+/// `$XDG_CACHE_HOME` (when absolute) or `~/.cache` on Linux and other Unixes,
+/// `~/Library/Caches` on macOS, `%LOCALAPPDATA%` on Windows.
+pub fn default_cache_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathBuf> {
+    let absolute = |v: OsString| Some(PathBuf::from(v)).filter(|p| p.is_absolute());
+    if cfg!(windows) {
+        return env("LOCALAPPDATA").and_then(absolute);
+    }
+    let home = env("HOME").and_then(absolute);
+    if cfg!(target_os = "macos") {
+        return home.map(|h| h.join("Library").join("Caches"));
+    }
+    env("XDG_CACHE_HOME")
+        .and_then(absolute)
+        .or_else(|| home.map(|h| h.join(".cache")))
+}
+
+/// One root's entry, opened by a server.
+#[derive(Debug)]
+pub struct Entry {
+    dir: PathBuf,
+    root: PathBuf,
+}
+
+/// What `rootgrep cache` shows of one entry.
+#[derive(Debug)]
+pub struct EntryInfo {
+    pub dir: PathBuf,
+    /// The root it describes (`None`: no readable description; such an entry is junk).
+    pub root: Option<PathBuf>,
+    pub bytes: u64,
+    pub used: Option<SystemTime>,
+    /// The pid of the live server writing it, if any.
+    pub writer: Option<u32>,
+}
+
+impl Store {
+    /// The store under `cache_dir` (the user's cache directory or `--cache-dir`).
+    pub fn new(cache_dir: &Path, max_mb: u64) -> Store {
+        Store {
+            dir: cache_dir.join("rootgrep"),
+            max_bytes: max_mb.saturating_mul(1024 * 1024),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn max_bytes(&self) -> u64 {
+        self.max_bytes
+    }
+
+    fn roots_dir(&self) -> PathBuf {
+        self.dir.join("roots")
+    }
+
+    fn entry_dir(&self, root: &Path) -> PathBuf {
+        let hash = format::checksum(root.as_os_str().as_bytes());
+        self.roots_dir().join(format!("{hash:016x}"))
+    }
+
+    /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
+    pub fn open(&self, root: &Path) -> io::Result<Entry> {
+        let dir = self.entry_dir(root);
+        create_private_dirs(&dir)?;
+        let entry = Entry {
+            dir,
+            root: root.to_path_buf(),
+        };
+        let _ = format::create_private(&entry.dir.join("used"));
+        Ok(entry)
+    }
+
+    /// Every entry, most recently used first.
+    pub fn list(&self) -> Vec<EntryInfo> {
+        let Ok(dirs) = std::fs::read_dir(self.roots_dir()) else {
+            return Vec::new();
+        };
+        let mut out: Vec<EntryInfo> = dirs
+            .flatten()
+            .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+            .map(|d| info(&d.path()))
+            .collect();
+        out.sort_by_key(|e| std::cmp::Reverse(e.used));
+        out
+    }
+
+    /// Removes the entries of `roots` (all entries when empty) that no live server is
+    /// writing; returns the removed and the skipped (in use) ones.
+    pub fn clear(&self, roots: &[PathBuf]) -> (Vec<EntryInfo>, Vec<EntryInfo>) {
+        let (mut removed, mut busy) = (Vec::new(), Vec::new());
+        for info in self.list() {
+            let wanted = roots.is_empty()
+                || info
+                    .root
+                    .as_ref()
+                    .is_some_and(|r| roots.iter().any(|want| want == r));
+            if !wanted {
+                continue;
+            }
+            if info.writer.is_some() {
+                busy.push(info);
+            } else if std::fs::remove_dir_all(&info.dir).is_ok() {
+                removed.push(info);
+            }
+        }
+        (removed, busy)
+    }
+
+    /// Evicts the least recently used entries (never `keep`, never one a live server
+    /// writes) until the store holds at most its maximum.
+    pub fn evict(&self, keep: &Entry) {
+        let mut entries = self.list();
+        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        while total > self.max_bytes {
+            let Some(oldest) = entries.pop() else { break };
+            if oldest.dir == keep.dir || oldest.writer.is_some() {
+                continue;
+            }
+            if std::fs::remove_dir_all(&oldest.dir).is_ok() {
+                tracing::info!(
+                    "store over {} MiB: evicted {}",
+                    self.max_bytes / (1024 * 1024),
+                    oldest.root.as_deref().unwrap_or(&oldest.dir).display()
+                );
+                total = total.saturating_sub(oldest.bytes);
+            }
+        }
+    }
+}
+
+fn info(dir: &Path) -> EntryInfo {
+    let described = format::read(&dir.join("root"), Kind::Root)
+        .ok()
+        .and_then(|p| RootId::decode(&p));
+    let bytes = std::fs::read_dir(dir)
+        .map(|files| {
+            files
+                .flatten()
+                .filter_map(|f| f.metadata().ok())
+                .filter(|m| m.is_file())
+                .map(|m| m.len())
+                .sum()
+        })
+        .unwrap_or(0);
+    let lock = dir.join("writer.lock");
+    EntryInfo {
+        dir: dir.to_path_buf(),
+        root: described.map(|d| d.path),
+        bytes,
+        used: std::fs::metadata(dir.join("used"))
+            .and_then(|m| m.modified())
+            .ok(),
+        writer: lock::is_held(&lock).then(|| lock::holder(&lock).unwrap_or(0)),
+    }
+}
+
+/// `mkdir -p` with 0700 for what it creates (and for the last directory, always).
+fn create_private_dirs(dir: &Path) -> io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        builder.mode(0o700);
+        builder.create(dir)?;
+        let meta = std::fs::metadata(dir)?;
+        if meta.permissions().mode() & 0o077 != 0 {
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        }
+        Ok(())
+    }
+    #[cfg(not(unix))]
+    builder.create(dir)
+}
+
+/// A root's path and identity (device and inode on Unix; zero where unknown).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct RootId {
+    pub(crate) path: PathBuf,
+    pub(crate) dev: u64,
+    pub(crate) ino: u64,
+}
+
+impl RootId {
+    pub(crate) fn of(root: &Path) -> io::Result<RootId> {
+        let meta = std::fs::metadata(root)?;
+        Ok(RootId {
+            path: root.to_path_buf(),
+            dev: meta.dev(),
+            ino: meta.ino(),
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut w = format::Writer::default();
+        w.blob(self.path.as_os_str().as_bytes());
+        w.u64(self.dev);
+        w.u64(self.ino);
+        w.bytes
+    }
+
+    fn decode(payload: &[u8]) -> Option<RootId> {
+        let mut r = format::Reader::new(payload);
+        let path = PathBuf::from(OsString::from_vec(r.blob().ok()?.to_vec()));
+        let (dev, ino) = (r.u64().ok()?, r.u64().ok()?);
+        r.is_done().then_some(RootId { path, dev, ino })
+    }
+}
+
+impl Entry {
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn file(&self, kind: Kind) -> PathBuf {
+        self.dir.join(match kind {
+            Kind::Root => "root",
+            Kind::Symbols => "symbols",
+        })
+    }
+
+    /// Takes the entry's writer lock if no live server holds it. A new writer removes
+    /// what a killed one left half-written, and describes the root (a different root at
+    /// this path, or another root hashing here, empties the entry first).
+    pub fn try_writer(&self) -> io::Result<Writer> {
+        let writer = lock::try_lock(&self.dir.join("writer.lock"))?;
+        if matches!(writer, Writer::Me(_)) {
+            self.remove_temps();
+            let id = RootId::of(&self.root)?;
+            if self.described() != Some(id.clone()) {
+                self.discard(Kind::Symbols);
+                format::write(&self.file(Kind::Root), Kind::Root, &id.encode())?;
+            }
+        }
+        Ok(writer)
+    }
+
+    fn described(&self) -> Option<RootId> {
+        RootId::decode(&format::read(&self.file(Kind::Root), Kind::Root).ok()?)
+    }
+
+    /// The stored payload of `kind`, if it was written for this very root (same path and
+    /// identity) and is intact; a damaged or foreign file is deleted (by whoever finds it:
+    /// it is never served) and the reason returned.
+    pub fn load(&self, kind: Kind) -> Result<Vec<u8>, Refused> {
+        match (self.described(), RootId::of(&self.root)) {
+            (Some(stored), Ok(now)) if stored == now => {}
+            (Some(_), Ok(_)) => {
+                return Err(Refused::Invalid("the root was replaced since".into()));
+            }
+            _ => return Err(Refused::Missing),
+        }
+        let loaded = format::read(&self.file(kind), kind);
+        if let Err(why) = &loaded
+            && *why != Refused::Missing
+        {
+            self.discard(kind);
+        }
+        loaded
+    }
+
+    /// Size and mtime of the stored file of `kind` (a reader notices a new publication).
+    pub fn stamp(&self, kind: Kind) -> Option<(u64, SystemTime)> {
+        let meta = std::fs::metadata(self.file(kind)).ok()?;
+        Some((meta.len(), meta.modified().ok()?))
+    }
+
+    /// Stores `payload` as `kind` atomically (callers hold the writer lock).
+    pub fn save(&self, kind: Kind, payload: &[u8]) -> io::Result<()> {
+        format::write(&self.file(kind), kind, payload)
+    }
+
+    pub fn discard(&self, kind: Kind) {
+        let _ = std::fs::remove_file(self.file(kind));
+    }
+
+    fn remove_temps(&self) {
+        let Ok(files) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for file in files.flatten() {
+            let name = file.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with('.') && name.ends_with(".tmp") {
+                let _ = std::fs::remove_file(file.path());
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

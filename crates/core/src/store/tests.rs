@@ -1,0 +1,242 @@
+//! The store's files, locks and entries: what a damaged, foreign or concurrent store does.
+
+use super::format::{self, HEADER_LEN, Kind, Refused};
+use super::*;
+
+fn temp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+#[test]
+fn a_file_reads_back_and_every_kind_of_damage_is_refused() {
+    let dir = temp();
+    let path = dir.path().join("f");
+    format::write(&path, Kind::Symbols, b"payload bytes").unwrap();
+    assert_eq!(
+        format::read(&path, Kind::Symbols).unwrap(),
+        b"payload bytes"
+    );
+    assert_eq!(format::read(&path, Kind::Root), Err(Refused::OtherKind));
+    let good = std::fs::read(&path).unwrap();
+
+    let mut cut = good.clone();
+    cut.truncate(good.len() - 3);
+    assert_eq!(
+        format::payload(&cut, Kind::Symbols),
+        Err(Refused::Truncated)
+    );
+    assert_eq!(
+        format::payload(&good[..10], Kind::Symbols),
+        Err(Refused::Truncated)
+    );
+    assert_eq!(format::payload(b"", Kind::Symbols), Err(Refused::Truncated));
+
+    let mut flipped = good.clone();
+    *flipped.last_mut().unwrap() ^= 1;
+    assert_eq!(
+        format::payload(&flipped, Kind::Symbols),
+        Err(Refused::Checksum)
+    );
+
+    let mut version = good.clone();
+    version[8] = 99;
+    assert_eq!(
+        format::payload(&version, Kind::Symbols),
+        Err(Refused::Version(99))
+    );
+
+    let mut machine = good.clone();
+    machine[17] ^= 0x40;
+    assert_eq!(
+        format::payload(&machine, Kind::Symbols),
+        Err(Refused::OtherMachine)
+    );
+
+    let garbage = vec![0x5au8; 4096];
+    assert_eq!(
+        format::payload(&garbage, Kind::Symbols),
+        Err(Refused::NotOurs)
+    );
+
+    let mut longer = good.clone();
+    longer.extend_from_slice(b"junk");
+    assert_eq!(
+        format::payload(&longer, Kind::Symbols),
+        Err(Refused::Truncated)
+    );
+    assert_eq!(good.len(), HEADER_LEN + b"payload bytes".len());
+}
+
+#[test]
+fn a_failed_write_leaves_the_old_file_and_no_temp() {
+    let dir = temp();
+    let path = dir.path().join("f");
+    format::write(&path, Kind::Symbols, b"old").unwrap();
+    // A directory in the way of the rename: the write fails after the temp was written.
+    let blocked = dir.path().join("sub");
+    std::fs::create_dir_all(blocked.join("x")).unwrap();
+    assert!(format::write(&blocked, Kind::Symbols, b"new").is_err());
+    assert_eq!(format::read(&path, Kind::Symbols).unwrap(), b"old");
+    let names: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names.len(), 2, "{names:?}");
+}
+
+#[test]
+fn the_reader_never_reads_past_the_end() {
+    let mut w = format::Writer::default();
+    w.u64(u64::MAX);
+    let mut r = format::Reader::new(&w.bytes);
+    assert!(r.count(1).is_err());
+    let mut r = format::Reader::new(&[1, 2]);
+    assert!(r.u32().is_err());
+    assert!(format::Reader::new(&[]).blob().is_err());
+}
+
+#[test]
+fn one_writer_per_entry_and_the_lock_goes_with_its_holder() {
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    let root_path = root.path().canonicalize().unwrap();
+    let first = store.open(&root_path).unwrap();
+    let second = store.open(&root_path).unwrap();
+    let me = first.try_writer().unwrap();
+    assert!(matches!(me, Writer::Me(_)));
+    match second.try_writer().unwrap() {
+        Writer::Other(pid) => assert_eq!(pid, Some(std::process::id())),
+        Writer::Me(_) => panic!("two writers"),
+    }
+    assert_eq!(store.list()[0].writer, Some(std::process::id()));
+    drop(me);
+    assert!(matches!(second.try_writer().unwrap(), Writer::Me(_)));
+}
+
+#[test]
+fn an_entry_serves_only_the_root_it_was_written_for() {
+    let cache = temp();
+    let parent = temp();
+    let root = parent.path().join("root");
+    std::fs::create_dir(&root).unwrap();
+    let store = Store::new(cache.path(), 10);
+    let entry = store.open(&root).unwrap();
+    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Missing));
+    let lock = entry.try_writer().unwrap();
+    entry.save(Kind::Symbols, b"table").unwrap();
+    assert_eq!(entry.load(Kind::Symbols).unwrap(), b"table");
+
+    // Replaced by another directory at the same path (rm -rf, clone again): refused.
+    std::fs::rename(&root, parent.path().join("old")).unwrap();
+    std::fs::create_dir(&root).unwrap();
+    assert!(matches!(
+        entry.load(Kind::Symbols),
+        Err(Refused::Invalid(_))
+    ));
+    // The next writer describes the new root and drops what was stored for the old one.
+    drop(lock);
+    let _lock = entry.try_writer().unwrap();
+    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Missing));
+}
+
+#[test]
+fn a_damaged_file_is_deleted_when_found() {
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    let entry = store.open(root.path()).unwrap();
+    let _lock = entry.try_writer().unwrap();
+    entry.save(Kind::Symbols, b"table").unwrap();
+    let file = entry.dir().join("symbols");
+    let mut bytes = std::fs::read(&file).unwrap();
+    bytes[HEADER_LEN] ^= 0xff;
+    std::fs::write(&file, bytes).unwrap();
+    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Checksum));
+    assert!(!file.exists());
+}
+
+#[cfg(unix)]
+#[test]
+fn the_store_is_private_to_its_user() {
+    use std::os::unix::fs::PermissionsExt;
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    let entry = store.open(root.path()).unwrap();
+    let _lock = entry.try_writer().unwrap();
+    entry.save(Kind::Symbols, b"x").unwrap();
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(store.dir()), 0o700);
+    assert_eq!(mode(entry.dir()), 0o700);
+    for name in ["root", "symbols", "writer.lock", "used"] {
+        assert_eq!(mode(&entry.dir().join(name)), 0o600, "{name}");
+    }
+}
+
+#[test]
+fn the_least_recently_used_entries_go_first_and_clear_keeps_busy_ones() {
+    let cache = temp();
+    let roots: Vec<_> = (0..3).map(|_| temp()).collect();
+    let store = Store::new(cache.path(), 1);
+    let big = vec![7u8; 600 * 1024];
+    let mut entries = Vec::new();
+    for root in &roots {
+        let entry = store.open(root.path()).unwrap();
+        let Writer::Me(lock) = entry.try_writer().unwrap() else {
+            panic!()
+        };
+        entry.save(Kind::Symbols, &big).unwrap();
+        drop(lock);
+        entries.push(entry);
+        // mtimes of `used` must differ.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    store.evict(&entries[2]);
+    let left: Vec<PathBuf> = store.list().into_iter().filter_map(|e| e.root).collect();
+    assert_eq!(left, vec![roots[2].path().to_path_buf()]);
+
+    let busy = entries[2].try_writer().unwrap();
+    let (removed, kept) = store.clear(&[]);
+    assert!(removed.is_empty());
+    assert_eq!(kept.len(), 1);
+    drop(busy);
+    let (removed, _) = store.clear(&[roots[2].path().to_path_buf()]);
+    assert_eq!(removed.len(), 1);
+    assert!(store.list().is_empty());
+}
+
+#[test]
+fn the_cache_directory_follows_the_platform() {
+    let env = |pairs: &'static [(&'static str, &'static str)]| {
+        move |name: &str| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| std::ffi::OsString::from(v))
+        }
+    };
+    if cfg!(windows) {
+        assert_eq!(
+            default_cache_dir(env(&[("LOCALAPPDATA", r"C:\Users\u\AppData\Local")])),
+            Some(PathBuf::from(r"C:\Users\u\AppData\Local"))
+        );
+        assert_eq!(default_cache_dir(env(&[])), None);
+    } else if cfg!(target_os = "macos") {
+        assert_eq!(
+            default_cache_dir(env(&[("HOME", "/Users/u")])),
+            Some(PathBuf::from("/Users/u/Library/Caches"))
+        );
+    } else {
+        assert_eq!(
+            default_cache_dir(env(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "/c")])),
+            Some(PathBuf::from("/c"))
+        );
+        // A relative XDG_CACHE_HOME is ignored, as the spec says.
+        assert_eq!(
+            default_cache_dir(env(&[("HOME", "/home/u"), ("XDG_CACHE_HOME", "c")])),
+            Some(PathBuf::from("/home/u/.cache"))
+        );
+        assert_eq!(default_cache_dir(env(&[])), None);
+    }
+}

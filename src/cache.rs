@@ -1,0 +1,79 @@
+//! `rootgrep cache [list|clear] [DIR]... [--cache-dir DIR]`: what the index store holds
+//! (per root: its size, when a server last opened it, the pid of the server writing it
+//! now), and clearing it. Output on stdout, one entry per line; errors on stderr.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use rootgrep::cli::CacheAction;
+use rootgrep::store::{EntryInfo, Store, default_cache_dir};
+
+pub(crate) fn run(action: CacheAction, dirs: &[PathBuf], cache_dir: Option<&Path>) -> ExitCode {
+    let dir = match cache_dir {
+        Some(dir) => dir.to_path_buf(),
+        None => match default_cache_dir(|name| std::env::var_os(name)) {
+            Some(dir) => dir,
+            None => {
+                crate::report(
+                    "rootgrep cache: no cache directory known (HOME or LOCALAPPDATA unset): \
+                     pass --cache-dir DIR",
+                );
+                return ExitCode::from(2);
+            }
+        },
+    };
+    let store = Store::new(&dir, rootgrep::store::DEFAULT_MAX_MB);
+    match action {
+        CacheAction::List => {
+            let entries = store.list();
+            let total: u64 = entries.iter().map(|e| e.bytes).sum();
+            let mut text = format!(
+                "{}: {} entries, {}\n",
+                store.dir().display(),
+                entries.len(),
+                size(total)
+            );
+            for entry in &entries {
+                text.push_str(&line(entry));
+            }
+            crate::print(&text);
+            ExitCode::SUCCESS
+        }
+        CacheAction::Clear => {
+            let roots: Vec<PathBuf> = dirs
+                .iter()
+                .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))
+                .collect();
+            let (removed, busy) = store.clear(&roots);
+            let mut text = format!("removed {} entries\n", removed.len());
+            for entry in &busy {
+                text.push_str(&format!("kept (in use) {}", line(entry)));
+            }
+            crate::print(&text);
+            ExitCode::SUCCESS
+        }
+    }
+}
+
+fn line(entry: &EntryInfo) -> String {
+    let root = match &entry.root {
+        Some(root) => root.display().to_string(),
+        None => format!("(no description) {}", entry.dir.display()),
+    };
+    let used = entry
+        .used
+        .map(|t| chrono::DateTime::<chrono::Utc>::from(t).format("%Y-%m-%d %H:%M UTC"))
+        .map_or_else(|| "never".to_string(), |t| t.to_string());
+    let writer = entry
+        .writer
+        .map_or(String::new(), |pid| format!(", written by pid {pid}"));
+    format!("{root}\t{}\tused {used}{writer}\n", size(entry.bytes))
+}
+
+fn size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}

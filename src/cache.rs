@@ -2,13 +2,22 @@
 //! (per root: its size, when a server last opened it, the pid of the server writing it
 //! now), and clearing it. Output on stdout, one entry per line; errors on stderr.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use rootgrep::cli::CacheAction;
+use rootgrep::cli::{CacheAction, Command};
 use rootgrep::store::{EntryInfo, Store, default_cache_dir};
 
-pub(crate) fn run(action: CacheAction, dirs: &[PathBuf], cache_dir: Option<&Path>) -> ExitCode {
+/// Runs `command` (a `Command::Cache`).
+pub(crate) fn run(command: &Command) -> ExitCode {
+    let Command::Cache {
+        action,
+        dirs,
+        cache_dir,
+    } = command
+    else {
+        return ExitCode::FAILURE;
+    };
     let dir = match cache_dir {
         Some(dir) => dir.to_path_buf(),
         None => match default_cache_dir(|name| std::env::var_os(name)) {

@@ -84,11 +84,7 @@ fn main() -> ExitCode {
             options,
             dirs,
         }) => return print_config(*host, options, dirs),
-        Some(Command::Cache {
-            action,
-            dirs,
-            cache_dir,
-        }) => return cache::run(*action, dirs, cache_dir.as_deref()),
+        Some(command @ Command::Cache { .. }) => return cache::run(command),
         None => (&args.options, &args.dirs),
     };
     if let Some(Command::Call {

@@ -110,7 +110,12 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
             count(*done),
             count(*total)
         ),
-        SymbolState::Waiting => "waiting for the file index".to_string(),
+        SymbolState::Waiting => match status.store.as_deref() {
+            Some(note) if note.starts_with("read from the store") => format!(
+                "waiting for another server's build ({note}; symbols parses on demand meanwhile)"
+            ),
+            _ => "waiting for the file index".to_string(),
+        },
         SymbolState::Unavailable(why) => format!("unavailable: {why}"),
     }
 }

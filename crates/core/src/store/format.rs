@@ -14,14 +14,14 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// Bumped whenever any stored layout changes: older files are then discarded.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 
 const MAGIC: &[u8; 8] = b"rootgrep";
 pub(crate) const HEADER_LEN: usize = 40;
 
 /// What a stored file holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     /// The entry's description: the root's path and identity.
     Root,
     /// One root's symbol table.
@@ -50,7 +50,7 @@ fn machine() -> u32 {
 
 /// Why a stored file is not used.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Refused {
+pub(crate) enum Refused {
     Missing,
     /// Unreadable (the OS's reason).
     Io(String),
@@ -102,7 +102,7 @@ fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
 }
 
 /// Checks `bytes` (a whole stored file) and returns its payload.
-pub fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
+pub(crate) fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
     if bytes.len() < HEADER_LEN {
         return Err(if MAGIC.starts_with(&bytes[..bytes.len().min(8)]) {
             Refused::Truncated
@@ -135,7 +135,7 @@ pub fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
 }
 
 /// Reads the stored file at `path` (the whole file: stored files are read once, at start).
-pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
+pub(crate) fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
     let mut bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(Refused::Missing),
@@ -149,7 +149,7 @@ pub fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
 /// Writes `payload` as `kind` to `path` atomically: a temp file in the same directory
 /// (0600), fsynced, renamed over `path`, the directory fsynced. On any failure (a full
 /// disk, a read-only directory) the temp file is removed and `path` is untouched.
-pub fn write(path: &Path, kind: Kind, payload: &[u8]) -> io::Result<()> {
+pub(crate) fn write(path: &Path, kind: Kind, payload: &[u8]) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
@@ -210,41 +210,41 @@ pub(crate) fn sync_dir(dir: &Path) {
 
 /// Little-endian writing and bounds-checked reading of a payload.
 #[derive(Default)]
-pub struct Writer {
-    pub bytes: Vec<u8>,
+pub(crate) struct Writer {
+    pub(crate) bytes: Vec<u8>,
 }
 
 impl Writer {
-    pub fn u8(&mut self, v: u8) {
+    pub(crate) fn u8(&mut self, v: u8) {
         self.bytes.push(v);
     }
-    pub fn u16(&mut self, v: u16) {
+    pub(crate) fn u16(&mut self, v: u16) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn u32(&mut self, v: u32) {
+    pub(crate) fn u32(&mut self, v: u32) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
-    pub fn u64(&mut self, v: u64) {
+    pub(crate) fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
     /// A length-prefixed byte string.
-    pub fn blob(&mut self, v: &[u8]) {
+    pub(crate) fn blob(&mut self, v: &[u8]) {
         self.u64(v.len() as u64);
         self.bytes.extend_from_slice(v);
     }
 }
 
 /// Reads a payload front to back; every read past the end is an error, never a panic.
-pub struct Reader<'a> {
+pub(crate) struct Reader<'a> {
     rest: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    pub fn new(bytes: &'a [u8]) -> Reader<'a> {
+    pub(crate) fn new(bytes: &'a [u8]) -> Reader<'a> {
         Reader { rest: bytes }
     }
 
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], Refused> {
+    pub(crate) fn take(&mut self, n: usize) -> Result<&'a [u8], Refused> {
         if self.rest.len() < n {
             return Err(Refused::Invalid("shorter than its counts say".into()));
         }
@@ -252,38 +252,38 @@ impl<'a> Reader<'a> {
         self.rest = rest;
         Ok(head)
     }
-    pub fn u8(&mut self) -> Result<u8, Refused> {
+    pub(crate) fn u8(&mut self) -> Result<u8, Refused> {
         Ok(self.take(1)?[0])
     }
-    pub fn u16(&mut self) -> Result<u16, Refused> {
+    pub(crate) fn u16(&mut self) -> Result<u16, Refused> {
         Ok(u16::from_le_bytes(
             self.take(2)?.try_into().unwrap_or_default(),
         ))
     }
-    pub fn u32(&mut self) -> Result<u32, Refused> {
+    pub(crate) fn u32(&mut self) -> Result<u32, Refused> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or_default(),
         ))
     }
-    pub fn u64(&mut self) -> Result<u64, Refused> {
+    pub(crate) fn u64(&mut self) -> Result<u64, Refused> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or_default(),
         ))
     }
     /// A count of items of `size` bytes each that must still fit in what is left (so a
     /// damaged count cannot make the decoder allocate gigabytes).
-    pub fn count(&mut self, size: usize) -> Result<usize, Refused> {
+    pub(crate) fn count(&mut self, size: usize) -> Result<usize, Refused> {
         let n = self.u64()?;
         match usize::try_from(n) {
             Ok(n) if n.saturating_mul(size.max(1)) <= self.rest.len() => Ok(n),
             _ => Err(Refused::Invalid(format!("a count of {n} does not fit"))),
         }
     }
-    pub fn blob(&mut self) -> Result<&'a [u8], Refused> {
+    pub(crate) fn blob(&mut self) -> Result<&'a [u8], Refused> {
         let n = self.count(1)?;
         self.take(n)
     }
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.rest.is_empty()
     }
 }

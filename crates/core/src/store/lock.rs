@@ -12,13 +12,13 @@ use std::path::Path;
 
 /// Held while this server is the entry's writer (dropped: released).
 #[derive(Debug)]
-pub struct WriterLock {
+pub(crate) struct WriterLock {
     _file: File,
 }
 
 /// Who writes an entry.
 #[derive(Debug)]
-pub enum Writer {
+pub(crate) enum Writer {
     /// This server (the lock is held).
     Me(WriterLock),
     /// Another live server, with its pid when it could be read.
@@ -26,7 +26,7 @@ pub enum Writer {
 }
 
 /// Takes the lock at `path` if no live process holds it.
-pub fn try_lock(path: &Path) -> io::Result<Writer> {
+pub(crate) fn try_lock(path: &Path) -> io::Result<Writer> {
     match open_exclusive(path)? {
         Some(mut file) => {
             file.set_len(0)?;
@@ -39,7 +39,7 @@ pub fn try_lock(path: &Path) -> io::Result<Writer> {
 }
 
 /// The pid written in the lock file at `path`, if any.
-pub fn holder(path: &Path) -> Option<u32> {
+pub(crate) fn holder(path: &Path) -> Option<u32> {
     let mut options = OpenOptions::new();
     options.read(true);
     #[cfg(windows)]
@@ -54,7 +54,7 @@ pub fn holder(path: &Path) -> Option<u32> {
 }
 
 /// Whether a live process holds the lock at `path` (for `rootgrep cache`).
-pub fn is_held(path: &Path) -> bool {
+pub(crate) fn is_held(path: &Path) -> bool {
     path.exists() && matches!(open_exclusive(path), Ok(None))
 }
 

@@ -21,11 +21,11 @@ use std::time::SystemTime;
 
 use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
-pub mod format;
-pub mod lock;
+pub(crate) mod format;
+pub(crate) mod lock;
 
-pub use format::{Kind, Refused};
-pub use lock::{Writer, WriterLock};
+pub(crate) use format::{Kind, Refused};
+pub(crate) use lock::{Writer, WriterLock};
 
 /// Default `--cache-max-mb`.
 pub const DEFAULT_MAX_MB: u64 = 512;
@@ -57,7 +57,7 @@ pub fn default_cache_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathB
 
 /// One root's entry, opened by a server.
 #[derive(Debug)]
-pub struct Entry {
+pub(crate) struct Entry {
     dir: PathBuf,
     root: PathBuf,
 }
@@ -87,7 +87,7 @@ impl Store {
         &self.dir
     }
 
-    pub fn max_bytes(&self) -> u64 {
+    pub(crate) fn max_bytes(&self) -> u64 {
         self.max_bytes
     }
 
@@ -101,7 +101,7 @@ impl Store {
     }
 
     /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
-    pub fn open(&self, root: &Path) -> io::Result<Entry> {
+    pub(crate) fn open(&self, root: &Path) -> io::Result<Entry> {
         let dir = self.entry_dir(root);
         create_private_dirs(&dir)?;
         let entry = Entry {
@@ -150,7 +150,7 @@ impl Store {
 
     /// Evicts the least recently used entries (never `keep`, never one a live server
     /// writes) until the store holds at most its maximum.
-    pub fn evict(&self, keep: &Entry) {
+    pub(crate) fn evict(&self, keep: &Entry) {
         let mut entries = self.list();
         let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
         while total > self.max_bytes {
@@ -250,7 +250,8 @@ impl RootId {
 }
 
 impl Entry {
-    pub fn dir(&self) -> &Path {
+    #[cfg(test)]
+    pub(crate) fn dir(&self) -> &Path {
         &self.dir
     }
 
@@ -264,7 +265,7 @@ impl Entry {
     /// Takes the entry's writer lock if no live server holds it. A new writer removes
     /// what a killed one left half-written, and describes the root (a different root at
     /// this path, or another root hashing here, empties the entry first).
-    pub fn try_writer(&self) -> io::Result<Writer> {
+    pub(crate) fn try_writer(&self) -> io::Result<Writer> {
         let writer = lock::try_lock(&self.dir.join("writer.lock"))?;
         if matches!(writer, Writer::Me(_)) {
             self.remove_temps();
@@ -284,7 +285,7 @@ impl Entry {
     /// The stored payload of `kind`, if it was written for this very root (same path and
     /// identity) and is intact; a damaged or foreign file is deleted (by whoever finds it:
     /// it is never served) and the reason returned.
-    pub fn load(&self, kind: Kind) -> Result<Vec<u8>, Refused> {
+    pub(crate) fn load(&self, kind: Kind) -> Result<Vec<u8>, Refused> {
         match (self.described(), RootId::of(&self.root)) {
             (Some(stored), Ok(now)) if stored == now => {}
             (Some(_), Ok(_)) => {
@@ -302,17 +303,17 @@ impl Entry {
     }
 
     /// Size and mtime of the stored file of `kind` (a reader notices a new publication).
-    pub fn stamp(&self, kind: Kind) -> Option<(u64, SystemTime)> {
+    pub(crate) fn stamp(&self, kind: Kind) -> Option<(u64, SystemTime)> {
         let meta = std::fs::metadata(self.file(kind)).ok()?;
         Some((meta.len(), meta.modified().ok()?))
     }
 
     /// Stores `payload` as `kind` atomically (callers hold the writer lock).
-    pub fn save(&self, kind: Kind, payload: &[u8]) -> io::Result<()> {
+    pub(crate) fn save(&self, kind: Kind, payload: &[u8]) -> io::Result<()> {
         format::write(&self.file(kind), kind, payload)
     }
 
-    pub fn discard(&self, kind: Kind) {
+    pub(crate) fn discard(&self, kind: Kind) {
         let _ = std::fs::remove_file(self.file(kind));
     }
 

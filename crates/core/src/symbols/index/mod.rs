@@ -117,7 +117,7 @@ impl SymbolIndex {
     }
 
     /// An index standing on `files` that starts from, and saves to, `store`.
-    pub fn with_store(files: Arc<FileIndex>, store: Option<Arc<Store>>) -> SymbolIndex {
+    pub(crate) fn with_store(files: Arc<FileIndex>, store: Option<Arc<Store>>) -> SymbolIndex {
         SymbolIndex::with_clock(files, build_threads(), crate::clock::system(), store)
     }
 
@@ -448,3 +448,6 @@ mod tests;
 
 #[cfg(all(test, unix))]
 mod sync_tests;
+
+#[cfg(all(test, unix))]
+mod persist_tests;

@@ -314,6 +314,8 @@ pub(super) fn pack(
     let todo: Vec<usize> = (0..plan.len())
         .filter(|i| matches!(plan[*i].src, Src::Parse))
         .collect();
+    job.total.store(todo.len(), Ordering::Relaxed);
+    job.done.store(0, Ordering::Relaxed);
     if let Some(base) = &base
         && job.overlay.is_empty()
         && plan.len() == base.files.len()
@@ -332,8 +334,6 @@ pub(super) fn pack(
     if stores.wait_for_writer(&job.root, todo.len()) {
         return Outcome::WaitForWriter { loaded: base };
     }
-    job.total.store(todo.len(), Ordering::Relaxed);
-    job.done.store(0, Ordering::Relaxed);
     let parts = parse_on_threads(shared, job, &plan, &todo);
     if job.cancel.load(Ordering::Relaxed) {
         return Outcome::Gave { later: false };

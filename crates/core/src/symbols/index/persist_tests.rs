@@ -1,0 +1,260 @@
+//! Unit tests of the symbol index over the store: a table stored and read back, a restart
+//! that re-parses only what changed while no server ran, damage that is rebuilt, and two
+//! indexes on one root, where only the writer parses.
+
+use super::stored::{decode, encode};
+use super::*;
+use crate::search::Control;
+use crate::symbols::find::{SymbolQuery, find_symbols_with};
+use std::sync::atomic::AtomicUsize;
+
+fn tree(files: usize) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir(root.join("src")).unwrap();
+    for n in 0..files {
+        std::fs::write(
+            root.join(format!("src/m{n}.rs")),
+            format!("pub fn stored_{n}() {{}}\npub struct Kept{n};\nimpl Kept{n} {{ fn get(&self) {{}} }}\n"),
+        )
+        .unwrap();
+    }
+    std::fs::write(root.join("lib.py"), "def helper():\n    pass\n").unwrap();
+    (dir, root)
+}
+
+fn start(root: &Path, store: Option<&Path>) -> (Arc<FileIndex>, SymbolIndex) {
+    let files = Arc::new(FileIndex::new());
+    let store = store.map(|dir| Arc::new(Store::new(dir, 64)));
+    let symbols = SymbolIndex::with_clock(files.clone(), 2, crate::clock::system(), store);
+    let roots = [root.to_path_buf()];
+    files.set_roots(&roots);
+    Consumer::set_roots(&symbols, &roots);
+    let watching = WatchEvent::Status(root.to_path_buf(), RootStatus::Watching);
+    files.apply(&watching);
+    symbols.apply(&watching);
+    (files, symbols)
+}
+
+fn ready(root: &Path, store: Option<&Path>) -> (Arc<FileIndex>, SymbolIndex) {
+    let (files, symbols) = start(root, store);
+    assert!(
+        symbols.wait_ready(root, Duration::from_secs(60)),
+        "never ready"
+    );
+    (files, symbols)
+}
+
+/// Waits until the root's store note satisfies `want`; returns it.
+fn note(symbols: &SymbolIndex, want: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let now = symbols.status()[0].store.clone().unwrap_or_default();
+        if want(&now) {
+            return now;
+        }
+        assert!(std::time::Instant::now() < deadline, "store note: {now:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// Files the root's last full pack parsed.
+fn parsed(symbols: &SymbolIndex) -> usize {
+    symbols.shared.lock().slots[0]
+        .total
+        .load(std::sync::atomic::Ordering::Relaxed)
+}
+
+fn answers(root: &Path, files: &FileIndex, symbols: &SymbolIndex) -> Vec<String> {
+    [
+        "stored_1", "stored_", "Kept", "get", "helper", "fresh_fn", "x",
+    ]
+    .iter()
+    .flat_map(|q| {
+        let query = SymbolQuery {
+            query: q.to_string(),
+            limit: 1000,
+            threads: 1,
+            ..SymbolQuery::default()
+        };
+        let got = find_symbols_with(
+            &query,
+            &[root.to_path_buf()],
+            Some(files),
+            Some(symbols),
+            &Control::new(),
+            &AtomicUsize::new(0),
+        )
+        .unwrap();
+        assert!(got.stats.indexed_files.is_some(), "{q}: not from the index");
+        let mut lines: Vec<String> = got
+            .entries
+            .iter()
+            .map(|(_, l)| {
+                format!(
+                    "{q}: {} {} {}",
+                    l.def.qualified(),
+                    l.path.display(),
+                    l.def.line
+                )
+            })
+            .collect();
+        lines.push(format!("{q}: total {}", got.total));
+        lines
+    })
+    .collect()
+}
+
+#[test]
+fn a_table_reads_back_as_it_was_and_damage_never_panics() {
+    let (_dir, root) = tree(20);
+    let (_files, symbols) = ready(&root, None);
+    let table = symbols.shared.lock().slots[0].table.clone().unwrap();
+    let bytes = encode(&table);
+    let back = decode(&bytes).unwrap();
+    assert_eq!(
+        format!("{:?}", back.unpack()),
+        format!("{:?}", table.unpack())
+    );
+    assert_eq!(back.by_name, table.by_name);
+    assert_eq!(back.by_lower, table.by_lower);
+    // Cut anywhere, or with any byte changed: refused (or, where the change is harmless,
+    // a table that passes every check), never a panic.
+    for cut in (0..bytes.len()).step_by(7) {
+        assert!(decode(&bytes[..cut]).is_err(), "cut at {cut}");
+    }
+    for at in (0..bytes.len()).step_by(3) {
+        for flip in [0x01u8, 0x80, 0xff] {
+            let mut bad = bytes.clone();
+            bad[at] ^= flip;
+            let _ = decode(&bad);
+        }
+    }
+}
+
+#[test]
+fn a_restart_parses_only_what_changed_while_no_server_ran() {
+    let (_dir, root) = tree(30);
+    let cache = tempfile::tempdir().unwrap();
+    {
+        let (_files, symbols) = ready(&root, Some(cache.path()));
+        assert_eq!(parsed(&symbols), 31);
+        note(&symbols, |n| n.starts_with("stored"));
+    }
+    // Unchanged: ready from the store, nothing parsed, nothing written again.
+    let stored_at = std::fs::metadata(cache.path().join("rootgrep")).unwrap();
+    {
+        let (files, symbols) = ready(&root, Some(cache.path()));
+        assert_eq!(parsed(&symbols), 0);
+        assert_eq!(note(&symbols, |n| !n.is_empty()), "loaded from the store");
+        let (fresh_files, fresh) = ready(&root, None);
+        assert_eq!(
+            answers(&root, &files, &symbols),
+            answers(&root, &fresh_files, &fresh)
+        );
+    }
+    let _ = stored_at;
+    // Edited, added and removed while no server ran.
+    std::fs::write(root.join("src/m1.rs"), "pub fn fresh_fn() {}\n").unwrap();
+    std::fs::write(root.join("src/new.rs"), "pub fn stored_new() {}\n").unwrap();
+    std::fs::remove_file(root.join("src/m2.rs")).unwrap();
+    let (files, symbols) = ready(&root, Some(cache.path()));
+    assert_eq!(parsed(&symbols), 2, "the edited and the new file");
+    let (fresh_files, fresh) = ready(&root, None);
+    let got = answers(&root, &files, &symbols);
+    assert!(
+        got.iter().any(|l| l.starts_with("fresh_fn: fresh_fn")),
+        "{got:?}"
+    );
+    assert!(!got.iter().any(|l| l.contains("stored_2 ")), "{got:?}");
+    assert_eq!(got, answers(&root, &fresh_files, &fresh));
+    // The changes were stored: the next start parses nothing.
+    note(&symbols, |n| n.starts_with("stored"));
+    drop(symbols);
+    let (_files, again) = ready(&root, Some(cache.path()));
+    assert_eq!(parsed(&again), 0);
+}
+
+#[test]
+fn a_damaged_store_is_rebuilt_and_never_served() {
+    let (_dir, root) = tree(10);
+    let cache = tempfile::tempdir().unwrap();
+    let table_file = {
+        let (_files, symbols) = ready(&root, Some(cache.path()));
+        note(&symbols, |n| n.starts_with("stored"));
+        let store = Store::new(cache.path(), 64);
+        store.open(&root).unwrap().dir().join("symbols")
+    };
+    let good = std::fs::read(&table_file).unwrap();
+    let damages: Vec<(&str, Vec<u8>)> = vec![
+        ("truncated", good[..good.len() / 2].to_vec()),
+        ("garbage", vec![0xa5; good.len()]),
+        ("empty", Vec::new()),
+        ("flipped", {
+            let mut b = good.clone();
+            let at = b.len() - 10;
+            b[at] ^= 0x10;
+            b
+        }),
+    ];
+    for (what, bytes) in damages {
+        std::fs::write(&table_file, &bytes).unwrap();
+        let (files, symbols) = ready(&root, Some(cache.path()));
+        assert_eq!(parsed(&symbols), 11, "{what}: rebuilt");
+        let n = note(&symbols, |n| n.starts_with("stored"));
+        assert!(n.starts_with("stored"), "{what}: {n}");
+        let (fresh_files, fresh) = ready(&root, None);
+        assert_eq!(
+            answers(&root, &files, &symbols),
+            answers(&root, &fresh_files, &fresh),
+            "{what}"
+        );
+    }
+}
+
+#[test]
+fn a_second_index_on_the_root_waits_for_the_writer_instead_of_parsing() {
+    let (_dir, root) = tree(persist::WRITER_WAIT_MIN + 50);
+    let cache = tempfile::tempdir().unwrap();
+    // Another server holds the root's entry and has not published yet.
+    let store = Store::new(cache.path(), 64);
+    let entry = store.open(&root).unwrap();
+    let crate::store::Writer::Me(lock) = entry.try_writer().unwrap() else {
+        panic!("the entry is free")
+    };
+    let (files, reader) = start(&root, Some(cache.path()));
+    let n = note(&reader, |n| n.starts_with("read from the store"));
+    assert_eq!(
+        n,
+        format!(
+            "read from the store (server pid {} writes it)",
+            std::process::id()
+        )
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        reader.snapshot(&root).is_none(),
+        "built although a writer lives"
+    );
+    assert_eq!(reader.status()[0].definitions, 0);
+    // The writer publishes: the reader loads it and parses nothing.
+    let (_fresh_files, fresh) = ready(&root, None);
+    let table = fresh.shared.lock().slots[0].table.clone().unwrap();
+    entry
+        .save(crate::store::Kind::Symbols, &encode(&table))
+        .unwrap();
+    assert!(reader.wait_ready(&root, Duration::from_secs(30)));
+    assert_eq!(parsed(&reader), 0, "the reader loaded the writer's table");
+    assert_eq!(
+        answers(&root, &files, &reader),
+        answers(&root, &_fresh_files, &fresh)
+    );
+    // The writer goes: the reader takes the lock over and stores its next table.
+    drop(lock);
+    std::fs::write(root.join("src/m0.rs"), "pub fn fresh_fn() {}\n").unwrap();
+    files.apply(&WatchEvent::Overflow);
+    reader.apply(&WatchEvent::Overflow);
+    let n = note(&reader, |n| n.starts_with("stored"));
+    assert!(n.starts_with("stored"), "{n}");
+    assert_eq!(parsed(&reader), 1);
+}

@@ -170,6 +170,11 @@ pub struct Options {
     /// whose event is still queued.
     #[arg(long, value_name = "MS", hide = true)]
     pub test_watch_delay: Option<u64>,
+
+    /// Testing only: every write to the index store pauses this many milliseconds halfway
+    /// through its temp file, to prove that a writer killed mid-write loses nothing.
+    #[arg(long, value_name = "MS", hide = true)]
+    pub test_store_write_pause: Option<u64>,
 }
 
 /// A user mistake on the command line, reported once on stderr.
@@ -310,7 +315,11 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
             }
         },
     };
-    Ok(Some(crate::store::Store::new(&dir, options.cache_max_mb)))
+    let store = crate::store::Store::new(&dir, options.cache_max_mb);
+    Ok(Some(match options.test_store_write_pause {
+        Some(ms) => store.with_write_pause(Duration::from_millis(ms)),
+        None => store,
+    }))
 }
 
 /// Checks `rootgrep call`'s TOOL and ARGS_JSON before anything starts, so that a mistake

@@ -43,6 +43,7 @@ mod roots;
 mod schema_fuzz;
 mod search;
 mod sharing;
+mod store;
 mod symbol_index;
 mod symbols;
 #[cfg(windows)]

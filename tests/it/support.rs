@@ -72,9 +72,14 @@ impl Client {
     }
 
     fn spawn_command(mut command: Command, cwd: &Path) -> Client {
+        // Servers store their indexes in the tests' own cache directory, never the user's
+        // (a test that needs its own passes --cache-dir).
+        let cache = Path::new(env!("CARGO_TARGET_TMPDIR")).join("it-cache");
         let mut child = command
             .current_dir(cwd)
             .env_remove("RUST_LOG")
+            .env("XDG_CACHE_HOME", &cache)
+            .env("LOCALAPPDATA", &cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

@@ -150,13 +150,29 @@ pub(crate) fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
 /// (0600), fsynced, renamed over `path`, the directory fsynced. On any failure (a full
 /// disk, a read-only directory) the temp file is removed and `path` is untouched.
 pub(crate) fn write(path: &Path, kind: Kind, payload: &[u8]) -> io::Result<()> {
+    write_paused(path, kind, payload, None)
+}
+
+/// [`write`], stopping halfway through the temp file for `pause` (testing only).
+pub(crate) fn write_paused(
+    path: &Path,
+    kind: Kind,
+    payload: &[u8],
+    pause: Option<std::time::Duration>,
+) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let result = (|| {
         let mut file = create_private(&temp)?;
         file.write_all(&header(kind, payload))?;
-        file.write_all(payload)?;
+        let (first, second) = payload.split_at(payload.len() / 2);
+        file.write_all(first)?;
+        if let Some(pause) = pause {
+            file.flush()?;
+            std::thread::sleep(pause);
+        }
+        file.write_all(second)?;
         file.sync_all()?;
         drop(file);
         rename_over(&temp, path)?;
@@ -218,14 +234,24 @@ impl Writer {
     pub(crate) fn u8(&mut self, v: u8) {
         self.bytes.push(v);
     }
-    pub(crate) fn u16(&mut self, v: u16) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
     pub(crate) fn u32(&mut self, v: u32) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
     }
     pub(crate) fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
+    }
+    /// An unsigned LEB128 varint (1 byte below 128).
+    pub(crate) fn var(&mut self, mut v: u64) {
+        while v >= 0x80 {
+            self.bytes.push(v as u8 | 0x80);
+            v >>= 7;
+        }
+        self.bytes.push(v as u8);
+    }
+    /// A signed difference, zigzag-encoded as a varint (small either way: 1 byte).
+    pub(crate) fn delta(&mut self, from: u64, to: u64) {
+        let d = to.wrapping_sub(from) as i64;
+        self.var(((d << 1) ^ (d >> 63)) as u64);
     }
     /// A length-prefixed byte string.
     pub(crate) fn blob(&mut self, v: &[u8]) {
@@ -255,11 +281,6 @@ impl<'a> Reader<'a> {
     pub(crate) fn u8(&mut self) -> Result<u8, Refused> {
         Ok(self.take(1)?[0])
     }
-    pub(crate) fn u16(&mut self) -> Result<u16, Refused> {
-        Ok(u16::from_le_bytes(
-            self.take(2)?.try_into().unwrap_or_default(),
-        ))
-    }
     pub(crate) fn u32(&mut self) -> Result<u32, Refused> {
         Ok(u32::from_le_bytes(
             self.take(4)?.try_into().unwrap_or_default(),
@@ -269,6 +290,27 @@ impl<'a> Reader<'a> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or_default(),
         ))
+    }
+    pub(crate) fn var(&mut self) -> Result<u64, Refused> {
+        let mut v = 0u64;
+        for shift in (0..64).step_by(7) {
+            let byte = self.u8()?;
+            v |= u64::from(byte & 0x7f) << shift;
+            if byte & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(Refused::Invalid("a varint too long".into()))
+    }
+    /// The value a [`Writer::delta`] from `from` encoded.
+    pub(crate) fn delta(&mut self, from: u64) -> Result<u64, Refused> {
+        let z = self.var()?;
+        let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+        Ok(from.wrapping_add(d as u64))
+    }
+    /// A varint that must fit `T`.
+    pub(crate) fn var_as<T: TryFrom<u64>>(&mut self) -> Result<T, Refused> {
+        T::try_from(self.var()?).map_err(|_| Refused::Invalid("a number out of range".into()))
     }
     /// A count of items of `size` bytes each that must still fit in what is left (so a
     /// damaged count cannot make the decoder allocate gigabytes).

@@ -36,6 +36,8 @@ pub struct Store {
     /// `<cache>/rootgrep`.
     dir: PathBuf,
     max_bytes: u64,
+    /// Testing only: each write pauses this long halfway through its temp file.
+    write_pause: Option<std::time::Duration>,
 }
 
 /// The user's cache directory for this OS, from the environment the server started with:
@@ -60,6 +62,7 @@ pub fn default_cache_dir(env: impl Fn(&str) -> Option<OsString>) -> Option<PathB
 pub(crate) struct Entry {
     dir: PathBuf,
     root: PathBuf,
+    write_pause: Option<std::time::Duration>,
 }
 
 /// What `rootgrep cache` shows of one entry.
@@ -80,6 +83,16 @@ impl Store {
         Store {
             dir: cache_dir.join("rootgrep"),
             max_bytes: max_mb.saturating_mul(1024 * 1024),
+            write_pause: None,
+        }
+    }
+
+    /// Testing only: every write stops halfway through its temp file for `pause` (so a
+    /// test can kill the writer mid-write).
+    pub fn with_write_pause(self, pause: std::time::Duration) -> Store {
+        Store {
+            write_pause: Some(pause),
+            ..self
         }
     }
 
@@ -107,6 +120,7 @@ impl Store {
         let entry = Entry {
             dir,
             root: root.to_path_buf(),
+            write_pause: self.write_pause,
         };
         let _ = format::create_private(&entry.dir.join("used"));
         Ok(entry)
@@ -310,7 +324,7 @@ impl Entry {
 
     /// Stores `payload` as `kind` atomically (callers hold the writer lock).
     pub(crate) fn save(&self, kind: Kind, payload: &[u8]) -> io::Result<()> {
-        format::write(&self.file(kind), kind, payload)
+        format::write_paused(&self.file(kind), kind, payload, self.write_pause)
     }
 
     pub(crate) fn discard(&self, kind: Kind) {

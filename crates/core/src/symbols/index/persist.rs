@@ -36,6 +36,8 @@ struct RootStore {
     /// The stored file as last loaded or saved (size, mtime): a different one is newer.
     seen: Option<(u64, SystemTime)>,
     waiting_since: Option<Instant>,
+    /// The table held came from the store (said until a save replaces it).
+    loaded: bool,
     note: String,
 }
 
@@ -93,6 +95,7 @@ impl Stores {
                     started.elapsed()
                 );
                 rs.note = "loaded from the store".into();
+                rs.loaded = true;
                 Some(Arc::new(table))
             }
             Err(Refused::Missing) => None,
@@ -121,8 +124,9 @@ impl Stores {
         since.elapsed() < WRITER_WAIT_MAX
     }
 
-    /// Saves `table` when this server writes the root's entry.
-    pub(super) fn save(&mut self, root: &Path, table: &Table) {
+    /// Saves `table` (packed with `parsed` files parsed) when this server writes the
+    /// root's entry.
+    pub(super) fn save(&mut self, root: &Path, table: &Table, parsed: usize) {
         let store = self.store.clone();
         let Some(rs) = self.get(root) else { return };
         if rs.writer.is_none() && rs.claim() {
@@ -144,7 +148,13 @@ impl Stores {
         match entry.save(Kind::Symbols, &bytes) {
             Ok(()) => {
                 rs.seen = entry.stamp(Kind::Symbols);
-                rs.note = format!("stored, {} MiB", bytes.len().div_ceil(1 << 20));
+                let size = bytes.len().div_ceil(1 << 20);
+                rs.note = match std::mem::take(&mut rs.loaded) {
+                    true => format!(
+                        "loaded from the store, {parsed} changed files parsed, stored again ({size} MiB)"
+                    ),
+                    false => format!("stored, {size} MiB"),
+                };
                 tracing::info!(
                     "{}: symbol table stored ({} bytes) in {:?}",
                     root.display(),
@@ -168,6 +178,7 @@ impl RootStore {
             writer: None,
             seen: None,
             waiting_since: None,
+            loaded: false,
             note: String::new(),
         };
         match store.open(root) {

@@ -2,53 +2,84 @@
 //! offset, count and order a lookup relies on, so even a file that passed its checksum but
 //! holds nonsense is refused instead of panicking or answering wrongly.
 //!
-//! Layout (little-endian): the arena (length-prefixed), the records (count, then 34 bytes
-//! each), the files (count, then 30 bytes each: path offset and length, language, size,
-//! mtime, first and end record), then the two sorted id tables (one count each).
+//! Layout (little-endian; "var" is a LEB128 varint, "delta" a zigzag varint of the
+//! difference from the previous record's value): the arena (length-prefixed); the files
+//! (count, then per file: path offset as a delta, path length, language, size, mtime, and
+//! how many records it has: they follow the previous file's); the records (count, then per
+//! record: name offset as a delta, the lowercase name's and the container's offsets (0 for
+//! none, else 1 + a delta), line as a delta, lines to the end, the name's line offset, the
+//! three lengths, kind and depth; the record's file is the one whose range holds it); then
+//! the two sorted id tables (a count each, 4 bytes per id). Most records take 10 to 14
+//! bytes instead of the 36 they take in memory.
 
 use super::table::{FileRec, NONE, Rec, Table};
 use crate::store::Refused;
 use crate::store::format::{Reader, Writer};
 use crate::symbols::lang::{KINDS, Lang};
 
-const REC_BYTES: usize = 34;
-const FILE_BYTES: usize = 30;
+/// The fewest bytes one record or file can take (bounds a damaged count).
+const MIN_REC_BYTES: usize = 11;
+const MIN_FILE_BYTES: usize = 13;
+
+/// `at` as `1 + delta from prev`, or 0 for [`NONE`].
+fn put_optional(w: &mut Writer, prev: &mut u32, at: u32) {
+    if at == NONE {
+        w.var(0);
+    } else {
+        let d = i64::from(at) - i64::from(*prev);
+        w.var(1 + ((d << 1) ^ (d >> 63)) as u64);
+        *prev = at;
+    }
+}
+
+fn get_optional(r: &mut Reader, prev: &mut u32) -> Result<u32, Refused> {
+    match r.var()? {
+        0 => Ok(NONE),
+        z => {
+            let z = z - 1;
+            let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
+            let at = u32::try_from(i64::from(*prev) + d)
+                .map_err(|_| Refused::Invalid("an offset out of range".into()))?;
+            *prev = at;
+            Ok(at)
+        }
+    }
+}
 
 pub(super) fn encode(table: &Table) -> Vec<u8> {
     let mut w = Writer {
-        bytes: Vec::with_capacity(
-            table.arena.len()
-                + table.recs.len() * (REC_BYTES + 8)
-                + table.files.len() * FILE_BYTES
-                + 64,
-        ),
+        bytes: Vec::with_capacity(table.arena.len() + table.recs.len() * 20 + 64),
     };
     w.blob(&table.arena);
+    w.u64(table.files.len() as u64);
+    let mut prev_path = 0u64;
+    for f in &table.files {
+        w.delta(prev_path, u64::from(f.path));
+        prev_path = u64::from(f.path);
+        w.var(u64::from(f.path_len));
+        w.u8(f.lang);
+        w.var(f.size);
+        w.u64(f.mtime);
+        w.var(u64::from(f.recs.end - f.recs.start));
+    }
     w.u64(table.recs.len() as u64);
+    let (mut name, mut container, mut line) = (0u64, 0u32, 0u64);
     for r in &table.recs {
-        w.u32(r.name);
-        w.u32(r.lower);
-        w.u32(r.container);
-        w.u32(r.line);
-        w.u32(r.end_line);
-        w.u32(r.file);
-        w.u16(r.name_line);
-        w.u16(r.name_len);
-        w.u16(r.lower_len);
-        w.u16(r.container_len);
+        w.delta(name, u64::from(r.name));
+        name = u64::from(r.name);
+        // The lowercase form follows its name in the arena: deltas from the name.
+        let mut from_name = r.name;
+        put_optional(&mut w, &mut from_name, r.lower);
+        put_optional(&mut w, &mut container, r.container);
+        w.delta(line, u64::from(r.line));
+        line = u64::from(r.line);
+        w.delta(u64::from(r.line), u64::from(r.end_line));
+        w.var(u64::from(r.name_line));
+        w.var(u64::from(r.name_len));
+        w.var(u64::from(r.lower_len));
+        w.var(u64::from(r.container_len));
         w.u8(r.kind);
         w.u8(r.depth);
-    }
-    w.u64(table.files.len() as u64);
-    for f in &table.files {
-        w.u32(f.path);
-        w.u16(f.path_len);
-        w.u8(f.lang);
-        w.u8(0);
-        w.u64(f.size);
-        w.u64(f.mtime);
-        w.u32(f.recs.start);
-        w.u32(f.recs.end);
     }
     for ids in [&table.by_name, &table.by_lower] {
         w.u64(ids.len() as u64);
@@ -66,38 +97,62 @@ fn invalid(why: &str) -> Refused {
 pub(super) fn decode(payload: &[u8]) -> Result<Table, Refused> {
     let mut r = Reader::new(payload);
     let arena = r.blob()?.to_vec();
-    let n = r.count(REC_BYTES)?;
-    let mut recs = Vec::with_capacity(n);
-    for _ in 0..n {
-        recs.push(Rec {
-            name: r.u32()?,
-            lower: r.u32()?,
-            container: r.u32()?,
-            line: r.u32()?,
-            end_line: r.u32()?,
-            file: r.u32()?,
-            name_line: r.u16()?,
-            name_len: r.u16()?,
-            lower_len: r.u16()?,
-            container_len: r.u16()?,
-            kind: r.u8()?,
-            depth: r.u8()?,
-        });
-    }
-    let n = r.count(FILE_BYTES)?;
+    let n = r.count(MIN_FILE_BYTES)?;
     let mut files = Vec::with_capacity(n);
+    let (mut path, mut next) = (0u64, 0u32);
     for _ in 0..n {
-        let (path, path_len, lang, _) = (r.u32()?, r.u16()?, r.u8()?, r.u8()?);
-        let (size, mtime) = (r.u64()?, r.u64()?);
-        let recs = r.u32()?..r.u32()?;
+        path = r.delta(path)?;
+        let path = u32::try_from(path).map_err(|_| invalid("a path out of range"))?;
+        let path_len = r.var_as()?;
+        let lang = r.u8()?;
+        let size = r.var()?;
+        let mtime = r.u64()?;
+        let count: u32 = r.var_as()?;
+        let end = next
+            .checked_add(count)
+            .ok_or_else(|| invalid("too many definitions"))?;
         files.push(FileRec {
             path,
             path_len,
             lang,
             size,
             mtime,
-            recs,
+            recs: next..end,
         });
+        next = end;
+    }
+    let n = r.count(MIN_REC_BYTES)?;
+    if n != next as usize {
+        return Err(invalid("definitions outside every file"));
+    }
+    let mut recs = Vec::with_capacity(n);
+    let (mut name, mut container, mut line) = (0u64, 0u32, 0u64);
+    for (file, f) in files.iter().enumerate() {
+        for _ in f.recs.clone() {
+            name = r.delta(name)?;
+            let name_at = u32::try_from(name).map_err(|_| invalid("a name out of range"))?;
+            let mut from_name = name_at;
+            let lower = get_optional(&mut r, &mut from_name)?;
+            let container_at = get_optional(&mut r, &mut container)?;
+            line = r.delta(line)?;
+            let line_at = u32::try_from(line).map_err(|_| invalid("a line out of range"))?;
+            let end_line =
+                u32::try_from(r.delta(line)?).map_err(|_| invalid("a line out of range"))?;
+            recs.push(Rec {
+                name: name_at,
+                lower,
+                container: container_at,
+                line: line_at,
+                end_line,
+                file: file as u32,
+                name_line: r.var_as()?,
+                name_len: r.var_as()?,
+                lower_len: r.var_as()?,
+                container_len: r.var_as()?,
+                kind: r.u8()?,
+                depth: r.u8()?,
+            });
+        }
     }
     let mut ids = || -> Result<Vec<u32>, Refused> {
         let n = r.count(4)?;

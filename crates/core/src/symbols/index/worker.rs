@@ -50,7 +50,7 @@ pub(super) fn worker_loop(shared: &Shared) {
             crate::memory::release_freed();
             if changed {
                 // After landing: the index answers while the table is written.
-                stores.save(&job.root, &table);
+                stores.save(&job.root, &table, job.total.load(Ordering::Relaxed));
             }
         }
         if let Some(note) = stores.note(&job.root) {

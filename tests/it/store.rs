@@ -1,0 +1,389 @@
+//! The persistent index store through the wire (PRODUCT §15): a restarted server answers
+//! from the store exactly as a fresh build does, after edits made while no server ran;
+//! two servers started at once build once; a writer killed mid-write, a damaged, read-only
+//! or full store, and a root moved or replaced between runs all lose nothing and answer
+//! right; `rootgrep cache` lists and clears.
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// A tree of `n` Rust files (plus a Python and a C file) under `root`.
+fn tree(root: &Path, n: usize) {
+    std::fs::create_dir_all(root.join("src/deep")).unwrap();
+    for i in 0..n {
+        std::fs::write(
+            root.join(format!("src/m{i}.rs")),
+            format!(
+                "pub fn persisted_{i}(x: u32) -> u32 {{ x + {i} }}\n\
+                 pub struct Holder{i} {{ v: u32 }}\n\
+                 impl Holder{i} {{ pub fn get(&self) -> u32 {{ persisted_{i}(self.v) }} }}\n"
+            ),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        root.join("src/deep/tool.py"),
+        "def helper():\n    return 1\n",
+    )
+    .unwrap();
+    std::fs::write(
+        root.join("src/deep/c.c"),
+        "int c_side(void) { return 0; }\n",
+    )
+    .unwrap();
+}
+
+fn server(root: &Path, cache: Option<&Path>) -> Client {
+    let mut args = vec![];
+    match cache {
+        Some(dir) => args.extend(["--cache-dir", s(dir)]),
+        None => args.push("--no-cache"),
+    }
+    let mut client = Client::spawn(&args, root);
+    client.handshake(json!({}));
+    client
+}
+
+/// Polls the first root's symbols line until `want` holds.
+fn wait_line(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let line = symbols_state(client);
+        if want(&line) {
+            return line;
+        }
+        assert!(std::time::Instant::now() < deadline, "symbols: {line}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+fn ready_and_stored(client: &mut Client) -> String {
+    wait_line(client, |l| l.starts_with("ready") && l.contains("stored"))
+}
+
+/// What every read tool answers on the root, without the timings.
+fn answers(client: &mut Client) -> Vec<String> {
+    let calls = [
+        ("symbols", json!({"query": "persisted_1", "exact": true})),
+        ("symbols", json!({"query": "persisted_", "limit": 500})),
+        ("symbols", json!({"query": "Holder"})),
+        ("symbols", json!({"query": "get"})),
+        ("symbols", json!({"query": "helper"})),
+        ("symbols", json!({"query": "edited_while_down"})),
+        ("symbols", json!({"query": "c_side"})),
+        ("outline", json!({"path": "src/m3.rs"})),
+        ("references", json!({"symbol": "persisted_3"})),
+        (
+            "grep",
+            json!({"pattern": "persisted_\\d+\\(", "output_mode": "count"}),
+        ),
+        ("grep", json!({"pattern": "edited_while_down"})),
+        ("glob", json!({"pattern": "**/*.rs", "head_limit": 0})),
+        ("list_directory", json!({"path": "src/deep"})),
+    ];
+    calls
+        .iter()
+        .map(|(tool, args)| {
+            let mut result = client.call(tool, args.clone());
+            scrub(&mut result);
+            format!("{tool} {args}: {result}")
+        })
+        .collect()
+}
+
+/// Drops what differs between equal answers: timings and index statistics.
+fn scrub(value: &mut Value) {
+    match value {
+        Value::Object(map) => {
+            map.remove("stats");
+            map.remove("elapsed_ms");
+            map.remove("_meta");
+            for v in map.values_mut() {
+                scrub(v);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(scrub),
+        _ => {}
+    }
+}
+
+#[test]
+fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 40);
+    let mut first = server(&ws.app, Some(&cache));
+    ready_and_stored(&mut first);
+    drop(first);
+
+    // Edited, added and removed while no server ran.
+    std::fs::write(ws.app.join("src/m1.rs"), "pub fn edited_while_down() {}\n").unwrap();
+    std::fs::write(ws.app.join("src/added.rs"), "pub fn persisted_added() {}\n").unwrap();
+    std::fs::remove_file(ws.app.join("src/m2.rs")).unwrap();
+
+    let mut again = server(&ws.app, Some(&cache));
+    let line = ready_and_stored(&mut again);
+    assert!(
+        line.contains("loaded from the store, 2 changed files parsed, stored again"),
+        "{line}"
+    );
+    let mut fresh = server(&ws.app, None);
+    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let (got, want) = (answers(&mut again), answers(&mut fresh));
+    assert_eq!(got, want);
+    assert!(got[5].contains("src/m1.rs"), "{}", got[5]);
+    assert!(!got[1].contains("persisted_2\""), "{}", got[1]);
+}
+
+#[test]
+fn two_servers_started_at_once_build_once_and_agree() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 600);
+    let mut a = server(&ws.app, Some(&cache));
+    let mut b = server(&ws.app, Some(&cache));
+    let la = wait_line(&mut a, |l| l.starts_with("ready"));
+    let lb = wait_line(&mut b, |l| l.starts_with("ready"));
+    let lines = [la, lb];
+    // One wrote the store; the other read it (or, started late enough, loaded it).
+    let wrote = lines.iter().filter(|l| l.contains("stored,")).count();
+    let stored_line = |l: &String| l.contains("stored,") || l.contains("from the store");
+    assert!(lines.iter().all(stored_line) && wrote == 1, "{lines:?}");
+    assert_eq!(answers(&mut a), answers(&mut b));
+}
+
+/// kill -9 while the table's temp file is half written (the server pauses there,
+/// `--test-store-write-pause`): the stored table is the previous one or none, never the
+/// half; the next writer removes the temp file and answers right.
+#[cfg(unix)]
+#[test]
+fn a_writer_killed_mid_write_leaves_nothing_half_written() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 50);
+    let mut fresh = server(&ws.app, None);
+    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let want = answers(&mut fresh);
+    check_kill(&ws, &cache, &want, false);
+    // A stored table exists now; a change makes the next start write again.
+    std::fs::write(ws.app.join("src/m1.rs"), "pub fn edited_while_down() {}\n").unwrap();
+    let mut fresh = server(&ws.app, None);
+    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let now = answers(&mut fresh);
+    assert_ne!(now, want);
+    check_kill(&ws, &cache, &now, true);
+}
+
+#[cfg(unix)]
+fn check_kill(ws: &Workspace, cache: &Path, want: &[String], had_table: bool) {
+    let mut victim = Client::spawn(
+        &["--cache-dir", s(cache), "--test-store-write-pause", "60000"],
+        &ws.app,
+    );
+    victim.handshake(json!({}));
+    wait_line(&mut victim, |l| l.starts_with("ready"));
+    let entry = loop {
+        let found = std::fs::read_dir(cache.join("rootgrep/roots"))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|e| e.path())
+            .find(|dir| {
+                std::fs::read_dir(dir)
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .any(|f| f.file_name().to_string_lossy().ends_with(".tmp"))
+            });
+        if let Some(dir) = found {
+            break dir;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    victim.child.kill().unwrap();
+    let _ = victim.child.wait();
+    assert_eq!(entry.join("symbols").exists(), had_table);
+    let mut next = server(&ws.app, Some(cache));
+    let line = ready_and_stored(&mut next);
+    assert!(
+        !line.contains("loaded from the store,") || had_table,
+        "{line}"
+    );
+    assert_eq!(answers(&mut next), want);
+    let leftovers: Vec<_> = std::fs::read_dir(&entry)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+fn only_entry(cache: &Path) -> PathBuf {
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.join("rootgrep/roots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    entries[0].clone()
+}
+
+#[test]
+fn a_damaged_store_is_rebuilt() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 30);
+    let mut first = server(&ws.app, Some(&cache));
+    ready_and_stored(&mut first);
+    drop(first);
+    let table = only_entry(&cache).join("symbols");
+    let mut bytes = std::fs::read(&table).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&table, &bytes).unwrap();
+    let mut again = server(&ws.app, Some(&cache));
+    let line = ready_and_stored(&mut again);
+    assert!(!line.contains("loaded from the store"), "{line}");
+    let mut fresh = server(&ws.app, None);
+    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    assert_eq!(answers(&mut again), answers(&mut fresh));
+}
+
+#[test]
+fn an_unusable_cache_directory_costs_only_the_saving() {
+    let ws = workspace();
+    tree(&ws.app, 10);
+    // A file where the cache directory would go: nothing can be created there.
+    let blocked = ws.base.join("not-a-dir");
+    std::fs::write(&blocked, "x").unwrap();
+    let mut client = server(&ws.app, Some(&blocked.join("cache")));
+    let line = wait_line(&mut client, |l| l.starts_with("ready"));
+    assert!(line.contains("not stored:"), "{line}");
+    let mut fresh = server(&ws.app, None);
+    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    assert_eq!(answers(&mut client), answers(&mut fresh));
+}
+
+/// A full disk (a 64 KiB tmpfs) and a read-only one: the index serves from memory, says
+/// why it is not stored, and leaves no temp file. Needs root to mount (skipped otherwise).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_full_or_read_only_cache_disk_loses_nothing() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("skipped: mounting a tmpfs needs root");
+        return;
+    }
+    let ws = workspace();
+    tree(&ws.app, 800);
+    for (options, expect) in [("size=64k", "No space left"), ("ro", "Read-only")] {
+        let disk = ws.base.join(format!("disk-{options}"));
+        std::fs::create_dir(&disk).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", options, "tmpfs", s(&disk)])
+            .status()
+            .is_ok_and(|s| s.success());
+        if !mounted {
+            eprintln!("skipped: mount -t tmpfs failed");
+            return;
+        }
+        let mut client = server(&ws.app, Some(&disk));
+        let line = wait_line(&mut client, |l| {
+            l.starts_with("ready") && l.contains("stored")
+        });
+        assert!(
+            line.contains("not stored") && line.contains(expect),
+            "{line}"
+        );
+        let mut fresh = server(&ws.app, None);
+        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        assert_eq!(answers(&mut client), answers(&mut fresh));
+        drop(client);
+        let mut left = Vec::new();
+        for entry in walk(&disk) {
+            left.push(entry);
+        }
+        assert!(
+            left.iter().all(|p| !p.to_string_lossy().ends_with(".tmp")),
+            "{left:?}"
+        );
+        let _ = std::process::Command::new("umount").arg(&disk).status();
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk(&path));
+        }
+        out.push(path);
+    }
+    out
+}
+
+#[test]
+fn a_root_moved_or_replaced_between_runs_answers_its_own_files() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 20);
+    let mut first = server(&ws.app, Some(&cache));
+    ready_and_stored(&mut first);
+    drop(first);
+    // Moved: the new path is a new entry, built from its own files.
+    let moved = ws.base.join("moved");
+    std::fs::rename(&ws.app, &moved).unwrap();
+    // Replaced: another tree at the old path, with files of the same names and sizes.
+    tree(&ws.app, 20);
+    std::fs::write(ws.app.join("src/m1.rs"), "pub fn edited_while_down() {}\n").unwrap();
+    for root in [&moved, &ws.app] {
+        let mut again = server(root, Some(&cache));
+        let line = ready_and_stored(&mut again);
+        assert!(!line.contains("loaded from the store"), "{line}");
+        let mut fresh = server(root, None);
+        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        assert_eq!(
+            answers(&mut again),
+            answers(&mut fresh),
+            "{}",
+            root.display()
+        );
+    }
+}
+
+#[test]
+fn rootgrep_cache_lists_and_clears_what_is_stored() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 5);
+    let mut client = server(&ws.app, Some(&cache));
+    ready_and_stored(&mut client);
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_rootgrep"))
+            .arg("cache")
+            .args(args)
+            .args(["--cache-dir", s(&cache)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let listed = run(&[]);
+    assert!(listed.contains("1 entries"), "{listed}");
+    assert!(listed.contains(s(&ws.app)), "{listed}");
+    assert!(
+        listed.contains(&format!("written by pid {}", client.pid())),
+        "{listed}"
+    );
+    // In use: kept.
+    let cleared = run(&["clear"]);
+    assert!(cleared.starts_with("removed 0 entries"), "{cleared}");
+    drop(client);
+    let cleared = run(&["clear", s(&ws.app)]);
+    assert!(cleared.starts_with("removed 1 entries"), "{cleared}");
+    assert!(run(&[]).contains("0 entries"));
+}

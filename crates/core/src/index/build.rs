@@ -176,7 +176,8 @@ impl PerThread for Collector<'_> {
         self.limit.count();
         let span = self.part.push(self.rel(entry.path()));
         let mtime = to_nanos(meta.modified().ok());
-        self.part.files.push((span, meta.len(), mtime));
+        let ident = crate::platform::os::identity(&meta);
+        self.part.files.push((span, meta.len(), mtime, ident));
     }
 
     fn other(&mut self, entry: &DirEntry) {

@@ -151,7 +151,7 @@ fn settle(
     let file = index.find_file(as_path(rel));
     let action = match event {
         WatchEvent::Changed(_) | WatchEvent::Created(_) if file.is_some() => {
-            // Same file set; refresh size and mtime (a replacement keeps the entry). No
+            // Same file set; refresh size, mtime and identity (a replacement keeps the entry). No
             // longer a regular file: its directory is listed again.
             match index.store_stat(file.expect("checked"), meta) {
                 true => Action::Nothing,

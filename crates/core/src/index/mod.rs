@@ -16,7 +16,7 @@
 //!   (or an ignore-file change until the rebuild is done), while a burst of events is
 //!   still settling (from [`WatchEvent::Pending`] to its settled event), and for a root
 //!   that is not (or no longer) watched. Callers then walk. A content change only
-//!   refreshes that file's size and mtime in place.
+//!   refreshes that file's size, mtime and identity in place.
 //! - **Updates, not rebuilds.** A created or removed path is recorded; once the burst it
 //!   belongs to settles, one update lists again just the directories that gained or lost
 //!   entries (with the same walker, so new entries are filtered exactly as a build would

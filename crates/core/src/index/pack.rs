@@ -10,7 +10,7 @@ use super::root::{
     join_into, parent_of,
 };
 
-use super::part::Part;
+use super::part::{FileEntry, Part};
 
 /// Sorts and packs what the walk collected into the compact index.
 pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant) -> RootIndex {
@@ -42,10 +42,11 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
     let skipped = skipped_recs(&arena, &dir_spans, skipped_spans);
     let files: Box<[FileRec]> = file_spans
         .into_iter()
-        .map(|(path, size, mtime)| FileRec {
+        .map(|(path, size, mtime, ident)| FileRec {
             path,
             size: AtomicU64::new(size),
             mtime: AtomicI64::new(mtime),
+            ident: AtomicU64::new(ident),
         })
         .collect();
     let dirs = dir_recs.into_boxed_slice();
@@ -78,7 +79,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
 }
 
 /// Sorts the files and directories in component order (directories deduplicated).
-fn sort(raw: &[u8], files: &mut [(Span, u64, i64)], dirs: &mut Vec<Span>) {
+fn sort(raw: &[u8], files: &mut [FileEntry], dirs: &mut Vec<Span>) {
     let text = |s: Span| &raw[s.range()];
     // Stable sorts find and merge runs already in order: an update hands in the old
     // index's lists (sorted) followed by the few paths it listed again, so packing it
@@ -92,7 +93,7 @@ fn sort(raw: &[u8], files: &mut [(Span, u64, i64)], dirs: &mut Vec<Span>) {
 /// The ignored entries, sorted: those listed but not yielded, and those already known.
 fn ignored(
     raw: &[u8],
-    files: &[(Span, u64, i64)],
+    files: &[FileEntry],
     dirs: &[Span],
     others: Vec<Span>,
     listed: Vec<(Span, Span, bool)>,
@@ -127,7 +128,7 @@ fn ignored(
 /// The paths of a pack in one arena, and the spans into it.
 struct Packed {
     arena: Box<[u8]>,
-    files: Vec<(Span, u64, i64)>,
+    files: Vec<FileEntry>,
     dirs: Vec<Span>,
     ignored: Vec<(Span, bool)>,
     skipped: Vec<(Span, bool)>,
@@ -137,7 +138,7 @@ struct Packed {
 /// entries, then skipped ones (sorted); the walk's arena is freed once they are copied.
 fn one_arena(
     raw: Vec<u8>,
-    mut files: Vec<(Span, u64, i64)>,
+    mut files: Vec<FileEntry>,
     mut dirs: Vec<Span>,
     ignored: Vec<(Vec<u8>, bool)>,
     mut skipped: Vec<(Span, bool)>,
@@ -240,12 +241,7 @@ fn dir_tree(arena: &[u8], dirs: &[Span]) -> Vec<DirRec> {
 
 /// Groups the files by directory (a stable counting sort keeps them by name): sets each
 /// directory's range of the returned list of file ids.
-fn files_by_dir(
-    arena: &[u8],
-    dirs: &[Span],
-    files: &[(Span, u64, i64)],
-    recs: &mut [DirRec],
-) -> Vec<u32> {
+fn files_by_dir(arena: &[u8], dirs: &[Span], files: &[FileEntry], recs: &mut [DirRec]) -> Vec<u32> {
     let at = |s: Span| &arena[s.range()];
     // Sorted files come in runs of one directory: look each directory up once per run.
     let mut last: Option<(&[u8], u32)> = None;

@@ -6,11 +6,13 @@ use crate::ignores::SkippedIgnoreFile;
 
 use super::root::Span;
 
+/// One file as walked: (path, size, mtime nanos, identity: `platform::os::identity`).
+pub(super) type FileEntry = (Span, u64, i64, u64);
+
 #[derive(Default)]
 pub(super) struct Part {
     pub(super) arena: Vec<u8>,
-    /// (path, size, mtime nanos)
-    pub(super) files: Vec<(Span, u64, i64)>,
+    pub(super) files: Vec<FileEntry>,
     pub(super) dirs: Vec<Span>,
     /// Symlinks and special files the walk yielded (neither files nor directories).
     pub(super) others: Vec<Span>,
@@ -45,8 +47,12 @@ impl Part {
         };
         self.arena.extend_from_slice(&other.arena);
         self.skipped_ignore.extend(other.skipped_ignore);
-        self.files
-            .extend(other.files.into_iter().map(|(s, z, m)| (moved(s), z, m)));
+        self.files.extend(
+            other
+                .files
+                .into_iter()
+                .map(|(s, z, m, i)| (moved(s), z, m, i)),
+        );
         self.dirs.extend(other.dirs.into_iter().map(moved));
         self.others.extend(other.others.into_iter().map(moved));
         self.listed.extend(

@@ -1,5 +1,5 @@
 //! One immutable build of one root, and its queries: all relative paths in one byte
-//! arena, per file a span and two atomics (size and mtime, refreshed in place by content
+//! arena, per file a span and three atomics (size, mtime and identity, refreshed in place by content
 //! changes), the visited directories in pre-order (for completion, for `files_under`, and
 //! for telling whether an event can matter), the *ignored* entries seen directly inside
 //! visited directories (a whitelisting grep `--glob` brings those back, as in ripgrep, so
@@ -49,6 +49,8 @@ pub(super) struct FileRec {
     pub(super) size: AtomicU64,
     /// Nanoseconds since the epoch ([`NO_MTIME`] when unknown).
     pub(super) mtime: AtomicI64,
+    /// Inode and change time (`platform::os::identity`).
+    pub(super) ident: AtomicU64,
 }
 
 /// One visited (not ignored, not hidden) directory; `dirs[0]` is the root itself.
@@ -96,7 +98,7 @@ pub struct BuildInfo {
     pub unreadable: u64,
 }
 
-/// One build of one root: immutable except for per-file size and mtime.
+/// One build of one root: immutable except for per-file size, mtime and identity.
 #[derive(Debug)]
 pub struct RootIndex {
     pub(super) root: PathBuf,
@@ -121,6 +123,8 @@ pub struct IndexedFile<'a> {
     pub rel: &'a Path,
     pub size: u64,
     pub modified: Option<SystemTime>,
+    /// Inode and change time, as one number (`platform::os::identity`).
+    pub ident: u64,
 }
 
 /// A child of a directory, for completion.
@@ -175,6 +179,7 @@ impl RootIndex {
             rel: self.rel_of(rec.path),
             size: rec.size.load(AtomicOrdering::Relaxed),
             modified: (mtime != NO_MTIME).then(|| from_nanos(mtime)),
+            ident: rec.ident.load(AtomicOrdering::Relaxed),
         }
     }
 
@@ -350,13 +355,13 @@ impl RootIndex {
         false
     }
 
-    /// Reads file `id`'s size and mtime again. False when it is no longer a regular file.
+    /// Reads file `id`'s size, mtime and identity again. False when it is no longer a regular file.
     pub(super) fn restat(&self, id: usize) -> bool {
         let path = self.root.join(self.rel_of(self.files[id].path));
         self.store_stat(id, std::fs::symlink_metadata(path).ok().as_ref())
     }
 
-    /// Stores file `id`'s size and mtime from `meta` (its `lstat`, read by the caller).
+    /// Stores file `id`'s size, mtime and identity from `meta` (its `lstat`, read by the caller).
     /// False when it is no longer a regular file.
     pub(super) fn store_stat(&self, id: usize, meta: Option<&std::fs::Metadata>) -> bool {
         let rec = &self.files[id];
@@ -365,6 +370,8 @@ impl RootIndex {
                 rec.size.store(meta.len(), AtomicOrdering::Relaxed);
                 rec.mtime
                     .store(to_nanos(meta.modified().ok()), AtomicOrdering::Relaxed);
+                rec.ident
+                    .store(crate::platform::os::identity(meta), AtomicOrdering::Relaxed);
                 true
             }
             _ => false,

@@ -238,7 +238,7 @@ fn kept(old: &RootIndex, listed: &Listed) -> Part {
         .filter(|(id, _)| !file_gone[*id])
         .map(|(id, rec)| {
             let file = old.file(id);
-            (rec.path, file.size, to_nanos(file.modified))
+            (rec.path, file.size, to_nanos(file.modified), file.ident)
         })
         .collect();
     all.dirs = old

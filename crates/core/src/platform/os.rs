@@ -13,6 +13,24 @@ pub use std::os::unix::fs::MetadataExt;
 #[cfg(windows)]
 pub use self::windows::{MetadataExt, OsStrExt, OsStringExt};
 
+/// A file's identity beyond size and mtime, as one number: on Unix its inode and its
+/// change time (which every write, rename onto, `chmod` or `touch` moves, and which no
+/// program can set back, unlike the mtime that `cp -p`, `rsync -t` or `tar` restore); on
+/// Windows its creation time (see [`MetadataExt`] there). Equal numbers mean "probably the
+/// same content" only together with equal size and mtime.
+pub(crate) fn identity(meta: &std::fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    let (id, change) = (
+        meta.ino(),
+        (meta.ctime() as u64) << 30 ^ meta.ctime_nsec() as u64,
+    );
+    #[cfg(windows)]
+    let (id, change) = (meta.ino(), 0u64);
+    #[cfg(not(any(unix, windows)))]
+    let (id, change) = (0u64, 0u64);
+    id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ change
+}
+
 /// Which bytes separate the components of a path: `/` on Unix; on Windows `\` (what the
 /// walker, `Path::join` and the watcher put between names) and `/` (which Windows also
 /// takes, and which no file name can hold). Code that splits, joins or orders relative

@@ -11,7 +11,7 @@
 //! containers in one byte arena (containers interned; signatures are not kept, the line is
 //! read again for the definitions a query returns), each definition a fixed record of offsets and
 //! line numbers, two sorted tables of record ids (by name, by lowercase name) for exact
-//! and prefix lookups, and per file a range of records plus the size and mtime it was
+//! and prefix lookups, and per file a range of records plus the size, mtime and identity it was
 //! parsed at.
 //!
 //! Updates: a path named by a watch event (or by the server's own write) is *dirty* until

@@ -2,7 +2,7 @@
 //! the root's entry and whether this server is its writer.
 //!
 //! - A root's first sync starts from the stored table: the sync compares every stored
-//!   file's size and mtime with the fresh file list and re-parses only what differs, so
+//!   file's size, mtime and identity with the fresh file list and re-parses only what differs, so
 //!   nothing stored is served before it is checked (and the table is reused whole when
 //!   nothing differs).
 //! - Only the writer (the server holding the entry's lock) saves, after every full pack

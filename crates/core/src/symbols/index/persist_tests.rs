@@ -180,6 +180,38 @@ fn a_restart_parses_only_what_changed_while_no_server_ran() {
     assert_eq!(parsed(&again), 0);
 }
 
+/// A file put back with its old size and mtime (`cp -p`, `rsync -t`, `tar`) while no
+/// server ran still counts as changed: its inode or change time differs.
+#[test]
+fn a_file_restored_with_its_old_size_and_mtime_is_parsed_again() {
+    let (_dir, root) = tree(5);
+    let cache = tempfile::tempdir().unwrap();
+    let path = root.join("src/m3.rs");
+    let old = std::fs::read_to_string(&path).unwrap();
+    let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
+    {
+        let (_files, symbols) = ready(&root, Some(cache.path()));
+        note(&symbols, is_stored);
+    }
+    let new = old.replace("stored_3", "fresh_fn");
+    assert_eq!(new.len(), "fresh_fn".len() - "stored_3".len() + old.len());
+    std::fs::write(&path, &new).unwrap();
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .unwrap()
+        .set_modified(mtime)
+        .unwrap();
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    let (files, symbols) = ready(&root, Some(cache.path()));
+    assert_eq!(parsed(&symbols), 1);
+    let got = answers(&root, &files, &symbols);
+    assert!(
+        got.iter().any(|l| l.starts_with("fresh_fn: fresh_fn")),
+        "{got:?}"
+    );
+}
+
 #[test]
 fn a_damaged_store_is_rebuilt_and_never_served() {
     let (_dir, root) = tree(10);

@@ -38,7 +38,7 @@ pub struct Snapshot {
     pub(super) files: Arc<RootIndex>,
     /// The file index cannot prove it has seen every change made before this snapshot
     /// (no watcher barrier: macOS, Windows): memory vouches for a file only when the file
-    /// on disk still has the size and mtime it was parsed at.
+    /// on disk still has the size, mtime and identity it was parsed at.
     pub(super) check_disk: bool,
 }
 
@@ -61,16 +61,21 @@ impl Snapshot {
         self.table.files.len() + self.overlay.values().filter(|f| f.is_some()).count()
     }
 
-    /// Whether the file index still says `rel` has the size and mtime it was parsed at.
-    pub(super) fn current(&self, rel: &Path, size: u64, mtime: u64) -> bool {
+    /// Whether the file index still says `rel` has the size, mtime and identity it was
+    /// parsed at, `held` (and, without the watcher's barrier, the disk too).
+    pub(super) fn current(&self, rel: &Path, held: (u64, u64, u64)) -> bool {
+        let (size, mtime, ident) = held;
         let listed = self.files.find_file(rel).is_some_and(|id| {
             let now = self.files.file(id);
-            now.size == size && nanos(now.modified) == mtime
+            now.size == size && nanos(now.modified) == mtime && now.ident == ident
         });
         listed
             && (!self.check_disk
-                || std::fs::symlink_metadata(self.root.join(rel))
-                    .is_ok_and(|m| m.len() == size && nanos(m.modified().ok()) == mtime))
+                || std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| {
+                    m.len() == size
+                        && nanos(m.modified().ok()) == mtime
+                        && crate::platform::os::identity(&m) == ident
+                }))
     }
 
     /// All definitions of the file `path` (absolute, below this root) from memory, or
@@ -86,7 +91,7 @@ impl Snapshot {
             Some(entry) => entry.clone()?,
             None => self.table.file_syms(self.table.find_file(key)?),
         };
-        self.current(rel, held.size, held.mtime)
+        self.current(rel, (held.size, held.mtime, held.ident))
             .then_some(held.defs)
     }
 
@@ -132,7 +137,7 @@ impl Snapshot {
             let current = match vouched.get(&file) {
                 Some(&current) => current,
                 None => {
-                    let current = self.current(rel, f.size, f.mtime);
+                    let current = self.current(rel, (f.size, f.mtime, f.ident));
                     vouched.insert(file, current);
                     if !current && self.files.find_file(rel).is_some() {
                         redo.push(rel.to_path_buf());
@@ -156,7 +161,7 @@ impl Snapshot {
             if !wanted(rel) || self.dirty.contains(rel.as_os_str().as_bytes()) {
                 continue;
             }
-            if !self.current(rel, file.size, file.mtime) {
+            if !self.current(rel, (file.size, file.mtime, file.ident)) {
                 if self.files.find_file(rel).is_some() {
                     redo.push(rel.to_path_buf());
                 }

@@ -4,7 +4,8 @@
 //!
 //! Layout (little-endian; "var" is a LEB128 varint, "delta" a zigzag varint of the
 //! difference from the previous record's value): the arena (length-prefixed); the files
-//! (count, then per file: path offset as a delta, path length, language, size, mtime, and
+//! (count, then per file: path offset as a delta, path length, language, size, mtime,
+//! identity (inode and change time), and
 //! how many records it has: they follow the previous file's); the records (count, then per
 //! record: name offset as a delta, the lowercase name's and the container's offsets (0 for
 //! none, else 1 + a delta), line as a delta, lines to the end, the name's line offset, the
@@ -19,7 +20,7 @@ use crate::symbols::lang::{KINDS, Lang};
 
 /// The fewest bytes one record or file can take (bounds a damaged count).
 const MIN_REC_BYTES: usize = 11;
-const MIN_FILE_BYTES: usize = 13;
+const MIN_FILE_BYTES: usize = 21;
 
 /// `at` as `1 + delta from prev`, or 0 for [`NONE`].
 fn put_optional(w: &mut Writer, prev: &mut u32, at: u32) {
@@ -60,6 +61,7 @@ pub(super) fn encode(table: &Table) -> Vec<u8> {
         w.u8(f.lang);
         w.var(f.size);
         w.u64(f.mtime);
+        w.u64(f.ident);
         w.var(u64::from(f.recs.end - f.recs.start));
     }
     w.u64(table.recs.len() as u64);
@@ -107,6 +109,7 @@ pub(super) fn decode(payload: &[u8]) -> Result<Table, Refused> {
         let lang = r.u8()?;
         let size = r.var()?;
         let mtime = r.u64()?;
+        let ident = r.u64()?;
         let count: u32 = r.var_as()?;
         let end = next
             .checked_add(count)
@@ -117,6 +120,7 @@ pub(super) fn decode(payload: &[u8]) -> Result<Table, Refused> {
             lang,
             size,
             mtime,
+            ident,
             recs: next..end,
         });
         next = end;

@@ -1,7 +1,7 @@
 //! The table of one root's definitions, packed for memory: names, lowercase names
 //! (non-ASCII ones only) and interned containers in one byte arena, each definition a
 //! fixed record, two sorted id tables for exact and prefix lookups, and per file a range
-//! of records plus the size and mtime it was parsed at. [`Packer`] builds it once; it is
+//! of records plus the size, mtime and identity it was parsed at. [`Packer`] builds it once; it is
 //! never changed after (the overlay holds what changed since).
 
 use std::collections::HashMap;
@@ -47,6 +47,8 @@ pub(super) struct FileRec {
     pub(super) lang: u8,
     pub(super) size: u64,
     pub(super) mtime: u64,
+    /// Inode and change time (`platform::os::identity`).
+    pub(super) ident: u64,
     pub(super) recs: Range<u32>,
 }
 
@@ -72,6 +74,8 @@ pub struct FileSyms {
     pub lang: Lang,
     pub size: u64,
     pub mtime: u64,
+    /// Inode and change time when parsed (`platform::os::identity`).
+    pub ident: u64,
     pub defs: Vec<Definition>,
 }
 
@@ -168,6 +172,7 @@ impl Packer {
             lang: lang_id(file.lang),
             size: file.size,
             mtime: file.mtime,
+            ident: file.ident,
             recs: start..self.table.recs.len() as u32,
         });
         true
@@ -262,6 +267,7 @@ impl Table {
             lang: Lang::ALL[f.lang as usize],
             size: f.size,
             mtime: f.mtime,
+            ident: f.ident,
             defs: f.recs.clone().map(|r| self.definition(r)).collect(),
         }
     }

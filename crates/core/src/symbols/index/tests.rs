@@ -352,6 +352,7 @@ fn the_table_is_compact_and_round_trips() {
                 lang: Lang::Rust,
                 size: 10,
                 mtime: 5,
+                ident: 0,
                 defs: vec![def("Parse", 1), def("parse_all", 5)],
             },
         ),
@@ -361,6 +362,7 @@ fn the_table_is_compact_and_round_trips() {
                 lang: Lang::Rust,
                 size: 3,
                 mtime: 7,
+                ident: 0,
                 defs: vec![def("parser", 1), def("other", 9)],
             },
         ),
@@ -408,6 +410,7 @@ fn the_table_is_compact_and_round_trips() {
             lang: Lang::Rust,
             size: 1,
             mtime: 1,
+            ident: 0,
             defs: vec![def("Ärger", 1), def("ärgern", 3), def("Zed", 5)],
         },
     )]);

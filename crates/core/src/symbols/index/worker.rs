@@ -255,6 +255,7 @@ pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores) -> Outcom
                         lang,
                         size: meta.size,
                         mtime: nanos(meta.modified),
+                        ident: meta.ident,
                         defs,
                     }),
                 );
@@ -297,11 +298,12 @@ struct Planned {
     lang: Lang,
     size: u64,
     mtime: u64,
+    ident: u64,
     src: Src,
 }
 
 /// A full pack: every supported file of the list, reusing what was parsed at the same
-/// size and mtime, parsing the rest on the build threads.
+/// size, mtime and identity, parsing the rest on the build threads.
 pub(super) fn pack(
     shared: &Shared,
     job: &Job,
@@ -371,15 +373,19 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
         }
         let mtime = nanos(file.modified);
         let key = file.rel.as_os_str().as_bytes();
-        let same = |size: u64, at: u64| size == file.size && at == mtime;
+        let same = |size: u64, at: u64, ident: u64| {
+            size == file.size && at == mtime && ident == file.ident
+        };
         let src = if dirty.contains(file.rel) {
             Src::Parse
         } else {
             match (job.overlay.get(key), base) {
-                (Some(Some(f)), _) if same(f.size, f.mtime) => Src::Overlay,
+                (Some(Some(f)), _) if same(f.size, f.mtime, f.ident) => Src::Overlay,
                 (Some(_), _) => Src::Parse,
                 (None, Some(t)) => match t.find_file(key) {
-                    Some(i) if same(t.files[i].size, t.files[i].mtime) => Src::Old(i),
+                    Some(i) if same(t.files[i].size, t.files[i].mtime, t.files[i].ident) => {
+                        Src::Old(i)
+                    }
                     _ => Src::Parse,
                 },
                 (None, None) => Src::Parse,
@@ -390,6 +396,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             lang,
             size: file.size,
             mtime,
+            ident: file.ident,
             src,
         });
     }
@@ -431,6 +438,7 @@ fn parse_on_threads(
                 lang: file.lang,
                 size: file.size,
                 mtime: file.mtime,
+                ident: file.ident,
                 defs,
             };
             if !mine.add(b"", &syms) {

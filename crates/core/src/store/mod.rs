@@ -210,18 +210,29 @@ fn info(dir: &Path) -> EntryInfo {
     }
 }
 
-/// `mkdir -p` with 0700 for what it creates (and for the last directory, always).
+/// `mkdir -p` with 0700 for what it creates; on Unix the store's own directories
+/// (`rootgrep/`, `roots/` and the entry) must belong to this user and are made 0700, so no
+/// one else can plant a table a server would load.
 fn create_private_dirs(dir: &Path) -> io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
     #[cfg(unix)]
     {
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
         builder.mode(0o700);
         builder.create(dir)?;
-        let meta = std::fs::metadata(dir)?;
-        if meta.permissions().mode() & 0o077 != 0 {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+        let me = rustix::process::geteuid().as_raw();
+        for own in dir.ancestors().take(3) {
+            let meta = std::fs::symlink_metadata(own)?;
+            if !meta.is_dir() || meta.uid() != me {
+                return Err(io::Error::new(
+                    io::ErrorKind::PermissionDenied,
+                    format!("{} is not a directory of this user", own.display()),
+                ));
+            }
+            if meta.permissions().mode() & 0o077 != 0 {
+                std::fs::set_permissions(own, std::fs::Permissions::from_mode(0o700))?;
+            }
         }
         Ok(())
     }

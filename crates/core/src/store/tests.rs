@@ -240,3 +240,24 @@ fn the_cache_directory_follows_the_platform() {
         assert_eq!(default_cache_dir(env(&[])), None);
     }
 }
+
+/// A store directory another user owns (or could have planted) is not used.
+#[cfg(unix)]
+#[test]
+fn a_store_directory_of_another_user_is_refused() {
+    if !rustix::process::geteuid().is_root() {
+        eprintln!("skipped: giving a directory away needs root");
+        return;
+    }
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    std::fs::create_dir_all(store.dir()).unwrap();
+    std::os::unix::fs::chown(store.dir(), Some(65534), Some(65534)).unwrap();
+    let err = store.open(root.path()).unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+    assert!(
+        err.to_string().contains("not a directory of this user"),
+        "{err}"
+    );
+}

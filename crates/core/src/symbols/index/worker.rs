@@ -45,13 +45,14 @@ pub(super) fn worker_loop(shared: &Shared) {
         drop(state);
         shared.wake.notify_all();
         if let Some((table, changed)) = packed {
-            // The build's transient memory (parse trees, unpacked lists) is free now, and
-            // the replaced table too: give it back rather than keep the build's peak.
-            crate::memory::release_freed();
             if changed {
                 // After landing: the index answers while the table is written.
                 stores.save(&job.root, &table, job.total.load(Ordering::Relaxed));
             }
+            // The build's transient memory (parse trees, unpacked lists, the stored bytes)
+            // is free now, and the replaced table too: give it back rather than keep the
+            // build's peak.
+            crate::memory::release_freed();
         }
         if let Some(note) = stores.note(&job.root) {
             lock(&shared.notes).insert(job.root.clone(), note);

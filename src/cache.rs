@@ -51,7 +51,8 @@ pub(crate) fn run(command: &Command) -> ExitCode {
         CacheAction::Clear => {
             let roots: Vec<PathBuf> = dirs
                 .iter()
-                .map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.clone()))
+                // The form the server keys entries by (on Windows without `\\?\`).
+                .map(|d| rootgrep::roots::canonicalize(d).unwrap_or_else(|_| d.clone()))
                 .collect();
             let (removed, busy) = store.clear(&roots);
             let mut text = format!("removed {} entries\n", removed.len());

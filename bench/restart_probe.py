@@ -9,7 +9,8 @@ stored). Each restart then starts a new server on the same root and measures, fr
 server's roots/list request: the file index fresh, the symbol index ready (list_roots polled
 every --poll ms), the server's CPU seconds and VmRSS at that moment, then the first `symbols`
 queries on it (exact and prefix, each a first call), and one exact query sent at once after
-the roots answer (before anything is ready: the on-demand path). Disk: the cache directory's
+the roots answer (--at-once: the exact or the prefix query; before the restart's check ends it
+waits for it, at most 20 s, then parses on demand). Disk: the cache directory's
 bytes, and the bytes of the files the symbol index holds (supported languages, ≤ 1 MiB).
 """
 import argparse
@@ -68,9 +69,11 @@ def one_start(args, root, early_query):
     out = {}
     if early_query:
         q0 = time.perf_counter()
-        _, qr, _ = srv.request("tools/call", {"name": "symbols", "arguments": {"query": args.exact, "exact": True}})
+        query, exact = (args.exact, True) if args.at_once == "exact" else (args.prefix, False)
+        _, qr, _ = srv.request("tools/call", {"name": "symbols", "arguments": {"query": query, "exact": exact}})
         s = structured(qr)
-        out["query_at_once"] = {"sent_after_roots_s": q0 - t_roots, "ms": (time.perf_counter() - q0) * 1000,
+        out["query_at_once"] = {"query": query, "exact": exact,
+                                "sent_after_roots_s": q0 - t_roots, "ms": (time.perf_counter() - q0) * 1000,
                                 "total": s.get("total"), "from_index": "indexed_files" in (s.get("stats") or {})}
     fresh_at = ready_at = None
     line = None
@@ -125,6 +128,8 @@ def main():
     ap.add_argument("--exact", default="nxsem_wait")
     ap.add_argument("--prefix", default="up_")
     ap.add_argument("--keep", action="store_true", help="do not empty --cache-dir first")
+    ap.add_argument("--at-once", choices=["exact", "prefix"], default="exact",
+                    help="the query the last restart sends at once after the roots answer")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
     if not args.keep:

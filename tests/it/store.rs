@@ -69,7 +69,7 @@ fn ready_and_stored(client: &mut Client) -> String {
 fn answers(client: &mut Client) -> Vec<String> {
     let calls = [
         ("symbols", json!({"query": "persisted_1", "exact": true})),
-        ("symbols", json!({"query": "persisted_", "limit": 500})),
+        ("symbols", json!({"query": "persisted_", "head_limit": 500})),
         ("symbols", json!({"query": "Holder"})),
         ("symbols", json!({"query": "get"})),
         ("symbols", json!({"query": "helper"})),
@@ -89,6 +89,7 @@ fn answers(client: &mut Client) -> Vec<String> {
         .iter()
         .map(|(tool, args)| {
             let mut result = client.call(tool, args.clone());
+            assert!(!is_error(&result), "{tool} {args}: {result}");
             scrub(&mut result);
             format!("{tool} {args}: {result}")
         })
@@ -137,6 +138,25 @@ fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
     assert_eq!(got, want);
     assert!(got[5].contains("m1.rs"), "{}", got[5]);
     assert!(!got[1].contains("persisted_2\""), "{}", got[1]);
+}
+
+/// The first query of a restarted server, sent at once, waits for the stored table's check
+/// and answers from the index (not by parsing on demand).
+#[test]
+fn the_first_query_of_a_restarted_server_answers_from_the_store() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 300);
+    let mut first = server(&ws.app, Some(&cache));
+    ready_and_stored(&mut first);
+    drop(first);
+    let mut again = server(&ws.app, Some(&cache));
+    let result = again.call("symbols", json!({"query": "persisted_", "head_limit": 500}));
+    assert!(
+        result["structuredContent"]["stats"]["indexed_files"].is_u64(),
+        "not from the index: {result}"
+    );
+    assert_eq!(result["structuredContent"]["total"], 300);
 }
 
 #[test]

@@ -113,6 +113,11 @@ impl Store {
         self.roots_dir().join(format!("{hash:016x}"))
     }
 
+    /// Whether a symbol table is stored for `root` (one `stat`; not checked).
+    pub(crate) fn has_table(&self, root: &Path) -> bool {
+        self.entry_dir(root).join("symbols").is_file()
+    }
+
     /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
     pub(crate) fn open(&self, root: &Path) -> io::Result<Entry> {
         let dir = self.entry_dir(root);

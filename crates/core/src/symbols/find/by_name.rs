@@ -115,9 +115,13 @@ pub fn find_symbols_with(
     control: &Control,
     abort: &AtomicUsize,
 ) -> Result<SymbolOutcome, SearchError> {
+    let started = Instant::now();
+    // Before counting as a search (the restart's walk must not step aside for this wait).
+    if let Some(symbols) = symbols {
+        symbols.await_restored(targets, || control.is_cancelled());
+    }
     // A query is foreground work: the index build steps aside while it runs.
     let _running = crate::walk::SearchRunning::start();
-    let started = Instant::now();
     let finder = Finder::new(query, targets, index, symbols, control, abort);
     let mut stats = SymbolStats::default();
     let mut found = finder.first_pass(&mut stats)?;

@@ -42,6 +42,11 @@ use crate::store::Store;
 use crate::watch::Consumer;
 use crate::watch::{RootStatus, WatchEvent};
 
+/// How long a query waits for a restarted root's stored table to be checked before it
+/// parses on demand instead (the check is the file index's walk: about 1 s on nuttx, 10 s
+/// for 200k files; parsing on demand can take minutes on such a tree).
+pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(20);
+
 /// More dirty paths than this and a query does not parse them itself: it takes the
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
@@ -203,6 +208,23 @@ impl SymbolIndex {
             files,
             check_disk: !self.shared.files.proves_freshness(),
         })
+    }
+
+    /// Waits while a root holding one of `targets` is restoring its stored table (a
+    /// restart), at most [`RESTORE_WAIT`] and until `cancelled`: answering from the checked
+    /// table a moment later beats parsing on demand. Returns at once otherwise.
+    pub fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + RESTORE_WAIT;
+        let restoring = || {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .any(|s| s.restoring && targets.iter().any(|t| t.starts_with(&s.root)))
+        };
+        while restoring() && !cancelled() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
     }
 
     /// [`SymbolIndex::snapshot`] of the root holding `path`.
@@ -399,9 +421,13 @@ impl Consumer for SymbolIndex {
         });
         for root in roots {
             if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
-                state
-                    .slots
-                    .push(Slot::new(root.clone(), self.shared.clock.now()));
+                let mut slot = Slot::new(root.clone(), self.shared.clock.now());
+                slot.restoring = self
+                    .shared
+                    .store
+                    .as_ref()
+                    .is_some_and(|s| s.has_table(root));
+                state.slots.push(slot);
             }
         }
         drop(state);
@@ -430,6 +456,8 @@ impl Consumer for SymbolIndex {
                 if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
                     // Events may have been missed while not watched: compare again.
                     slot.watched = *status == RootStatus::Watching;
+                    // Failed: no job will run to check a stored table.
+                    slot.restoring &= !matches!(status, RootStatus::Failed(_));
                     slot.sync(now);
                 }
                 drop(state);

@@ -212,6 +212,40 @@ fn a_file_restored_with_its_old_size_and_mtime_is_parsed_again() {
     );
 }
 
+/// A query sent the moment a restarted server starts waits for the stored table's check
+/// (a walk) instead of parsing on demand, and answers from memory.
+#[test]
+fn a_query_at_once_after_a_restart_answers_from_the_checked_table() {
+    let (_dir, root) = tree(40);
+    let cache = tempfile::tempdir().unwrap();
+    {
+        let (_files, symbols) = ready(&root, Some(cache.path()));
+        note(&symbols, is_stored);
+    }
+    let (files, symbols) = start(&root, Some(cache.path()));
+    let got = answers(&root, &files, &symbols);
+    let (fresh_files, fresh) = ready(&root, None);
+    assert_eq!(got, answers(&root, &fresh_files, &fresh));
+    assert_eq!(parsed(&symbols), 0);
+    // Without a stored table nothing waits: the same query parses on demand.
+    let (files, cold) = start(&root, None);
+    let query = SymbolQuery {
+        query: "stored_1".into(),
+        exact: true,
+        ..SymbolQuery::default()
+    };
+    let at_once = find_symbols_with(
+        &query,
+        &[root.clone()],
+        Some(&files),
+        Some(&cold),
+        &Control::new(),
+        &AtomicUsize::new(0),
+    )
+    .unwrap();
+    assert_eq!(at_once.total, 1);
+}
+
 #[test]
 fn a_damaged_store_is_rebuilt_and_never_served() {
     let (_dir, root) = tree(10);

@@ -50,6 +50,9 @@ pub(super) struct Slot {
     pub(super) too_large: usize,
     pub(super) updates: u64,
     pub(super) last_build: Option<Duration>,
+    /// A stored table is being loaded and checked (a restart): a query waits for it a
+    /// little rather than parse on demand. Cleared when the root's job lands.
+    pub(super) restoring: bool,
 }
 
 impl Slot {
@@ -69,6 +72,7 @@ impl Slot {
             too_large: 0,
             updates: 0,
             last_build: None,
+            restoring: false,
         }
     }
 

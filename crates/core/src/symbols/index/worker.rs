@@ -108,6 +108,7 @@ fn start(slot: &mut Slot) -> Job {
 
 /// Hands a job's outcome to its root's slot: what got due meanwhile is due now.
 fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
+    slot.restoring = false;
     // The paths the job took (none when the root was set again meanwhile: a new slot).
     let taken = slot.phase.land().map(|handle| handle.in_flight);
     let taken = taken.unwrap_or_default();
@@ -201,6 +202,13 @@ pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores) -> Outcom
             .or_else(|| job.table.clone()),
         false => job.table.clone(),
     };
+    if base.is_none() {
+        // Nothing stored after all (or refused): queries need not wait for this job.
+        let mut state = shared.lock();
+        if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
+            slot.restoring = false;
+        }
+    }
     // The index stands on a fresh file list; wait for it (re-checking for a stop).
     let files = loop {
         if stopped(shared, job) {

@@ -236,7 +236,7 @@ fn a_query_at_once_after_a_restart_answers_from_the_checked_table() {
     };
     let at_once = find_symbols_with(
         &query,
-        &[root.clone()],
+        std::slice::from_ref(&root),
         Some(&files),
         Some(&cold),
         &Control::new(),

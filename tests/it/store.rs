@@ -407,3 +407,41 @@ fn rootgrep_cache_lists_and_clears_what_is_stored() {
     assert!(cleared.starts_with("removed 1 entries"), "{cleared}");
     assert!(run(&[]).contains("0 entries"));
 }
+
+/// Two servers on overlapping roots (a repository and a directory inside it) keep one
+/// entry each, and each answers like a fresh build after changes while both were down.
+#[test]
+fn overlapping_roots_keep_their_own_entries() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 20);
+    let inner = ws.app.join("src");
+    let mut outer_server = server(&ws.app, Some(&cache));
+    let mut inner_server = server(&inner, Some(&cache));
+    ready_and_stored(&mut outer_server);
+    ready_and_stored(&mut inner_server);
+    drop((outer_server, inner_server));
+    assert_eq!(
+        std::fs::read_dir(cache.join("rootgrep/roots"))
+            .unwrap()
+            .count(),
+        2
+    );
+    std::fs::write(inner.join("m4.rs"), "pub fn edited_while_down() {}\n").unwrap();
+    for root in [&ws.app, &inner] {
+        let mut again = server(root, Some(&cache));
+        wait_line(&mut again, |l| {
+            l.starts_with("ready") && l.contains("store")
+        });
+        let mut fresh = server(root, None);
+        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        let got = again.call("symbols", json!({"query": "edited_while_down"}));
+        assert_eq!(got["structuredContent"]["total"], 1, "{got}");
+        let want = fresh.call("symbols", json!({"query": "persisted_", "head_limit": 500}));
+        let have = again.call("symbols", json!({"query": "persisted_", "head_limit": 500}));
+        assert_eq!(
+            have["structuredContent"]["symbols"],
+            want["structuredContent"]["symbols"]
+        );
+    }
+}

@@ -213,7 +213,7 @@ impl SymbolIndex {
     /// Waits while a root holding one of `targets` is restoring its stored table (a
     /// restart), at most [`RESTORE_WAIT`] and until `cancelled`: answering from the checked
     /// table a moment later beats parsing on demand. Returns at once otherwise.
-    pub fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
+    pub(crate) fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
         let deadline = std::time::Instant::now() + RESTORE_WAIT;
         let restoring = || {
             let state = self.shared.lock();

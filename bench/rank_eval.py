@@ -28,6 +28,8 @@ Rankers (pure Python, standard library only; `mcp` needs the rootgrep binary):
                   their total count of matching lines
   mcp             rootgrep's `search` tool over stdio (`{"query", "head_limit": 10}`); skipped,
                   and said so, while the server has no such tool
+  bm25-functions+comments   (only when asked for) bm25-functions with each definition's
+                  document extended up over the comment block (and Rust attributes) above it
 
 Documents: files with a source extension (.c .h .rs .py .go .js .ts .java .cpp .hpp .cc), at most
 1 MiB, without a NUL byte in their first 8 KiB; `.git` directories are not walked. Tokens:
@@ -65,7 +67,8 @@ FUNC_KINDS = ("function", "method")
 TOP = 10
 KS = (1, 5, 10)
 CACHE_VERSION = 2
-RANKERS = ("bm25-files", "bm25-functions", "grep-route", "mcp")
+RANKERS = ("bm25-files", "bm25-functions", "grep-route", "mcp", "bm25-functions+comments")
+DEFAULT_RANKERS = ("bm25-files", "bm25-functions", "grep-route", "mcp")
 FORMS = ("query", "query_hard")
 DEFAULT_BIN = os.environ.get("ROOTGREP_BIN") or os.path.join(os.path.dirname(HERE), "target", "release", "rootgrep")
 
@@ -314,14 +317,16 @@ class Corpus:
             return ctags_definitions(self.tree, paths)
         return rootgrep_definitions(self.rootgrep, self.tree, paths, self.jobs, self.log)
 
-    def functions(self):
+    def functions(self, leading_comments=False):
         """{"docs": [(path, name, line, end_line)], "sizes", "index": BM25} over function and
-        method bodies."""
-        if not hasattr(self, "_funcs"):
-            self._funcs = self._cached(f"functions-{self.defs_source}", self._build_functions)
-        return self._funcs
+        method bodies (with leading_comments, each also with the comment block above it)."""
+        attr = "_funcs_lc" if leading_comments else "_funcs"
+        if not hasattr(self, attr):
+            what = f"functions-{self.defs_source}" + ("-comments" if leading_comments else "")
+            setattr(self, attr, self._cached(what, lambda: self._build_functions(leading_comments)))
+        return getattr(self, attr)
 
-    def _build_functions(self):
+    def _build_functions(self, leading_comments):
         defs = self.definitions()
         index, docs, sizes = BM25(), [], []
         for path in self.files()["paths"]:
@@ -331,11 +336,28 @@ class Corpus:
             data = read_source(os.path.join(self.tree, path)) or b""
             lines = data.split(b"\n")
             for name, kind, line, end in sorted(fdefs, key=lambda d: (d[2], d[3], d[0])):
-                seg = b"\n".join(lines[line - 1:end])
+                start = leading_comment_start(lines, line) if leading_comments else line
+                seg = b"\n".join(lines[start - 1:end])
                 index.add(tokenize(seg.decode("utf-8", "replace")))
                 docs.append((path, name, line, end))
                 sizes.append(len(seg))
         return {"docs": docs, "sizes": sizes, "index": index.finish()}
+
+
+COMMENT_LINE = (b"///", b"//!", b"//", b"/*", b"*", b"*/", b"#[")
+
+
+def leading_comment_start(lines, line):
+    """The first line of the comment block (and Rust attributes) just above a definition that
+    starts at `line` (1-based), blank lines between them allowed; `line` when there is none."""
+    above = line - 1                      # lines[above - 1] is the line above the definition
+    while above > 0 and not lines[above - 1].strip():
+        above -= 1
+    if above == 0 or not lines[above - 1].strip().startswith(COMMENT_LINE):
+        return line
+    while above > 1 and lines[above - 2].strip().startswith(COMMENT_LINE):
+        above -= 1
+    return above
 
 
 def rootgrep_definitions(binary, tree, paths, jobs, log):
@@ -442,8 +464,8 @@ def bm25_files(corpus):
     return rank, "files"
 
 
-def bm25_functions(corpus):
-    fx = corpus.functions()
+def bm25_functions(corpus, leading_comments=False):
+    fx = corpus.functions(leading_comments)
     docs, sizes, index = fx["docs"], fx["sizes"], fx["index"]
 
     def rank(q):
@@ -715,7 +737,7 @@ def cmd_run(a):
                          **{f"skipped_{k}": v for k, v in fi["skipped"].items()},
                          "file_terms": len(fi["index"].terms)},
               "rankers": {}, "per_task": []}
-    need_functions = "bm25-functions" in wanted
+    need_functions = any(r.startswith("bm25-functions") for r in wanted)
     if need_functions:
         defs = corpus.definitions()
         fx = corpus.functions()
@@ -732,6 +754,8 @@ def cmd_run(a):
                 rank, shape = bm25_files(corpus)
             elif rname == "bm25-functions":
                 rank, shape = bm25_functions(corpus)
+            elif rname == "bm25-functions+comments":
+                rank, shape = bm25_functions(corpus, leading_comments=True)
             elif rname == "grep-route":
                 rank, shape = grep_route(corpus)
             else:
@@ -789,7 +813,8 @@ def main():
     r.add_argument("tasks")
     r.add_argument("tree")
     r.add_argument("--name", help="task set name (default: the task file's stem)")
-    r.add_argument("--rankers", default=",".join(RANKERS))
+    r.add_argument("--rankers", default=",".join(DEFAULT_RANKERS),
+                   help=f"comma-separated, of {', '.join(RANKERS)} (default: all but the last)")
     r.add_argument("--out", default=os.path.join(HERE, "results", "rank-baseline"))
     r.add_argument("--cache", default="/tmp/rank-bench/cache", help="where tokenized indexes are pickled")
     r.add_argument("--defs", choices=("rootgrep", "ctags"), default="rootgrep",

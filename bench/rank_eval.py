@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ranked-search benchmark (PRODUCT §14): scores rankers on code-localization tasks.
 
-  python3 bench/rank_eval.py run TASKS.jsonl TREE [--name SET] [--rankers LIST] [--out DIR]
+  python3 bench/rank_eval.py run TASKS.jsonl TREE [--git GIT_DIR] [--name SET] [--rankers LIST] [--out DIR]
   python3 bench/rank_eval.py table RESULT.json... [--out FILE]
 
 TASKS: a file of bench/rank_tasks.sh (build_tasks.py's format: one JSON object a line with
@@ -14,6 +14,10 @@ is scored on its first 10 results:
                top k definitions)
   fn hit@k     an answer function among the top k definitions: same path, and the definition's
                line range contains the answer's line or has its name (file rankers: n/a)
+  fn hit resolved@k   the same, except for an answer whose name several functions of its file
+               have (Rust's `new`, ripgrep's 108 `doc_long`): the definition must be one the
+               commit changed, found with --git by the change's text (resolve_gold); without
+               --git, or when not found, the one holding the answer's line
   MRR@10       of the first function hit (file rankers: of the first file hit)
   page KiB     bytes of the first page: the top-10 results' text (whole files, or definitions'
                lines); for `mcp`, the JSON-RPC response
@@ -364,7 +368,7 @@ def rootgrep_definitions(binary, tree, paths, jobs, log):
     """Each file's definitions from rootgrep's outline tool: one stdio server per job, one call a
     file (a directory outline pages by offset, and deep offsets re-walk the tree)."""
     sys.path.insert(0, HERE)
-    from driver import Server, cpu_seconds
+    from driver import cpu_seconds
     if not os.access(binary, os.X_OK):
         raise SystemExit(f"no rootgrep binary at {binary} (--bin, or ROOTGREP_BIN; or --defs ctags)")
 
@@ -374,8 +378,8 @@ def rootgrep_definitions(binary, tree, paths, jobs, log):
     done = [0]
 
     def work(j):
-        server = Server([binary, "--no-watch", "--no-cache", "--max-output-bytes", "100000000", tree],
-                        [tree], 120)
+        server = quiet_server([binary, "--no-watch", "--no-cache", "--max-output-bytes", "100000000", tree],
+                              [tree], 120)
         server.initialize()
         try:
             for rel in chunks[j]:
@@ -452,6 +456,26 @@ def ctags_definitions(tree, paths):
 
 class Skip(Exception):
     pass
+
+
+def quiet_server(command, roots, timeout):
+    """driver.Server whose reader thread does not fail when the server asks something (e.g.
+    roots/list) after we closed its stdin."""
+    sys.path.insert(0, HERE)
+    from driver import Server
+
+    class Quiet(Server):
+        def send(self, message):
+            try:
+                super().send(message)
+            except (ValueError, BrokenPipeError):
+                if not getattr(self, "closing", False):
+                    raise
+
+        def close(self):
+            self.closing = True
+            super().close()
+    return Quiet(command, roots, timeout)
 
 
 def bm25_files(corpus):
@@ -541,12 +565,12 @@ def grep_route(corpus):
 
 def mcp_search(corpus, binary, wait_s, log):
     sys.path.insert(0, HERE)
-    from driver import Server, answer_text
+    from driver import answer_text
     if not os.path.exists(binary):
         raise Skip(f"no rootgrep binary at {binary}")
     store = os.path.join(corpus.cache_dir, "rootgrep-store")
     os.makedirs(store, mode=0o700, exist_ok=True)
-    server = Server([binary, "--cache-dir", store, corpus.tree], [corpus.tree], 120)
+    server = quiet_server([binary, "--cache-dir", store, corpus.tree], [corpus.tree], 120)
     server.initialize()
     _, msg, _ = server.request("tools/list", {})
     names = [t.get("name") for t in (msg.get("result") or {}).get("tools", [])]
@@ -596,11 +620,79 @@ def fn_match(item, gold, strict=False):
                for g in gold)
 
 
+def fn_match_resolved(item, gold):
+    """fn_match, except for an answer whose name several definitions of its file have: there the
+    definition must contain one of the lines the commit's change is found at (`resolved`), or,
+    when the change was not found, the answer's line."""
+    path, name, line, end = item
+    for g in gold:
+        if g["path"] != path:
+            continue
+        if not g.get("ambiguous"):
+            if line <= g["line"] <= end or g["name"] == name:
+                return True
+        elif g.get("resolved"):
+            if any(line <= r <= end for r in g["resolved"]):
+                return True
+        elif line <= g["line"] <= end:
+            return True
+    return False
+
+
+def resolve_gold(tasks, corpus, gitdir, log):
+    """Marks each answer whose name more than one function of its file has at the tree's commit
+    (`ambiguous`; build_tasks.py keeps one line for a name, whichever its tags file lists first)
+    and, with the repository at hand, finds which of them the commit changed: its hunks'
+    post-image lines (changed lines and 3 around them) that are distinctive (8+ characters with
+    a letter, once in the commit's file and once in the tree's) are looked up in the tree's file;
+    `resolved` lists the lines of the same-name definitions that hold one."""
+    by = {}
+    for path, name, line, end in corpus.functions()["docs"]:
+        by.setdefault((path, name), []).append((line, end))
+    stats = Counter()
+    for t in tasks:
+        for g in t["gold"]:
+            cands = by.get((g["path"], g["name"]), [])
+            g["ambiguous"] = len(cands) > 1
+            if not g["ambiguous"]:
+                continue
+            stats["ambiguous"] += 1
+            g["resolved"] = []
+            if not gitdir:
+                continue
+            found = anchor_lines(gitdir, t["sha"], g["path"], os.path.join(corpus.tree, g["path"]))
+            g["resolved"] = sorted({line for line, end in cands if any(line <= a <= end for a in found)})
+            stats["resolved" if g["resolved"] else "unresolved"] += 1
+    log(f"answers with an ambiguous name: {dict(stats)}")
+    return dict(stats)
+
+
+def anchor_lines(gitdir, sha, path, head_file):
+    """Lines of head_file (1-based) holding the distinctive post-image lines of sha's hunks in
+    path."""
+    def git(*args):
+        return subprocess.run(["git", "--git-dir", gitdir, *args], capture_output=True,
+                              text=True, errors="replace").stdout
+    post = git("show", f"{sha}:{path}").split("\n")
+    diff = git("show", "--format=", "-U0", "--no-color", sha, "--", path)
+    wanted = set()
+    for m in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", diff, re.M):
+        start, count = int(m.group(1)), int(m.group(2) or 1)
+        wanted.update(range(max(1, start - 3), start + count + 3))
+    post_count = Counter(l.strip() for l in post)
+    texts = {post[i - 1].strip() for i in wanted if i <= len(post)}
+    texts = {x for x in texts if len(x) >= 8 and re.search(r"[A-Za-z]", x) and post_count[x] == 1}
+    with open(head_file, "rb") as f:
+        head = f.read().decode("utf-8", "replace").split("\n")
+    head_count = Counter(l.strip() for l in head)
+    return [i for i, l in enumerate(head, 1) if l.strip() in texts and head_count[l.strip()] == 1]
+
+
 def first_ranks(task, items, shape):
-    """First file hit, function hit and strict function hit (line range only) ranks, in 1..TOP
-    or None."""
+    """First ranks (1..TOP, or None) of a file hit, a function hit, a strict function hit (line
+    range only) and a resolved function hit (fn_match_resolved)."""
     files = set(task["files"])
-    file_rank = fn_rank = strict_rank = None
+    file_rank = fn_rank = strict_rank = resolved_rank = None
     for i, it in enumerate(items[:TOP], 1):
         path = it if shape == "files" else it[0]
         if file_rank is None and path in files:
@@ -610,7 +702,9 @@ def first_ranks(task, items, shape):
                 fn_rank = i
             if strict_rank is None and fn_match(it, task["gold"], strict=True):
                 strict_rank = i
-    return file_rank, fn_rank, strict_rank
+            if resolved_rank is None and fn_match_resolved(it, task["gold"]):
+                resolved_rank = i
+    return file_rank, fn_rank, strict_rank, resolved_rank
 
 
 def summarize(rows, shape):
@@ -624,6 +718,9 @@ def summarize(rows, shape):
     out["fn_mrr@10"] = (sum(1 / r["fn_rank"] for r in rows if r["fn_rank"]) / n
                         if shape == "definitions" else None)
     out["mrr@10"] = out["fn_mrr@10"] if shape == "definitions" else out["file_mrr@10"]
+    for k in KS:
+        out[f"fn_hit_resolved@{k}"] = (sum(1 for r in rows if r["resolved_rank"] and r["resolved_rank"] <= k) / n
+                                       if shape == "definitions" else None)
     out["fn_hit_strict@5"] = (sum(1 for r in rows if r["strict_rank"] and r["strict_rank"] <= 5) / n
                               if shape == "definitions" else None)
     out["page_bytes_mean"] = statistics.mean(r["page_bytes"] for r in rows)
@@ -682,8 +779,8 @@ def pct(x):
     return "n/a" if x is None else f"{100 * x:.1f}"
 
 
-TABLE_HEAD = ("| set | query | ranker | file@1 | file@5 | file@10 | fn@1 | fn@5 | fn@10 | MRR@10 | page KiB | ms/query (p50) |\n"
-              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+TABLE_HEAD = ("| set | query | ranker | file@1 | file@5 | file@10 | fn@1 | fn@5 | fn@10 | fn@5 resolved | MRR@10 | page KiB | ms/query (p50) |\n"
+              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 
 
 def table_rows(result):
@@ -691,12 +788,13 @@ def table_rows(result):
     for form in FORMS:
         for name, r in result["rankers"].items():
             if r["status"] != "ok":
-                lines.append(f"| {result['set']} | {form} | {name} | {r['status']} |||||||||\n")
+                lines.append(f"| {result['set']} | {form} | {name} | {r['status']} ||||||||||\n")
                 continue
             m = r["forms"][form]
             lines.append(
                 f"| {result['set']} | {form} | {name} | {pct(m['file_hit@1'])} | {pct(m['file_hit@5'])} | "
                 f"{pct(m['file_hit@10'])} | {pct(m['fn_hit@1'])} | {pct(m['fn_hit@5'])} | {pct(m['fn_hit@10'])} | "
+                f"{pct(m.get('fn_hit_resolved@5'))} | "
                 f"{m['mrr@10']:.3f} | {m['page_bytes_mean'] / 1024:.1f} | {m['ms_p50']:.1f} |\n")
     return lines
 
@@ -712,6 +810,23 @@ def markdown(result):
     s.append("\nCorpus: " + ", ".join(f"{k} {v}" for k, v in result["corpus"].items()) + ".\n")
     s.append("Coverage: " + ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in cov.items()) + ".\n")
     return "".join(s)
+
+
+def score_ranker(rname, rank, shape, tasks, entry, per_task):
+    for form in FORMS:
+        rows = []
+        for t in tasks:
+            q = t[form]
+            s = time.perf_counter()
+            items, page = rank(q)
+            ms = (time.perf_counter() - s) * 1000
+            fr, gr, sr, rr = first_ranks(t, items, shape)
+            rows.append({"sha": t["sha"], "file_rank": fr, "fn_rank": gr, "strict_rank": sr,
+                         "resolved_rank": rr, "page_bytes": page, "ms": ms,
+                         "names_gold": bool(t.get("names_gold"))})
+            per_task.append({"sha": t["sha"], "ranker": rname, "form": form, "file_rank": fr,
+                             "fn_rank": gr, "fn_rank_strict": sr, "fn_rank_resolved": rr, "ms": round(ms, 2)})
+        entry["forms"][form] = summarize(rows, shape)
 
 
 def cmd_run(a):
@@ -744,9 +859,16 @@ def cmd_run(a):
         result["corpus"].update({"definitions": sum(len(v) for v in defs["files"].values()),
                                  "function_documents": len(fx["docs"]),
                                  "function_terms": len(fx["index"].terms)})
+        if "server_cpu_s" in defs:
+            result["corpus"]["outline_server_cpu_s"] = defs["server_cpu_s"]
         if defs.get("problems"):
             result["corpus"]["definition_problems"] = defs["problems"]
     result["coverage"] = coverage(tasks, corpus, need_functions)
+    if need_functions:
+        result["coverage"]["gold_names_ambiguous"] = resolve_gold(tasks, corpus, a.git, log)
+        result["gold_resolved"] = [{"sha": t["sha"], "path": g["path"], "name": g["name"], "line": g["line"],
+                                    "resolved": g["resolved"]}
+                                   for t in tasks for g in t["gold"] if g.get("ambiguous")]
     for rname in wanted:
         log(f"{rname}: ranking")
         try:
@@ -766,20 +888,13 @@ def cmd_run(a):
             continue
         entry = {"status": "ok", "shape": shape, "forms": {}}
         r0 = time.process_time()
-        for form in FORMS:
-            rows = []
-            for t in tasks:
-                q = t[form]
-                s = time.perf_counter()
-                items, page = rank(q)
-                ms = (time.perf_counter() - s) * 1000
-                fr, gr, sr = first_ranks(t, items, shape)
-                rows.append({"sha": t["sha"], "file_rank": fr, "fn_rank": gr, "strict_rank": sr,
-                             "page_bytes": page, "ms": ms, "names_gold": bool(t.get("names_gold"))})
-                result["per_task"].append({"sha": t["sha"], "ranker": rname, "form": form,
-                                           "file_rank": fr, "fn_rank": gr, "fn_rank_strict": sr,
-                                           "ms": round(ms, 2)})
-            entry["forms"][form] = summarize(rows, shape)
+        try:
+            score_ranker(rname, rank, shape, tasks, entry, result["per_task"])
+        except Exception as e:  # the server's search failing is a finding, not a crash
+            if rname != "mcp":
+                raise
+            log(f"{rname}: failed: {e}")
+            entry = {"status": f"failed: {e}"}
         entry["cpu_s"] = round(time.process_time() - r0, 2)
         if hasattr(rank, "close"):
             rank.close()
@@ -823,6 +938,8 @@ def main():
                    help="rootgrep binary (outline definitions; the mcp ranker); default $ROOTGREP_BIN, else target/release/rootgrep")
     r.add_argument("--jobs", type=int, default=2, help="outline servers run at once")
     r.add_argument("--mcp-wait", type=float, default=600, help="seconds to wait for the server's indexes")
+    r.add_argument("--git", help="the repository with history (GIT_DIR): finds which definition an answer "
+                   "with an ambiguous name is (fn hit resolved); without it those count by line only")
     r.add_argument("--limit", type=int, help="only the first N tasks (a quick check)")
     r.add_argument("--tree-label", help="how the tree is named in the results (default: as given)")
     r.add_argument("--quiet", action="store_true")

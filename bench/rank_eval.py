@@ -654,16 +654,21 @@ def resolve_gold(tasks, corpus, gitdir, log):
         for g in t["gold"]:
             cands = by.get((g["path"], g["name"]), [])
             g["ambiguous"] = len(cands) > 1
-            if not g["ambiguous"]:
-                continue
-            stats["ambiguous"] += 1
-            g["resolved"] = []
+            if g["ambiguous"]:
+                stats["ambiguous"] += 1
+                g["resolved"] = []
             if not gitdir:
                 continue
+            # For every answer, as a check on the labels: is the change's text found at HEAD,
+            # and inside a function of the answer's name?
             found = anchor_lines(gitdir, t["sha"], g["path"], os.path.join(corpus.tree, g["path"]))
-            g["resolved"] = sorted({line for line, end in cands if any(line <= a <= end for a in found)})
-            stats["resolved" if g["resolved"] else "unresolved"] += 1
-    log(f"answers with an ambiguous name: {dict(stats)}")
+            inside = sorted({line for line, end in cands if any(line <= x <= end for x in found)})
+            stats["change_found_at_head"] += bool(found)
+            stats["change_inside_answer"] += bool(inside)
+            if g["ambiguous"]:
+                g["resolved"] = inside
+                stats["resolved" if inside else "unresolved"] += 1
+    log(f"answers: {dict(stats)}")
     return dict(stats)
 
 
@@ -744,6 +749,12 @@ def coverage(tasks, corpus, need_functions):
     cov = {"tasks": len(tasks), "names_gold": sum(1 for t in tasks if t.get("names_gold")),
            "gold_functions": sum(len(t["gold"]) for t in tasks),
            "tasks_all_files_indexed": sum(1 for t in tasks if all(f in paths for f in t["files"]))}
+    # Identifiers the query names (words with `_`, e.g. a renamed macro) that no indexed file
+    # has at the tree's commit.
+    index = corpus.files()["index"]
+    gone = [t for t in tasks
+            if any("_" in w.strip("_") and not index.df(w.lower()) for w in IDENT.findall(t["query"]))]
+    cov["tasks_naming_an_identifier_gone_at_head"] = len(gone)
     if need_functions:
         docs = corpus.functions()["docs"]
         by_path = {}
@@ -865,7 +876,7 @@ def cmd_run(a):
             result["corpus"]["definition_problems"] = defs["problems"]
     result["coverage"] = coverage(tasks, corpus, need_functions)
     if need_functions:
-        result["coverage"]["gold_names_ambiguous"] = resolve_gold(tasks, corpus, a.git, log)
+        result["coverage"]["gold_checks"] = resolve_gold(tasks, corpus, a.git, log)
         result["gold_resolved"] = [{"sha": t["sha"], "path": g["path"], "name": g["name"], "line": g["line"],
                                     "resolved": g["resolved"]}
                                    for t in tasks for g in t["gold"] if g.get("ambiguous")]

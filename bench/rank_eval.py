@@ -64,6 +64,7 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # importing driver.py leaves no __pycache__ in bench/
 SRC_EXT = (".c", ".h", ".rs", ".py", ".go", ".js", ".ts", ".java", ".cpp", ".hpp", ".cc")
 MAX_BYTES = 1 << 20
 K1, B = 1.2, 0.75

@@ -134,13 +134,29 @@ pub(crate) fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
     Ok(body)
 }
 
+/// Most bytes one stored file may have (a bigger one is refused unread).
+const MAX_FILE_BYTES: u64 = 4 << 30;
+
 /// Reads the stored file at `path` (the whole file: stored files are read once, at start).
+/// Only a regular file is read, never through a symlink, never blocking on a FIFO or
+/// reading a device without end.
 pub(crate) fn read(path: &Path, kind: Kind) -> Result<Vec<u8>, Refused> {
-    let mut bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    use std::io::Read;
+    let file = match open_private(path, false) {
+        Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(Refused::Missing),
         Err(err) => return Err(Refused::Io(err.to_string())),
     };
+    let len = match file.metadata() {
+        Ok(meta) if !meta.is_file() => return Err(Refused::NotOurs),
+        Ok(meta) if meta.len() > MAX_FILE_BYTES => return Err(Refused::NotOurs),
+        Ok(meta) => meta.len(),
+        Err(err) => return Err(Refused::Io(err.to_string())),
+    };
+    let mut bytes = Vec::with_capacity(len as usize);
+    if let Err(err) = file.take(len).read_to_end(&mut bytes) {
+        return Err(Refused::Io(err.to_string()));
+    }
     payload(&bytes, kind)?;
     bytes.drain(..HEADER_LEN);
     Ok(bytes)
@@ -186,16 +202,36 @@ pub(crate) fn write_paused(
 }
 
 /// A new file only this user can read and write (0600 on Unix), replacing a stale temp
-/// file of the same name.
+/// file of the same name (never writing through a symlink).
 pub(crate) fn create_private(path: &Path) -> io::Result<File> {
+    open_private(path, true)
+}
+
+/// Opens a store file to read it, or (`write`) creates or truncates it; on Unix with
+/// `O_NOFOLLOW` (a symlink planted in the entry is refused, not followed) and
+/// `O_NONBLOCK` (a FIFO cannot hang the open), 0600 when created.
+pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
     let mut options = OpenOptions::new();
-    options.write(true).create(true).truncate(true);
+    if write {
+        options.write(true).create(true).truncate(true);
+    } else {
+        options.read(true);
+    }
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        options.mode(0o600).custom_flags(
+            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+        );
     }
-    options.open(path)
+    let file = options.open(path)?;
+    if write && !file.metadata()?.is_file() {
+        return Err(io::Error::other(format!(
+            "{} is not a regular file",
+            path.display()
+        )));
+    }
+    Ok(file)
 }
 
 /// `rename`, retried briefly on Windows, where a reader holding the old file open makes

@@ -42,6 +42,13 @@ pub(crate) fn try_lock(path: &Path) -> io::Result<Writer> {
 pub(crate) fn holder(path: &Path) -> Option<u32> {
     let mut options = OpenOptions::new();
     options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(
+            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+        );
+    }
     #[cfg(windows)]
     {
         use std::os::windows::fs::OpenOptionsExt;
@@ -49,7 +56,11 @@ pub(crate) fn holder(path: &Path) -> Option<u32> {
         options.share_mode(0x1 | 0x2);
     }
     let mut text = String::new();
-    options.open(path).ok()?.read_to_string(&mut text).ok()?;
+    let file = options.open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    file.take(32).read_to_string(&mut text).ok()?;
     text.trim().parse().ok()
 }
 
@@ -96,7 +107,10 @@ fn lock_file_options() -> OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+        // Never through a symlink, never blocking on a FIFO planted in the entry.
+        options.mode(0o600).custom_flags(
+            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
+        );
     }
     options
 }

@@ -261,3 +261,41 @@ fn a_store_directory_of_another_user_is_refused() {
         "{err}"
     );
 }
+
+/// Whatever is planted in an entry (a FIFO, a symlink to a device or to another file) is
+/// refused at once: no hang, no endless read, nothing written through a link.
+#[cfg(unix)]
+#[test]
+fn special_files_planted_in_an_entry_are_refused_without_hanging() {
+    let cache = temp();
+    let root = temp();
+    let outside = temp();
+    let store = Store::new(cache.path(), 10);
+    let entry = store.open(root.path()).unwrap();
+    let _lock = entry.try_writer().unwrap();
+    let table = entry.dir().join("symbols");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&table)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let started = std::time::Instant::now();
+    assert!(entry.load(Kind::Symbols).is_err());
+    std::fs::remove_file(&table).ok();
+    std::os::unix::fs::symlink("/dev/zero", &table).unwrap();
+    assert!(entry.load(Kind::Symbols).is_err());
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    // A link planted where the entry writes: the write replaces the link, never follows it.
+    let victim = outside.path().join("victim");
+    std::fs::write(&victim, "keep me").unwrap();
+    std::fs::remove_file(&table).ok();
+    std::os::unix::fs::symlink(&victim, &table).unwrap();
+    entry.save(Kind::Symbols, b"table").unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+    assert_eq!(entry.load(Kind::Symbols).unwrap(), b"table");
+    let used = entry.dir().join("used");
+    std::fs::remove_file(&used).unwrap();
+    std::os::unix::fs::symlink(&victim, &used).unwrap();
+    let _again = store.open(root.path()).unwrap();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+}

@@ -102,6 +102,10 @@ fn usage_errors_exit_2_with_one_line_naming_the_fix() {
             ],
         );
     }
+    // An empty --cache-dir (an unset variable in a host's config): clap's own error.
+    let (code, stdout, stderr) = run(&["--cache-dir", "", "."], &ws.app);
+    assert_eq!((code, stdout.as_str()), (Some(2), ""), "{stderr}");
+    assert!(stderr.contains("--cache-dir"), "{stderr}");
     // A bad --confine.
     assert_usage_error(
         &["--confine", "nope", "."],

@@ -445,3 +445,35 @@ fn overlapping_roots_keep_their_own_entries() {
         );
     }
 }
+
+/// A root and files named in other scripts and with spaces restart from the store like any
+/// other.
+#[test]
+fn roots_named_in_other_scripts_restart_from_the_store() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    let root = ws.base.join("项目 ünïcode");
+    tree(&root, 10);
+    std::fs::write(
+        root.join("src/模块 файл.rs"),
+        "pub fn 函数_名() {}\npub fn persisted_x() {}\n",
+    )
+    .unwrap();
+    let mut first = server(&root, Some(&cache));
+    ready_and_stored(&mut first);
+    drop(first);
+    let mut again = server(&root, Some(&cache));
+    let line = wait_line(&mut again, |l| l.starts_with("ready"));
+    assert!(line.contains("loaded from the store"), "{line}");
+    let got = again.call("symbols", json!({"query": "函数_名"}));
+    assert_eq!(got["structuredContent"]["total"], 1, "{got}");
+    assert!(
+        got["structuredContent"]["stats"]["indexed_files"].is_u64(),
+        "{got}"
+    );
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_rootgrep"))
+        .args(["cache", "--cache-dir", s(&cache)])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&listed.stdout).contains("项目 ünïcode"));
+}

@@ -68,8 +68,15 @@ fn next_job(shared: &Shared) -> Option<Job> {
             return None;
         }
         let now = shared.clock.now();
-        if let Some(slot) = state.slots.iter_mut().find(|s| s.has_work(now)) {
-            return Some(start(slot));
+        // A root restoring its stored table first: it is ready in a moment, and queries
+        // on it wait for it.
+        let due = state
+            .slots
+            .iter()
+            .position(|s| s.has_work(now) && s.restoring);
+        let due = due.or_else(|| state.slots.iter().position(|s| s.has_work(now)));
+        if let Some(at) = due {
+            return Some(start(&mut state.slots[at]));
         }
         state = shared
             .wake

@@ -139,8 +139,8 @@ impl Stores {
         let bytes = encode(table);
         if bytes.len() as u64 > store.max_bytes() {
             rs.note = format!(
-                "not stored: {} MiB is over --cache-max-mb",
-                bytes.len().div_ceil(1 << 20)
+                "not stored: {} is over the store's limit",
+                size_text(bytes.len())
             );
             entry.discard(Kind::Symbols);
             return;
@@ -148,12 +148,12 @@ impl Stores {
         match entry.save(Kind::Symbols, &bytes) {
             Ok(()) => {
                 rs.seen = entry.stamp(Kind::Symbols);
-                let size = bytes.len().div_ceil(1 << 20);
+                let size = size_text(bytes.len());
                 rs.note = match std::mem::take(&mut rs.loaded) {
                     true => format!(
-                        "loaded from the store, {parsed} changed files parsed, stored again ({size} MiB)"
+                        "loaded from the store, {parsed} changed files parsed, stored again ({size})"
                     ),
-                    false => format!("stored, {size} MiB"),
+                    false => format!("stored, {size}"),
                 };
                 tracing::info!(
                     "{}: symbol table stored ({} bytes) in {:?}",
@@ -168,6 +168,15 @@ impl Stores {
                 rs.note = format!("not stored: {err}");
             }
         }
+    }
+}
+
+/// `bytes` for a person: KiB below a MiB, else MiB (rounded up).
+fn size_text(bytes: usize) -> String {
+    if bytes < 1 << 20 {
+        format!("{} KiB", bytes.div_ceil(1 << 10))
+    } else {
+        format!("{} MiB", bytes.div_ceil(1 << 20))
     }
 }
 

@@ -1274,6 +1274,75 @@ def cmd_table(a):
     print(text, end="")
 
 
+def paired(result, ranker, ref, form, key="fn_rank", k=5):
+    """Tasks where `ranker` hits at k and `ref` does not (wins), and the reverse (losses)."""
+    ranks = {}
+    for r in result["per_task"]:
+        if r["form"] == form and r["ranker"] in (ranker, ref):
+            ranks[(r["sha"], r["ranker"])] = r[key]
+    shas = {s for s, _ in ranks}
+    hit = lambda s, n: bool(ranks.get((s, n))) and ranks[(s, n)] <= k
+    wins = sum(1 for s in shas if hit(s, ranker) and not hit(s, ref))
+    losses = sum(1 for s in shas if hit(s, ref) and not hit(s, ranker))
+    return wins, losses
+
+
+def cmd_variants(a):
+    """variants.md / variants.json: every ranker of the result files, with fn@5 (and resolved)
+    for each set and query form beside bm25-functions', the paired wins/losses, then the full
+    table."""
+    results = [json.load(open(p)) for p in a.results]
+    ref = "bm25-functions"
+    cols = [(r, f) for r in results for f in FORMS]
+    names = []
+    for r in results:
+        for n, e in r["rankers"].items():
+            if e["status"] == "ok" and e["shape"] == "definitions" and n not in names:
+                names.append(n)
+    head = "| variant | " + " | ".join(f"{r['set']} {f} fn@5 (Δ, +/-)" for r, f in cols) + \
+        " | mean Δ fn@5 | " + " | ".join(f"{r['set']} {f} resolved" for r, f in cols if r["set"] != "nuttx") + " |\n"
+    head += "|---|" + "---:|" * (len(cols) + 1 + sum(1 for r, f in cols if r["set"] != "nuttx")) + "\n"
+    lines, summary = [], {}
+    for n in names:
+        cells, deltas, res, s = [], [], [], {}
+        for r, f in cols:
+            e = r["rankers"].get(n)
+            b = r["rankers"].get(ref)
+            if not e or e["status"] != "ok":
+                cells.append("—")
+                continue
+            m, bm = e["forms"][f], b["forms"][f]
+            d = 100 * (m["fn_hit@5"] - bm["fn_hit@5"])
+            w, l = paired(r, n, ref, f)
+            deltas.append(d)
+            cells.append(f"{pct(m['fn_hit@5'])} ({d:+.1f}, +{w}/-{l})")
+            s[f"{r['set']}/{f}"] = {k: m[k] for k in ("fn_hit@1", "fn_hit@5", "fn_hit@10", "fn_hit_resolved@5",
+                                                    "file_hit@1", "file_hit@5", "file_hit@10", "mrr@10",
+                                                    "page_bytes_mean", "ms_p50")}
+            s[f"{r['set']}/{f}"]["fn@5_vs_bm25_functions"] = {"delta_points": round(d, 1), "wins": w, "losses": l}
+        for r, f in cols:
+            if r["set"] != "nuttx":
+                e = r["rankers"].get(n)
+                res.append(pct(e["forms"][f]["fn_hit_resolved@5"]) if e and e["status"] == "ok" else "—")
+        mean = statistics.mean(deltas) if deltas else 0
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {mean:+.1f} | " + " | ".join(res) + " |\n")
+        summary[n] = s
+    full = TABLE_HEAD + "".join(line for r in results for line in table_rows(r))
+    text = ("# Ranked-search prototype variants\n\n"
+            + "".join(f"- {r['set']}: {r['coverage']['tasks']} tasks, tree `{r['tree']}` at {r.get('tree_commit')}\n" for r in results)
+            + "\nfn@5 in %, Δ in points over bm25-functions on the same set and form, +wins/-losses: tasks "
+              "where the variant hits at 5 and bm25-functions does not, and the reverse. Variant configurations: "
+              "`proto_variants()` in bench/rank_eval.py, and DECISIONS.md.\n\n"
+            + head + "".join(lines) + "\n## All metrics\n\n" + full)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+        with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
+            json.dump({"variants": {n: proto_variants().get(n) for n in names}, "metrics": summary}, f, indent=1)
+            f.write("\n")
+    print(text, end="")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -1301,8 +1370,11 @@ def main():
     t = sub.add_parser("table", help="one markdown table from result files")
     t.add_argument("results", nargs="+")
     t.add_argument("--out")
+    v = sub.add_parser("variants", help="the prototype variants' table (fn@5 vs bm25-functions, paired), then all metrics")
+    v.add_argument("results", nargs="+")
+    v.add_argument("--out")
     a = ap.parse_args()
-    cmd_run(a) if a.cmd == "run" else cmd_table(a)
+    {"run": cmd_run, "table": cmd_table, "variants": cmd_variants}[a.cmd](a)
 
 
 if __name__ == "__main__":

@@ -726,6 +726,8 @@ def proto_variants():
     best = grid[PROTO_BEST_W]
     base = {"w": dict(zip(FIELDS, best))}
     v["fielded"] = dict(base)
+    for f in FIELDS[:4]:   # leave one field out of the chosen setting
+        v[f"fielded-no-{f}"] = {"w": {**base["w"], f: 0}}
     for a in (0.3, 0.5, 1.0):
         v[f"fielded+file:a{a}"] = {**base, "file": a}
     v["fielded+file"] = {**base, "file": PROTO_BEST_ALPHA}
@@ -745,13 +747,14 @@ def proto_variants():
     # combined
     v["proto"] = {**fb, "stop": True, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA,
                   "path_words": True}
+    v["proto-no-file"] = {**v["proto"], "file": 0}
     # query processing on plain bm25-functions (w0) too, to see what is due to the fields
     v["fielded:w0+stop+code"] = {"w": dict(zip(FIELDS, grid["w0"])), "stop": True, "code": PROTO_BEST_GAMMA}
     return v
 
 
-PROTO_BEST_W = "w2"
-PROTO_BEST_ALPHA = 0.5
+PROTO_BEST_W = "w10"
+PROTO_BEST_ALPHA = 0.3
 PROTO_BEST_BETA = 0.5
 PROTO_BEST_GAMMA = 2.0
 

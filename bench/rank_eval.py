@@ -566,6 +566,11 @@ causes result results happen happens happened work works working avoid resolve r
 closes close fixes ref see e g i ie eg it's don't doesn't isn't can't won't didn't there's let's
 """.replace("'", " ").split())
 
+# Only the English function words of STOPWORDS (its last two lines are commit-message words).
+ENGLISH_STOPWORDS = STOPWORDS - frozenset("""
+fix fixed fixes fixing add added adds adding remove removed removes issue issues bug bugs
+""".split())
+
 SEG_CLEAN = re.compile(r"[^a-z0-9]")
 
 
@@ -680,12 +685,13 @@ def hint_segments(text):
 def query_plan(q, cfg):
     """{term: query weight} and the path hint segments for a query under a variant's config."""
     stop, code, parts_w = cfg.get("stop"), cfg.get("code", 1.0), cfg.get("code_parts", 1.0)
+    stoplist = ENGLISH_STOPWORDS if stop == "english" else QUERY_STOPWORDS
     terms = {}
     for m in CODE_WORD.finditer(q):
         call = bool(m.group(1))
         for ident in IDENT.findall(m.group(0)):
             toks = expand(ident)
-            if stop and len(toks) == 1 and (toks[0] in QUERY_STOPWORDS or len(toks[0]) < 2):
+            if stop and len(toks) == 1 and (toks[0] in stoplist or len(toks[0]) < 2):
                 continue
             codey = code != 1.0 and is_code_word(ident, call)
             for i, tok in enumerate(toks):
@@ -734,6 +740,7 @@ def proto_variants():
     fb = v["fielded+file"]
     # query processing, each alone on fielded+file, then together
     v["fielded+file+stop"] = {**fb, "stop": True}
+    v["fielded+file+stop:english"] = {**fb, "stop": "english"}
     for beta in (0.25, 0.5, 1.0):
         v[f"fielded+file+hint:b{beta}"] = {**fb, "hint": beta}
     for g in (2.0, 3.0):

@@ -637,6 +637,8 @@ class FieldedScorer:
         self.norm = {f: [1 - bs[f] + bs[f] * dl / fi.avg[f] for dl in fi.dl[f]]
                      for f in FIELDS if weights.get(f)}
         self.cache = {}
+        self.scores = {}   # query terms -> every document's score (shared by variants; the
+                           # evaluation's cost, not the ranker's)
 
     def postings(self, t):
         p = self.cache.get(t)
@@ -760,6 +762,10 @@ def proto_variants():
     return v
 
 
+# A run caches up to this many queries' scores per field setting (and file scores): variants
+# that differ only after the sum (file prior, hints, bonuses) reuse them.
+SCORE_CACHE = 3000
+
 PROTO_BEST_W = "w10"
 PROTO_BEST_ALPHA = 0.3
 PROTO_BEST_BETA = 0.5
@@ -779,20 +785,28 @@ def fielded_ranker(corpus, cfg, scorers):
     files = corpus.files()
     findex, fpaths = files["index"], files["paths"]
     ftoks = fx["file_path_tokens"]
+    file_scores = scorers.setdefault("file-scores", {})
     names = [expand(d[1])[-1] if d[1] else "" for d in docs]
     n = fi.n
 
     def rank(q):
         terms, hints = query_plan(q, cfg)
-        scores = [0.0] * n
-        for t, qw in terms.items():
-            ds, ws = scorer.postings(t)
-            if qw == 1.0:
-                for d, w in zip(ds, ws):
-                    scores[d] += w
-            else:
-                for d, w in zip(ds, ws):
-                    scores[d] += qw * w
+        tkey = tuple(sorted(terms.items()))
+        hit = scorer.scores.get(tkey)
+        if hit is None:
+            scores = [0.0] * n
+            for t, qw in terms.items():
+                ds, ws = scorer.postings(t)
+                if qw == 1.0:
+                    for d, w in zip(ds, ws):
+                        scores[d] += w
+                else:
+                    for d, w in zip(ds, ws):
+                        scores[d] += qw * w
+            if len(scorer.scores) < SCORE_CACHE:
+                scorer.scores[tkey] = array.array("d", scores)
+        else:
+            scores = hit.tolist()
         touched = [d for d in range(n) if scores[d] > 0]
         if not touched:
             return [], 0
@@ -804,17 +818,22 @@ def fielded_ranker(corpus, cfg, scorers):
                     scores[d] *= 0.5
         alpha = cfg.get("file", 0)
         if alpha:
-            fs = [0.0] * findex.n
-            offsets, fdocs, fweights = findex.offsets, findex.docs, findex.weights
-            for t, qw in terms.items():
-                i = findex.term_id.get(t)
-                if i is None:
-                    continue
-                s, e = offsets[i], offsets[i + 1]
-                for d, w in zip(fdocs[s:e], fweights[s:e]):
-                    fs[d] += qw * w
+            fs = file_scores.get(tkey)
+            if fs is None:
+                fs = [0.0] * findex.n
+                offsets, fdocs, fweights = findex.offsets, findex.docs, findex.weights
+                for t, qw in terms.items():
+                    i = findex.term_id.get(t)
+                    if i is None:
+                        continue
+                    s, e = offsets[i], offsets[i + 1]
+                    for d, w in zip(fdocs[s:e], fweights[s:e]):
+                        fs[d] += qw * w
+                fs = (fs, max(fs) or 1.0)
+                if len(file_scores) < SCORE_CACHE:
+                    file_scores[tkey] = fs
+            fs, maxf = fs
             maxd = max(scores[d] for d in touched)
-            maxf = max(fs) or 1.0
             for d in touched:
                 scores[d] = scores[d] / maxd + alpha * fs[doc_file[d]] / maxf
         beta = cfg.get("hint", 0)

@@ -753,10 +753,12 @@ def proto_variants():
     v["fielded+file+namebonus"] = {**fb, "name_bonus": 0.5}
     v["fielded+file+longnorm"] = {**fb, "body_b": 0.9}
     v["fielded+file+shortpen"] = {**fb, "short_pen": 3}
-    # combined
-    v["proto"] = {**fb, "stop": True, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA,
-                  "path_words": True}
-    v["proto-no-file"] = {**v["proto"], "file": 0}
+    # combined: the recommendation (what helped), without the file prior, and everything
+    v["fielded+file+hint+code"] = {**fb, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA}
+    v["fielded+hint+code"] = {**v["fielded+file+hint+code"], "file": 0}
+    v["proto-all"] = {**fb, "stop": True, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA,
+                      "path_words": True}
+    v["proto-all-no-file"] = {**v["proto-all"], "file": 0}
     # query processing on plain bm25-functions (w0) too, to see what is due to the fields
     v["fielded:w0+stop+code"] = {"w": dict(zip(FIELDS, grid["w0"])), "stop": True, "code": PROTO_BEST_GAMMA}
     return v

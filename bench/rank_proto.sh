@@ -26,7 +26,7 @@ fi
 NUTTX_GIT="${NUTTX_GIT:-/work/.mirror/apache+nuttx/repo}"
 RG_GIT="${RG_GIT:-/work/.mirror/BurntSushi+ripgrep/repo}"
 CACHE="${CACHE:-/tmp/rank-bench/cache}"
-RANKERS="${RANKERS:-bm25-files;bm25-functions;bm25-functions+comments;fielded:w*;fielded;fielded-no-*;fielded+file*;proto*}"
+RANKERS="${RANKERS:-bm25-files;bm25-functions;bm25-functions+comments;fielded:w*;fielded;fielded-no-*;fielded+file*;fielded+hint+code;proto-all*}"
 OUT="$REPO/bench/results/rank-proto"
 
 run() {  # SET TREE LABEL GIT_DIR

@@ -3,6 +3,7 @@
 
   python3 bench/rank_eval.py run TASKS.jsonl TREE [--git GIT_DIR] [--name SET] [--rankers LIST] [--out DIR]
   python3 bench/rank_eval.py table RESULT.json... [--out FILE]
+  python3 bench/rank_eval.py variants RESULT.json... [--out FILE.md]   (also writes FILE.json)
 
 TASKS: a file of bench/rank_tasks.sh (build_tasks.py's format: one JSON object a line with
 `query`, `query_hard`, `gold` [{path, name, line}] and `files`); TREE: the repository's tree at
@@ -34,6 +35,10 @@ Rankers (pure Python, standard library only; `mcp` needs the rootgrep binary):
                   and said so, while the server has no such tool
   bm25-functions+comments   (only when asked for) bm25-functions with each definition's
                   document extended up over the comment block (and Rust attributes) above it
+
+  prototype variants (proto_variants(): fielded:w*, fielded, fielded+file*, ...; see
+                  bench/results/rank-proto/DECISIONS.md) BM25F over definitions with fields name,
+                  container, path, leading comment and body, a file prior, query processing
 
 Documents: files with a source extension (.c .h .rs .py .go .js .ts .java .cpp .hpp .cc), at most
 1 MiB, without a NUL byte in their first 8 KiB; `.git` directories are not walked. Tokens:

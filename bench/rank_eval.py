@@ -3,6 +3,7 @@
 
   python3 bench/rank_eval.py run TASKS.jsonl TREE [--git GIT_DIR] [--name SET] [--rankers LIST] [--out DIR]
   python3 bench/rank_eval.py table RESULT.json... [--out FILE]
+  python3 bench/rank_eval.py variants RESULT.json... [--out FILE.md]   (also writes FILE.json)
 
 TASKS: a file of bench/rank_tasks.sh (build_tasks.py's format: one JSON object a line with
 `query`, `query_hard`, `gold` [{path, name, line}] and `files`); TREE: the repository's tree at
@@ -35,6 +36,10 @@ Rankers (pure Python, standard library only; `mcp` needs the rootgrep binary):
   bm25-functions+comments   (only when asked for) bm25-functions with each definition's
                   document extended up over the comment block (and Rust attributes) above it
 
+  prototype variants (proto_variants(): fielded:w*, fielded, fielded+file*, ...; see
+                  bench/results/rank-proto/DECISIONS.md) BM25F over definitions with fields name,
+                  container, path, leading comment and body, a file prior, query processing
+
 Documents: files with a source extension (.c .h .rs .py .go .js .ts .java .cpp .hpp .cc), at most
 1 MiB, without a NUL byte in their first 8 KiB; `.git` directories are not walked. Tokens:
 identifiers ([A-Za-z_][A-Za-z0-9_]*) split on `_` and case changes, lowercased, plus the whole
@@ -47,6 +52,7 @@ hit ranks) and OUT/SET.md (the table).
 import argparse
 import array
 import bisect
+import fnmatch
 import hashlib
 import heapq
 import json
@@ -348,6 +354,49 @@ class Corpus:
                 sizes.append(len(seg))
         return {"docs": docs, "sizes": sizes, "index": index.finish()}
 
+    # -- fielded definitions (prototype rankers) ------------------------------------------------
+
+    def fielded(self):
+        """{"docs", "sizes", "doc_file", "file_path_tokens", "index": FieldIndex} over the same
+        function and method definitions as functions(), each with the fields of FIELDS."""
+        if not hasattr(self, "_fielded"):
+            self._fielded = self._cached(f"fielded-{self.defs_source}", self._build_fielded)
+            fi = self._fielded["index"]
+            if isinstance(fi, dict):
+                self._fielded["index"] = FieldIndex.from_state(fi)
+        return self._fielded
+
+    def _build_fielded(self):
+        defs = self.definitions()
+        index, docs, sizes, doc_file, ftoks = FieldIndex(), [], [], [], []
+        for fno, path in enumerate(self.files()["paths"]):
+            ptoks = path_tokens(path)
+            segs = path.split("/")
+            segs[-1] = os.path.splitext(segs[-1])[0]
+            ftoks.append(frozenset(ptoks) | {SEG_CLEAN.sub("", s.lower()) for s in segs})
+            alldefs = defs.get("files", {}).get(path, ())
+            fdefs = sorted(d for d in alldefs if d[1] in FUNC_KINDS)
+            if not fdefs:
+                continue
+            conts = [d for d in alldefs if d[1] in CONTAINER_KINDS]
+            data = read_source(os.path.join(self.tree, path)) or b""
+            lines = data.split(b"\n")
+            for name, kind, line, end in sorted(fdefs, key=lambda d: (d[2], d[3], d[0])):
+                inner = [c for c in conts if c[2] <= line and c[3] >= end]
+                cont = min(inner, key=lambda c: (c[3] - c[2], -c[2]))[0] if inner else ""
+                cstart = leading_comment_start(lines, line)
+                body = b"\n".join(lines[line - 1:end])
+                comment = b"\n".join(lines[cstart - 1:line - 1]) if cstart < line else b""
+                index.add({"name": tokenize(name), "container": tokenize(cont), "path": ptoks,
+                           "comment": tokenize(comment.decode("utf-8", "replace")),
+                           "body": tokenize(body.decode("utf-8", "replace"))})
+                docs.append((path, name, line, end))
+                sizes.append(len(body))
+                doc_file.append(fno)
+        return {"docs": docs, "sizes": sizes, "doc_file": doc_file, "file_path_tokens": ftoks,
+                "index": index.finish().state()}
+
+
 
 COMMENT_LINE = (b"///", b"//!", b"//", b"/*", b"*", b"*/", b"#[")
 
@@ -496,6 +545,323 @@ def bm25_functions(corpus, leading_comments=False):
     def rank(q):
         top = index.top(query_terms(q))
         return [docs[d] for d, _ in top], sum(sizes[d] for d, _ in top)
+    return rank, "definitions"
+
+
+# ---------------------------------------------------------------------------------------------
+# Prototype rankers (bench/results/rank-proto): BM25F over definitions with fields, a file
+# prior, and query processing. Each is a named variant (PROTO_VARIANTS); all are computed from
+# one cached fielded index of the function and method definitions (the same documents, in the
+# same order, as bm25-functions).
+
+FIELDS = ("name", "container", "path", "comment", "body")
+# Definitions that can contain a function: its container is the innermost one whose range
+# holds the function's (Rust impl/trait/mod, C++ class/struct...).
+CONTAINER_KINDS = ("impl", "trait", "module", "class", "struct", "enum", "union", "interface", "namespace")
+# Per-field BM25F length normalisation (b); k1 as plain BM25.
+FIELD_B = {"name": 0.5, "container": 0.5, "path": 0.5, "comment": 0.75, "body": 0.75}
+
+# The query-processing stopword list: STOPWORDS (above) plus words of commit messages.
+QUERY_STOPWORDS = STOPWORDS | frozenset("""
+fix fixed fixes fixing add added adds adding remove removed removes removing issue issues bug bugs
+change changed changes changing update updated updates updating make makes made making commit
+commits patch patches case cases instead need needs needed now also again already always never
+correct correctly properly proper wrong missing broken break breaks problem problems cause caused
+causes result results happen happens happened work works working avoid resolve resolved resolves
+closes close fixes ref see e g i ie eg it's don't doesn't isn't can't won't didn't there's let's
+""".replace("'", " ").split())
+
+# Only the English function words of STOPWORDS (its last two lines are commit-message words).
+ENGLISH_STOPWORDS = STOPWORDS - frozenset("""
+fix fixed fixes fixing add added adds adding remove removed removes issue issues bug bugs
+""".split())
+
+SEG_CLEAN = re.compile(r"[^a-z0-9]")
+
+
+def path_tokens(rel):
+    """The path field's tokens of a file: each directory segment and the file's stem (its name
+    without the last extension), as identifier tokens (expand), plus the segment lowercased with
+    every non-alphanumeric character removed when that differs (`risc-v` -> risc, v, riscv)."""
+    segs = rel.split("/")
+    segs[-1] = os.path.splitext(segs[-1])[0]
+    out = Counter()
+    for seg in segs:
+        toks = [t for ident in IDENT.findall(seg) for t in expand(ident)]
+        out.update(toks)
+        clean = SEG_CLEAN.sub("", seg.lower())
+        if clean and clean not in toks:
+            out[clean] += 1
+    return out
+
+
+class FieldIndex:
+    """Per-field postings (raw term frequencies) and field lengths over the definitions; scored
+    by BM25F: tf~ = sum_f w_f tf_f / (1 - b_f + b_f len_f / avglen_f), weight = idf tf~ (k1 + 1) /
+    (k1 + tf~), idf Lucene's over the documents that have the term in a field of weight > 0."""
+
+    def __init__(self):
+        self.post = {f: {} for f in FIELDS}
+        self.dl = {f: [] for f in FIELDS}
+        self.n = 0
+
+    def add(self, fields):
+        d = self.n
+        self.n += 1
+        for f in FIELDS:
+            counts = fields.get(f) or {}
+            self.dl[f].append(sum(counts.values()))
+            post = self.post[f]
+            for t, tf in counts.items():
+                p = post.get(t)
+                if p is None:
+                    post[t] = p = (array.array("i"), array.array("i"))
+                p[0].append(d)
+                p[1].append(tf)
+        return d
+
+    def finish(self):
+        self.avg = {f: (sum(self.dl[f]) / self.n if self.n else 1.0) or 1.0 for f in FIELDS}
+        return self
+
+    def state(self):
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_state(cls, state):
+        self = cls.__new__(cls)
+        self.__dict__.update(state)
+        return self
+
+
+class FieldedScorer:
+    """Per-term BM25F weights for one field-weight setting, computed once a term and cached."""
+
+    def __init__(self, fi, weights, bs=FIELD_B, k1=K1):
+        self.fi, self.weights, self.k1 = fi, weights, k1
+        self.norm = {f: [1 - bs[f] + bs[f] * dl / fi.avg[f] for dl in fi.dl[f]]
+                     for f in FIELDS if weights.get(f)}
+        self.cache = {}
+        self.scores = {}   # query terms -> every document's score (shared by variants; the
+                           # evaluation's cost, not the ranker's)
+
+    def postings(self, t):
+        p = self.cache.get(t)
+        if p is not None:
+            return p
+        acc = {}
+        for f, norm in self.norm.items():
+            e = self.fi.post[f].get(t)
+            if e is None:
+                continue
+            w = self.weights[f]
+            for d, tf in zip(*e):
+                acc[d] = acc.get(d, 0.0) + w * tf / norm[d]
+        n, df = self.fi.n, len(acc)   # documents with the term in a field of weight > 0
+        idf = math.log(1 + (n - df + 0.5) / (df + 0.5))
+        k1 = self.k1
+        ds = sorted(acc)
+        p = self.cache[t] = (ds, [idf * acc[d] * (k1 + 1) / (k1 + acc[d]) for d in ds])
+        return p
+
+
+CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:::|\.|->)[A-Za-z_][A-Za-z0-9_]*)*(\s*\(\s*\))?")
+PATH_LIKE = re.compile(r"(?<![\w/.-])((?:[\w.{}|-]+/)+[\w.{}|-]+|[\w-]+\.(?:c|h|rs|py|go|js|ts|java|cpp|hpp|cc|S))(?![\w/])")
+PREFIX = re.compile(r"^\s*([A-Za-z0-9_./{}|,+-]+(?:\s*,\s*[A-Za-z0-9_./{}|+-]+)*)\s*:\s")
+
+
+def is_code_word(ident, call=False):
+    """A word written as code: with an inner `_` (CONFIG_FOO, sys_call6), a lower-to-upper case
+    change (camelCase, HashMap), or followed by `()`."""
+    core = ident.strip("_")
+    return call or "_" in core or bool(re.search(r"[a-z][A-Z]", core))
+
+
+def hint_segments(text):
+    """Path hint segments of a `subsystem:` prefix or a path-like word: split on `/`, `,`, `{`, `|`,
+    `}` and blanks, lowercased, non-alphanumerics removed; empty ones dropped."""
+    out = []
+    for seg in re.split(r"[/,{}|\s]+", text):
+        seg = os.path.splitext(seg)[0] if re.search(r"\.(c|h|rs|py|go|js|ts|java|cpp|hpp|cc|S)$", seg) else seg
+        clean = SEG_CLEAN.sub("", seg.lower())
+        if clean:
+            out.append(clean)
+    return list(dict.fromkeys(out))
+
+
+def query_plan(q, cfg):
+    """{term: query weight} and the path hint segments for a query under a variant's config."""
+    stop, code, parts_w = cfg.get("stop"), cfg.get("code", 1.0), cfg.get("code_parts", 1.0)
+    stoplist = ENGLISH_STOPWORDS if stop == "english" else QUERY_STOPWORDS
+    terms = {}
+    for m in CODE_WORD.finditer(q):
+        call = bool(m.group(1))
+        for ident in IDENT.findall(m.group(0)):
+            toks = expand(ident)
+            if stop and len(toks) == 1 and (toks[0] in stoplist or len(toks[0]) < 2):
+                continue
+            codey = code != 1.0 and is_code_word(ident, call)
+            for i, tok in enumerate(toks):
+                whole = i == len(toks) - 1
+                w = (code if whole else parts_w) if codey else 1.0
+                if w > terms.get(tok, 0.0):
+                    terms[tok] = w
+    hints = []
+    if cfg.get("hint"):
+        m = PREFIX.match(q.split("\n", 1)[0] + " ")
+        if m and " " not in m.group(1).strip():
+            hints += hint_segments(m.group(1))
+    if cfg.get("path_words"):
+        for m in PATH_LIKE.finditer(q):
+            hints += hint_segments(m.group(1))
+    return terms, list(dict.fromkeys(hints))
+
+
+def proto_variants():
+    """name -> config. `w`: field weights (name, container, path, comment, body)."""
+    grid = {
+        "w0": (0, 0, 0, 0, 1),          # body only: must equal bm25-functions
+        "w1": (1, 1, 1, 1, 1),
+        "w2": (3, 1, 1.5, 1.5, 1),
+        "w3": (2, 1, 1, 1, 1),
+        "w4": (3, 1, 1, 1, 1),
+        "w5": (5, 2, 1.5, 1.5, 1),
+        "w6": (3, 1, 0.5, 1.5, 1),
+        "w7": (3, 1, 3, 1.5, 1),
+        "w8": (3, 1, 1.5, 0.5, 1),
+        "w9": (3, 1, 1.5, 3, 1),
+        "w10": (3, 2, 1.5, 1.5, 1),
+        "w11": (3, 1, 1.5, 1.5, 0.5),
+    }
+    v = {}
+    for k, w in grid.items():
+        v[f"fielded:{k}"] = {"w": dict(zip(FIELDS, w))}
+    best = grid[PROTO_BEST_W]
+    base = {"w": dict(zip(FIELDS, best))}
+    v["fielded"] = dict(base)
+    for f in FIELDS[:4]:   # leave one field out of the chosen setting
+        v[f"fielded-no-{f}"] = {"w": {**base["w"], f: 0}}
+    for a in (0.3, 0.5, 1.0):
+        v[f"fielded+file:a{a}"] = {**base, "file": a}
+    v["fielded+file"] = {**base, "file": PROTO_BEST_ALPHA}
+    fb = v["fielded+file"]
+    # query processing, each alone on fielded+file, then together
+    v["fielded+file+stop"] = {**fb, "stop": True}
+    v["fielded+file+stop:english"] = {**fb, "stop": "english"}
+    for beta in (0.25, 0.5, 1.0):
+        v[f"fielded+file+hint:b{beta}"] = {**fb, "hint": beta}
+    for g in (2.0, 3.0):
+        v[f"fielded+file+code:g{g}"] = {**fb, "code": g}
+    v["fielded+file+code:g2.0,parts0.5"] = {**fb, "code": 2.0, "code_parts": 0.5}
+    v["fielded+file+pathwords"] = {**fb, "path_words": True, "hint": PROTO_BEST_BETA}
+    # other cheap things
+    v["fielded+file+namebonus"] = {**fb, "name_bonus": 0.5}
+    v["fielded+file+longnorm"] = {**fb, "body_b": 0.9}
+    v["fielded+file+shortpen"] = {**fb, "short_pen": 3}
+    # combined: the recommendation (what helped), without the file prior, and everything
+    v["fielded+file+hint+code"] = {**fb, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA}
+    v["fielded+hint+code"] = {**v["fielded+file+hint+code"], "file": 0}
+    v["proto-all"] = {**fb, "stop": True, "hint": PROTO_BEST_BETA, "code": PROTO_BEST_GAMMA,
+                      "path_words": True}
+    v["proto-all-no-file"] = {**v["proto-all"], "file": 0}
+    # query processing on plain bm25-functions (w0) too, to see what is due to the fields
+    v["fielded:w0+stop+code"] = {"w": dict(zip(FIELDS, grid["w0"])), "stop": True, "code": PROTO_BEST_GAMMA}
+    return v
+
+
+# A run caches up to this many queries' scores per field setting (and file scores): variants
+# that differ only after the sum (file prior, hints, bonuses) reuse them.
+SCORE_CACHE = 3000
+
+PROTO_BEST_W = "w10"
+PROTO_BEST_ALPHA = 0.3
+PROTO_BEST_BETA = 0.5
+PROTO_BEST_GAMMA = 2.0
+
+
+def fielded_ranker(corpus, cfg, scorers):
+    fx = corpus.fielded()
+    fi, docs, sizes, doc_file = fx["index"], fx["docs"], fx["sizes"], fx["doc_file"]
+    bs = dict(FIELD_B)
+    if cfg.get("body_b") is not None:
+        bs["body"] = cfg["body_b"]
+    key = (tuple(sorted(cfg["w"].items())), tuple(sorted(bs.items())))
+    if key not in scorers:
+        scorers[key] = FieldedScorer(fi, cfg["w"], bs)
+    scorer = scorers[key]
+    files = corpus.files()
+    findex, fpaths = files["index"], files["paths"]
+    ftoks = fx["file_path_tokens"]
+    file_scores = scorers.setdefault("file-scores", {})
+    names = [expand(d[1])[-1] if d[1] else "" for d in docs]
+    n = fi.n
+
+    def rank(q):
+        terms, hints = query_plan(q, cfg)
+        tkey = tuple(sorted(terms.items()))
+        hit = scorer.scores.get(tkey)
+        if hit is None:
+            scores = [0.0] * n
+            for t, qw in terms.items():
+                ds, ws = scorer.postings(t)
+                if qw == 1.0:
+                    for d, w in zip(ds, ws):
+                        scores[d] += w
+                else:
+                    for d, w in zip(ds, ws):
+                        scores[d] += qw * w
+            if len(scorer.scores) < SCORE_CACHE:
+                scorer.scores[tkey] = array.array("d", scores)
+        else:
+            scores = hit.tolist()
+        touched = [d for d in range(n) if scores[d] > 0]
+        if not touched:
+            return [], 0
+        if cfg.get("short_pen"):
+            # definitions of fewer than short_pen lines (stubs, one-line wrappers) count half
+            sp = cfg["short_pen"]
+            for d in touched:
+                if docs[d][3] - docs[d][2] + 1 < sp:
+                    scores[d] *= 0.5
+        alpha = cfg.get("file", 0)
+        if alpha:
+            fs = file_scores.get(tkey)
+            if fs is None:
+                fs = [0.0] * findex.n
+                offsets, fdocs, fweights = findex.offsets, findex.docs, findex.weights
+                for t, qw in terms.items():
+                    i = findex.term_id.get(t)
+                    if i is None:
+                        continue
+                    s, e = offsets[i], offsets[i + 1]
+                    for d, w in zip(fdocs[s:e], fweights[s:e]):
+                        fs[d] += qw * w
+                fs = (fs, max(fs) or 1.0)
+                if len(file_scores) < SCORE_CACHE:
+                    file_scores[tkey] = fs
+            fs, maxf = fs
+            maxd = max(scores[d] for d in touched)
+            for d in touched:
+                scores[d] = scores[d] / maxd + alpha * fs[doc_file[d]] / maxf
+        beta = cfg.get("hint", 0)
+        if beta and hints:
+            frac = {}
+            for d in touched:
+                f = doc_file[d]
+                x = frac.get(f)
+                if x is None:
+                    pt = ftoks[f]
+                    x = frac[f] = sum(1 for h in hints if h in pt) / len(hints)
+                if x:
+                    scores[d] *= 1 + beta * x
+        nb = cfg.get("name_bonus")
+        if nb:
+            qwords = {ident.lower() for ident in IDENT.findall(q)}
+            for d in touched:
+                if names[d] in qwords:
+                    scores[d] *= 1 + nb
+        best = heapq.nlargest(TOP, touched, key=scores.__getitem__)
+        return [docs[d] for d in best], sum(sizes[d] for d in best)
     return rank, "definitions"
 
 
@@ -847,10 +1213,18 @@ def cmd_run(a):
     if a.limit:
         tasks = tasks[:a.limit]
     name = a.name or os.path.splitext(os.path.basename(a.tasks))[0]
-    wanted = [r.strip() for r in a.rankers.split(",") if r.strip()]
-    for r in wanted:
-        if r not in RANKERS:
-            sys.exit(f"unknown ranker {r!r} (known: {', '.join(RANKERS)})")
+    variants = proto_variants()
+    known = list(RANKERS) + list(variants)
+    wanted = []
+    for r in (r.strip() for r in a.rankers.split(";" if ";" in a.rankers else ",")):
+        if not r:
+            continue
+        hits = [k for k in known if fnmatch.fnmatchcase(k, r)] if any(c in r for c in "*?[") else [r]
+        for h in hits:
+            if h not in known:
+                sys.exit(f"unknown ranker {h!r} (known: {', '.join(known)})")
+            if h not in wanted:
+                wanted.append(h)
     c0, t0 = time.process_time(), time.perf_counter()
     corpus = Corpus(a.tree, a.cache, a.defs, a.bin, a.jobs, log)
     log(f"{name}: {len(tasks)} tasks, {len(corpus.listing)} source files under {corpus.tree}")
@@ -864,7 +1238,7 @@ def cmd_run(a):
                          **{f"skipped_{k}": v for k, v in fi["skipped"].items()},
                          "file_terms": len(fi["index"].terms)},
               "rankers": {}, "per_task": []}
-    need_functions = any(r.startswith("bm25-functions") for r in wanted)
+    need_functions = any(r.startswith("bm25-functions") or r in variants for r in wanted)
     if need_functions:
         defs = corpus.definitions()
         fx = corpus.functions()
@@ -881,6 +1255,7 @@ def cmd_run(a):
         result["gold_resolved"] = [{"sha": t["sha"], "path": g["path"], "name": g["name"], "line": g["line"],
                                     "resolved": g["resolved"]}
                                    for t in tasks for g in t["gold"] if g.get("ambiguous")]
+    scorers = {}
     for rname in wanted:
         log(f"{rname}: ranking")
         try:
@@ -890,6 +1265,8 @@ def cmd_run(a):
                 rank, shape = bm25_functions(corpus)
             elif rname == "bm25-functions+comments":
                 rank, shape = bm25_functions(corpus, leading_comments=True)
+            elif rname in variants:
+                rank, shape = fielded_ranker(corpus, variants[rname], scorers)
             elif rname == "grep-route":
                 rank, shape = grep_route(corpus)
             else:
@@ -933,6 +1310,75 @@ def cmd_table(a):
     print(text, end="")
 
 
+def paired(result, ranker, ref, form, key="fn_rank", k=5):
+    """Tasks where `ranker` hits at k and `ref` does not (wins), and the reverse (losses)."""
+    ranks = {}
+    for r in result["per_task"]:
+        if r["form"] == form and r["ranker"] in (ranker, ref):
+            ranks[(r["sha"], r["ranker"])] = r[key]
+    shas = {s for s, _ in ranks}
+    hit = lambda s, n: bool(ranks.get((s, n))) and ranks[(s, n)] <= k
+    wins = sum(1 for s in shas if hit(s, ranker) and not hit(s, ref))
+    losses = sum(1 for s in shas if hit(s, ref) and not hit(s, ranker))
+    return wins, losses
+
+
+def cmd_variants(a):
+    """variants.md / variants.json: every ranker of the result files, with fn@5 (and resolved)
+    for each set and query form beside bm25-functions', the paired wins/losses, then the full
+    table."""
+    results = [json.load(open(p)) for p in a.results]
+    ref = "bm25-functions"
+    cols = [(r, f) for r in results for f in FORMS]
+    names = []
+    for r in results:
+        for n, e in r["rankers"].items():
+            if e["status"] == "ok" and e["shape"] == "definitions" and n not in names:
+                names.append(n)
+    head = "| variant | " + " | ".join(f"{r['set']} {f} fn@5 (Δ, +/-)" for r, f in cols) + \
+        " | mean Δ fn@5 | " + " | ".join(f"{r['set']} {f} resolved" for r, f in cols if r["set"] != "nuttx") + " |\n"
+    head += "|---|" + "---:|" * (len(cols) + 1 + sum(1 for r, f in cols if r["set"] != "nuttx")) + "\n"
+    lines, summary = [], {}
+    for n in names:
+        cells, deltas, res, s = [], [], [], {}
+        for r, f in cols:
+            e = r["rankers"].get(n)
+            b = r["rankers"].get(ref)
+            if not e or e["status"] != "ok":
+                cells.append("—")
+                continue
+            m, bm = e["forms"][f], b["forms"][f]
+            d = 100 * (m["fn_hit@5"] - bm["fn_hit@5"])
+            w, l = paired(r, n, ref, f)
+            deltas.append(d)
+            cells.append(f"{pct(m['fn_hit@5'])} ({d:+.1f}, +{w}/-{l})")
+            s[f"{r['set']}/{f}"] = {k: m[k] for k in ("fn_hit@1", "fn_hit@5", "fn_hit@10", "fn_hit_resolved@5",
+                                                    "file_hit@1", "file_hit@5", "file_hit@10", "mrr@10",
+                                                    "page_bytes_mean", "ms_p50")}
+            s[f"{r['set']}/{f}"]["fn@5_vs_bm25_functions"] = {"delta_points": round(d, 1), "wins": w, "losses": l}
+        for r, f in cols:
+            if r["set"] != "nuttx":
+                e = r["rankers"].get(n)
+                res.append(pct(e["forms"][f]["fn_hit_resolved@5"]) if e and e["status"] == "ok" else "—")
+        mean = statistics.mean(deltas) if deltas else 0
+        lines.append(f"| {n} | " + " | ".join(cells) + f" | {mean:+.1f} | " + " | ".join(res) + " |\n")
+        summary[n] = s
+    full = TABLE_HEAD + "".join(line for r in results for line in table_rows(r))
+    text = ("# Ranked-search prototype variants\n\n"
+            + "".join(f"- {r['set']}: {r['coverage']['tasks']} tasks, tree `{r['tree']}` at {r.get('tree_commit')}\n" for r in results)
+            + "\nfn@5 in %, Δ in points over bm25-functions on the same set and form, +wins/-losses: tasks "
+              "where the variant hits at 5 and bm25-functions does not, and the reverse. Variant configurations: "
+              "`proto_variants()` in bench/rank_eval.py, and DECISIONS.md.\n\n"
+            + head + "".join(lines) + "\n## All metrics\n\n" + full)
+    if a.out:
+        with open(a.out, "w") as f:
+            f.write(text)
+        with open(os.path.splitext(a.out)[0] + ".json", "w") as f:
+            json.dump({"variants": {n: proto_variants().get(n) for n in names}, "metrics": summary}, f, indent=1)
+            f.write("\n")
+    print(text, end="")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -941,7 +1387,9 @@ def main():
     r.add_argument("tree")
     r.add_argument("--name", help="task set name (default: the task file's stem)")
     r.add_argument("--rankers", default=",".join(DEFAULT_RANKERS),
-                   help=f"comma-separated, of {', '.join(RANKERS)} (default: all but the last)")
+                   help=f"comma-separated (or `;`-separated, for names with commas), of {', '.join(RANKERS)} "
+                   "(default: all but the last) and the prototype variants of proto_variants(); shell "
+                   "patterns allowed (`fielded:w*`)")
     r.add_argument("--out", default=os.path.join(HERE, "results", "rank-baseline"))
     r.add_argument("--cache", default="/tmp/rank-bench/cache", help="where tokenized indexes are pickled")
     r.add_argument("--defs", choices=("rootgrep", "ctags"), default="rootgrep",
@@ -958,8 +1406,11 @@ def main():
     t = sub.add_parser("table", help="one markdown table from result files")
     t.add_argument("results", nargs="+")
     t.add_argument("--out")
+    v = sub.add_parser("variants", help="the prototype variants' table (fn@5 vs bm25-functions, paired), then all metrics")
+    v.add_argument("results", nargs="+")
+    v.add_argument("--out")
     a = ap.parse_args()
-    cmd_run(a) if a.cmd == "run" else cmd_table(a)
+    {"run": cmd_run, "table": cmd_table, "variants": cmd_variants}[a.cmd](a)
 
 
 if __name__ == "__main__":

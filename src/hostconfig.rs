@@ -214,21 +214,22 @@ fn host_name(host: Host) -> String {
         .unwrap_or_default()
 }
 
-/// True when `args` hold a DIR: a value that is not a flag and not a flag's value.
+/// True when `args` hold a DIR: a value that is not a flag and not a flag's value. Which
+/// flags take a value is asked of the command line's own definition (so a new flag
+/// cannot be mistaken for a DIR's neighbour).
 fn has_dir(args: &[String]) -> bool {
-    const WITH_VALUE: &[&str] = &[
-        "--confine",
-        "--index-max-files",
-        "--max-output-bytes",
-        "--roots-timeout",
-        "--elicitation-timeout",
-        "--log-level",
-    ];
+    use clap::CommandFactory;
+    let command = rootgrep::cli::Args::command();
+    let with_value: Vec<String> = command
+        .get_arguments()
+        .filter(|arg| arg.get_action().takes_values())
+        .filter_map(|arg| arg.get_long().map(|long| format!("--{long}")))
+        .collect();
     let mut expect_value = false;
     for arg in args {
         if expect_value {
             expect_value = false;
-        } else if WITH_VALUE.contains(&arg.as_str()) {
+        } else if with_value.iter().any(|flag| flag == arg) {
             expect_value = true;
         } else if !arg.starts_with('-') {
             return true;
@@ -384,6 +385,17 @@ mod tests {
             "--read-only".into()
         ]));
         assert!(has_dir(&["--no-watch".into(), "/a".into()]));
+        for flag in [
+            "--cache-dir",
+            "--cache-max-mb",
+            "--index-max-files",
+            "--log-level",
+        ] {
+            assert!(
+                !has_dir(&[flag.into(), "/a".into(), "--no-cache".into()]),
+                "{flag}"
+            );
+        }
         assert!(build_dir_note(std::path::Path::new("/r/target/debug/rootgrep")).is_some());
         assert!(build_dir_note(std::path::Path::new("/home/u/.cargo/bin/rootgrep")).is_none());
     }

@@ -297,12 +297,8 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
     if options.no_cache {
         return Ok(None);
     }
+    // (An empty --cache-dir never gets here: clap refuses an empty value.)
     let dir = match &options.cache_dir {
-        Some(dir) if dir.as_os_str().is_empty() => {
-            return Err(CliError(
-                "--cache-dir is empty: pass a directory, or --no-cache".into(),
-            ));
-        }
         Some(dir) => std::path::absolute(dir)
             .map_err(|err| CliError(format!("--cache-dir {}: {err}", dir.display())))?,
         None => match crate::store::default_cache_dir(|name| std::env::var_os(name)) {

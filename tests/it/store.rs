@@ -61,6 +61,19 @@ fn wait_line(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
     }
 }
 
+/// A server on `root` (with `cache`, or `--no-cache`) whose symbol index is ready.
+fn ready_server(root: &Path, cache: Option<&Path>) -> Client {
+    let mut client = server(root, cache);
+    wait_line(&mut client, |l| l.starts_with("ready"));
+    client
+}
+
+/// A first server on `root` builds and stores its table, then goes.
+fn store_once(root: &Path, cache: &Path) {
+    let mut first = server(root, Some(cache));
+    ready_and_stored(&mut first);
+}
+
 fn ready_and_stored(client: &mut Client) -> String {
     wait_line(client, |l| l.starts_with("ready") && l.contains("stored"))
 }
@@ -117,9 +130,7 @@ fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
     let ws = workspace();
     let cache = ws.base.join("cache");
     tree(&ws.app, 40);
-    let mut first = server(&ws.app, Some(&cache));
-    ready_and_stored(&mut first);
-    drop(first);
+    store_once(&ws.app, &cache);
 
     // Edited, added and removed while no server ran.
     std::fs::write(ws.app.join("src/m1.rs"), "pub fn edited_while_down() {}\n").unwrap();
@@ -132,8 +143,7 @@ fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
         line.contains("loaded from the store, 2 changed files parsed, stored again"),
         "{line}"
     );
-    let mut fresh = server(&ws.app, None);
-    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let mut fresh = ready_server(&ws.app, None);
     let (got, want) = (answers(&mut again), answers(&mut fresh));
     assert_eq!(got, want);
     assert!(got[5].contains("m1.rs"), "{}", got[5]);
@@ -147,9 +157,7 @@ fn the_first_query_of_a_restarted_server_answers_from_the_store() {
     let ws = workspace();
     let cache = ws.base.join("cache");
     tree(&ws.app, 300);
-    let mut first = server(&ws.app, Some(&cache));
-    ready_and_stored(&mut first);
-    drop(first);
+    store_once(&ws.app, &cache);
     let mut again = server(&ws.app, Some(&cache));
     let result = again.call("symbols", json!({"query": "persisted_", "head_limit": 500}));
     assert!(
@@ -185,14 +193,12 @@ fn a_writer_killed_mid_write_leaves_nothing_half_written() {
     let ws = workspace();
     let cache = ws.base.join("cache");
     tree(&ws.app, 50);
-    let mut fresh = server(&ws.app, None);
-    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let mut fresh = ready_server(&ws.app, None);
     let want = answers(&mut fresh);
     check_kill(&ws, &cache, &want, false);
     // A stored table exists now; a change makes the next start write again.
     std::fs::write(ws.app.join("src/m1.rs"), "pub fn edited_while_down() {}\n").unwrap();
-    let mut fresh = server(&ws.app, None);
-    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let mut fresh = ready_server(&ws.app, None);
     let now = answers(&mut fresh);
     assert_ne!(now, want);
     check_kill(&ws, &cache, &now, true);
@@ -256,9 +262,7 @@ fn a_damaged_store_is_rebuilt() {
     let ws = workspace();
     let cache = ws.base.join("cache");
     tree(&ws.app, 30);
-    let mut first = server(&ws.app, Some(&cache));
-    ready_and_stored(&mut first);
-    drop(first);
+    store_once(&ws.app, &cache);
     let table = only_entry(&cache).join("symbols");
     let mut bytes = std::fs::read(&table).unwrap();
     let mid = bytes.len() / 2;
@@ -267,8 +271,7 @@ fn a_damaged_store_is_rebuilt() {
     let mut again = server(&ws.app, Some(&cache));
     let line = ready_and_stored(&mut again);
     assert!(!line.contains("loaded from the store"), "{line}");
-    let mut fresh = server(&ws.app, None);
-    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let mut fresh = ready_server(&ws.app, None);
     assert_eq!(answers(&mut again), answers(&mut fresh));
 }
 
@@ -282,8 +285,7 @@ fn an_unusable_cache_directory_costs_only_the_saving() {
     let mut client = server(&ws.app, Some(&blocked.join("cache")));
     let line = wait_line(&mut client, |l| l.starts_with("ready"));
     assert!(line.contains("not stored:"), "{line}");
-    let mut fresh = server(&ws.app, None);
-    wait_line(&mut fresh, |l| l.starts_with("ready"));
+    let mut fresh = ready_server(&ws.app, None);
     assert_eq!(answers(&mut client), answers(&mut fresh));
 }
 
@@ -317,8 +319,7 @@ fn a_full_or_read_only_cache_disk_loses_nothing() {
             line.contains("not stored") && line.contains(expect),
             "{line}"
         );
-        let mut fresh = server(&ws.app, None);
-        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        let mut fresh = ready_server(&ws.app, None);
         assert_eq!(answers(&mut client), answers(&mut fresh));
         drop(client);
         let mut left = Vec::new();
@@ -351,9 +352,7 @@ fn a_root_moved_or_replaced_between_runs_answers_its_own_files() {
     let ws = workspace();
     let cache = ws.base.join("cache");
     tree(&ws.app, 20);
-    let mut first = server(&ws.app, Some(&cache));
-    ready_and_stored(&mut first);
-    drop(first);
+    store_once(&ws.app, &cache);
     // Moved: the new path is a new entry, built from its own files.
     let moved = ws.base.join("moved");
     std::fs::rename(&ws.app, &moved).unwrap();
@@ -364,8 +363,7 @@ fn a_root_moved_or_replaced_between_runs_answers_its_own_files() {
         let mut again = server(root, Some(&cache));
         let line = ready_and_stored(&mut again);
         assert!(!line.contains("loaded from the store"), "{line}");
-        let mut fresh = server(root, None);
-        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        let mut fresh = ready_server(root, None);
         assert_eq!(
             answers(&mut again),
             answers(&mut fresh),
@@ -433,8 +431,7 @@ fn overlapping_roots_keep_their_own_entries() {
         wait_line(&mut again, |l| {
             l.starts_with("ready") && l.contains("store")
         });
-        let mut fresh = server(root, None);
-        wait_line(&mut fresh, |l| l.starts_with("ready"));
+        let mut fresh = ready_server(root, None);
         let got = again.call("symbols", json!({"query": "edited_while_down"}));
         assert_eq!(got["structuredContent"]["total"], 1, "{got}");
         let want = fresh.call("symbols", json!({"query": "persisted_", "head_limit": 500}));
@@ -459,9 +456,7 @@ fn roots_named_in_other_scripts_restart_from_the_store() {
         "pub fn 函数_名() {}\npub fn persisted_x() {}\n",
     )
     .unwrap();
-    let mut first = server(&root, Some(&cache));
-    ready_and_stored(&mut first);
-    drop(first);
+    store_once(&root, &cache);
     let mut again = server(&root, Some(&cache));
     let line = wait_line(&mut again, |l| l.starts_with("ready"));
     assert!(line.contains("loaded from the store"), "{line}");

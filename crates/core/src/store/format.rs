@@ -207,16 +207,9 @@ pub(crate) fn create_private(path: &Path) -> io::Result<File> {
     open_private(path, true)
 }
 
-/// Opens a store file to read it, or (`write`) creates or truncates it; on Unix with
-/// `O_NOFOLLOW` (a symlink planted in the entry is refused, not followed) and
-/// `O_NONBLOCK` (a FIFO cannot hang the open), 0600 when created.
-pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
-    let mut options = OpenOptions::new();
-    if write {
-        options.write(true).create(true).truncate(true);
-    } else {
-        options.read(true);
-    }
+/// `options` for a store file: on Unix 0600 when created, `O_NOFOLLOW` (a symlink planted
+/// in an entry is refused, not followed) and `O_NONBLOCK` (a FIFO cannot hang the open).
+pub(crate) fn private(options: &mut OpenOptions) -> &mut OpenOptions {
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
@@ -224,7 +217,19 @@ pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
             (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
         );
     }
-    let file = options.open(path)?;
+    options
+}
+
+/// Opens a store file to read it, or (`write`) creates or truncates it, as [`private`]
+/// says.
+pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
+    let mut options = OpenOptions::new();
+    if write {
+        options.write(true).create(true).truncate(true);
+    } else {
+        options.read(true);
+    }
+    let file = private(&mut options).open(path)?;
     if write && !file.metadata()?.is_file() {
         return Err(io::Error::other(format!(
             "{} is not a regular file",

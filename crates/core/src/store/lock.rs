@@ -41,14 +41,7 @@ pub(crate) fn try_lock(path: &Path) -> io::Result<Writer> {
 /// The pid written in the lock file at `path`, if any.
 pub(crate) fn holder(path: &Path) -> Option<u32> {
     let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.custom_flags(
-            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-        );
-    }
+    super::format::private(options.read(true));
     #[cfg(windows)]
     {
         use std::os::windows::fs::OpenOptionsExt;
@@ -104,13 +97,6 @@ fn open_exclusive(path: &Path) -> io::Result<Option<File>> {
 fn lock_file_options() -> OpenOptions {
     let mut options = OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // Never through a symlink, never blocking on a FIFO planted in the entry.
-        options.mode(0o600).custom_flags(
-            (rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32,
-        );
-    }
+    super::format::private(&mut options);
     options
 }

@@ -115,7 +115,7 @@ impl Store {
 
     /// Whether a symbol table is stored for `root` (one `stat`; not checked).
     pub(crate) fn has_table(&self, root: &Path) -> bool {
-        self.entry_dir(root).join("symbols").is_file()
+        file_in(&self.entry_dir(root), Kind::Symbols).is_file()
     }
 
     /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
@@ -189,10 +189,21 @@ impl Store {
     }
 }
 
+/// Where the entry at `dir` keeps its file of `kind`.
+fn file_in(dir: &Path, kind: Kind) -> PathBuf {
+    dir.join(match kind {
+        Kind::Root => "root",
+        Kind::Symbols => "symbols",
+    })
+}
+
+/// The root the entry at `dir` describes, if its description is intact.
+fn described_at(dir: &Path) -> Option<RootId> {
+    RootId::decode(&format::read(&file_in(dir, Kind::Root), Kind::Root).ok()?)
+}
+
 fn info(dir: &Path) -> EntryInfo {
-    let described = format::read(&dir.join("root"), Kind::Root)
-        .ok()
-        .and_then(|p| RootId::decode(&p));
+    let described = described_at(dir);
     let bytes = std::fs::read_dir(dir)
         .map(|files| {
             files
@@ -286,10 +297,7 @@ impl Entry {
     }
 
     fn file(&self, kind: Kind) -> PathBuf {
-        self.dir.join(match kind {
-            Kind::Root => "root",
-            Kind::Symbols => "symbols",
-        })
+        file_in(&self.dir, kind)
     }
 
     /// Takes the entry's writer lock if no live server holds it. A new writer removes
@@ -309,7 +317,7 @@ impl Entry {
     }
 
     fn described(&self) -> Option<RootId> {
-        RootId::decode(&format::read(&self.file(Kind::Root), Kind::Root).ok()?)
+        described_at(&self.dir)
     }
 
     /// The stored payload of `kind`, if it was written for this very root (same path and

@@ -37,7 +37,6 @@ use std::time::Duration;
 use super::lang::Lang;
 use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, IndexState};
-use crate::mutex::lock;
 use crate::store::Store;
 use crate::watch::Consumer;
 use crate::watch::{RootStatus, WatchEvent};
@@ -136,7 +135,6 @@ impl SymbolIndex {
         let shared = Arc::new(Shared {
             files,
             store,
-            notes: Mutex::default(),
             state: Mutex::new(State {
                 slots: Vec::new(),
                 stop: false,
@@ -312,7 +310,6 @@ impl SymbolIndex {
     /// Every root's state, in the order set.
     pub fn status(&self) -> Vec<SymbolStatus> {
         let file_states = self.shared.files.status();
-        let notes = lock(&self.shared.notes).clone();
         let state = self.shared.lock();
         state
             .slots
@@ -363,7 +360,7 @@ impl SymbolIndex {
                     heap_bytes: table.map_or(0, Table::heap_bytes),
                     updates: slot.updates,
                     last_build: slot.last_build,
-                    store: notes.get(&slot.root).cloned(),
+                    store: slot.store_note.clone(),
                 }
             })
             .collect()
@@ -411,6 +408,11 @@ impl Drop for SymbolIndex {
 
 impl Consumer for SymbolIndex {
     fn set_roots(&self, roots: &[PathBuf]) {
+        // Which roots have a stored table, read before the lock (a stat per root).
+        let store = self.shared.store.as_deref();
+        let stored: Vec<bool> = (roots.iter())
+            .map(|root| store.is_some_and(|s| s.has_table(root)))
+            .collect();
         let mut state = self.shared.lock();
         state.slots.retain(|slot| {
             let keep = roots.contains(&slot.root);
@@ -419,14 +421,10 @@ impl Consumer for SymbolIndex {
             }
             keep
         });
-        for root in roots {
+        for (root, stored) in roots.iter().zip(stored) {
             if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
                 let mut slot = Slot::new(root.clone(), self.shared.clock.now());
-                slot.restoring = self
-                    .shared
-                    .store
-                    .as_ref()
-                    .is_some_and(|s| s.has_table(root));
+                slot.restoring = stored;
                 state.slots.push(slot);
             }
         }

@@ -55,9 +55,9 @@ impl Stores {
         }
     }
 
-    /// Forgets roots no longer set (releasing their writer locks).
-    pub(super) fn retain(&mut self, roots: &[PathBuf]) {
-        self.roots.retain(|root, _| roots.contains(root));
+    /// Forgets roots no longer `set` (releasing their writer locks).
+    pub(super) fn retain(&mut self, set: impl Fn(&Path) -> bool) {
+        self.roots.retain(|root, _| set(root));
     }
 
     fn get(&mut self, root: &Path) -> Option<&mut RootStore> {
@@ -116,7 +116,7 @@ impl Stores {
         let Some(rs) = self.get(root) else {
             return false;
         };
-        if todo <= WRITER_WAIT_MIN || !rs.claim() {
+        if todo <= WRITER_WAIT_MIN || !rs.other_writer() {
             rs.waiting_since = None;
             return false;
         }
@@ -129,7 +129,7 @@ impl Stores {
     pub(super) fn save(&mut self, root: &Path, table: &Table, parsed: usize) {
         let store = self.store.clone();
         let Some(rs) = self.get(root) else { return };
-        if rs.writer.is_none() && rs.claim() {
+        if rs.writer.is_none() && rs.other_writer() {
             return;
         }
         let (Some(entry), Some(store)) = (rs.entry.as_ref(), store) else {
@@ -202,12 +202,12 @@ impl RootStore {
                 return rs;
             }
         }
-        rs.claim();
+        rs.other_writer();
         rs
     }
 
     /// Tries to become the writer; `true` when another live server is.
-    fn claim(&mut self) -> bool {
+    fn other_writer(&mut self) -> bool {
         if self.writer.is_some() {
             return false;
         }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use super::table::{Overlay, Table, nanos};
+use super::table::{Overlay, Stamp, Table, stamp_of, stamp_of_meta};
 use crate::files::os::OsStrExt;
 use crate::index::RootIndex;
 use crate::symbols::extract::{Definition, Parser};
@@ -63,19 +63,13 @@ impl Snapshot {
 
     /// Whether the file index still says `rel` has the size, mtime and identity it was
     /// parsed at, `held` (and, without the watcher's barrier, the disk too).
-    pub(super) fn current(&self, rel: &Path, held: (u64, u64, u64)) -> bool {
-        let (size, mtime, ident) = held;
-        let listed = self.files.find_file(rel).is_some_and(|id| {
-            let now = self.files.file(id);
-            now.size == size && nanos(now.modified) == mtime && now.ident == ident
-        });
+    pub(super) fn current(&self, rel: &Path, held: Stamp) -> bool {
+        let listed =
+            (self.files.find_file(rel)).is_some_and(|id| stamp_of(&self.files.file(id)) == held);
         listed
             && (!self.check_disk
-                || std::fs::symlink_metadata(self.root.join(rel)).is_ok_and(|m| {
-                    m.len() == size
-                        && nanos(m.modified().ok()) == mtime
-                        && crate::platform::os::identity(&m) == ident
-                }))
+                || std::fs::symlink_metadata(self.root.join(rel))
+                    .is_ok_and(|m| stamp_of_meta(&m) == held))
     }
 
     /// All definitions of the file `path` (absolute, below this root) from memory, or
@@ -91,8 +85,7 @@ impl Snapshot {
             Some(entry) => entry.clone()?,
             None => self.table.file_syms(self.table.find_file(key)?),
         };
-        self.current(rel, (held.size, held.mtime, held.ident))
-            .then_some(held.defs)
+        self.current(rel, held.stamp()).then_some(held.defs)
     }
 
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)
@@ -137,7 +130,7 @@ impl Snapshot {
             let current = match vouched.get(&file) {
                 Some(&current) => current,
                 None => {
-                    let current = self.current(rel, (f.size, f.mtime, f.ident));
+                    let current = self.current(rel, f.stamp());
                     vouched.insert(file, current);
                     if !current && self.files.find_file(rel).is_some() {
                         redo.push(rel.to_path_buf());
@@ -161,7 +154,7 @@ impl Snapshot {
             if !wanted(rel) || self.dirty.contains(rel.as_os_str().as_bytes()) {
                 continue;
             }
-            if !self.current(rel, (file.size, file.mtime, file.ident)) {
+            if !self.current(rel, file.stamp()) {
                 if self.files.find_file(rel).is_some() {
                     redo.push(rel.to_path_buf());
                 }

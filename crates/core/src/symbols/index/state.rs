@@ -3,7 +3,7 @@
 //! and its worker thread share (`Shared`): below both, so the worker reads what the handle
 //! writes without either importing the other.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -53,6 +53,8 @@ pub(super) struct Slot {
     /// A stored table is being loaded and checked (a restart): a query waits for it a
     /// little rather than parse on demand. Cleared when the root's job lands.
     pub(super) restoring: bool,
+    /// How the root's table stands in the store, for `status` (set by the worker).
+    pub(super) store_note: Option<String>,
 }
 
 impl Slot {
@@ -73,6 +75,7 @@ impl Slot {
             updates: 0,
             last_build: None,
             restoring: false,
+            store_note: None,
         }
     }
 
@@ -133,8 +136,6 @@ pub(super) struct Shared {
     pub(super) files: Arc<FileIndex>,
     /// Where tables are stored between runs (`None`: `--no-cache`, or no cache directory).
     pub(super) store: Option<Arc<Store>>,
-    /// Per root, what `status` says of its store (written by the worker).
-    pub(super) notes: Mutex<HashMap<PathBuf, String>>,
     pub(super) state: Mutex<State>,
     pub(super) wake: Condvar,
     pub(super) threads: usize,

@@ -79,6 +79,36 @@ pub struct FileSyms {
     pub defs: Vec<Definition>,
 }
 
+/// What a file is compared by to know it is as parsed: size, mtime (nanoseconds) and
+/// identity (`platform::os::identity`).
+pub(super) type Stamp = (u64, u64, u64);
+
+/// The stamp the file index holds for `file`.
+pub(super) fn stamp_of(file: &crate::index::IndexedFile) -> Stamp {
+    (file.size, nanos(file.modified), file.ident)
+}
+
+/// The stamp of a file's metadata as read from the disk now.
+pub(super) fn stamp_of_meta(meta: &std::fs::Metadata) -> Stamp {
+    (
+        meta.len(),
+        nanos(meta.modified().ok()),
+        crate::platform::os::identity(meta),
+    )
+}
+
+impl FileRec {
+    pub(super) fn stamp(&self) -> Stamp {
+        (self.size, self.mtime, self.ident)
+    }
+}
+
+impl FileSyms {
+    pub(super) fn stamp(&self) -> Stamp {
+        (self.size, self.mtime, self.ident)
+    }
+}
+
 pub(super) fn nanos(time: Option<SystemTime>) -> u64 {
     time.and_then(|t| t.duration_since(UNIX_EPOCH).ok())
         .map_or(NO_MTIME, |d| d.as_nanos() as u64)

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 // The worker reports into the root slots that `mod.rs` owns.
 use super::persist::{Stores, WRITER_POLL};
 use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{FileSyms, Overlay, Packer, Table, nanos};
+use super::table::{FileSyms, Overlay, Packer, Table, nanos, stamp_of};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
@@ -31,13 +31,7 @@ pub(super) fn worker_loop(shared: &Shared) {
             _ => None,
         };
         let mut state = shared.lock();
-        stores.retain(
-            &state
-                .slots
-                .iter()
-                .map(|s| s.root.clone())
-                .collect::<Vec<_>>(),
-        );
+        stores.retain(|root| state.slots.iter().any(|s| s.root == root));
         let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
             continue;
         };
@@ -55,7 +49,10 @@ pub(super) fn worker_loop(shared: &Shared) {
             crate::memory::release_freed();
         }
         if let Some(note) = stores.note(&job.root) {
-            lock(&shared.notes).insert(job.root.clone(), note);
+            let mut state = shared.lock();
+            if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
+                slot.store_note = Some(note);
+            }
         }
     }
 }
@@ -387,21 +384,16 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             too_large += 1;
             continue;
         }
-        let mtime = nanos(file.modified);
+        let now = stamp_of(&file);
         let key = file.rel.as_os_str().as_bytes();
-        let same = |size: u64, at: u64, ident: u64| {
-            size == file.size && at == mtime && ident == file.ident
-        };
         let src = if dirty.contains(file.rel) {
             Src::Parse
         } else {
             match (job.overlay.get(key), base) {
-                (Some(Some(f)), _) if same(f.size, f.mtime, f.ident) => Src::Overlay,
+                (Some(Some(f)), _) if f.stamp() == now => Src::Overlay,
                 (Some(_), _) => Src::Parse,
                 (None, Some(t)) => match t.find_file(key) {
-                    Some(i) if same(t.files[i].size, t.files[i].mtime, t.files[i].ident) => {
-                        Src::Old(i)
-                    }
+                    Some(i) if t.files[i].stamp() == now => Src::Old(i),
                     _ => Src::Parse,
                 },
                 (None, None) => Src::Parse,
@@ -411,7 +403,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             rel: file.rel.to_path_buf(),
             lang,
             size: file.size,
-            mtime,
+            mtime: now.1,
             ident: file.ident,
             src,
         });

@@ -23,6 +23,7 @@ mod mutex;
 pub mod platform;
 pub mod pool;
 pub mod quote;
+pub mod ranked;
 pub mod roots;
 pub mod search;
 pub mod store;

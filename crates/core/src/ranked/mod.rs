@@ -1,0 +1,13 @@
+//! Ranked search (PRODUCT §14): the few definitions most likely to answer a question in
+//! words, ranked by BM25F over their fields, from an inverted index kept beside the symbol
+//! index and never stale.
+//!
+//! Reading order: [`terms`] (how text and queries become terms), [`docs`] (a file cut into
+//! documents: definitions and the regions between them), [`segment`] (a packed inverted
+//! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F).
+
+pub(crate) mod docs;
+pub(crate) mod score;
+pub(crate) mod segment;
+pub(crate) mod stored;
+pub(crate) mod terms;

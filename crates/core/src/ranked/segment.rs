@@ -1,0 +1,503 @@
+//! A segment: the inverted index of a set of files, packed and immutable. A root's index is
+//! one base segment (every text file of the root) and, after changes, a small one for the
+//! files re-indexed since (`index/`); a query scores both the same way (`score.rs`).
+//!
+//! Layout: per file its relative path (one byte arena), the size, mtime and identity it
+//! was read at, its language and its documents (a contiguous range); per document its
+//! lines, kind, name and container (one more arena) and its field lengths; a dictionary of
+//! every term (sorted 64-bit hashes) with its document frequency and its postings; and a
+//! second, small dictionary for the terms of paths, whose postings name files.
+//!
+//! A posting is the document number as a varint difference from the previous one, then a
+//! byte whose low four bits say which fields hold the term (name, container, comment,
+//! body) and whose high four bits are the body count when 1 to 15 (else 0 and a varint
+//! follows), then a varint count for each other field present. Most postings take two or
+//! three bytes. Path postings are a file number difference and a count.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::docs::{BODY, Doc, FIELDS};
+use super::terms::{self, Term};
+
+/// The size, mtime (nanoseconds) and identity a file was indexed at.
+pub(crate) type Stamp = (u64, u64, u64);
+
+/// The stamp the file index holds for `file`.
+pub(crate) fn stamp_of(file: &crate::index::IndexedFile) -> Stamp {
+    let mtime = (file.modified)
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(u64::MAX, |d| d.as_nanos() as u64);
+    (file.size, mtime, file.ident)
+}
+
+/// Why a file has no documents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileState {
+    Indexed = 0,
+    /// Over the size cap: not read.
+    TooLarge = 1,
+    /// Binary, unreadable or vanished while read.
+    Skipped = 2,
+}
+
+impl FileState {
+    pub(crate) fn from_u8(v: u8) -> Option<FileState> {
+        match v {
+            0 => Some(FileState::Indexed),
+            1 => Some(FileState::TooLarge),
+            2 => Some(FileState::Skipped),
+            _ => None,
+        }
+    }
+}
+
+/// One file of a segment.
+#[derive(Clone, Debug)]
+pub(crate) struct SegFile {
+    pub(crate) path: (u32, u32),
+    pub(crate) stamp: Stamp,
+    /// Position in `Lang::ALL`, or `u8::MAX` for a file in no supported language.
+    pub(crate) lang: u8,
+    pub(crate) state: FileState,
+    /// Its documents: `docs[first..first + count]`.
+    pub(crate) first: u32,
+    pub(crate) count: u32,
+    /// Tokens in its path field.
+    pub(crate) path_len: u16,
+}
+
+/// One document of a segment.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SegDoc {
+    pub(crate) file: u32,
+    pub(crate) line: u32,
+    pub(crate) end_line: u32,
+    /// Name and container in the names arena (offset, length; length 0: none).
+    pub(crate) name: (u32, u16),
+    pub(crate) container: (u32, u16),
+    pub(crate) kind: u8,
+    /// Tokens per field, saturated.
+    pub(crate) lens: [u16; FIELDS],
+}
+
+/// A packed inverted index (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Segment {
+    pub(crate) files: Vec<SegFile>,
+    pub(super) paths: Vec<u8>,
+    pub(crate) docs: Vec<SegDoc>,
+    pub(super) names: Vec<u8>,
+    pub(super) terms: Vec<Term>,
+    /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s.
+    pub(super) offsets: Vec<u32>,
+    pub(super) dfs: Vec<u32>,
+    pub(super) postings: Vec<u8>,
+    pub(super) path_terms: Vec<Term>,
+    pub(super) path_offsets: Vec<u32>,
+    pub(super) path_postings: Vec<u8>,
+    /// Sums of the field lengths over all documents, the path field (per document) last.
+    pub(crate) totals: [u64; FIELDS + 1],
+}
+
+/// One posting: a document and the term's count in each field.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Posting {
+    pub(crate) doc: u32,
+    pub(crate) tf: [u32; FIELDS],
+}
+
+impl Segment {
+    pub(crate) fn path(&self, file: u32) -> &[u8] {
+        let (at, len) = self.files[file as usize].path;
+        &self.paths[at as usize..(at + len) as usize]
+    }
+
+    pub(crate) fn name(&self, doc: &SegDoc) -> &str {
+        self.text(doc.name)
+    }
+
+    pub(crate) fn container(&self, doc: &SegDoc) -> Option<&str> {
+        (doc.container.1 > 0).then(|| self.text(doc.container))
+    }
+
+    fn text(&self, (at, len): (u32, u16)) -> &str {
+        let bytes = self
+            .names
+            .get(at as usize..at as usize + len as usize)
+            .unwrap_or(b"");
+        std::str::from_utf8(bytes).unwrap_or("")
+    }
+
+    /// Distinct terms held.
+    pub(crate) fn term_count(&self) -> usize {
+        self.terms.len()
+    }
+
+    /// Heap bytes held.
+    pub(crate) fn heap_bytes(&self) -> usize {
+        self.files.capacity() * std::mem::size_of::<SegFile>()
+            + self.paths.capacity()
+            + self.docs.capacity() * std::mem::size_of::<SegDoc>()
+            + self.names.capacity()
+            + self.terms.capacity() * 8
+            + self.offsets.capacity() * 4
+            + self.dfs.capacity() * 4
+            + self.postings.capacity()
+            + self.path_terms.capacity() * 8
+            + self.path_offsets.capacity() * 4
+            + self.path_postings.capacity()
+    }
+
+    /// The number of documents holding `term` in any field (the path included).
+    pub(crate) fn df(&self, term: Term) -> u32 {
+        self.terms
+            .binary_search(&term)
+            .map_or(0, |i| self.dfs[i])
+    }
+
+    /// Calls `f` with every posting of `term`, in document order. A damaged posting ends
+    /// the list (a loaded segment is checksummed; this only keeps bad bytes from
+    /// panicking).
+    pub(crate) fn postings(&self, term: Term, mut f: impl FnMut(Posting)) {
+        let Ok(i) = self.terms.binary_search(&term) else {
+            return;
+        };
+        let (from, to) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
+        let Some(mut bytes) = self.postings.get(from..to) else {
+            return;
+        };
+        let mut doc = 0u32;
+        let mut first = true;
+        while !bytes.is_empty() {
+            let Some(delta) = var(&mut bytes) else { return };
+            doc = match first {
+                true => delta as u32,
+                false => doc.wrapping_add(delta as u32),
+            };
+            first = false;
+            let Some((&head, rest)) = bytes.split_first() else {
+                return;
+            };
+            bytes = rest;
+            let mut tf = [0u32; FIELDS];
+            for (field, slot) in tf.iter_mut().enumerate() {
+                if head & (1 << field) == 0 {
+                    continue;
+                }
+                *slot = if field == BODY && head >> 4 != 0 {
+                    u32::from(head >> 4)
+                } else {
+                    match var(&mut bytes) {
+                        Some(v) => v as u32,
+                        None => return,
+                    }
+                };
+            }
+            if (doc as usize) < self.docs.len() {
+                f(Posting { doc, tf });
+            }
+        }
+    }
+
+    /// Calls `f` with every file whose path holds `term`, with its count.
+    pub(crate) fn path_postings(&self, term: Term, mut f: impl FnMut(u32, u32)) {
+        let Ok(i) = self.path_terms.binary_search(&term) else {
+            return;
+        };
+        let (from, to) = (self.path_offsets[i] as usize, self.path_offsets[i + 1] as usize);
+        let Some(mut bytes) = self.path_postings.get(from..to) else {
+            return;
+        };
+        let mut file = 0u32;
+        while !bytes.is_empty() {
+            let (Some(delta), Some(tf)) = (var(&mut bytes), var(&mut bytes)) else {
+                return;
+            };
+            file = file.wrapping_add(delta as u32);
+            if (file as usize) < self.files.len() {
+                f(file, tf as u32);
+            }
+        }
+    }
+}
+
+fn var(bytes: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn put_var(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// One term's postings while a segment is built.
+#[derive(Default)]
+struct Acc {
+    bytes: Vec<u8>,
+    last: u32,
+    df: u32,
+}
+
+/// Builds a [`Segment`] from files added in order.
+#[derive(Default)]
+pub(crate) struct Builder {
+    seg: Segment,
+    acc: HashMap<Term, Acc>,
+    /// (term, file, count) of every path token.
+    path: Vec<(Term, u32, u32)>,
+    containers: HashMap<Arc<str>, (u32, u16)>,
+}
+
+impl Builder {
+    /// Adds one file with its documents (none for a skipped file).
+    pub(crate) fn add(
+        &mut self,
+        rel: &[u8],
+        stamp: Stamp,
+        lang: u8,
+        state: FileState,
+        docs: &[Doc],
+    ) {
+        let file = self.seg.files.len() as u32;
+        let path = (self.seg.paths.len() as u32, rel.len() as u32);
+        self.seg.paths.extend_from_slice(rel);
+        let first = self.seg.docs.len() as u32;
+        let mut path_counts: HashMap<Term, u32> = HashMap::new();
+        let mut path_len = 0u32;
+        if !docs.is_empty() {
+            let text = String::from_utf8_lossy(rel);
+            terms::path_tokens(&text, &mut |t| {
+                *path_counts.entry(terms::hash(t)).or_insert(0) += 1;
+                path_len += 1;
+            });
+        }
+        for doc in docs {
+            self.add_doc(file, doc, &path_counts, path_len);
+        }
+        for (&term, &count) in &path_counts {
+            self.path.push((term, file, count));
+        }
+        self.seg.files.push(SegFile {
+            path,
+            stamp,
+            lang,
+            state,
+            first,
+            count: docs.len() as u32,
+            path_len: path_len.min(u32::from(u16::MAX)) as u16,
+        });
+    }
+
+    fn add_doc(&mut self, file: u32, doc: &Doc, path: &HashMap<Term, u32>, path_len: u32) {
+        let id = self.seg.docs.len() as u32;
+        let name = self.put_name(&doc.name);
+        let container = match &doc.container {
+            Some(c) => match self.containers.get(c) {
+                Some(&span) => span,
+                None => {
+                    let span = self.put_name(c);
+                    self.containers.insert(c.clone(), span);
+                    span
+                }
+            },
+            None => (0, 0),
+        };
+        let mut lens = [0u16; FIELDS];
+        for (slot, len) in lens.iter_mut().zip(doc.lens) {
+            *slot = len.min(u32::from(u16::MAX)) as u16;
+        }
+        for (total, len) in self.seg.totals.iter_mut().zip(lens) {
+            *total += u64::from(len);
+        }
+        self.seg.totals[FIELDS] += u64::from(path_len);
+        self.seg.docs.push(SegDoc {
+            file,
+            line: doc.line,
+            end_line: doc.end_line,
+            name,
+            container,
+            kind: doc.kind,
+            lens,
+        });
+        for &(term, tf) in &doc.terms {
+            let acc = self.acc.entry(term).or_default();
+            let delta = match acc.bytes.is_empty() {
+                true => id,
+                false => id - acc.last,
+            };
+            put_var(&mut acc.bytes, u64::from(delta));
+            acc.last = id;
+            acc.df += 1;
+            let mut head = 0u8;
+            for (field, &n) in tf.iter().enumerate() {
+                if n > 0 {
+                    head |= 1 << field;
+                }
+            }
+            let body = tf[BODY];
+            if (1..16).contains(&body) {
+                head |= (body as u8) << 4;
+            }
+            acc.bytes.push(head);
+            for (field, &n) in tf.iter().enumerate() {
+                if n > 0 && !(field == BODY && (1..16).contains(&body)) {
+                    put_var(&mut acc.bytes, u64::from(n));
+                }
+            }
+        }
+        // Path terms this document does not hold in a field still count it in their df.
+        for &term in path.keys() {
+            if doc.terms.binary_search_by_key(&term, |(t, _)| *t).is_err() {
+                self.acc.entry(term).or_default().df += 1;
+            }
+        }
+    }
+
+    fn put_name(&mut self, name: &str) -> (u32, u16) {
+        let name = cut_at_char(name, u16::MAX as usize);
+        let at = self.seg.names.len() as u32;
+        self.seg.names.extend_from_slice(name.as_bytes());
+        (at, name.len() as u16)
+    }
+
+    pub(crate) fn finish(self) -> Segment {
+        let Builder {
+            mut seg,
+            acc,
+            mut path,
+            ..
+        } = self;
+        let mut acc: Vec<(Term, Acc)> = acc.into_iter().collect();
+        acc.sort_unstable_by_key(|(t, _)| *t);
+        seg.terms = Vec::with_capacity(acc.len());
+        seg.offsets = Vec::with_capacity(acc.len() + 1);
+        seg.dfs = Vec::with_capacity(acc.len());
+        seg.postings = Vec::with_capacity(acc.iter().map(|(_, a)| a.bytes.len()).sum());
+        for (term, a) in acc {
+            seg.terms.push(term);
+            seg.offsets.push(seg.postings.len() as u32);
+            seg.dfs.push(a.df);
+            seg.postings.extend_from_slice(&a.bytes);
+        }
+        seg.offsets.push(seg.postings.len() as u32);
+        path.sort_unstable();
+        let mut last: Option<(Term, u32)> = None;
+        for (term, file, count) in path {
+            if last.map(|(t, _)| t) != Some(term) {
+                seg.path_terms.push(term);
+                seg.path_offsets.push(seg.path_postings.len() as u32);
+                last = Some((term, 0));
+            }
+            let prev = last.map_or(0, |(_, f)| f);
+            put_var(&mut seg.path_postings, u64::from(file - prev));
+            put_var(&mut seg.path_postings, u64::from(count));
+            last = Some((term, file));
+        }
+        seg.path_offsets.push(seg.path_postings.len() as u32);
+        seg.paths.shrink_to_fit();
+        seg.names.shrink_to_fit();
+        seg.docs.shrink_to_fit();
+        seg.files.shrink_to_fit();
+        seg
+    }
+}
+
+/// `text` cut to at most `max` bytes at a character boundary.
+fn cut_at_char(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ranked::docs::file_docs;
+    use crate::symbols::Definition;
+
+    fn def(name: &str, line: u64, end_line: u64) -> Definition {
+        Definition {
+            name: name.into(),
+            kind: "function",
+            line,
+            end_line,
+            name_line: line,
+            signature: String::new(),
+            container: Some(Arc::from("Timer")),
+            depth: 0,
+        }
+    }
+
+    fn sample() -> Segment {
+        let mut b = Builder::default();
+        let a = "fn reset_timer() {\n  stop(); stop();\n}\nfn other() { go(); }\n";
+        b.add(
+            b"src/timer.rs",
+            (1, 2, 3),
+            0,
+            FileState::Indexed,
+            &file_docs(a, &[def("reset_timer", 1, 3), def("other", 4, 4)], false),
+        );
+        b.add(b"big.bin", (9, 9, 9), u8::MAX, FileState::Skipped, &[]);
+        let c = "# Timer\nreset the timer twice\n";
+        b.add(b"docs/timer.md", (4, 5, 6), u8::MAX, FileState::Indexed, &file_docs(c, &[], false));
+        b.finish()
+    }
+
+    fn all(seg: &Segment, token: &str) -> Vec<Posting> {
+        let mut out = Vec::new();
+        seg.postings(terms::hash(token), |p| out.push(p));
+        out
+    }
+
+    #[test]
+    fn postings_hold_counts_per_field() {
+        let seg = sample();
+        assert_eq!(seg.files.len(), 3);
+        assert_eq!(seg.docs.len(), 3);
+        assert_eq!(seg.name(&seg.docs[0]), "reset_timer");
+        assert_eq!(seg.container(&seg.docs[0]), Some("Timer"));
+        assert_eq!(seg.container(&seg.docs[2]), None);
+        assert_eq!(all(&seg, "stop"), [Posting { doc: 0, tf: [0, 0, 0, 2] }]);
+        let timer = all(&seg, "timer");
+        assert_eq!(timer.len(), 3, "{timer:?}");
+        assert_eq!(timer[0].tf[0], 1);
+        assert_eq!(timer[0].tf[1], 1);
+        assert_eq!(timer[2].tf[BODY], 2);
+        // In every document's path or fields.
+        assert_eq!(seg.df(terms::hash("timer")), 3);
+        // `src` is only in a path: two documents of that file.
+        assert_eq!(seg.df(terms::hash("src")), 2);
+        let mut files = Vec::new();
+        seg.path_postings(terms::hash("timer"), |f, n| files.push((f, n)));
+        assert_eq!(files, [(0, 1), (2, 1)]);
+        assert!(all(&seg, "absent").is_empty());
+    }
+
+    #[test]
+    fn large_counts_take_varints() {
+        let text = format!("fn f() {{\n{}\n}}\n", "x ".repeat(300));
+        let mut b = Builder::default();
+        b.add(b"a.rs", (0, 0, 0), 0, FileState::Indexed, &file_docs(&text, &[def("f", 1, 3)], false));
+        let seg = b.finish();
+        assert_eq!(all(&seg, "x")[0].tf[BODY], 300);
+    }
+}

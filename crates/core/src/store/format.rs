@@ -26,6 +26,8 @@ pub(crate) enum Kind {
     Root,
     /// One root's symbol table.
     Symbols,
+    /// One root's search index (its base segment).
+    Search,
 }
 
 impl Kind {
@@ -33,6 +35,7 @@ impl Kind {
         match self {
             Kind::Root => *b"ROOT",
             Kind::Symbols => *b"SYMS",
+            Kind::Search => *b"SRCH",
         }
     }
 }

@@ -5,16 +5,26 @@
 //! writer's pid, which `rootgrep cache` shows. Where the file system has no locks (some
 //! network mounts) every server writes: each write is atomic, so that costs work, never
 //! correctness.
+//!
+//! Within one server the lock is shared: every index of a root (the symbol table, the
+//! search index) writes through the same lock, taken once per [`Store`](super::Store)
+//! ([`Held`]; a second `flock` of the file would refuse it); it is released when the last
+//! holder drops it.
 
+use std::collections::HashMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, Weak};
 
-/// Held while this server is the entry's writer (dropped: released).
-#[derive(Debug)]
+/// Held while this server is the entry's writer (the last one dropped: released).
+#[derive(Debug, Clone)]
 pub(crate) struct WriterLock {
-    _file: File,
+    _file: Arc<File>,
 }
+
+/// The locks one server holds, by lock file path (shared by its store's clones).
+pub(crate) type Held = Arc<Mutex<HashMap<PathBuf, Weak<File>>>>;
 
 /// Who writes an entry.
 #[derive(Debug)]
@@ -25,13 +35,21 @@ pub(crate) enum Writer {
     Other(Option<u32>),
 }
 
-/// Takes the lock at `path` if no live process holds it.
-pub(crate) fn try_lock(path: &Path) -> io::Result<Writer> {
+/// Takes the lock at `path` if no live process holds it (this one included: then it is
+/// shared).
+pub(crate) fn try_lock(path: &Path, held: &Held) -> io::Result<Writer> {
+    let mut held = crate::mutex::lock(held);
+    held.retain(|_, lock| lock.strong_count() > 0);
+    if let Some(file) = held.get(path).and_then(Weak::upgrade) {
+        return Ok(Writer::Me(WriterLock { _file: file }));
+    }
     match open_exclusive(path)? {
         Some(mut file) => {
             file.set_len(0)?;
             file.seek(io::SeekFrom::Start(0))?;
             file.write_all(std::process::id().to_string().as_bytes())?;
+            let file = Arc::new(file);
+            held.insert(path.to_path_buf(), Arc::downgrade(&file));
             Ok(Writer::Me(WriterLock { _file: file }))
         }
         None => Ok(Writer::Other(holder(path))),

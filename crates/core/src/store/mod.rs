@@ -23,9 +23,13 @@ use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
 pub(crate) mod format;
 pub(crate) mod lock;
+pub(crate) mod publish;
 
 pub(crate) use format::{Kind, Refused};
 pub(crate) use lock::{Writer, WriterLock};
+
+/// What an entry stores besides its description.
+const DATA_KINDS: [Kind; 2] = [Kind::Symbols, Kind::Search];
 
 /// Default `--cache-max-mb`.
 pub const DEFAULT_MAX_MB: u64 = 512;
@@ -38,6 +42,8 @@ pub struct Store {
     max_bytes: u64,
     /// Testing only: each write pauses this long halfway through its temp file.
     write_pause: Option<std::time::Duration>,
+    /// The writer locks this server holds (shared by every index and clone).
+    held: lock::Held,
 }
 
 /// The user's cache directory for this OS, from the environment the server started with:
@@ -63,6 +69,7 @@ pub(crate) struct Entry {
     dir: PathBuf,
     root: PathBuf,
     write_pause: Option<std::time::Duration>,
+    held: lock::Held,
 }
 
 /// What `rootgrep cache` shows of one entry.
@@ -84,6 +91,7 @@ impl Store {
             dir: cache_dir.join("rootgrep"),
             max_bytes: max_mb.saturating_mul(1024 * 1024),
             write_pause: None,
+            held: lock::Held::default(),
         }
     }
 
@@ -113,9 +121,9 @@ impl Store {
         self.roots_dir().join(format!("{hash:016x}"))
     }
 
-    /// Whether a symbol table is stored for `root` (one `stat`; not checked).
-    pub(crate) fn has_table(&self, root: &Path) -> bool {
-        file_in(&self.entry_dir(root), Kind::Symbols).is_file()
+    /// Whether something of `kind` is stored for `root` (one `stat`; not checked).
+    pub(crate) fn has(&self, root: &Path, kind: Kind) -> bool {
+        file_in(&self.entry_dir(root), kind).is_file()
     }
 
     /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
@@ -126,6 +134,7 @@ impl Store {
             dir,
             root: root.to_path_buf(),
             write_pause: self.write_pause,
+            held: self.held.clone(),
         };
         let _ = format::create_private(&entry.dir.join("used"));
         Ok(entry)
@@ -194,6 +203,7 @@ fn file_in(dir: &Path, kind: Kind) -> PathBuf {
     dir.join(match kind {
         Kind::Root => "root",
         Kind::Symbols => "symbols",
+        Kind::Search => "search",
     })
 }
 
@@ -304,12 +314,14 @@ impl Entry {
     /// what a killed one left half-written, and describes the root (a different root at
     /// this path, or another root hashing here, empties the entry first).
     pub(crate) fn try_writer(&self) -> io::Result<Writer> {
-        let writer = lock::try_lock(&self.dir.join("writer.lock"))?;
+        let writer = lock::try_lock(&self.dir.join("writer.lock"), &self.held)?;
         if matches!(writer, Writer::Me(_)) {
             self.remove_temps();
             let id = RootId::of(&self.root)?;
             if self.described() != Some(id.clone()) {
-                self.discard(Kind::Symbols);
+                for kind in DATA_KINDS {
+                    self.discard(kind);
+                }
                 format::write(&self.file(Kind::Root), Kind::Root, &id.encode())?;
             }
         }

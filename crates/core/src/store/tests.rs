@@ -99,10 +99,12 @@ fn the_reader_never_reads_past_the_end() {
 fn one_writer_per_entry_and_the_lock_goes_with_its_holder() {
     let cache = temp();
     let root = temp();
+    // Two servers: two stores on one cache directory.
     let store = Store::new(cache.path(), 10);
+    let other_server = Store::new(cache.path(), 10);
     let root_path = root.path().canonicalize().unwrap();
     let first = store.open(&root_path).unwrap();
-    let second = store.open(&root_path).unwrap();
+    let second = other_server.open(&root_path).unwrap();
     let me = first.try_writer().unwrap();
     assert!(matches!(me, Writer::Me(_)));
     match second.try_writer().unwrap() {
@@ -110,7 +112,12 @@ fn one_writer_per_entry_and_the_lock_goes_with_its_holder() {
         Writer::Me(_) => panic!("two writers"),
     }
     assert_eq!(store.list()[0].writer, Some(std::process::id()));
+    // Another index of the same server shares the lock.
+    let again = store.open(&root_path).unwrap().try_writer().unwrap();
+    assert!(matches!(again, Writer::Me(_)));
     drop(me);
+    assert!(matches!(second.try_writer().unwrap(), Writer::Other(_)));
+    drop(again);
     assert!(matches!(second.try_writer().unwrap(), Writer::Me(_)));
 }
 

@@ -50,7 +50,6 @@ pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(20);
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
-mod persist;
 mod snapshot;
 mod state;
 mod stored;
@@ -411,7 +410,7 @@ impl Consumer for SymbolIndex {
         // Which roots have a stored table, read before the lock (a stat per root).
         let store = self.shared.store.as_deref();
         let stored: Vec<bool> = (roots.iter())
-            .map(|root| store.is_some_and(|s| s.has_table(root)))
+            .map(|root| store.is_some_and(|s| s.has(root, crate::store::Kind::Symbols)))
             .collect();
         let mut state = self.shared.lock();
         state.slots.retain(|slot| {

@@ -285,7 +285,7 @@ fn a_damaged_store_is_rebuilt_and_never_served() {
 
 #[test]
 fn a_second_index_on_the_root_waits_for_the_writer_instead_of_parsing() {
-    let (_dir, root) = tree(persist::WRITER_WAIT_MIN + 50);
+    let (_dir, root) = tree(crate::store::publish::WRITER_WAIT_MIN + 50);
     let cache = tempfile::tempdir().unwrap();
     // Another server holds the root's entry and has not published yet.
     let store = Store::new(cache.path(), 64);

@@ -239,3 +239,21 @@ fn check(t: &Table) -> Result<(), Refused> {
 fn path<'a>(t: &'a Table, f: &FileRec) -> &'a [u8] {
     &t.arena[f.path as usize..f.path as usize + f.path_len as usize]
 }
+
+impl crate::store::publish::Stored for Table {
+    const KIND: crate::store::Kind = crate::store::Kind::Symbols;
+    const WHAT: &'static str = "symbol table";
+    const REDONE: &'static str = "parsed";
+
+    fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Table, Refused> {
+        decode(bytes)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} definitions", self.len())
+    }
+}

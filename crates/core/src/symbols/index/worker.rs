@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
-use super::persist::{Stores, WRITER_POLL};
+use crate::store::publish::{Stores, WRITER_POLL};
 use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos, stamp_of};
 use crate::files::os::OsStrExt;
@@ -23,7 +23,7 @@ use crate::walk::{YIELD_MAX, yield_to_searches};
 /// The worker: one root's job at a time (a first build, a sync, or re-parsing dirty
 /// files), each waiting first for the root's file index to be fresh.
 pub(super) fn worker_loop(shared: &Shared) {
-    let mut stores = Stores::new(shared.store.clone());
+    let mut stores = Stores::<Table>::new(shared.store.clone());
     while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job, &mut stores);
         let packed = match &outcome {
@@ -197,12 +197,12 @@ pub(super) fn stopped(shared: &Shared, job: &Job) -> bool {
     job.cancel.load(Ordering::Relaxed) || shared.lock().stop
 }
 
-pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores) -> Outcome {
+pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>) -> Outcome {
     // A sync starts from the stored table when there is one it has not seen (checked
     // against the file list below like any other, so never served unchecked).
     let base = match job.sync {
         true => stores
-            .newer_table(&job.root, job.table.is_some())
+            .newer(&job.root, job.table.is_some())
             .or_else(|| job.table.clone()),
         false => job.table.clone(),
     };
@@ -322,7 +322,7 @@ pub(super) fn pack(
     job: &Job,
     base: Option<Arc<Table>>,
     files: &RootIndex,
-    stores: &mut Stores,
+    stores: &mut Stores<Table>,
 ) -> Outcome {
     let started = std::time::Instant::now();
     let (mut plan, too_large) = plan(job, base.as_deref(), files);

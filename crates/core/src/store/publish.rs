@@ -1,15 +1,15 @@
-//! How the symbol index uses the store (`crate::store`): the worker thread keeps, per root,
-//! the root's entry and whether this server is its writer.
+//! How an index publishes to the store and starts from it: its worker thread keeps, per
+//! root, the root's entry and whether this server is its writer ([`Stores`]), for one kind
+//! of stored thing ([`Stored`]: the symbol table, the search index).
 //!
-//! - A root's first sync starts from the stored table: the sync compares every stored
-//!   file's size, mtime and identity with the fresh file list and re-parses only what differs, so
-//!   nothing stored is served before it is checked (and the table is reused whole when
-//!   nothing differs).
-//! - Only the writer (the server holding the entry's lock) saves, after every full pack
-//!   that changed the table. A reader that would have to parse much (no table stored yet,
-//!   or a stale one) waits for the writer's publication instead ([`WRITER_WAIT_MIN`]), and
+//! - A root's first build starts from what is stored: the index compares every stored
+//!   file's size, mtime and identity with the fresh file list and redoes only what
+//!   differs, so nothing stored is served before it is checked.
+//! - Only the writer (the server holding the entry's lock) saves, after a full build that
+//!   changed the result. A reader that would have much to redo (nothing stored yet, or a
+//!   stale copy) waits for the writer's publication instead ([`WRITER_WAIT_MIN`]), and
 //!   takes the lock over when the writer goes away; a newer publication is loaded at the
-//!   reader's next sync.
+//!   reader's next build.
 //! - Anything wrong with the store (no cache directory, read-only, full, damaged) only
 //!   costs the saving: the index builds in memory and `list_roots` says why.
 
@@ -18,14 +18,25 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use super::stored::{decode, encode};
-use super::table::Table;
-use crate::store::{Entry, Kind, Refused, Store, Writer, WriterLock};
+use super::{Entry, Kind, Refused, Store, Writer, WriterLock};
+
+/// Something an index stores: its kind of file, and its bytes both ways.
+pub(crate) trait Stored: Sized {
+    const KIND: Kind;
+    /// What it is, for the log ("symbol table").
+    const WHAT: &'static str;
+    /// What a reused copy's changed files went through ("parsed", "re-indexed").
+    const REDONE: &'static str;
+    fn encode(&self) -> Vec<u8>;
+    fn decode(bytes: &[u8]) -> Result<Self, Refused>;
+    /// What it holds, for the log ("838,000 definitions").
+    fn describe(&self) -> String;
+}
 
 /// A reader with more files than this to parse waits for the writer to publish.
-pub(super) const WRITER_WAIT_MIN: usize = 256;
+pub(crate) const WRITER_WAIT_MIN: usize = 256;
 /// How often a waiting reader looks for the writer's publication.
-pub(super) const WRITER_POLL: Duration = Duration::from_secs(1);
+pub(crate) const WRITER_POLL: Duration = Duration::from_secs(1);
 /// How long a reader waits for a live writer at most before it builds itself.
 const WRITER_WAIT_MAX: Duration = Duration::from_secs(600);
 
@@ -41,22 +52,25 @@ struct RootStore {
     note: String,
 }
 
-/// Every root's [`RootStore`], owned by the worker thread.
-pub(super) struct Stores {
+/// Every root's [`RootStore`] for one kind of stored thing, owned by an index's worker
+/// thread.
+pub(crate) struct Stores<T> {
     store: Option<Arc<Store>>,
     roots: HashMap<PathBuf, RootStore>,
+    kind: std::marker::PhantomData<fn() -> T>,
 }
 
-impl Stores {
-    pub(super) fn new(store: Option<Arc<Store>>) -> Stores {
+impl<T: Stored> Stores<T> {
+    pub(crate) fn new(store: Option<Arc<Store>>) -> Stores<T> {
         Stores {
             store,
             roots: HashMap::new(),
+            kind: std::marker::PhantomData,
         }
     }
 
     /// Forgets roots no longer `set` (releasing their writer locks).
-    pub(super) fn retain(&mut self, set: impl Fn(&Path) -> bool) {
+    pub(crate) fn retain(&mut self, set: impl Fn(&Path) -> bool) {
         self.roots.retain(|root, _| set(root));
     }
 
@@ -65,54 +79,56 @@ impl Stores {
         Some(
             self.roots
                 .entry(root.to_path_buf())
-                .or_insert_with(|| RootStore::open(store, root)),
+                .or_insert_with(|| RootStore::open(store, root, T::WHAT)),
         )
     }
 
     /// What `list_roots` says of the root's store.
-    pub(super) fn note(&self, root: &Path) -> Option<String> {
+    pub(crate) fn note(&self, root: &Path) -> Option<String> {
         self.roots.get(root).map(|r| r.note.clone())
     }
 
-    /// The stored table, when it is worth loading: nothing held yet, or (a reader) the
+    /// The stored copy, when it is worth loading: nothing held yet, or (a reader) the
     /// writer published since. `None` also when it is missing or refused (a damaged file
     /// is deleted by `Entry::load`).
-    pub(super) fn newer_table(&mut self, root: &Path, held: bool) -> Option<Arc<Table>> {
+    pub(crate) fn newer(&mut self, root: &Path, held: bool) -> Option<Arc<T>> {
         let rs = self.get(root)?;
         let entry = rs.entry.as_ref()?;
-        let stamp = entry.stamp(Kind::Symbols);
+        let stamp = entry.stamp(T::KIND);
         if held && (rs.writer.is_some() || stamp.is_none() || stamp == rs.seen) {
             return None;
         }
         let started = Instant::now();
-        match entry.load(Kind::Symbols).and_then(|bytes| decode(&bytes)) {
-            Ok(table) => {
+        match entry.load(T::KIND).and_then(|bytes| T::decode(&bytes)) {
+            Ok(held) => {
                 rs.seen = stamp;
                 tracing::info!(
-                    "{}: {} stored definitions loaded in {:?}",
+                    "{}: stored {} ({}) loaded in {:?}",
                     root.display(),
-                    table.len(),
+                    T::WHAT,
+                    held.describe(),
                     started.elapsed()
                 );
                 rs.note = "loaded from the store".into();
                 rs.loaded = true;
-                Some(Arc::new(table))
+                Some(Arc::new(held))
             }
             Err(Refused::Missing) => None,
             Err(why) => {
                 tracing::warn!(
-                    "{}: stored symbols not used ({why}); rebuilding",
-                    root.display()
+                    "{}: stored {} not used ({why}); rebuilding",
+                    root.display(),
+                    T::WHAT
                 );
-                rs.note = format!("stored table refused ({why}), rebuilt");
+                rs.note = format!("stored copy refused ({why}), rebuilt");
                 None
             }
         }
     }
 
-    /// Whether this server should wait for another one's publication instead of parsing
+    /// Whether this server should wait for another one's publication instead of redoing
     /// `todo` files itself (it takes the writer lock over when the other one is gone).
-    pub(super) fn wait_for_writer(&mut self, root: &Path, todo: usize) -> bool {
+    pub(crate) fn wait_for_writer(&mut self, root: &Path, todo: usize) -> bool {
         let Some(rs) = self.get(root) else {
             return false;
         };
@@ -124,9 +140,9 @@ impl Stores {
         since.elapsed() < WRITER_WAIT_MAX
     }
 
-    /// Saves `table` (packed with `parsed` files parsed) when this server writes the
-    /// root's entry.
-    pub(super) fn save(&mut self, root: &Path, table: &Table, parsed: usize) {
+    /// Saves `held` (built with `redone` files parsed or read again) when this server
+    /// writes the root's entry.
+    pub(crate) fn save(&mut self, root: &Path, held: &T, redone: usize) {
         let store = self.store.clone();
         let Some(rs) = self.get(root) else { return };
         if rs.writer.is_none() && rs.other_writer() {
@@ -136,35 +152,37 @@ impl Stores {
             return;
         };
         let started = Instant::now();
-        let bytes = encode(table);
+        let bytes = held.encode();
         if bytes.len() as u64 > store.max_bytes() {
             rs.note = format!(
                 "not stored: {} is over the store's limit",
                 size_text(bytes.len())
             );
-            entry.discard(Kind::Symbols);
+            entry.discard(T::KIND);
             return;
         }
-        match entry.save(Kind::Symbols, &bytes) {
+        match entry.save(T::KIND, &bytes) {
             Ok(()) => {
-                rs.seen = entry.stamp(Kind::Symbols);
+                rs.seen = entry.stamp(T::KIND);
                 let size = size_text(bytes.len());
                 rs.note = match std::mem::take(&mut rs.loaded) {
                     true => format!(
-                        "loaded from the store, {parsed} changed files parsed, stored again ({size})"
+                        "loaded from the store, {redone} changed files {}, stored again ({size})",
+                        T::REDONE
                     ),
                     false => format!("stored, {size}"),
                 };
                 tracing::info!(
-                    "{}: symbol table stored ({} bytes) in {:?}",
+                    "{}: {} stored ({} bytes) in {:?}",
                     root.display(),
+                    T::WHAT,
                     bytes.len(),
                     started.elapsed()
                 );
                 store.evict(entry);
             }
             Err(err) => {
-                tracing::warn!("{}: symbol table not stored: {err}", root.display());
+                tracing::warn!("{}: {} not stored: {err}", root.display(), T::WHAT);
                 rs.note = format!("not stored: {err}");
             }
         }
@@ -181,7 +199,7 @@ fn size_text(bytes: usize) -> String {
 }
 
 impl RootStore {
-    fn open(store: &Store, root: &Path) -> RootStore {
+    fn open(store: &Store, root: &Path, what: &str) -> RootStore {
         let mut rs = RootStore {
             entry: None,
             writer: None,
@@ -194,7 +212,7 @@ impl RootStore {
             Ok(entry) => rs.entry = Some(entry),
             Err(err) => {
                 tracing::warn!(
-                    "{}: no store at {} ({err}): the symbol index is kept in memory only",
+                    "{}: no store at {} ({err}): the {what} is kept in memory only",
                     root.display(),
                     store.dir().display()
                 );

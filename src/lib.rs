@@ -6,8 +6,8 @@
 //! are re-exported here under their own names, so `rootgrep::roots` is `rootgrep_core::roots`.
 
 pub use rootgrep_core::{
-    access, complete, config, files, ignores, index, live, memory, platform, pool, quote, roots,
-    search, store, symbols, walk, watch,
+    access, complete, config, files, ignores, index, live, memory, platform, pool, quote, ranked,
+    roots, search, store, symbols, walk, watch,
 };
 
 pub mod cli;

@@ -22,6 +22,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::ignores;
 use crate::index::FileIndex;
+use crate::ranked::SearchIndex;
 use crate::roots::RootSet;
 use crate::store::Store;
 use crate::symbols::SymbolIndex;
@@ -68,6 +69,8 @@ pub struct Live {
     pub index: Arc<FileIndex>,
     /// The symbol index (registered after the file index, which it reads).
     pub symbols: Option<Arc<SymbolIndex>>,
+    /// The search index (registered last: it reads both).
+    pub search: Option<Arc<SearchIndex>>,
     pub watcher: Watcher,
     consumers: Arc<[Arc<dyn Consumer>]>,
     listed: Arc<RwLock<Listed>>,
@@ -83,12 +86,21 @@ impl Live {
         sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
-        let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.map(Arc::new)));
+        let store = store.map(Arc::new);
+        let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
+        let search = Arc::new(SearchIndex::new(
+            index.clone(),
+            Some(symbols.clone()),
+            store,
+        ));
         // The one place where consumers are registered. Order matters: the symbol index
-        // reads the file index, which must have applied an event first.
-        let consumers: Vec<Arc<dyn Consumer>> = vec![index.clone(), symbols.clone()];
+        // reads the file index, and the search index both, which must have applied an
+        // event first.
+        let consumers: Vec<Arc<dyn Consumer>> =
+            vec![index.clone(), symbols.clone(), search.clone()];
         let mut live = Live::with_consumers(index, consumers, sink);
         live.symbols = Some(symbols);
+        live.search = Some(search);
         live
     }
 
@@ -117,6 +129,7 @@ impl Live {
         Live {
             index,
             symbols: None,
+            search: None,
             watcher,
             consumers,
             listed,

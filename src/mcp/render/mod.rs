@@ -18,6 +18,7 @@ pub mod outline;
 pub mod read;
 pub mod references;
 pub mod roots;
+pub mod search;
 pub mod symbols;
 
 use rmcp::model::{CallToolResult, ContentBlock};

@@ -60,6 +60,11 @@ pub struct RootOut {
     /// unavailable, or off. Until it is ready, symbols parses files on demand (same
     /// results, slower).
     pub symbols: String,
+    /// Search index state (ranked `search`): ready (documents and files held, files
+    /// indexed again since, how its on-disk copy stands), building (files read of the
+    /// total), waiting (for the file or symbol index), unavailable, or off. Until it is
+    /// ready, search ranks the files the text pre-filter finds and says so.
+    pub search: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -117,6 +122,41 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
             _ => "waiting for the file index".to_string(),
         },
         SymbolState::Unavailable(why) => format!("unavailable: {why}"),
+    }
+}
+
+/// One root's search index, as list_roots says it.
+pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
+    use crate::ranked::SearchState;
+    let count = |n: usize| crate::mcp::progress::thousands(n as u64);
+    match &status.state {
+        SearchState::Ready => {
+            let mut line = format!(
+                "ready ({} documents in {} files, {} MiB",
+                count(status.documents),
+                count(status.files),
+                status.heap_bytes.div_ceil(1 << 20)
+            );
+            if status.updates > 0 {
+                line.push_str(&format!(
+                    "; {} files indexed again after changes",
+                    count(status.updates as usize)
+                ));
+            }
+            if let Some(store) = status.store.as_deref().filter(|s| !s.is_empty()) {
+                line.push_str("; ");
+                line.push_str(store);
+            }
+            line.push(')');
+            line
+        }
+        SearchState::Building { done, total } => format!(
+            "building ({}/{} files read; search ranks the text pre-filter's candidates meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        SearchState::Waiting(what) => format!("waiting for {what}"),
+        SearchState::Unavailable(why) => format!("unavailable: {why}"),
     }
 }
 
@@ -182,6 +222,7 @@ pub(crate) fn fit_roots(
         root.watch = cut_escaped(&root.watch, share);
         root.index = cut_escaped(&root.index, share);
         root.symbols = cut_escaped(&root.symbols, share);
+        root.search = cut_escaped(&root.search, share);
         out.roots = vec![root];
     }
     let kept = out.roots.len();
@@ -209,6 +250,7 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         flags.push(format!("watch: {}", root.watch));
         flags.push(format!("index: {}", root.index));
         flags.push(format!("symbols: {}", root.symbols));
+        flags.push(format!("search: {}", root.search));
         let name = root
             .name
             .as_deref()

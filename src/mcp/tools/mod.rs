@@ -25,6 +25,7 @@ mod pool;
 mod read;
 mod roots;
 mod schema;
+mod search;
 mod symbols;
 mod writes;
 
@@ -45,6 +46,7 @@ fn all_tools() -> &'static [Tool] {
         let mut tools = vec![grep::tool(), glob::tool()];
         tools.push(roots::tool());
         tools.extend(read::tools());
+        tools.push(search::tool());
         tools.extend(symbols::tools());
         tools.extend(dirs::tools());
         tools.extend(writes::tools());
@@ -124,6 +126,7 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "file_info" => run!(read::file_info),
         "read_file" => run!(read::read_file),
         "read_files" => run!(read::read_files),
+        "search" => run!(search::search),
         "symbols" => run!(symbols::symbols),
         "outline" => run!(symbols::outline),
         "references" => run!(symbols::references),

@@ -15,7 +15,7 @@ use crate::access::Access;
 use crate::index::{IndexState, RootIndexStatus};
 use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
-    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, symbols_line,
+    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
 };
 use crate::roots::{Displaced, Root, file_uri_from_path, path_text};
 use crate::symbols::SymbolStatus;
@@ -53,6 +53,8 @@ pub struct ListRootsArgs {
 const FILE_ROOT_INDEX: &str = "not indexed: a file root is read directly by every search";
 /// The same for the symbol index: a file root is parsed when a symbol tool asks.
 const FILE_ROOT_SYMBOLS: &str = "not indexed: a file root is parsed on demand";
+/// The same for the search index: a file root is read when search asks.
+const FILE_ROOT_SEARCH: &str = "not indexed: a file root is read on demand";
 /// Most roots one list_roots answer holds.
 const MAX_ROOTS_SHOWN: usize = 1000;
 /// Largest `offset` the schema admits (a larger one would only skip every root).
@@ -119,6 +121,7 @@ struct LiveStatus {
     watch: Vec<(PathBuf, RootStatus)>,
     index: Vec<RootIndexStatus>,
     symbols: Vec<SymbolStatus>,
+    search: Vec<crate::ranked::SearchStatus>,
 }
 
 impl LiveStatus {
@@ -132,6 +135,20 @@ impl LiveStatus {
                 .and_then(|live| live.symbols.as_ref())
                 .map(|symbols| symbols.status())
                 .unwrap_or_default(),
+            search: live
+                .and_then(|live| live.search.as_ref())
+                .map(|search| search.status())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn search_of(&self, path: &Path) -> String {
+        if !self.on {
+            return "off".to_string();
+        }
+        match self.search.iter().find(|status| status.root == path) {
+            Some(status) => search_line(status),
+            None => "waiting for the file index".to_string(),
         }
     }
 
@@ -222,6 +239,13 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
             FILE_ROOT_SYMBOLS.to_string()
         } else {
             live.symbols_of(path)
+        },
+        search: if gone {
+            ROOT_GONE.to_string()
+        } else if file_root {
+            FILE_ROOT_SEARCH.to_string()
+        } else {
+            live.search_of(path)
         },
     }
 }

@@ -66,6 +66,7 @@ mod update;
 pub use build::{DEFAULT_MAX_FILES, build};
 use builder::builder_loop;
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
+pub(crate) use root::cmp_paths;
 use state::{Shared, Slot, State, Watch};
 
 use crate::files::os::OsStrExt;

@@ -79,6 +79,7 @@ pub(crate) struct Doc {
     pub(crate) terms: Vec<(Term, [u16; FIELDS])>,
 }
 
+#[cfg(test)]
 impl Doc {
     pub(crate) fn kind_name(&self) -> &'static str {
         KIND_NAMES.get(self.kind as usize).copied().unwrap_or(REGION)

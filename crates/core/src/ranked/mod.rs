@@ -4,9 +4,20 @@
 //!
 //! Reading order: [`terms`] (how text and queries become terms), [`docs`] (a file cut into
 //! documents: definitions and the regions between them), [`segment`] (a packed inverted
-//! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F).
+//! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F), [`build`]
+//! (reading files into documents), [`index`] (the live index of every root), [`excerpt`]
+//! (what a hit shows), [`prefilter`] (ranking without an index), [`find`] (the query).
 
+pub use excerpt::Excerpt;
+pub use find::{SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids, kind_names, search};
+pub use index::{SearchIndex, SearchSnapshot, SearchState, SearchStatus};
+
+pub(crate) mod build;
 pub(crate) mod docs;
+pub(crate) mod excerpt;
+pub mod find;
+pub mod index;
+pub(crate) mod prefilter;
 pub(crate) mod score;
 pub(crate) mod segment;
 pub(crate) mod stored;

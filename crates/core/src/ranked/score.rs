@@ -75,9 +75,10 @@ fn idf(n: f32, df: f32) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// The best `want` documents of the parts for `query`, best first; ties go to the earlier
-/// part, then the lower document number (path order within a segment).
-pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> Vec<Scored> {
+/// The best `want` documents of the parts for `query`, best first (ties go to the earlier
+/// part, then the lower document number: path order within a segment), and how many
+/// documents scored at all.
+pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, usize) {
     let stats = stats(parts);
     let mut found: Vec<Scored> = Vec::new();
     for (at, part) in parts.iter().enumerate() {
@@ -89,6 +90,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> Vec<Scored> {
                 .map(|(doc, score)| Scored { part: at, doc, score }),
         );
     }
+    let total = found.len();
     let order = |a: &Scored, b: &Scored| {
         b.score
             .total_cmp(&a.score)
@@ -101,7 +103,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> Vec<Scored> {
     }
     found.sort_by(order);
     found.truncate(want);
-    found
+    (found, total)
 }
 
 /// Scores of one part's wanted documents that hold a query term, unordered.
@@ -217,6 +219,7 @@ mod tests {
             kinds: &[],
         };
         top(&[part], &parse_query(query), 10)
+            .0
             .into_iter()
             .map(|s| {
                 let d = &seg.docs[s.doc as usize];
@@ -262,7 +265,7 @@ mod tests {
             files: vec![false, true],
             kinds: &[],
         };
-        let hits = top(&[only_b], &query, 10);
+        let (hits, _) = top(&[only_b], &query, 10);
         assert_eq!(hits.len(), 1);
         assert_eq!(seg.docs[hits[0].doc as usize].file, 1);
         let functions = [0u8];
@@ -271,7 +274,7 @@ mod tests {
             files: vec![true, true],
             kinds: &functions,
         };
-        let hits = top(&[only_functions], &query, 10);
+        let (hits, _) = top(&[only_functions], &query, 10);
         assert_eq!(hits.len(), 1);
         assert_eq!(seg.docs[hits[0].doc as usize].file, 0);
     }

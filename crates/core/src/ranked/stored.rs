@@ -236,6 +236,24 @@ fn read_dictionary(r: &mut Reader, with_df: bool) -> Result<Dictionary, Refused>
     Ok((terms, offsets, dfs))
 }
 
+impl crate::store::publish::Stored for Segment {
+    const KIND: crate::store::Kind = crate::store::Kind::Search;
+    const WHAT: &'static str = "search index";
+    const REDONE: &'static str = "read";
+
+    fn encode(&self) -> Vec<u8> {
+        encode(self)
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
+        decode(bytes)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} documents in {} files", self.docs.len(), self.files.len())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

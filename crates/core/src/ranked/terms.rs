@@ -136,16 +136,6 @@ fn part_len(chunk: &[u8]) -> usize {
     run(0, u8::is_ascii_digit).max(1)
 }
 
-/// Counts the tokens of `text` into `counts` (term → occurrences); returns how many.
-pub(crate) fn count_into(text: &str, counts: &mut HashMap<Term, u32>) -> u32 {
-    let mut n = 0u32;
-    tokens(text, &mut |t| {
-        *counts.entry(hash(t)).or_insert(0) += 1;
-        n = n.saturating_add(1);
-    });
-    n
-}
-
 /// The tokens of a relative path's segments (the last one without its extension), each
 /// segment's letters and digits squeezed together added when they differ from its tokens
 /// (`risc-v` → `risc`, `v`, `riscv`).

@@ -60,6 +60,7 @@ pub use snapshot::{Lookup, Snapshot, SnapshotStats};
 use state::{Shared, Slot, State};
 use table::Overlay;
 pub use table::{FileSyms, Table, pack_files};
+pub(crate) use worker::lower_priority;
 use worker::worker_loop;
 
 /// How one root's symbol index stands, for `list_roots`.

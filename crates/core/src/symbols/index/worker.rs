@@ -512,7 +512,7 @@ fn assemble(
 /// nice value is per process) the threads stay as they are and `yield_to_searches` is what
 /// keeps the build out of the way.
 #[cfg_attr(windows, allow(unsafe_code))]
-pub(super) fn lower_priority() {
+pub(crate) fn lower_priority() {
     #[cfg(target_os = "linux")]
     {
         let tid = rustix::thread::gettid();

@@ -1,0 +1,351 @@
+//! The search index (PRODUCT §14): per root, a base segment of every text file and an
+//! update segment of the files indexed again since, kept by a worker thread beside the
+//! symbol index (whose definitions it reuses instead of parsing), stored between runs
+//! (`crate::store`), and never stale.
+//!
+//! Never stale: a query checks the root's fresh file list against both segments
+//! ([`check`]) and serves a file only when its stamp there is the file's stamp now and no
+//! event marked it; it indexes the few files that are not (at most
+//! [`MAX_ON_DEMAND`]) itself, and leaves out (and says) what it could not. Events only tell
+//! the worker what to index again soon; correctness does not depend on them.
+//!
+//! Jobs: a *full* build (no base yet: load the stored one, or read every file once the
+//! symbol index is ready; or the update grew past [`MAX_UPDATE_FILES`]) and an *update*
+//! (the stale files and the update's own, read into a new update segment).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crate::files::os::OsStrExt;
+use crate::index::{FileIndex, RootIndex};
+use crate::ranked::segment::Segment;
+use crate::store::Store;
+use crate::symbols::SymbolIndex;
+use crate::watch::{Consumer, RootStatus, WatchEvent};
+
+pub(crate) mod check;
+mod state;
+mod worker;
+
+use check::Check;
+use state::{Shared, Slot, State};
+
+/// Stale files a query indexes itself; beyond, they are left out and the answer says so.
+pub(crate) const MAX_ON_DEMAND: usize = 64;
+
+/// Files the update segment holds at most; more and the next job rebuilds the base.
+pub(crate) const MAX_UPDATE_FILES: usize = 1024;
+
+/// How long a query waits for a restarted root's stored index to load.
+pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(10);
+
+/// How one root's search index stands, for `list_roots`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchState {
+    /// Waiting for the root's file index, or for its symbol index (whose definitions
+    /// the build reuses).
+    Waiting(&'static str),
+    /// First build under way: files read of the total.
+    Building { done: usize, total: usize },
+    Ready,
+    /// Not indexed (the reason says why): searches rank the files the text pre-filter
+    /// finds.
+    Unavailable(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct SearchStatus {
+    pub root: PathBuf,
+    pub state: SearchState,
+    /// Documents and files held (base and update).
+    pub documents: usize,
+    pub files: usize,
+    pub terms: usize,
+    pub heap_bytes: usize,
+    /// Files indexed again since the base was built.
+    pub updates: u64,
+    pub last_build: Option<Duration>,
+    /// How the root's index stands in the store (`None`: no store).
+    pub store: Option<String>,
+}
+
+/// What a query reads of one root: its segments at a moment, checked against the fresh
+/// file list.
+pub struct SearchSnapshot {
+    pub(crate) root: PathBuf,
+    pub(crate) base: Arc<Segment>,
+    pub(crate) update: Option<Arc<Segment>>,
+    pub(crate) check: Check,
+    pub(crate) files: Arc<RootIndex>,
+}
+
+impl SearchSnapshot {
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+}
+
+/// The live search index over the current roots.
+pub struct SearchIndex {
+    shared: Arc<Shared>,
+    worker: Option<JoinHandle<()>>,
+}
+
+impl SearchIndex {
+    /// An index standing on `files` (fed the same events, first) reusing the definitions
+    /// of `symbols`, starting from and saving to `store`.
+    pub fn new(
+        files: Arc<FileIndex>,
+        symbols: Option<Arc<SymbolIndex>>,
+        store: Option<Arc<Store>>,
+    ) -> SearchIndex {
+        SearchIndex::with_clock(files, symbols, store, crate::clock::system())
+    }
+
+    pub(crate) fn with_clock(
+        files: Arc<FileIndex>,
+        symbols: Option<Arc<SymbolIndex>>,
+        store: Option<Arc<Store>>,
+        clock: Arc<dyn crate::clock::Clock>,
+    ) -> SearchIndex {
+        let shared = Arc::new(Shared {
+            files,
+            symbols,
+            store,
+            state: Mutex::new(State {
+                slots: Vec::new(),
+                stop: false,
+            }),
+            wake: Condvar::new(),
+            clock,
+        });
+        let for_worker = shared.clone();
+        let worker = std::thread::Builder::new()
+            .name("rootgrep-search".into())
+            .spawn(move || worker::worker_loop(&for_worker))
+            .expect("spawning the search index thread");
+        SearchIndex {
+            shared,
+            worker: Some(worker),
+        }
+    }
+
+    /// What a query on `root` reads, or `None`: no base yet, not watched, or the file index
+    /// is not fresh (the caller then ranks what the text pre-filter finds).
+    pub fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
+        let (base, update, dirty) = {
+            let state = self.shared.lock();
+            let slot = state.slots.iter().find(|s| s.root == root)?;
+            if !slot.watched {
+                return None;
+            }
+            let mut dirty = slot.dirty.clone();
+            if let Some(taken) = slot.in_flight() {
+                dirty.extend(taken.iter().cloned());
+            }
+            (slot.base.clone()?, slot.update.clone(), dirty)
+        };
+        let files = self.shared.files.snapshot(root)?;
+        let check = check::check(&files, &base, update.as_deref(), &dirty);
+        Some(SearchSnapshot {
+            root: root.to_path_buf(),
+            base,
+            update,
+            check,
+            files,
+        })
+    }
+
+    /// The innermost root holding `path`.
+    pub(crate) fn root_of(&self, path: &Path) -> Option<PathBuf> {
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| path.starts_with(&s.root))
+            .max_by_key(|s| s.root.as_os_str().len())
+            .map(|s| s.root.clone())
+    }
+
+    /// Waits while a root holding one of `targets` is loading its stored index (a
+    /// restart), at most [`RESTORE_WAIT`] and until `cancelled`.
+    pub(crate) fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
+        let deadline = std::time::Instant::now() + RESTORE_WAIT;
+        let restoring = || {
+            let state = self.shared.lock();
+            state
+                .slots
+                .iter()
+                .any(|s| s.restoring && targets.iter().any(|t| t.starts_with(&s.root)))
+        };
+        while restoring() && !cancelled() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    /// Waits up to `timeout` for `root` to be served from its segments with nothing stale
+    /// (tests, benchmarks).
+    pub fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
+        let deadline = std::time::Instant::now() + timeout;
+        loop {
+            if self
+                .snapshot(root)
+                .is_some_and(|s| s.check.stale.is_empty())
+            {
+                return true;
+            }
+            if std::time::Instant::now() >= deadline {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Every root's state, in the order set.
+    pub fn status(&self) -> Vec<SearchStatus> {
+        let file_states = self.shared.files.status();
+        let state = self.shared.lock();
+        state
+            .slots
+            .iter()
+            .map(|slot| {
+                let files = file_states.iter().find(|s| s.root == slot.root);
+                let search_state = match files.map(|s| &s.state) {
+                    Some(crate::index::IndexState::Unavailable(why)) => SearchState::Unavailable(
+                        format!("no file index ({why}); searches rank what the text pre-filter finds"),
+                    ),
+                    _ if slot.base.is_some() => SearchState::Ready,
+                    _ if !slot.watched => SearchState::Waiting("the file index"),
+                    _ if slot.waiting_for_symbols => SearchState::Waiting("the symbol index"),
+                    _ if slot.running() && slot.total.load(Ordering::Relaxed) != usize::MAX => {
+                        SearchState::Building {
+                            done: slot.done.load(Ordering::Relaxed),
+                            total: slot.total.load(Ordering::Relaxed),
+                        }
+                    }
+                    _ => SearchState::Waiting("the file index"),
+                };
+                let segments = [slot.base.as_deref(), slot.update.as_deref()];
+                let sum = |f: fn(&Segment) -> usize| segments.iter().flatten().map(|s| f(s)).sum();
+                SearchStatus {
+                    root: slot.root.clone(),
+                    state: search_state,
+                    documents: sum(|s| s.docs.len()),
+                    files: slot.base.as_deref().map_or(0, |s| s.files.len()),
+                    terms: slot.base.as_deref().map_or(0, Segment::term_count),
+                    heap_bytes: sum(Segment::heap_bytes),
+                    updates: slot.updates,
+                    last_build: slot.last_build,
+                    store: slot.store_note.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn mark(&self, path: &Path) {
+        let now = self.shared.clock.now();
+        let mut state = self.shared.lock();
+        let mut any = false;
+        for slot in state.slots.iter_mut() {
+            if let Ok(rel) = path.strip_prefix(&slot.root) {
+                slot.mark_dirty(rel.as_os_str().as_bytes().to_vec(), now);
+                any = true;
+            }
+        }
+        drop(state);
+        if any {
+            self.shared.wake.notify_all();
+        }
+    }
+
+    /// Something may have changed anywhere in every root (lost events, a re-watch): an
+    /// update compares every file again.
+    fn recheck_all(&self, root: Option<&Path>, watched: Option<bool>) {
+        let now = self.shared.clock.now();
+        let mut state = self.shared.lock();
+        for slot in state.slots.iter_mut() {
+            if root.is_some_and(|r| r != slot.root) {
+                continue;
+            }
+            if let Some(watched) = watched {
+                slot.watched = watched;
+            }
+            slot.phase.schedule(now, false);
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+}
+
+impl Drop for SearchIndex {
+    fn drop(&mut self) {
+        {
+            let mut state = self.shared.lock();
+            state.stop = true;
+            for slot in &state.slots {
+                slot.cancel();
+            }
+        }
+        self.shared.wake.notify_all();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+impl Consumer for SearchIndex {
+    fn set_roots(&self, roots: &[PathBuf]) {
+        let store = self.shared.store.as_deref();
+        let stored: Vec<bool> = (roots.iter())
+            .map(|root| store.is_some_and(|s| s.has(root, crate::store::Kind::Search)))
+            .collect();
+        let mut state = self.shared.lock();
+        state.slots.retain(|slot| {
+            let keep = roots.contains(&slot.root);
+            if !keep {
+                slot.cancel();
+            }
+            keep
+        });
+        for (root, stored) in roots.iter().zip(stored) {
+            if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
+                let mut slot = Slot::new(root.clone(), self.shared.clock.now());
+                slot.restoring = stored;
+                state.slots.push(slot);
+            }
+        }
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+
+    fn apply(&self, event: &WatchEvent) {
+        match event {
+            WatchEvent::Pending(path)
+            | WatchEvent::Changed(path)
+            | WatchEvent::Created(path)
+            | WatchEvent::Removed(path) => self.mark(path),
+            WatchEvent::Quiet => {}
+            WatchEvent::Overflow | WatchEvent::Error(_) => self.recheck_all(None, None),
+            WatchEvent::Status(root, status) => {
+                let watched = *status == RootStatus::Watching;
+                self.recheck_all(Some(root), Some(watched));
+                if matches!(status, RootStatus::Failed(_)) {
+                    let mut state = self.shared.lock();
+                    if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
+                        slot.restoring = false;
+                    }
+                }
+            }
+        }
+    }
+
+    fn expect_change(&self, path: &Path) {
+        self.mark(path);
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests;

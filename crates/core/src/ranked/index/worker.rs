@@ -1,0 +1,309 @@
+//! The search index's worker: one thread takes one root's job at a time (a full build,
+//! or an update of the files that changed), reads files at low priority while stepping
+//! aside for searches, and hands the segment back to the root's slot; the writer of the
+//! root's store entry saves each new base.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, PoisonError};
+use std::time::{Duration, Instant};
+
+use super::check::check;
+use super::state::{Handle, Shared, Slot, UNAVAILABLE_RETRY};
+use super::MAX_UPDATE_FILES;
+use crate::index::{IndexState, RootIndex};
+use crate::ranked::build::Indexer;
+use crate::ranked::segment::{Builder, Segment, stamp_of};
+use crate::store::publish::{Stores, WRITER_POLL};
+use crate::symbols::index::Snapshot;
+use crate::walk::{YIELD_MAX, yield_to_searches};
+
+/// How long a first build waits for the symbol index to be ready (its definitions save
+/// parsing every file a second time) before it parses them itself.
+const SYMBOLS_WAIT: Duration = Duration::from_secs(30 * 60);
+
+pub(super) fn worker_loop(shared: &Shared) {
+    let mut stores = Stores::<Segment>::new(shared.store.clone());
+    while let Some(job) = next_job(shared) {
+        let outcome = run_job(shared, &job, &mut stores);
+        let built = match &outcome {
+            Outcome::Built { base, read, .. } => Some((base.clone(), *read)),
+            _ => None,
+        };
+        let mut state = shared.lock();
+        stores.retain(|root| state.slots.iter().any(|s| s.root == root));
+        let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
+            continue;
+        };
+        land(slot, &job, outcome, shared.clock.now());
+        drop(state);
+        shared.wake.notify_all();
+        if let Some((base, read)) = built {
+            // After landing: queries use it while it is written.
+            stores.save(&job.root, &base, read);
+            crate::memory::release_freed();
+        }
+        if let Some(note) = stores.note(&job.root) {
+            let mut state = shared.lock();
+            if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
+                slot.store_note = Some(note);
+            }
+        }
+    }
+}
+
+struct Job {
+    root: PathBuf,
+    full: bool,
+    base: Option<Arc<Segment>>,
+    update: Option<Arc<Segment>>,
+    dirty: HashSet<Vec<u8>>,
+    cancel: Arc<AtomicBool>,
+    done: Arc<AtomicUsize>,
+    total: Arc<AtomicUsize>,
+}
+
+enum Outcome {
+    /// A new base from every file (`read`: files read).
+    Built {
+        base: Arc<Segment>,
+        read: usize,
+        elapsed: Duration,
+    },
+    /// The stored base, loaded: an update checks it next.
+    Restored { base: Arc<Segment> },
+    /// A new update segment (or the same when nothing was stale).
+    Updated {
+        update: Option<Arc<Segment>>,
+        indexed: u64,
+    },
+    /// Too much changed for an update.
+    NeedsFull,
+    /// Another server builds this root; its publication is awaited.
+    WaitForWriter,
+    /// Nothing done (`later`: the file index is unavailable, try again in a while).
+    Gave { later: bool },
+}
+
+/// Waits for a root with work due and starts its job; `None` once the index stops.
+fn next_job(shared: &Shared) -> Option<Job> {
+    let mut state = shared.lock();
+    loop {
+        if state.stop {
+            return None;
+        }
+        let now = shared.clock.now();
+        let due = (state.slots.iter())
+            .position(|s| s.has_work(now) && s.restoring)
+            .or_else(|| state.slots.iter().position(|s| s.has_work(now)));
+        if let Some(at) = due {
+            return Some(start(&mut state.slots[at]));
+        }
+        state = shared
+            .wake
+            .wait_timeout(state, Duration::from_millis(500))
+            .unwrap_or_else(PoisonError::into_inner)
+            .0;
+    }
+}
+
+fn start(slot: &mut Slot) -> Job {
+    slot.total.store(usize::MAX, Ordering::Relaxed);
+    slot.done.store(0, Ordering::Relaxed);
+    let cancel = Arc::<AtomicBool>::default();
+    let dirty = std::mem::take(&mut slot.dirty);
+    let handle = Handle {
+        cancel: cancel.clone(),
+        in_flight: dirty.clone(),
+    };
+    let full = slot.phase.start(handle, slot.base.is_some());
+    Job {
+        root: slot.root.clone(),
+        full,
+        base: slot.base.clone(),
+        update: slot.update.clone(),
+        dirty,
+        cancel,
+        done: slot.done.clone(),
+        total: slot.total.clone(),
+    }
+}
+
+fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
+    slot.restoring = false;
+    slot.waiting_for_symbols = false;
+    let taken = slot.phase.land().map(|h| h.in_flight).unwrap_or_default();
+    match outcome {
+        Outcome::Built { base, elapsed, .. } => {
+            slot.base = Some(base);
+            slot.update = None;
+            slot.last_build = Some(elapsed);
+            slot.updates = 0;
+        }
+        Outcome::Restored { base } => {
+            slot.base = Some(base);
+            slot.update = None;
+            slot.give_back(taken, now);
+            slot.phase.schedule(now, false);
+        }
+        Outcome::Updated { update, indexed } => {
+            slot.update = update;
+            slot.updates += indexed;
+        }
+        Outcome::NeedsFull => {
+            slot.give_back(taken, now);
+            slot.phase.schedule(now, true);
+        }
+        Outcome::WaitForWriter => {
+            slot.give_back(taken, now);
+            slot.phase.reschedule(now + WRITER_POLL, true);
+        }
+        Outcome::Gave { later } => {
+            slot.give_back(taken, now);
+            if job.full {
+                slot.phase.schedule(now, true);
+            }
+            if later && slot.phase.due().is_some() {
+                slot.phase.reschedule(now + UNAVAILABLE_RETRY, job.full);
+            }
+        }
+    }
+}
+
+fn stopped(shared: &Shared, job: &Job) -> bool {
+    job.cancel.load(Ordering::Relaxed) || shared.lock().stop
+}
+
+/// The root's fresh file list, waited for; `Err(later)` when the index stopped or the
+/// root has no file index.
+fn fresh_files(shared: &Shared, job: &Job) -> Result<Arc<RootIndex>, bool> {
+    loop {
+        if stopped(shared, job) {
+            return Err(false);
+        }
+        if let Some(files) = shared.files.wait_fresh(&job.root, Duration::from_millis(200)) {
+            return Ok(files);
+        }
+        let unavailable = (shared.files.status().iter())
+            .any(|s| s.root == job.root && matches!(s.state, IndexState::Unavailable(_)));
+        if unavailable {
+            return Err(true);
+        }
+    }
+}
+
+fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Segment>) -> Outcome {
+    if job.full && job.base.is_none() {
+        if let Some(base) = stores.newer(&job.root, false) {
+            return Outcome::Restored { base };
+        }
+        set_slot(shared, &job.root, |slot| slot.restoring = false);
+    }
+    let files = match fresh_files(shared, job) {
+        Ok(files) => files,
+        Err(later) => return Outcome::Gave { later },
+    };
+    if !job.full {
+        return update(shared, job, &files);
+    }
+    if stores.wait_for_writer(&job.root, files.len()) {
+        return Outcome::WaitForWriter;
+    }
+    let symbols = wait_for_symbols(shared, job);
+    if stopped(shared, job) {
+        return Outcome::Gave { later: false };
+    }
+    build(shared, job, &files, symbols.as_ref())
+}
+
+fn set_slot(shared: &Shared, root: &std::path::Path, f: impl FnOnce(&mut Slot)) {
+    let mut state = shared.lock();
+    if let Some(slot) = state.slots.iter_mut().find(|s| s.root == root) {
+        f(slot);
+    }
+}
+
+/// The symbol index's snapshot of the root once it is ready (`None`: there is no symbol
+/// index for it, or it did not get ready in [`SYMBOLS_WAIT`]; then files are parsed here).
+fn wait_for_symbols(shared: &Shared, job: &Job) -> Option<Snapshot> {
+    let symbols = shared.symbols.as_ref()?;
+    let deadline = Instant::now() + SYMBOLS_WAIT;
+    set_slot(shared, &job.root, |slot| slot.waiting_for_symbols = true);
+    let found = loop {
+        if let Some(snapshot) = symbols.snapshot(&job.root) {
+            break Some(snapshot);
+        }
+        let state = symbols.status();
+        let absent = !state.iter().any(|s| {
+            s.root == job.root && !matches!(s.state, crate::symbols::SymbolState::Unavailable(_))
+        });
+        if absent || stopped(shared, job) || Instant::now() >= deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    set_slot(shared, &job.root, |slot| slot.waiting_for_symbols = false);
+    found
+}
+
+/// Reads every listed file into a new base.
+fn build(shared: &Shared, job: &Job, files: &RootIndex, symbols: Option<&Snapshot>) -> Outcome {
+    let started = Instant::now();
+    crate::symbols::index::lower_priority();
+    job.total.store(files.len(), Ordering::Relaxed);
+    let abort = AtomicUsize::new(0);
+    let mut indexer = Indexer::new(&job.root, symbols, &abort);
+    let mut builder = Builder::default();
+    for (n, file) in files.files().enumerate() {
+        yield_to_searches(|| stopped(shared, job), YIELD_MAX);
+        if n % 64 == 0 && stopped(shared, job) {
+            return Outcome::Gave { later: false };
+        }
+        indexer.add_to(&mut builder, file.rel, stamp_of(&file));
+        job.done.fetch_add(1, Ordering::Relaxed);
+    }
+    Outcome::Built {
+        base: Arc::new(builder.finish()),
+        read: files.len(),
+        elapsed: started.elapsed(),
+    }
+}
+
+/// Reads the stale files, and the update's files still current, into a new update.
+fn update(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
+    let Some(base) = &job.base else {
+        return Outcome::NeedsFull;
+    };
+    let checked = check(files, base, job.update.as_deref(), &job.dirty);
+    if checked.stale.is_empty() {
+        return Outcome::Updated {
+            update: job.update.clone(),
+            indexed: 0,
+        };
+    }
+    let mut ids = checked.stale.clone();
+    ids.extend(checked.update_ids.iter().copied());
+    if ids.len() > MAX_UPDATE_FILES {
+        return Outcome::NeedsFull;
+    }
+    ids.sort_unstable();
+    let symbols = shared.symbols.as_ref().and_then(|s| s.snapshot(&job.root));
+    let abort = AtomicUsize::new(0);
+    let mut indexer = Indexer::new(&job.root, symbols.as_ref(), &abort);
+    let mut builder = Builder::default();
+    job.total.store(ids.len(), Ordering::Relaxed);
+    for id in ids {
+        yield_to_searches(|| stopped(shared, job), YIELD_MAX);
+        if stopped(shared, job) {
+            return Outcome::Gave { later: false };
+        }
+        let file = files.file(id);
+        indexer.add_to(&mut builder, file.rel, stamp_of(&file));
+        job.done.fetch_add(1, Ordering::Relaxed);
+    }
+    Outcome::Updated {
+        update: Some(Arc::new(builder.finish())),
+        indexed: checked.stale.len() as u64,
+    }
+}

@@ -1,0 +1,232 @@
+//! Rendering `search` results within the output budget: per result a header line (path
+//! and line range, kind, name, score, the query words it matched) and its excerpt, the
+//! same entries in the text and the structured result; then what the answer could not
+//! cover (roots without an index, changed files left out) and where the next page starts.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::mcp::progress::thousands;
+use crate::mcp::render::symbols::{cost, room};
+use crate::mcp::render::{Answer, json_len, page_note};
+use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState};
+use crate::roots::path_text;
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchResultOut {
+    pub path: String,
+    /// First and last line of the definition or region (1-based).
+    pub line: u64,
+    pub end_line: u64,
+    /// function, method, class, struct… or text (a region between definitions).
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Enclosing class, impl or module.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub container: Option<String>,
+    /// BM25F score (higher is better; comparable within one answer).
+    pub score: f64,
+    /// Query words the result holds (name, comment above, body or path).
+    pub matched: Vec<String>,
+    /// The lines shown, each `N│text`: short definitions whole, else the signature and
+    /// the lines holding query words.
+    pub text: String,
+    /// Lines of the range not shown (read them with read_file).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub omitted: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchOut {
+    pub results: Vec<SearchResultOut>,
+    /// Documents holding a query word (within the filters).
+    pub total: usize,
+    pub truncated: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<usize>,
+    /// Some files were not ranked from the index: roots whose index is not ready (their
+    /// candidates came from a text pre-filter), or changed files left out; `notes` says which.
+    pub partial: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
+    pub stats: SearchStatsOut,
+}
+
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchStatsOut {
+    /// Files ranked from the index.
+    pub indexed_files: u64,
+    /// Changed files indexed by this query first.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub on_demand: u64,
+    /// Changed files left out (the index catches up in the background).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub left_out: u64,
+    /// Files ranked without an index (the text pre-filter's candidates).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub candidates: u64,
+    pub elapsed_ms: u64,
+}
+
+pub(crate) fn render_search(request: &SearchRequest, outcome: &SearchOutcome, budget: usize) -> Answer {
+    if outcome.no_terms {
+        return Answer::error(
+            "`query` has no words to search for (only punctuation, numbers or spaces); \
+             describe what you are looking for in words or identifiers",
+        );
+    }
+    let notes = notes(outcome);
+    let notes_len: usize = notes.iter().map(|n| 2 * json_len(n) + 8).sum();
+    let (mut text, results) = page(&outcome.hits, request.offset, room(budget).saturating_sub(notes_len));
+    let shown = results.len();
+    let next_offset = if shown < outcome.hits.len() {
+        Some(request.offset + shown.max(1))
+    } else {
+        outcome.next_offset
+    };
+    if outcome.total == 0 {
+        text.push_str("No documents hold a word of the query");
+        if !request.kinds.is_empty() || !request.langs.is_empty() {
+            text.push_str(" (within the kind and language filters)");
+        }
+        text.push_str(".\n");
+    }
+    for note in &notes {
+        text.push_str(&format!("[{note}]\n"));
+    }
+    if outcome.total > 0 {
+        page_note("search", "results", request.offset, shown, outcome.total, next_offset, &mut text);
+    }
+    let stats = &outcome.stats;
+    let out = SearchOut {
+        results,
+        total: outcome.total,
+        truncated: next_offset.is_some(),
+        next_offset,
+        partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
+        notes,
+        stats: SearchStatsOut {
+            indexed_files: stats.indexed_files,
+            on_demand: stats.on_demand,
+            left_out: stats.left_out,
+            candidates: stats.candidates,
+            elapsed_ms: stats.elapsed.as_millis() as u64,
+        },
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+/// The results that fit in `room`, as text and structured entries (at least one, so
+/// paging advances).
+fn page(hits: &[SearchHit], offset: usize, room: usize) -> (String, Vec<SearchResultOut>) {
+    let mut used = 0;
+    let mut text = String::new();
+    let mut listed = Vec::new();
+    for (i, hit) in hits.iter().enumerate() {
+        let (block, entry) = result(offset + i + 1, hit);
+        let more = json_len(&block) + cost(&entry);
+        if used + more > room && !listed.is_empty() {
+            break;
+        }
+        used += more;
+        text.push_str(&block);
+        listed.push(entry);
+    }
+    (text, listed)
+}
+
+/// One result: its text block and its structured entry.
+fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
+    let path = path_text(&hit.path);
+    let mut lines = String::new();
+    for (n, line) in &hit.excerpt.lines {
+        lines.push_str(&format!("{n}│{line}\n"));
+    }
+    let label = match (&hit.name, &hit.container) {
+        (Some(name), Some(container)) => format!("{} {container}::{name}", hit.kind),
+        (Some(name), None) => format!("{} {name}", hit.kind),
+        _ => hit.kind.to_string(),
+    };
+    let mut block = format!(
+        "{rank}. {path}:{}-{} {label} — score {:.2}; matched: {}\n{lines}",
+        hit.line,
+        hit.end_line,
+        hit.score,
+        hit.matched.join(", ")
+    );
+    if hit.excerpt.omitted > 0 {
+        let how = match &hit.name {
+            Some(name) => format!(
+                "read_file with path and symbol \"{}\"",
+                hit.container
+                    .as_ref()
+                    .map_or_else(|| name.clone(), |c| format!("{c}::{name}"))
+            ),
+            None => format!("read_file with offset={} limit={}", hit.line, hit.end_line - hit.line + 1),
+        };
+        block.push_str(&format!("  … {} more lines: {how}\n", hit.excerpt.omitted));
+    }
+    let entry = SearchResultOut {
+        path,
+        line: hit.line,
+        end_line: hit.end_line,
+        kind: hit.kind.to_string(),
+        name: hit.name.clone(),
+        container: hit.container.clone(),
+        score: (f64::from(hit.score) * 100.0).round() / 100.0,
+        matched: hit.matched.clone(),
+        text: lines,
+        omitted: hit.excerpt.omitted,
+    };
+    (block, entry)
+}
+
+/// What the answer could not cover, said once each.
+fn notes(outcome: &SearchOutcome) -> Vec<String> {
+    let mut notes = Vec::new();
+    for (root, state) in &outcome.unindexed {
+        let why = match state {
+            SearchState::Building { done, total } => format!(
+                "is building ({}/{} files read)",
+                thousands(*done as u64),
+                thousands(*total as u64)
+            ),
+            SearchState::Waiting(what) => format!("is waiting for {what}"),
+            SearchState::Unavailable(why) => format!("is unavailable ({why})"),
+            SearchState::Ready => "was not ready".to_string(),
+        };
+        notes.push(format!(
+            "partial: the search index of {} {why}; ranked the {} files holding the query's rarest words (of {} holding any)",
+            path_text(root),
+            thousands(outcome.stats.candidates),
+            thousands(outcome.stats.matching)
+        ));
+    }
+    if outcome.stats.left_out > 0 {
+        notes.push(format!(
+            "partial: {} files changed since they were indexed were left out; the index \
+             catches up in a moment",
+            thousands(outcome.stats.left_out)
+        ));
+    }
+    if outcome.query_cut {
+        notes.push(format!(
+            "only the first {} KiB of the query were read",
+            crate::ranked::find::MAX_QUERY_BYTES / 1024
+        ));
+    }
+    if outcome.terms_dropped > 0 {
+        notes.push(format!(
+            "the query's {} most common words were left out (at most {} are scored)",
+            thousands(outcome.terms_dropped as u64),
+            crate::ranked::find::MAX_TERMS
+        ));
+    }
+    notes
+}

@@ -1,0 +1,156 @@
+//! `search` (PRODUCT §14): ranked search for a question in words. Its arguments and
+//! handler; the work is `crate::ranked`, run on the process-wide search pool with progress
+//! and cancellation like the other search tools, and rendered by
+//! `crate::mcp::render::search`.
+
+use rmcp::model::Tool;
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+use super::args::OneOrMany;
+use super::pool;
+use super::{Call, lenient, read_only_annotations, schema_of};
+use crate::mcp::hints;
+use crate::mcp::render::Answer;
+use crate::mcp::render::search::{SearchOut, render_search};
+use crate::ranked::{self, SearchRequest};
+use crate::search::Control;
+use crate::symbols::Lang;
+
+pub const SEARCH_DEFAULT_LIMIT: usize = 10;
+/// Largest `head_limit`; larger values are clamped.
+pub const MAX_LIMIT: usize = 100;
+/// Largest `offset` (ranks deeper than this tell nothing).
+pub const MAX_OFFSET: usize = 1_000;
+
+pub fn tool() -> Tool {
+    Tool::new(
+        "search",
+        "Ranked code search for a question in words: a bug report, a task, an error \
+         message or log line, identifiers or paths. Returns the definitions (functions, \
+         methods, types) and text regions most likely to answer it, best first, from an \
+         index kept live by the watcher (never stale; BM25F over names, containers, paths, \
+         comments and bodies). Each result has its line range, kind, name, score, the query \
+         words it matched, and its text: short definitions whole, else the signature and \
+         the lines holding query words (read the rest with read_file + symbol). Use it \
+         when you do not know the exact name; grep for exact text, symbols for a known \
+         name. Paged with head_limit (default 10) and offset.",
+        schema_of::<SearchArgs>(),
+    )
+    .with_raw_output_schema(schema_of::<SearchOut>())
+    .with_annotations(read_only_annotations("Ranked code search"))
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    /// The question in free text: words, identifiers (foo_bar, Type::method, f()), paths,
+    /// an error message or log line. A leading "subsystem/path: " favours that path.
+    #[serde(alias = "q", alias = "question", alias = "pattern")]
+    pub query: String,
+    /// File or directory to search, or a list of them (default: every workspace root).
+    #[serde(default, alias = "file_path", alias = "paths")]
+    pub path: Option<OneOrMany>,
+    /// Language(s) to keep: rust, c, cpp, python, javascript, typescript, tsx, go, java.
+    #[serde(default, alias = "lang")]
+    pub language: Option<OneOrMany>,
+    /// Kind(s) to keep: function (also methods), method, class (also structs, enums,
+    /// interfaces, traits), struct, enum, union, interface, trait, type, constructor, or
+    /// text (regions between definitions: includes, macros, prose).
+    #[serde(default)]
+    pub kind: Option<OneOrMany>,
+    /// Results to return (default 10; at most 100, larger values are clamped).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = MAX_LIMIT))]
+    pub head_limit: Option<usize>,
+    /// Results to skip first, for paging (default 0; at most 1000).
+    #[serde(default, deserialize_with = "lenient::opt_usize")]
+    #[schemars(range(max = MAX_OFFSET))]
+    pub offset: Option<usize>,
+}
+
+fn list(value: Option<OneOrMany>) -> Vec<String> {
+    value.map(OneOrMany::into_vec).unwrap_or_default()
+}
+
+pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
+    if args.query.trim().is_empty() {
+        return Answer::error("`query` is empty; describe what you are looking for");
+    }
+    let offset = args.offset.unwrap_or(0);
+    if offset > MAX_OFFSET {
+        return Answer::error(format!(
+            "offset {offset} is too large (search pages up to offset {MAX_OFFSET}); \
+             reword the query or narrow it with path, language or kind"
+        ));
+    }
+    let limit = match args.head_limit.unwrap_or(SEARCH_DEFAULT_LIMIT) {
+        0 => MAX_LIMIT,
+        n => n.min(MAX_LIMIT),
+    };
+    let kinds = list(args.kind);
+    if let Some(bad) = kinds.iter().find(|k| ranked::kind_ids(k).is_none()) {
+        return Answer::error(format!(
+            "unknown kind {}; use one of: function, class, {}",
+            crate::quote::echo(bad),
+            ranked::kind_names()
+        ));
+    }
+    let mut langs = Vec::new();
+    for name in list(args.language) {
+        match Lang::from_name(&name) {
+            Some(lang) => langs.push(lang),
+            None => {
+                return Answer::error(format!(
+                    "unknown language {}; supported: {}",
+                    crate::quote::echo(&name),
+                    crate::symbols::find::supported_names()
+                ));
+            }
+        }
+    }
+    let targets = match pool::resolve_targets(call, list(args.path)).await {
+        Ok(targets) => targets,
+        Err(answer) => return answer,
+    };
+    let request = SearchRequest {
+        query: args.query,
+        kinds,
+        langs,
+        offset,
+        limit,
+        threads: 1,
+    };
+    let roots = call.roots.existing();
+    let live = call.session.live.as_ref();
+    let files = call.file_index();
+    let symbols = live.and_then(|l| l.symbols.clone());
+    let index = live.and_then(|l| l.search.clone());
+    // From the index: quick; without one, the pre-filter greps the tree.
+    let indexed = index.as_ref().is_some_and(|index| {
+        let status = index.status();
+        targets.iter().all(|t| {
+            (status.iter()).any(|s| t.starts_with(&s.root) && s.state == ranked::SearchState::Ready)
+        })
+    });
+    let lane = pool::lane_for(&targets, indexed).await;
+    let budget = call.budget();
+    let work = move |control: &Control, threads: usize| {
+        let request = SearchRequest { threads, ..request };
+        match ranked::search(
+            &request,
+            &targets,
+            &roots,
+            files.as_deref(),
+            symbols.as_deref(),
+            index.as_deref(),
+            control,
+        ) {
+            Ok(outcome) => render_search(&request, &outcome, budget),
+            Err(err) => Answer::error(hints::search(&err)),
+        }
+    };
+    pool::run(call, "files", lane, None, || {}, work)
+        .await
+        .unwrap_or_else(Answer::cancelled)
+}

@@ -74,7 +74,11 @@ pub struct SearchStatsOut {
     pub elapsed_ms: u64,
 }
 
-pub(crate) fn render_search(request: &SearchRequest, outcome: &SearchOutcome, budget: usize) -> Answer {
+pub(crate) fn render_search(
+    request: &SearchRequest,
+    outcome: &SearchOutcome,
+    budget: usize,
+) -> Answer {
     if outcome.no_terms {
         return Answer::error(
             "`query` has no words to search for (only punctuation, numbers or spaces); \
@@ -83,7 +87,11 @@ pub(crate) fn render_search(request: &SearchRequest, outcome: &SearchOutcome, bu
     }
     let notes = notes(outcome);
     let notes_len: usize = notes.iter().map(|n| 2 * json_len(n) + 8).sum();
-    let (mut text, results) = page(&outcome.hits, request.offset, room(budget).saturating_sub(notes_len));
+    let (mut text, results) = page(
+        &outcome.hits,
+        request.offset,
+        room(budget).saturating_sub(notes_len),
+    );
     let shown = results.len();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
@@ -101,7 +109,15 @@ pub(crate) fn render_search(request: &SearchRequest, outcome: &SearchOutcome, bu
         text.push_str(&format!("[{note}]\n"));
     }
     if outcome.total > 0 {
-        page_note("search", "results", request.offset, shown, outcome.total, next_offset, &mut text);
+        page_note(
+            "search",
+            "results",
+            request.offset,
+            shown,
+            outcome.total,
+            next_offset,
+            &mut text,
+        );
     }
     let stats = &outcome.stats;
     let out = SearchOut {
@@ -168,7 +184,11 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
                     .as_ref()
                     .map_or_else(|| name.clone(), |c| format!("{c}::{name}"))
             ),
-            None => format!("read_file with offset={} limit={}", hit.line, hit.end_line - hit.line + 1),
+            None => format!(
+                "read_file with offset={} limit={}",
+                hit.line,
+                hit.end_line - hit.line + 1
+            ),
         };
         block.push_str(&format!("  … {} more lines: {how}\n", hit.excerpt.omitted));
     }

@@ -65,8 +65,8 @@ mod update;
 
 pub use build::{DEFAULT_MAX_FILES, build};
 use builder::builder_loop;
-pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
 pub(crate) use root::cmp_paths;
+pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
 use state::{Shared, Slot, State, Watch};
 
 use crate::files::os::OsStrExt;

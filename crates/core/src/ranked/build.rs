@@ -89,7 +89,12 @@ impl<'a> Indexer<'a> {
         }
     }
 
-    fn definitions(&mut self, path: &Path, lang: Option<Lang>, text: &str) -> (Vec<Definition>, bool) {
+    fn definitions(
+        &mut self,
+        path: &Path,
+        lang: Option<Lang>,
+        text: &str,
+    ) -> (Vec<Definition>, bool) {
         let Some(lang) = lang else {
             return (Vec::new(), false);
         };

@@ -82,7 +82,10 @@ pub(crate) struct Doc {
 #[cfg(test)]
 impl Doc {
     pub(crate) fn kind_name(&self) -> &'static str {
-        KIND_NAMES.get(self.kind as usize).copied().unwrap_or(REGION)
+        KIND_NAMES
+            .get(self.kind as usize)
+            .copied()
+            .unwrap_or(REGION)
     }
 }
 
@@ -307,7 +310,10 @@ mod tests {
         assert_eq!((head.kind_name(), head.line, head.end_line), ("text", 1, 2));
         assert_eq!(count(head, "timer_max", NAME), 1);
         assert_eq!(count(head, "include", BODY), 1);
-        assert_eq!((func.kind_name(), func.line, func.end_line), ("function", 5, 8));
+        assert_eq!(
+            (func.kind_name(), func.line, func.end_line),
+            ("function", 5, 8)
+        );
         assert_eq!(count(func, "timer_reset", NAME), 1);
         assert_eq!(count(func, "resets", COMMENT), 1);
         assert_eq!(count(func, "return", BODY), 1);
@@ -344,7 +350,11 @@ mod tests {
 
     #[test]
     fn definitions_past_the_text_are_ignored() {
-        let docs = file_docs("fn a() {}\n", &[def("a", "function", 1, 99), def("b", "function", 50, 60)], false);
+        let docs = file_docs(
+            "fn a() {}\n",
+            &[def("a", "function", 1, 99), def("b", "function", 50, 60)],
+            false,
+        );
         assert_eq!(docs.len(), 1);
         assert_eq!(docs[0].end_line, 1);
     }

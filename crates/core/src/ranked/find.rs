@@ -105,7 +105,12 @@ pub fn kind_ids(name: &str) -> Option<Vec<u8>> {
         "function" => &["function", "method", "constructor"],
         "class" => &["class", "struct", "enum", "union", "interface", "trait"],
         "text" | "region" => &[REGION],
-        other => return KIND_NAMES.iter().position(|k| *k == other).map(|p| vec![p as u8]),
+        other => {
+            return KIND_NAMES
+                .iter()
+                .position(|k| *k == other)
+                .map(|p| vec![p as u8]);
+        }
     };
     Some(
         names
@@ -125,6 +130,9 @@ pub fn kind_names() -> String {
 struct Source {
     root: PathBuf,
     seg: Arc<Segment>,
+    /// Per file: served (current, not replaced).
+    live: Vec<bool>,
+    /// Per file: served and kept by the request's filters.
     served: Vec<bool>,
 }
 
@@ -148,7 +156,12 @@ pub fn search(
         out.no_terms = true;
         return Ok(out);
     }
-    let kinds: Vec<u8> = request.kinds.iter().filter_map(|k| kind_ids(k)).flatten().collect();
+    let kinds: Vec<u8> = request
+        .kinds
+        .iter()
+        .filter_map(|k| kind_ids(k))
+        .flatten()
+        .collect();
     if let Some(index) = index {
         index.await_restored(targets, || control.is_cancelled());
     }
@@ -157,7 +170,14 @@ pub fn search(
     let mut sources = Vec::new();
     let mut unindexed_targets = Vec::new();
     for (snapshot, mine) in snapshots(index, targets, &mut unindexed_targets) {
-        indexed_sources(&snapshot, &mine, request, symbols, &mut sources, &mut out.stats);
+        indexed_sources(
+            &snapshot,
+            &mine,
+            request,
+            symbols,
+            &mut sources,
+            &mut out.stats,
+        );
     }
     if !unindexed_targets.is_empty() && !control.is_cancelled() {
         out.unindexed = unindexed_roots(index, &unindexed_targets, roots);
@@ -176,6 +196,7 @@ pub fn search(
         .iter()
         .map(|s| Part {
             seg: &s.seg,
+            live: s.live.clone(),
             files: s.served.clone(),
             kinds: &kinds,
         })
@@ -246,7 +267,9 @@ fn unindexed_roots(
         }
         let state = (status.iter())
             .find(|s| s.root == root)
-            .map_or(super::SearchState::Unavailable("no index".into()), |s| s.state.clone());
+            .map_or(super::SearchState::Unavailable("no index".into()), |s| {
+                s.state.clone()
+            });
         out.push((root, state));
     }
     out
@@ -255,12 +278,16 @@ fn unindexed_roots(
 /// Which files of `seg` (paths relative to `root`) the request keeps: under a target, of a
 /// wanted language.
 fn keep(seg: &Segment, root: &Path, targets: &[PathBuf], langs: &[Lang]) -> Vec<bool> {
-    let rels: Vec<&Path> = targets.iter().filter_map(|t| t.strip_prefix(root).ok()).collect();
+    let rels: Vec<&Path> = targets
+        .iter()
+        .filter_map(|t| t.strip_prefix(root).ok())
+        .collect();
     let everything = rels.iter().any(|r| r.as_os_str().is_empty());
     (0..seg.files.len())
         .map(|f| {
             let file = &seg.files[f];
-            let lang_ok = langs.is_empty() || lang_of(file.lang).is_some_and(|l| langs.contains(&l));
+            let lang_ok =
+                langs.is_empty() || lang_of(file.lang).is_some_and(|l| langs.contains(&l));
             lang_ok
                 && (everything || {
                     let path = Path::new(std::ffi::OsStr::from_bytes(seg.path(f as u32)));
@@ -280,15 +307,16 @@ fn indexed_sources(
     stats: &mut SearchStats,
 ) {
     let root = snapshot.root().to_path_buf();
-    let mut add = |seg: &Arc<Segment>, served: &[bool]| {
+    let mut add = |seg: &Arc<Segment>, live: &[bool]| {
         let mut mask = keep(seg, &root, targets, &request.langs);
-        for (m, s) in mask.iter_mut().zip(served) {
+        for (m, s) in mask.iter_mut().zip(live) {
             *m &= *s;
         }
         stats.indexed_files += mask.iter().filter(|m| **m).count() as u64;
         sources.push(Source {
             root: root.clone(),
             seg: seg.clone(),
+            live: live.to_vec(),
             served: mask,
         });
     };
@@ -325,6 +353,7 @@ fn indexed_sources(
     let seg = builder.finish();
     sources.push(Source {
         root,
+        live: vec![true; seg.files.len()],
         served: vec![true; seg.files.len()],
         seg: Arc::new(seg),
     });
@@ -340,7 +369,9 @@ fn prefiltered_sources(
     let mut by_root: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();
     for path in candidates {
         let root = prefilter::root_for(path, roots);
-        let Ok(rel) = path.strip_prefix(&root) else { continue };
+        let Ok(rel) = path.strip_prefix(&root) else {
+            continue;
+        };
         let rel = rel.to_path_buf();
         match by_root.iter_mut().find(|(r, _)| *r == root) {
             Some((_, rels)) => rels.push(rel),
@@ -362,6 +393,7 @@ fn prefiltered_sources(
         let served = keep(&seg, &root, &[root.clone()], &request.langs);
         sources.push(Source {
             root,
+            live: vec![true; seg.files.len()],
             seg: Arc::new(seg),
             served,
         });
@@ -403,8 +435,14 @@ fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
         container.unwrap_or(""),
         String::from_utf8_lossy(rel)
     );
-    let (excerpt, matched) =
-        excerpt(&path, u64::from(d.line), u64::from(d.end_line), query, &extra).unwrap_or_default();
+    let (excerpt, matched) = excerpt(
+        &path,
+        u64::from(d.line),
+        u64::from(d.end_line),
+        query,
+        &extra,
+    )
+    .unwrap_or_default();
     SearchHit {
         line: u64::from(d.line),
         end_line: u64::from(d.end_line),

@@ -9,7 +9,9 @@
 //! (what a hit shows), [`prefilter`] (ranking without an index), [`find`] (the query).
 
 pub use excerpt::Excerpt;
-pub use find::{SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids, kind_names, search};
+pub use find::{
+    SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids, kind_names, search,
+};
 pub use index::{SearchIndex, SearchSnapshot, SearchState, SearchStatus};
 
 pub(crate) mod build;

@@ -20,8 +20,8 @@ pub(crate) const MAX_CANDIDATES: usize = 200;
 /// makes them cheap).
 const COMMON: &[&str] = &[
     "the", "and", "for", "with", "that", "this", "from", "when", "into", "not", "are", "was",
-    "but", "have", "has", "fix", "fixes", "fixed", "add", "use", "should", "would", "can",
-    "will", "its", "also", "only", "then", "than", "which", "there", "after", "before",
+    "but", "have", "has", "fix", "fixes", "fixed", "add", "use", "should", "would", "can", "will",
+    "its", "also", "only", "then", "than", "which", "there", "after", "before",
 ];
 
 /// The candidate files for `query` under `targets`, best first, at most
@@ -110,7 +110,9 @@ mod tests {
 
     #[test]
     fn code_words_and_long_words_are_grepped_first() {
-        let words = telling_words(&parse_query("fix the timer_reset() when the watchdog fires"));
+        let words = telling_words(&parse_query(
+            "fix the timer_reset() when the watchdog fires",
+        ));
         assert_eq!(words[0], "timer_reset");
         assert!(words.contains(&"watchdog".to_string()));
         assert!(!words.contains(&"timer".to_string()));

@@ -26,10 +26,16 @@ pub(crate) const PATH_B: f32 = 0.5;
 /// How much a path hint can raise a score.
 pub(crate) const HINT_BETA: f32 = 0.5;
 
-/// One segment as a query scores it: which of its files count (in the targets, not
-/// replaced by a newer segment, of a wanted language) and which document kinds.
+/// One segment as a query scores it: which of its files are live (served: not replaced
+/// by a newer segment, not changed since) and which of those the request keeps (in the
+/// targets, of a wanted language), and which document kinds.
 pub(crate) struct Part<'a> {
     pub(crate) seg: &'a Segment,
+    /// Per file: live. The statistics count live documents, whatever the filters, so a
+    /// filter never changes a score, and an index updated by changes scores exactly as
+    /// one built from scratch.
+    pub(crate) live: Vec<bool>,
+    /// Per file: live and kept.
     pub(crate) files: Vec<bool>,
     /// Kinds wanted (by position in `docs::KIND_NAMES`); empty: all.
     pub(crate) kinds: &'a [u8],
@@ -53,9 +59,17 @@ fn stats(parts: &[Part]) -> Stats {
     let mut docs = 0u64;
     let mut totals = [0u64; FIELDS + 1];
     for p in parts {
-        docs += p.seg.docs.len() as u64;
-        for (t, s) in totals.iter_mut().zip(p.seg.totals) {
-            *t += s;
+        for (file, f) in p.seg.files.iter().enumerate() {
+            if !p.live[file] {
+                continue;
+            }
+            docs += u64::from(f.count);
+            totals[FIELDS] += u64::from(f.count) * u64::from(f.path_len);
+            for d in &p.seg.docs[f.first as usize..(f.first + f.count) as usize] {
+                for (t, len) in totals.iter_mut().zip(d.lens) {
+                    *t += u64::from(len);
+                }
+            }
         }
     }
     let mut avg = [1.0f32; FIELDS + 1];
@@ -75,27 +89,69 @@ fn idf(n: f32, df: f32) -> f32 {
     (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
 }
 
-/// The best `want` documents of the parts for `query`, best first (ties go to the earlier
-/// part, then the lower document number: path order within a segment), and how many
-/// documents scored at all.
+/// One part's running scores.
+struct Scores {
+    score: Vec<f32>,
+    /// The current term's tf~ per document (zero again after each term).
+    tfw: Vec<f32>,
+    /// Documents the current term reached (live ones, kept or not: the df counts them).
+    reached: Vec<u32>,
+    touched: Vec<u32>,
+}
+
+/// The best `want` documents of the parts for `query`, best first (ties in path order,
+/// then by line), and how many documents scored at all.
 pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, usize) {
     let stats = stats(parts);
+    let mut scores: Vec<Scores> = parts
+        .iter()
+        .map(|p| Scores {
+            score: vec![0.0; p.seg.docs.len()],
+            tfw: vec![0.0; p.seg.docs.len()],
+            reached: Vec::new(),
+            touched: Vec::new(),
+        })
+        .collect();
+    for qt in &query.terms {
+        let mut df = 0u32;
+        for (part, s) in parts.iter().zip(scores.iter_mut()) {
+            df += reach(part, s, qt.term, &stats);
+        }
+        if df == 0 {
+            continue;
+        }
+        let idf = idf(stats.docs, df as f32);
+        for (part, s) in parts.iter().zip(scores.iter_mut()) {
+            for doc in std::mem::take(&mut s.reached) {
+                let t = std::mem::take(&mut s.tfw[doc as usize]);
+                if !wanted(part, doc) {
+                    continue;
+                }
+                if s.score[doc as usize] == 0.0 {
+                    s.touched.push(doc);
+                }
+                s.score[doc as usize] += qt.weight * idf * t * (K1 + 1.0) / (K1 + t);
+            }
+        }
+    }
     let mut found: Vec<Scored> = Vec::new();
-    for (at, part) in parts.iter().enumerate() {
-        let scores = score_part(parts, part, query, &stats);
-        found.extend(
-            scores
-                .into_iter()
-                .filter(|(_, s)| *s > 0.0)
-                .map(|(doc, score)| Scored { part: at, doc, score }),
-        );
+    for (at, (part, s)) in parts.iter().zip(scores.iter_mut()).enumerate() {
+        hint(part, s, query);
+        found.extend(s.touched.iter().map(|&doc| Scored {
+            part: at,
+            doc,
+            score: s.score[doc as usize],
+        }));
     }
     let total = found.len();
     let order = |a: &Scored, b: &Scored| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.part.cmp(&b.part))
-            .then(a.doc.cmp(&b.doc))
+        b.score.total_cmp(&a.score).then_with(|| {
+            let (pa, pb) = (&parts[a.part], &parts[b.part]);
+            let (da, db) = (&pa.seg.docs[a.doc as usize], &pb.seg.docs[b.doc as usize]);
+            crate::index::cmp_paths(pa.seg.path(da.file), pb.seg.path(db.file))
+                .then(da.line.cmp(&db.line))
+                .then(da.end_line.cmp(&db.end_line))
+        })
     };
     if found.len() > want && want > 0 {
         found.select_nth_unstable_by(want - 1, order);
@@ -106,80 +162,68 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     (found, total)
 }
 
-/// Scores of one part's wanted documents that hold a query term, unordered.
-fn score_part(parts: &[Part], part: &Part, query: &Query, stats: &Stats) -> Vec<(u32, f32)> {
+fn wanted(part: &Part, doc: u32) -> bool {
+    let d = &part.seg.docs[doc as usize];
+    part.files[d.file as usize] && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
+}
+
+/// Adds `term`'s tf~ of every live document of `part` holding it to `s.tfw` (listing
+/// them in `s.reached`); returns how many there are (its share of the df).
+fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -> u32 {
     let seg = part.seg;
-    let n = seg.docs.len();
-    let mut score = vec![0f32; n];
-    let mut tfw = vec![0f32; n];
-    let mut touched: Vec<u32> = Vec::new();
-    let mut this_term: Vec<u32> = Vec::new();
-    let wanted = |doc: u32| {
-        let d = &seg.docs[doc as usize];
-        part.files.get(d.file as usize).copied().unwrap_or(false)
-            && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
-    };
+    let live_doc = |doc: u32| part.live[seg.docs[doc as usize].file as usize];
     let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * f32::from(len) / stats.avg[f];
-    for qt in &query.terms {
-        let df: u32 = parts.iter().map(|p| p.seg.df(qt.term)).sum();
-        if df == 0 {
-            continue;
+    let mut df = 0u32;
+    seg.postings(term, |p| {
+        if !live_doc(p.doc) {
+            return;
         }
-        let idf = idf(stats.docs, df as f32);
-        seg.postings(qt.term, |p| {
-            if !wanted(p.doc) {
-                return;
+        let d = &seg.docs[p.doc as usize];
+        let mut sum = 0.0;
+        for f in 0..FIELDS {
+            if p.tf[f] > 0 {
+                sum += WEIGHTS[f] * p.tf[f] as f32 / norm(f, d.lens[f]);
             }
-            let d = &seg.docs[p.doc as usize];
-            let mut sum = 0.0;
-            for f in 0..FIELDS {
-                if p.tf[f] > 0 {
-                    sum += WEIGHTS[f] * p.tf[f] as f32 / norm(f, d.lens[f]);
-                }
-            }
-            if tfw[p.doc as usize] == 0.0 {
-                this_term.push(p.doc);
-            }
-            tfw[p.doc as usize] += sum;
-        });
-        seg.path_postings(qt.term, |file, tf| {
-            let f = &seg.files[file as usize];
-            if !part.files.get(file as usize).copied().unwrap_or(false) {
-                return;
-            }
-            let add = PATH_WEIGHT * tf as f32
-                / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
-            for doc in f.first..f.first + f.count {
-                if !wanted(doc) {
-                    continue;
-                }
-                if tfw[doc as usize] == 0.0 {
-                    this_term.push(doc);
-                }
-                tfw[doc as usize] += add;
-            }
-        });
-        for doc in this_term.drain(..) {
-            let t = std::mem::take(&mut tfw[doc as usize]);
-            if score[doc as usize] == 0.0 {
-                touched.push(doc);
-            }
-            score[doc as usize] += qt.weight * idf * t * (K1 + 1.0) / (K1 + t);
         }
+        if s.tfw[p.doc as usize] == 0.0 {
+            s.reached.push(p.doc);
+            df += 1;
+        }
+        s.tfw[p.doc as usize] += sum;
+    });
+    seg.path_postings(term, |file, tf| {
+        if !part.live[file as usize] {
+            return;
+        }
+        let f = &seg.files[file as usize];
+        let add = PATH_WEIGHT * tf as f32
+            / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
+        for doc in f.first..f.first + f.count {
+            if s.tfw[doc as usize] == 0.0 {
+                s.reached.push(doc);
+                df += 1;
+            }
+            s.tfw[doc as usize] += add;
+        }
+    });
+    df
+}
+
+/// Multiplies the scores by the path hint's factor (see the module documentation).
+fn hint(part: &Part, s: &mut Scores, query: &Query) {
+    if query.hint.is_empty() {
+        return;
     }
-    if !query.hint.is_empty() {
-        let mut by_file: HashMap<u32, f32> = HashMap::new();
-        for &doc in &touched {
-            let file = seg.docs[doc as usize].file;
-            let factor = *by_file.entry(file).or_insert_with(|| {
-                let set = hint_set(&String::from_utf8_lossy(seg.path(file)));
-                let hits = query.hint.iter().filter(|h| set.contains(h)).count();
-                1.0 + HINT_BETA * hits as f32 / query.hint.len() as f32
-            });
-            score[doc as usize] *= factor;
-        }
+    let mut by_file: HashMap<u32, f32> = HashMap::new();
+    for &doc in &s.touched {
+        let file = part.seg.docs[doc as usize].file;
+        let factor = *by_file.entry(file).or_insert_with(|| {
+            let set = hint_set(&String::from_utf8_lossy(part.seg.path(file)));
+            let hits = query.hint.iter().filter(|h| set.contains(h)).count();
+            1.0 + HINT_BETA * hits as f32 / query.hint.len() as f32
+        });
+        s.score[doc as usize] *= factor;
     }
-    touched.into_iter().map(|doc| (doc, score[doc as usize])).collect()
 }
 
 #[cfg(test)]
@@ -215,6 +259,7 @@ mod tests {
     fn ranked(seg: &Segment, query: &str) -> Vec<String> {
         let part = Part {
             seg,
+            live: vec![true; seg.files.len()],
             files: vec![true; seg.files.len()],
             kinds: &[],
         };
@@ -223,7 +268,11 @@ mod tests {
             .into_iter()
             .map(|s| {
                 let d = &seg.docs[s.doc as usize];
-                format!("{}:{}", String::from_utf8_lossy(seg.path(d.file)), seg.name(d))
+                format!(
+                    "{}:{}",
+                    String::from_utf8_lossy(seg.path(d.file)),
+                    seg.name(d)
+                )
             })
             .collect()
     }
@@ -236,9 +285,16 @@ mod tests {
                 "void timer_reset(void)\n{\n  hw();\n}\nvoid other(void)\n{\n  timer_reset();\n  reset();\n}\n",
                 vec![def("timer_reset", 1, 4), def("other", 5, 9)],
             ),
-            ("b.c", "void unrelated(void) { x(); }\n", vec![def("unrelated", 1, 1)]),
+            (
+                "b.c",
+                "void unrelated(void) { x(); }\n",
+                vec![def("unrelated", 1, 1)],
+            ),
         ]);
-        assert_eq!(ranked(&seg, "the timer reset fires twice"), ["a.c:timer_reset", "a.c:other"]);
+        assert_eq!(
+            ranked(&seg, "the timer reset fires twice"),
+            ["a.c:timer_reset", "a.c:other"]
+        );
         assert!(ranked(&seg, "nothing matches this").is_empty());
     }
 
@@ -249,8 +305,15 @@ mod tests {
             ("net/tcp.c", text, vec![def("start", 1, 4)]),
             ("fs/vfs.c", text, vec![def("start", 1, 4)]),
         ]);
-        assert_eq!(ranked(&seg, "start go"), ["net/tcp.c:start", "fs/vfs.c:start"]);
-        assert_eq!(ranked(&seg, "fs/vfs: start go"), ["fs/vfs.c:start", "net/tcp.c:start"]);
+        // A tie goes to path order.
+        assert_eq!(
+            ranked(&seg, "start go"),
+            ["fs/vfs.c:start", "net/tcp.c:start"]
+        );
+        assert_eq!(
+            ranked(&seg, "net/tcp: start go"),
+            ["net/tcp.c:start", "fs/vfs.c:start"]
+        );
     }
 
     #[test]
@@ -262,6 +325,7 @@ mod tests {
         let query = parse_query("run");
         let only_b = Part {
             seg: &seg,
+            live: vec![true, true],
             files: vec![false, true],
             kinds: &[],
         };
@@ -271,6 +335,7 @@ mod tests {
         let functions = [0u8];
         let only_functions = Part {
             seg: &seg,
+            live: vec![true, true],
             files: vec![true, true],
             kinds: &functions,
         };

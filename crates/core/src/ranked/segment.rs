@@ -151,9 +151,7 @@ impl Segment {
 
     /// The number of documents holding `term` in any field (the path included).
     pub(crate) fn df(&self, term: Term) -> u32 {
-        self.terms
-            .binary_search(&term)
-            .map_or(0, |i| self.dfs[i])
+        self.terms.binary_search(&term).map_or(0, |i| self.dfs[i])
     }
 
     /// Calls `f` with every posting of `term`, in document order. A damaged posting ends
@@ -205,7 +203,10 @@ impl Segment {
         let Ok(i) = self.path_terms.binary_search(&term) else {
             return;
         };
-        let (from, to) = (self.path_offsets[i] as usize, self.path_offsets[i + 1] as usize);
+        let (from, to) = (
+            self.path_offsets[i] as usize,
+            self.path_offsets[i + 1] as usize,
+        );
         let Some(mut bytes) = self.path_postings.get(from..to) else {
             return;
         };
@@ -458,7 +459,13 @@ mod tests {
         );
         b.add(b"big.bin", (9, 9, 9), u8::MAX, FileState::Skipped, &[]);
         let c = "# Timer\nreset the timer twice\n";
-        b.add(b"docs/timer.md", (4, 5, 6), u8::MAX, FileState::Indexed, &file_docs(c, &[], false));
+        b.add(
+            b"docs/timer.md",
+            (4, 5, 6),
+            u8::MAX,
+            FileState::Indexed,
+            &file_docs(c, &[], false),
+        );
         b.finish()
     }
 
@@ -476,7 +483,13 @@ mod tests {
         assert_eq!(seg.name(&seg.docs[0]), "reset_timer");
         assert_eq!(seg.container(&seg.docs[0]), Some("Timer"));
         assert_eq!(seg.container(&seg.docs[2]), None);
-        assert_eq!(all(&seg, "stop"), [Posting { doc: 0, tf: [0, 0, 0, 2] }]);
+        assert_eq!(
+            all(&seg, "stop"),
+            [Posting {
+                doc: 0,
+                tf: [0, 0, 0, 2]
+            }]
+        );
         let timer = all(&seg, "timer");
         assert_eq!(timer.len(), 3, "{timer:?}");
         assert_eq!(timer[0].tf[0], 1);
@@ -496,7 +509,13 @@ mod tests {
     fn large_counts_take_varints() {
         let text = format!("fn f() {{\n{}\n}}\n", "x ".repeat(300));
         let mut b = Builder::default();
-        b.add(b"a.rs", (0, 0, 0), 0, FileState::Indexed, &file_docs(&text, &[def("f", 1, 3)], false));
+        b.add(
+            b"a.rs",
+            (0, 0, 0),
+            0,
+            FileState::Indexed,
+            &file_docs(&text, &[def("f", 1, 3)], false),
+        );
         let seg = b.finish();
         assert_eq!(all(&seg, "x")[0].tf[BODY], 300);
     }

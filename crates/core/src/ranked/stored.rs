@@ -27,7 +27,14 @@ const MIN_TERM_BYTES: usize = 3;
 
 pub(crate) fn encode(seg: &Segment) -> Vec<u8> {
     let mut w = Writer {
-        bytes: Vec::with_capacity(seg.postings.len() + seg.docs.len() * 12 + seg.paths.len() + seg.names.len() + seg.terms.len() * 12 + 64),
+        bytes: Vec::with_capacity(
+            seg.postings.len()
+                + seg.docs.len() * 12
+                + seg.paths.len()
+                + seg.names.len()
+                + seg.terms.len() * 12
+                + 64,
+        ),
     };
     w.u32(LAYOUT);
     w.blob(&seg.paths);
@@ -101,7 +108,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
     let mut r = Reader::new(bytes);
     let layout = r.u32()?;
     if layout != LAYOUT {
-        return Err(Refused::Invalid(format!("segment layout {layout}, this rootgrep reads {LAYOUT}")));
+        return Err(Refused::Invalid(format!(
+            "segment layout {layout}, this rootgrep reads {LAYOUT}"
+        )));
     }
     let mut seg = Segment {
         paths: r.blob()?.to_vec(),
@@ -115,7 +124,8 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
         let len: u32 = r.var_as()?;
         let (size, mtime, ident) = (r.var()?, r.u64()?, r.u64()?);
         let lang = r.u8()?;
-        let state = FileState::from_u8(r.u8()?).ok_or_else(|| invalid("a file state out of range"))?;
+        let state =
+            FileState::from_u8(r.u8()?).ok_or_else(|| invalid("a file state out of range"))?;
         let count: u32 = r.var_as()?;
         let path_len: u16 = r.var_as()?;
         if path_at + u64::from(len) > seg.paths.len() as u64 {
@@ -146,7 +156,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
         }
         let line: u32 = r.var_as()?;
         let span: u32 = r.var_as()?;
-        let end_line = line.checked_add(span).ok_or_else(|| invalid("a line out of range"))?;
+        let end_line = line
+            .checked_add(span)
+            .ok_or_else(|| invalid("a line out of range"))?;
         let name_head = r.var()?;
         let name_len = u16::try_from(name_head >> 1).map_err(|_| invalid("a name too long"))?;
         let name_at = match name_head & 1 {
@@ -206,7 +218,9 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
 }
 
 fn span_in(arena: &[u8], at: u64, len: u64) -> Result<(u32, u16), Refused> {
-    if at + len > arena.len() as u64 || std::str::from_utf8(&arena[at as usize..(at + len) as usize]).is_err() {
+    if at + len > arena.len() as u64
+        || std::str::from_utf8(&arena[at as usize..(at + len) as usize]).is_err()
+    {
         return Err(invalid("a name outside its arena"));
     }
     Ok((at as u32, len as u16))
@@ -216,7 +230,8 @@ type Dictionary = (Vec<u64>, Vec<u32>, Vec<u32>);
 
 fn read_dictionary(r: &mut Reader, with_df: bool) -> Result<Dictionary, Refused> {
     let n = r.count(MIN_TERM_BYTES)?;
-    let (mut terms, mut offsets, mut dfs) = (Vec::with_capacity(n), Vec::with_capacity(n + 1), Vec::new());
+    let (mut terms, mut offsets, mut dfs) =
+        (Vec::with_capacity(n), Vec::with_capacity(n + 1), Vec::new());
     offsets.push(0u32);
     let mut prev = 0u64;
     for i in 0..n {
@@ -230,7 +245,9 @@ fn read_dictionary(r: &mut Reader, with_df: bool) -> Result<Dictionary, Refused>
             dfs.push(r.var_as()?);
         }
         let len: u32 = r.var_as()?;
-        let end = offsets[i].checked_add(len).ok_or_else(|| invalid("postings too long"))?;
+        let end = offsets[i]
+            .checked_add(len)
+            .ok_or_else(|| invalid("postings too long"))?;
         offsets.push(end);
     }
     Ok((terms, offsets, dfs))
@@ -250,7 +267,11 @@ impl crate::store::publish::Stored for Segment {
     }
 
     fn describe(&self) -> String {
-        format!("{} documents in {} files", self.docs.len(), self.files.len())
+        format!(
+            "{} documents in {} files",
+            self.docs.len(),
+            self.files.len()
+        )
     }
 }
 
@@ -276,10 +297,22 @@ mod tests {
         let mut b = Builder::default();
         let a = "fn reset_timer() {\n  stop(); stop();\n}\nfn other() { go(); }\n";
         let defs = [def("reset_timer", 1, 3), def("other", 4, 4)];
-        b.add(b"src/timer.rs", (1, 2, 3), 0, FileState::Indexed, &file_docs(a, &defs, false));
+        b.add(
+            b"src/timer.rs",
+            (1, 2, 3),
+            0,
+            FileState::Indexed,
+            &file_docs(a, &defs, false),
+        );
         b.add(b"big.bin", (9, 9, 9), u8::MAX, FileState::Skipped, &[]);
         let c = "# Timer\nreset the timer twice\n";
-        b.add(b"docs/timer.md", (4, 5, 6), u8::MAX, FileState::Indexed, &file_docs(c, &[], false));
+        b.add(
+            b"docs/timer.md",
+            (4, 5, 6),
+            u8::MAX,
+            FileState::Indexed,
+            &file_docs(c, &[], false),
+        );
         b.finish()
     }
 
@@ -301,8 +334,14 @@ mod tests {
             assert_eq!(back.df(terms::hash(token)), seg.df(terms::hash(token)));
         }
         for (a, b) in back.docs.iter().zip(&seg.docs) {
-            assert_eq!((back.name(a), back.container(a)), (seg.name(b), seg.container(b)));
-            assert_eq!((a.file, a.line, a.end_line, a.kind, a.lens), (b.file, b.line, b.end_line, b.kind, b.lens));
+            assert_eq!(
+                (back.name(a), back.container(a)),
+                (seg.name(b), seg.container(b))
+            );
+            assert_eq!(
+                (a.file, a.line, a.end_line, a.kind, a.lens),
+                (b.file, b.line, b.end_line, b.kind, b.lens)
+            );
         }
         assert_eq!(back.path(2), b"docs/timer.md");
         assert_eq!(back.files[1].state, FileState::Skipped);

@@ -61,7 +61,12 @@ fn starts_word(rest: &str) -> bool {
 
 /// The word of letters and digits starting at `start` (holding non-ASCII ones), as one
 /// lowercased token; returns where it ends.
-fn non_ascii_word(text: &str, start: usize, lower: &mut String, out: &mut impl FnMut(&str)) -> usize {
+fn non_ascii_word(
+    text: &str,
+    start: usize,
+    lower: &mut String,
+    out: &mut impl FnMut(&str),
+) -> usize {
     let mut end = start;
     for (at, c) in text[start..].char_indices() {
         if !(c.is_alphanumeric() || c == '_') {
@@ -450,7 +455,10 @@ mod tests {
 
     #[test]
     fn other_scripts_are_whole_words() {
-        assert_eq!(toks("// 设计 文档 für Größe"), ["设计", "文档", "für", "größe"]);
+        assert_eq!(
+            toks("// 设计 文档 für Größe"),
+            ["设计", "文档", "für", "größe"]
+        );
         assert_eq!(toks("naïve_x"), ["naïve_x"]);
         assert!(toks("…—→ ").is_empty());
     }

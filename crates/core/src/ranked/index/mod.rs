@@ -49,7 +49,10 @@ pub enum SearchState {
     /// the build reuses).
     Waiting(&'static str),
     /// First build under way: files read of the total.
-    Building { done: usize, total: usize },
+    Building {
+        done: usize,
+        total: usize,
+    },
     Ready,
     /// Not indexed (the reason says why): searches rank the files the text pre-filter
     /// finds.
@@ -214,9 +217,11 @@ impl SearchIndex {
             .map(|slot| {
                 let files = file_states.iter().find(|s| s.root == slot.root);
                 let search_state = match files.map(|s| &s.state) {
-                    Some(crate::index::IndexState::Unavailable(why)) => SearchState::Unavailable(
-                        format!("no file index ({why}); searches rank what the text pre-filter finds"),
-                    ),
+                    Some(crate::index::IndexState::Unavailable(why)) => {
+                        SearchState::Unavailable(format!(
+                            "no file index ({why}); searches rank what the text pre-filter finds"
+                        ))
+                    }
                     _ if slot.base.is_some() => SearchState::Ready,
                     _ if !slot.watched => SearchState::Waiting("the file index"),
                     _ if slot.waiting_for_symbols => SearchState::Waiting("the symbol index"),

@@ -9,9 +9,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
+use super::MAX_UPDATE_FILES;
 use super::check::check;
 use super::state::{Handle, Shared, Slot, UNAVAILABLE_RETRY};
-use super::MAX_UPDATE_FILES;
 use crate::index::{IndexState, RootIndex};
 use crate::ranked::build::Indexer;
 use crate::ranked::segment::{Builder, Segment, stamp_of};
@@ -182,7 +182,10 @@ fn fresh_files(shared: &Shared, job: &Job) -> Result<Arc<RootIndex>, bool> {
         if stopped(shared, job) {
             return Err(false);
         }
-        if let Some(files) = shared.files.wait_fresh(&job.root, Duration::from_millis(200)) {
+        if let Some(files) = shared
+            .files
+            .wait_fresh(&job.root, Duration::from_millis(200))
+        {
             return Ok(files);
         }
         let unavailable = (shared.files.status().iter())

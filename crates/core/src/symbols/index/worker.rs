@@ -9,12 +9,12 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
-use crate::store::publish::{Stores, WRITER_POLL};
 use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{FileSyms, Overlay, Packer, Table, nanos, stamp_of};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
+use crate::store::publish::{Stores, WRITER_POLL};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};

@@ -33,7 +33,7 @@ POLL = 5.0  # seconds to wait for an asynchronous effect (roots re-fetch, cancel
 
 READ_ONLY_TOOLS = {"list_roots", "file_info", "read_file", "read_files", "list_directory", "directory_tree"}
 WRITE_TOOLS = {"write_file", "edit_file", "create_directory", "move_file"}
-LATER_READ_ONLY_TOOLS = {"grep", "glob", "symbols", "outline", "references"}  # read-only when listed
+LATER_READ_ONLY_TOOLS = {"grep", "glob", "search", "symbols", "outline", "references"}  # read-only when listed
 SEVERITY = ["debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"]
 
 T = TypeVar("T")
@@ -596,6 +596,45 @@ async def test_glob(rootgrep_bin, ws):
             result = await call(client, "glob", {"pattern": "src/m*.rs"})
             ok(result)
             assert [entry["path"] for entry in result.structured_content["files"]] == expected[1:]
+
+
+async def test_search_ranks_definitions(rootgrep_bin, ws):
+    """Ranked search through the SDK, which validates structuredContent against the
+    outputSchema: the definition answering a question in words comes first, with its
+    line range, the words it matched and its text; a saved file is found by the next
+    search; a query with no words is a tool error."""
+    lib_rs = ws.root / "src" / "lib.rs"
+    lib_rs.write_text(
+        "/// Adds two numbers.\npub fn add(a: i32, b: i32) -> i32 {\n    a + b\n}\n\n"
+        "/// Resets the watchdog timer after a fault.\npub fn reset_timer() {}\n"
+    )
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, Host([ws.root])) as client:
+            await require_tool(client, "search")
+            result = await call(client, "search", {"query": "the watchdog timer is not reset after a fault"})
+            text = ok(result)
+            first = result.structured_content["results"][0]
+            assert (first["path"], first["name"], first["kind"], first["line"], first["end_line"]) == (
+                str(lib_rs), "reset_timer", "function", 7, 7)
+            assert {"watchdog", "timer", "reset", "fault"} <= set(first["matched"])
+            assert first["text"] == "7│pub fn reset_timer() {}\n"
+            assert text.startswith(f"1. {lib_rs}:7-7 function reset_timer")
+            assert result.structured_content["total"] >= 1
+
+            # Saved while the server runs: the next search sees the new text, not the old.
+            lib_rs.write_text("pub fn flush_queue() {\n    drain();\n}\n")
+            for _ in range(100):
+                result = await call(client, "search", {"query": "flush the queue"})
+                names = [r.get("name") for r in result.structured_content["results"]]
+                if names and names[0] == "flush_queue":
+                    break
+                await anyio.sleep(0.05)
+            assert names[0] == "flush_queue", names
+            found = await call(client, "search", {"query": "watchdog fault"})
+            assert all(r.get("name") != "reset_timer" for r in found.structured_content["results"])
+
+            err(await call(client, "search", {"query": "!!! ??? ..."}))
+            err(await call(client, "search", {"query": "x", "kind": "nonsense"}))
 
 
 async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):

@@ -37,6 +37,7 @@ mod modern;
 mod over_time;
 mod pipeline;
 mod progress;
+mod ranked;
 mod read;
 mod resources;
 mod roots;

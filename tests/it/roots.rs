@@ -239,6 +239,7 @@ fn an_empty_roots_list_from_the_client_means_no_access() {
         ("list_directory", json!({})),
         ("directory_tree", json!({})),
         ("symbols", json!({"query":"main"})),
+        ("search", json!({"query":"main function"})),
     ] {
         let result = client.call(tool, args);
         assert!(is_error(&result), "{tool}: {result}");

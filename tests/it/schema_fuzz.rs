@@ -346,7 +346,7 @@ fn every_listed_tool_is_fuzzed() {
     assert_eq!(names, covered, "a tool without a fuzz test (add it below)");
 }
 
-const FUZZED: [&str; 15] = [
+const FUZZED: [&str; 16] = [
     "create_directory",
     "directory_tree",
     "edit_file",
@@ -360,6 +360,7 @@ const FUZZED: [&str; 15] = [
     "read_file",
     "read_files",
     "references",
+    "search",
     "symbols",
     "write_file",
 ];
@@ -367,6 +368,11 @@ const FUZZED: [&str; 15] = [
 #[test]
 fn fuzz_symbols() {
     check("symbols");
+}
+
+#[test]
+fn fuzz_search() {
+    check("search");
 }
 
 #[test]

@@ -323,6 +323,12 @@ itest("tools/call: symbols, outline, references, read_file + symbol (structuredC
     assert.equal(result.structuredContent?.references[0].definition, true);
     result = await call(client, "read_file", { path: libRs, symbol: "add" });
     assert.deepEqual(ok(result).split("\n").slice(1, 4), numbered(["pub fn add(a: i32, b: i32) -> i32 {", "    a + b", "}"]));
+    result = await call(client, "search", { query: "add two numbers" });
+    ok(result);
+    assert.deepEqual(
+        result.structuredContent?.results.map((r) => [r.name, r.kind, r.path, r.line, r.end_line]).slice(0, 1),
+        [["add", "function", libRs, 1, 3]],
+    );
 });
 
 itest("roots: the client's roots/list answer is the boundary (list_roots source: client)", async (ctx) => {

@@ -1,0 +1,289 @@
+//! `search` through the wire: per language, the definition a question in words is about
+//! comes first; both forms agree; filters, paging and refusals; a saved file's new text is
+//! found by the next search and its old text is not; without an index (`--no-watch`) the
+//! answer says it is partial; hostile queries are answered within bounds.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+/// One small project per language, each with the answer to a question and decoys that
+/// share some of its words.
+fn polyglot(root: &Path) {
+    let w = |rel: &str, text: &str| {
+        let path = root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, text).unwrap();
+    };
+    w(
+        "c/timer.c",
+        "#include <timer.h>\n\n/* Re-arms the hardware watchdog after a reset. */\n\
+         static int wdog_rearm(struct wdog *w)\n{\n  w->armed = 1;\n  return hw_kick(w);\n}\n\n\
+         int timer_start(int t)\n{\n  return hw_start(t);\n}\n",
+    );
+    w(
+        "rust/queue.rs",
+        "/// A bounded queue of jobs.\npub struct JobQueue {\n    jobs: Vec<Job>,\n}\n\n\
+         impl JobQueue {\n    /// Drops the oldest job when the queue is full.\n    \
+         pub fn push_evicting(&mut self, job: Job) {\n        if self.jobs.len() == CAP {\n            \
+         self.jobs.remove(0);\n        }\n        self.jobs.push(job);\n    }\n}\n",
+    );
+    w(
+        "py/config.py",
+        "class Loader:\n    \"\"\"Reads settings.\"\"\"\n\n    def parse_yaml(self, text):\n        \
+         \"\"\"Parse the YAML configuration file into a dict.\"\"\"\n        return yaml.safe_load(text)\n\n\
+         def unrelated():\n    return 1\n",
+    );
+    w(
+        "go/cache.go",
+        "package cache\n\n// Evict removes expired entries from the LRU cache.\nfunc (c *Cache) Evict(now int64) {\n\
+         \tfor k, e := range c.items {\n\t\tif e.expires < now {\n\t\t\tdelete(c.items, k)\n\t\t}\n\t}\n}\n",
+    );
+    w(
+        "js/socket.js",
+        "// Reconnect the websocket with exponential backoff.\nfunction reconnectSocket(url, attempt) {\n  \
+         const delay = Math.min(30000, 2 ** attempt * 100);\n  return setTimeout(() => open(url), delay);\n}\n",
+    );
+    w(
+        "java/Auth.java",
+        "public class Auth {\n    /** Checks the password hash against the stored one. */\n    \
+         public boolean verifyPassword(String password, String hash) {\n        \
+         return Hasher.matches(password, hash);\n    }\n}\n",
+    );
+    w("docs/README.md", "# Project\n\nThe watchdog is re-armed by the timer driver.\n");
+}
+
+fn server(root: &Path, extra: &[&str]) -> Client {
+    let mut args: Vec<&str> = vec!["--no-cache"];
+    args.extend_from_slice(extra);
+    let mut client = Client::spawn(&args, root);
+    client.handshake(json!({}));
+    client
+}
+
+/// Polls list_roots until the search index of the first root is ready.
+fn wait_search_ready(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let line = roots["structuredContent"]["roots"][0]["search"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if line.starts_with("ready") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "search never ready: {line}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn ready(root: &Path) -> Client {
+    let mut client = server(root, &[]);
+    wait_search_ready(&mut client);
+    client
+}
+
+/// (path relative to `root`, name or kind) of each result.
+fn top(result: &Value, root: &Path) -> Vec<String> {
+    result["structuredContent"]["results"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no results: {result}"))
+        .iter()
+        .map(|r| {
+            let path = r["path"].as_str().unwrap();
+            let rel = Path::new(path).strip_prefix(root).unwrap_or(Path::new(path));
+            let name = r["name"].as_str().or(r["kind"].as_str()).unwrap();
+            format!("{}:{name}", rel.display())
+        })
+        .collect()
+}
+
+#[test]
+fn the_definition_a_question_is_about_comes_first_in_every_language() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = ready(&ws.app);
+    for (question, answer) in [
+        ("the watchdog is not re-armed after a reset", "c/timer.c:wdog_rearm"),
+        ("queue drops the oldest job when full", "rust/queue.rs:push_evicting"),
+        ("parse yaml configuration", "py/config.py:parse_yaml"),
+        ("expired entries are never evicted from the cache", "go/cache.go:Evict"),
+        ("websocket reconnect backoff", "js/socket.js:reconnectSocket"),
+        ("password hash check fails", "java/Auth.java:verifyPassword"),
+    ] {
+        let result = client.call("search", json!({"query": question}));
+        assert!(!is_error(&result), "{question}: {result}");
+        let got = top(&result, &ws.app);
+        assert_eq!(got.first().map(String::as_str), Some(answer), "{question}: {got:?}");
+    }
+}
+
+#[test]
+fn both_forms_agree_and_say_how_to_read_the_rest() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let long: String = (0..60).map(|i| format!("    step_{i}();\n")).collect();
+    std::fs::write(
+        ws.app.join("c/long.c"),
+        format!("void flush_all(void)\n{{\n{long}    flush_disk();\n}}\n"),
+    )
+    .unwrap();
+    let mut client = ready(&ws.app);
+    let result = client.call("search", json!({"query": "flush the disk"}));
+    let out = &result["structuredContent"];
+    let first = &out["results"][0];
+    assert_eq!(first["name"], "flush_all");
+    assert_eq!((first["line"].as_u64(), first["end_line"].as_u64()), (Some(1), Some(64)));
+    assert_eq!(first["kind"], "function");
+    assert!(first["score"].as_f64().unwrap() > 0.0);
+    assert_eq!(first["matched"], json!(["flush", "disk"]));
+    // The signature, then the line holding the query's words; the rest is counted.
+    assert_eq!(first["text"], "1│void flush_all(void)\n2│{\n63│    flush_disk();\n");
+    assert_eq!(first["omitted"], 61);
+    let body = text(&result);
+    let path = ws.app.join("c/long.c");
+    assert!(
+        body.starts_with(&format!("1. {}:1-64 function flush_all — score ", s(&path))),
+        "{body}"
+    );
+    assert!(body.contains("63│    flush_disk();\n"), "{body}");
+    assert!(
+        body.contains("… 61 more lines: read_file with path and symbol \"flush_all\""),
+        "{body}"
+    );
+    assert_eq!(out["partial"], false);
+    assert!(out["stats"]["indexed_files"].as_u64().unwrap() >= 8);
+}
+
+#[test]
+fn filters_pages_and_refusals() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = ready(&ws.app);
+    let all = client.call("search", json!({"query": "watchdog timer re-armed"}));
+    let all_top = top(&all, &ws.app);
+    assert!(all_top.contains(&"docs/README.md:text".to_string()), "{all_top:?}");
+    // Kind, language and path keep what they name.
+    let functions = client.call("search", json!({"query": "watchdog timer re-armed", "kind": "function"}));
+    assert!(top(&functions, &ws.app).iter().all(|r| r.starts_with("c/")), "{functions}");
+    let text_only = client.call("search", json!({"query": "watchdog timer", "kind": "text"}));
+    let regions = top(&text_only, &ws.app);
+    assert_eq!(regions[0], "docs/README.md:text");
+    assert!(regions.iter().all(|r| r.ends_with(":text")), "{regions:?}");
+    let rust = client.call("search", json!({"query": "job queue", "language": "rust"}));
+    assert!(top(&rust, &ws.app).iter().all(|r| r.starts_with("rust/")), "{rust}");
+    let under = client.call("search", json!({"query": "watchdog", "path": "docs"}));
+    assert_eq!(top(&under, &ws.app), ["docs/README.md:text"]);
+    // Paging: one at a time, the continuation named in both forms.
+    let first = client.call("search", json!({"query": "watchdog timer re-armed", "head_limit": 1}));
+    assert_eq!(first["structuredContent"]["next_offset"], 1);
+    assert!(text(&first).contains("call search with offset=1 for more"), "{}", text(&first));
+    let second = client.call("search", json!({"query": "watchdog timer re-armed", "head_limit": 1, "offset": 1}));
+    assert_eq!(top(&second, &ws.app), all_top[1..2]);
+    // Refusals the model can act on.
+    for (args, says) in [
+        (json!({"query": "   "}), "`query` is empty"),
+        (json!({"query": "... !!! 123"}), "no words to search for"),
+        (json!({"query": "x", "kind": "widget"}), "unknown kind"),
+        (json!({"query": "x", "language": "cobol"}), "unknown language"),
+        (json!({"query": "x", "offset": 5000}), "offset 5000 is too large"),
+        (json!({"query": "x", "path": s(&ws.outside)}), "outside"),
+    ] {
+        let result = client.call("search", args.clone());
+        assert!(is_error(&result), "{args}: {result}");
+        assert!(text(&result).contains(says), "{args}: {}", text(&result));
+    }
+    let none = client.call("search", json!({"query": "zebra quokka"}));
+    assert!(!is_error(&none));
+    assert_eq!(none["structuredContent"]["total"], 0);
+    assert!(text(&none).starts_with("No documents hold a word of the query"), "{}", text(&none));
+}
+
+#[test]
+fn a_saved_file_is_searched_as_saved() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = ready(&ws.app);
+    let before = client.call("search", json!({"query": "verify password hash"}));
+    assert_eq!(top(&before, &ws.app)[0], "java/Auth.java:verifyPassword");
+    std::fs::write(
+        ws.app.join("java/Auth.java"),
+        "public class Auth {\n    public boolean rotateToken(String token) {\n        return true;\n    }\n}\n",
+    )
+    .unwrap();
+    // The first search after the save already reads the new text (no waiting for the
+    // watcher is needed for correctness; a short poll covers the event's delivery).
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let after = loop {
+        let result = client.call("search", json!({"query": "rotate token"}));
+        if top(&result, &ws.app).first().map(String::as_str) == Some("java/Auth.java:rotateToken")
+            || Instant::now() > deadline
+        {
+            break result;
+        }
+        std::thread::sleep(Duration::from_millis(25));
+    };
+    assert_eq!(top(&after, &ws.app)[0], "java/Auth.java:rotateToken", "{after}");
+    let old = client.call("search", json!({"query": "verify password hash"}));
+    assert!(
+        !top(&old, &ws.app).iter().any(|r| r.ends_with(":verifyPassword")),
+        "old text served: {old}"
+    );
+}
+
+#[test]
+fn without_an_index_the_answer_says_it_is_partial() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = server(&ws.app, &["--no-watch"]);
+    let result = client.call("search", json!({"query": "the watchdog is not re-armed after a reset"}));
+    assert!(!is_error(&result), "{result}");
+    // Ranked among the candidates only (their statistics, not the tree's).
+    let got = top(&result, &ws.app);
+    assert!(got[..2].contains(&"c/timer.c:wdog_rearm".to_string()), "{got:?}");
+    let out = &result["structuredContent"];
+    assert_eq!(out["partial"], true);
+    assert!(out["stats"]["candidates"].as_u64().unwrap() >= 1);
+    let body = text(&result);
+    assert!(body.contains("[partial: the search index of"), "{body}");
+    assert!(body.contains("files holding the query's rarest words"), "{body}");
+}
+
+#[test]
+fn hostile_queries_are_answered_within_bounds() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    std::fs::write(ws.app.join("blob.bin"), b"\0\x01\x02ELF\xff\xfe timer \0").unwrap();
+    let mut client = server(&ws.app, &["--max-output-bytes", "8192"]);
+    wait_search_ready(&mut client);
+    let many: String = (0..10_000).map(|i| format!("word{i} ")).collect();
+    let huge = "watchdog ".repeat(120_000);
+    for query in [
+        huge.as_str(),
+        many.as_str(),
+        "the of and a to in is it that",
+        "设计 文档 计时器 watchdog",
+        "\u{0}\u{1}\u{fffd}ELF\u{7f} timer",
+        "(((((((((( [[[[ **** ++++ $$$$",
+    ] {
+        let started = Instant::now();
+        let result = client.call("search", json!({"query": query}));
+        let size = result.to_string().len();
+        assert!(size <= 8192 + 1024, "{} bytes for a {}-byte query", size, query.len());
+        assert!(started.elapsed() < Duration::from_secs(20));
+        if !is_error(&result) {
+            assert!(result["structuredContent"]["total"].is_u64(), "{result}");
+        }
+    }
+    let cut = client.call("search", json!({"query": huge}));
+    assert!(text(&cut).contains("only the first 64 KiB of the query were read"), "{}", text(&cut));
+    let dropped = client.call("search", json!({"query": many}));
+    assert!(text(&dropped).contains("most common words were left out"), "{}", text(&dropped));
+    // The binary file is never a result.
+    let bin = client.call("search", json!({"query": "ELF timer"}));
+    assert!(!top(&bin, &ws.app).iter().any(|r| r.starts_with("blob.bin")), "{bin}");
+}

@@ -930,7 +930,21 @@ def grep_route(corpus):
     return rank, "files"
 
 
-def mcp_search(corpus, binary, wait_s, log):
+def mcp_arguments(rname):
+    """`mcp+kind=function,language=c`: extra `search` arguments (values as JSON when they
+    parse, else strings), to rank a filtered variant beside the default."""
+    extra = {}
+    for pair in rname.partition("+")[2].split(","):
+        if "=" in pair:
+            key, value = pair.split("=", 1)
+            try:
+                extra[key] = json.loads(value)
+            except ValueError:
+                extra[key] = value
+    return extra
+
+
+def mcp_search(corpus, binary, wait_s, log, extra=None):
     sys.path.insert(0, HERE)
     from driver import answer_text
     if not os.path.exists(binary):
@@ -958,7 +972,8 @@ def mcp_search(corpus, binary, wait_s, log):
     root = corpus.tree + os.sep
 
     def rank(q):
-        _, msg, size = server.request("tools/call", {"name": "search", "arguments": {"query": q, "head_limit": TOP}})
+        arguments = {"query": q, "head_limit": TOP, **(extra or {})}
+        _, msg, size = server.request("tools/call", {"name": "search", "arguments": arguments})
         result = msg.get("result") or {}
         if "error" in msg or result.get("isError"):
             raise RuntimeError(f"search failed: {json.dumps(msg)[:300]}")
@@ -1221,7 +1236,7 @@ def cmd_run(a):
             continue
         hits = [k for k in known if fnmatch.fnmatchcase(k, r)] if any(c in r for c in "*?[") else [r]
         for h in hits:
-            if h not in known:
+            if h not in known and not h.startswith("mcp+"):
                 sys.exit(f"unknown ranker {h!r} (known: {', '.join(known)})")
             if h not in wanted:
                 wanted.append(h)
@@ -1270,7 +1285,7 @@ def cmd_run(a):
             elif rname == "grep-route":
                 rank, shape = grep_route(corpus)
             else:
-                rank, shape = mcp_search(corpus, a.bin, a.mcp_wait, log)
+                rank, shape = mcp_search(corpus, a.bin, a.mcp_wait, log, mcp_arguments(rname))
         except Skip as e:
             log(f"{rname}: skipped: {e}")
             result["rankers"][rname] = {"status": f"skipped: {e}"}
@@ -1280,7 +1295,7 @@ def cmd_run(a):
         try:
             score_ranker(rname, rank, shape, tasks, entry, result["per_task"])
         except Exception as e:  # the server's search failing is a finding, not a crash
-            if rname != "mcp":
+            if not rname.startswith("mcp"):
                 raise
             log(f"{rname}: failed: {e}")
             entry = {"status": f"failed: {e}"}

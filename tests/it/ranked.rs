@@ -53,7 +53,10 @@ fn polyglot(root: &Path) {
          public boolean verifyPassword(String password, String hash) {\n        \
          return Hasher.matches(password, hash);\n    }\n}\n",
     );
-    w("docs/README.md", "# Project\n\nThe watchdog is re-armed by the timer driver.\n");
+    w(
+        "docs/README.md",
+        "# Project\n\nThe watchdog is re-armed by the timer driver.\n",
+    );
 }
 
 fn server(root: &Path, extra: &[&str]) -> Client {
@@ -95,7 +98,9 @@ fn top(result: &Value, root: &Path) -> Vec<String> {
         .iter()
         .map(|r| {
             let path = r["path"].as_str().unwrap();
-            let rel = Path::new(path).strip_prefix(root).unwrap_or(Path::new(path));
+            let rel = Path::new(path)
+                .strip_prefix(root)
+                .unwrap_or(Path::new(path));
             let name = r["name"].as_str().or(r["kind"].as_str()).unwrap();
             format!("{}:{name}", rel.display())
         })
@@ -108,17 +113,33 @@ fn the_definition_a_question_is_about_comes_first_in_every_language() {
     polyglot(&ws.app);
     let mut client = ready(&ws.app);
     for (question, answer) in [
-        ("the watchdog is not re-armed after a reset", "c/timer.c:wdog_rearm"),
-        ("queue drops the oldest job when full", "rust/queue.rs:push_evicting"),
+        (
+            "the watchdog is not re-armed after a reset",
+            "c/timer.c:wdog_rearm",
+        ),
+        (
+            "queue drops the oldest job when full",
+            "rust/queue.rs:push_evicting",
+        ),
         ("parse yaml configuration", "py/config.py:parse_yaml"),
-        ("expired entries are never evicted from the cache", "go/cache.go:Evict"),
-        ("websocket reconnect backoff", "js/socket.js:reconnectSocket"),
+        (
+            "expired entries are never evicted from the cache",
+            "go/cache.go:Evict",
+        ),
+        (
+            "websocket reconnect backoff",
+            "js/socket.js:reconnectSocket",
+        ),
         ("password hash check fails", "java/Auth.java:verifyPassword"),
     ] {
         let result = client.call("search", json!({"query": question}));
         assert!(!is_error(&result), "{question}: {result}");
         let got = top(&result, &ws.app);
-        assert_eq!(got.first().map(String::as_str), Some(answer), "{question}: {got:?}");
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some(answer),
+            "{question}: {got:?}"
+        );
     }
 }
 
@@ -137,12 +158,18 @@ fn both_forms_agree_and_say_how_to_read_the_rest() {
     let out = &result["structuredContent"];
     let first = &out["results"][0];
     assert_eq!(first["name"], "flush_all");
-    assert_eq!((first["line"].as_u64(), first["end_line"].as_u64()), (Some(1), Some(64)));
+    assert_eq!(
+        (first["line"].as_u64(), first["end_line"].as_u64()),
+        (Some(1), Some(64))
+    );
     assert_eq!(first["kind"], "function");
     assert!(first["score"].as_f64().unwrap() > 0.0);
     assert_eq!(first["matched"], json!(["flush", "disk"]));
     // The signature, then the line holding the query's words; the rest is counted.
-    assert_eq!(first["text"], "1│void flush_all(void)\n2│{\n63│    flush_disk();\n");
+    assert_eq!(
+        first["text"],
+        "1│void flush_all(void)\n2│{\n63│    flush_disk();\n"
+    );
     assert_eq!(first["omitted"], 61);
     let body = text(&result);
     let path = ws.app.join("c/long.c");
@@ -166,31 +193,59 @@ fn filters_pages_and_refusals() {
     let mut client = ready(&ws.app);
     let all = client.call("search", json!({"query": "watchdog timer re-armed"}));
     let all_top = top(&all, &ws.app);
-    assert!(all_top.contains(&"docs/README.md:text".to_string()), "{all_top:?}");
+    assert!(
+        all_top.contains(&"docs/README.md:text".to_string()),
+        "{all_top:?}"
+    );
     // Kind, language and path keep what they name.
-    let functions = client.call("search", json!({"query": "watchdog timer re-armed", "kind": "function"}));
-    assert!(top(&functions, &ws.app).iter().all(|r| r.starts_with("c/")), "{functions}");
+    let functions = client.call(
+        "search",
+        json!({"query": "watchdog timer re-armed", "kind": "function"}),
+    );
+    assert!(
+        top(&functions, &ws.app).iter().all(|r| r.starts_with("c/")),
+        "{functions}"
+    );
     let text_only = client.call("search", json!({"query": "watchdog timer", "kind": "text"}));
     let regions = top(&text_only, &ws.app);
     assert_eq!(regions[0], "docs/README.md:text");
     assert!(regions.iter().all(|r| r.ends_with(":text")), "{regions:?}");
     let rust = client.call("search", json!({"query": "job queue", "language": "rust"}));
-    assert!(top(&rust, &ws.app).iter().all(|r| r.starts_with("rust/")), "{rust}");
+    assert!(
+        top(&rust, &ws.app).iter().all(|r| r.starts_with("rust/")),
+        "{rust}"
+    );
     let under = client.call("search", json!({"query": "watchdog", "path": "docs"}));
     assert_eq!(top(&under, &ws.app), ["docs/README.md:text"]);
     // Paging: one at a time, the continuation named in both forms.
-    let first = client.call("search", json!({"query": "watchdog timer re-armed", "head_limit": 1}));
+    let first = client.call(
+        "search",
+        json!({"query": "watchdog timer re-armed", "head_limit": 1}),
+    );
     assert_eq!(first["structuredContent"]["next_offset"], 1);
-    assert!(text(&first).contains("call search with offset=1 for more"), "{}", text(&first));
-    let second = client.call("search", json!({"query": "watchdog timer re-armed", "head_limit": 1, "offset": 1}));
+    assert!(
+        text(&first).contains("call search with offset=1 for more"),
+        "{}",
+        text(&first)
+    );
+    let second = client.call(
+        "search",
+        json!({"query": "watchdog timer re-armed", "head_limit": 1, "offset": 1}),
+    );
     assert_eq!(top(&second, &ws.app), all_top[1..2]);
     // Refusals the model can act on.
     for (args, says) in [
         (json!({"query": "   "}), "`query` is empty"),
         (json!({"query": "... !!! 123"}), "no words to search for"),
         (json!({"query": "x", "kind": "widget"}), "unknown kind"),
-        (json!({"query": "x", "language": "cobol"}), "unknown language"),
-        (json!({"query": "x", "offset": 5000}), "offset 5000 is too large"),
+        (
+            json!({"query": "x", "language": "cobol"}),
+            "unknown language",
+        ),
+        (
+            json!({"query": "x", "offset": 5000}),
+            "offset 5000 is too large",
+        ),
         (json!({"query": "x", "path": s(&ws.outside)}), "outside"),
     ] {
         let result = client.call("search", args.clone());
@@ -200,7 +255,11 @@ fn filters_pages_and_refusals() {
     let none = client.call("search", json!({"query": "zebra quokka"}));
     assert!(!is_error(&none));
     assert_eq!(none["structuredContent"]["total"], 0);
-    assert!(text(&none).starts_with("No documents hold a word of the query"), "{}", text(&none));
+    assert!(
+        text(&none).starts_with("No documents hold a word of the query"),
+        "{}",
+        text(&none)
+    );
 }
 
 #[test]
@@ -227,10 +286,16 @@ fn a_saved_file_is_searched_as_saved() {
         }
         std::thread::sleep(Duration::from_millis(25));
     };
-    assert_eq!(top(&after, &ws.app)[0], "java/Auth.java:rotateToken", "{after}");
+    assert_eq!(
+        top(&after, &ws.app)[0],
+        "java/Auth.java:rotateToken",
+        "{after}"
+    );
     let old = client.call("search", json!({"query": "verify password hash"}));
     assert!(
-        !top(&old, &ws.app).iter().any(|r| r.ends_with(":verifyPassword")),
+        !top(&old, &ws.app)
+            .iter()
+            .any(|r| r.ends_with(":verifyPassword")),
         "old text served: {old}"
     );
 }
@@ -240,17 +305,26 @@ fn without_an_index_the_answer_says_it_is_partial() {
     let ws = workspace();
     polyglot(&ws.app);
     let mut client = server(&ws.app, &["--no-watch"]);
-    let result = client.call("search", json!({"query": "the watchdog is not re-armed after a reset"}));
+    let result = client.call(
+        "search",
+        json!({"query": "the watchdog is not re-armed after a reset"}),
+    );
     assert!(!is_error(&result), "{result}");
     // Ranked among the candidates only (their statistics, not the tree's).
     let got = top(&result, &ws.app);
-    assert!(got[..2].contains(&"c/timer.c:wdog_rearm".to_string()), "{got:?}");
+    assert!(
+        got[..2].contains(&"c/timer.c:wdog_rearm".to_string()),
+        "{got:?}"
+    );
     let out = &result["structuredContent"];
     assert_eq!(out["partial"], true);
     assert!(out["stats"]["candidates"].as_u64().unwrap() >= 1);
     let body = text(&result);
     assert!(body.contains("[partial: the search index of"), "{body}");
-    assert!(body.contains("files holding the query's rarest words"), "{body}");
+    assert!(
+        body.contains("files holding the query's rarest words"),
+        "{body}"
+    );
 }
 
 #[test]
@@ -273,17 +347,33 @@ fn hostile_queries_are_answered_within_bounds() {
         let started = Instant::now();
         let result = client.call("search", json!({"query": query}));
         let size = result.to_string().len();
-        assert!(size <= 8192 + 1024, "{} bytes for a {}-byte query", size, query.len());
+        assert!(
+            size <= 8192 + 1024,
+            "{} bytes for a {}-byte query",
+            size,
+            query.len()
+        );
         assert!(started.elapsed() < Duration::from_secs(20));
         if !is_error(&result) {
             assert!(result["structuredContent"]["total"].is_u64(), "{result}");
         }
     }
     let cut = client.call("search", json!({"query": huge}));
-    assert!(text(&cut).contains("only the first 64 KiB of the query were read"), "{}", text(&cut));
+    assert!(
+        text(&cut).contains("only the first 64 KiB of the query were read"),
+        "{}",
+        text(&cut)
+    );
     let dropped = client.call("search", json!({"query": many}));
-    assert!(text(&dropped).contains("most common words were left out"), "{}", text(&dropped));
+    assert!(
+        text(&dropped).contains("most common words were left out"),
+        "{}",
+        text(&dropped)
+    );
     // The binary file is never a result.
     let bin = client.call("search", json!({"query": "ELF timer"}));
-    assert!(!top(&bin, &ws.app).iter().any(|r| r.starts_with("blob.bin")), "{bin}");
+    assert!(
+        !top(&bin, &ws.app).iter().any(|r| r.starts_with("blob.bin")),
+        "{bin}"
+    );
 }

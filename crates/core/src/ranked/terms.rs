@@ -402,25 +402,6 @@ fn strip_source_extension(segment: &str) -> &str {
         .unwrap_or(segment)
 }
 
-/// The set a path hint is compared with: a file's path tokens and each of its segments
-/// squeezed (the file name's stem included).
-pub(crate) fn hint_set(rel: &str) -> Vec<String> {
-    let mut set = Vec::new();
-    path_tokens(rel, &mut |t| set.push(t.to_string()));
-    let segments: Vec<&str> = rel.split(['/', '\\']).filter(|s| !s.is_empty()).collect();
-    for (i, segment) in segments.iter().enumerate() {
-        let segment = if i + 1 == segments.len() {
-            segment.rsplit_once('.').map_or(*segment, |(stem, _)| stem)
-        } else {
-            segment
-        };
-        set.push(squeeze(segment));
-    }
-    set.sort();
-    set.dedup();
-    set
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -484,6 +465,33 @@ mod tests {
                 "mpfsethernet"
             ]
         );
+    }
+
+    /// The path hint matches a file through its path tokens: every segment, squeezed (the
+    /// last without its extension), is one of them.
+    #[test]
+    fn every_squeezed_segment_is_a_path_token() {
+        for rel in [
+            "arch/risc-v/src/mpfs/mpfs_ethernet.c",
+            "fs/vfs/fs_open.c",
+            "crates/core/flags/defs.rs",
+            "a/IPv6/HTTPServer.java",
+            "x/net-tcp.v2/y",
+        ] {
+            let mut tokens = Vec::new();
+            path_tokens(rel, &mut |t| tokens.push(t.to_string()));
+            let segments: Vec<&str> = rel.split('/').collect();
+            for (i, segment) in segments.iter().enumerate() {
+                let segment = match i + 1 == segments.len() {
+                    true => segment.rsplit_once('.').map_or(*segment, |(stem, _)| stem),
+                    false => segment,
+                };
+                assert!(
+                    tokens.contains(&squeeze(segment)),
+                    "{rel}: {segment} in {tokens:?}"
+                );
+            }
+        }
     }
 
     #[test]

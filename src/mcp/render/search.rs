@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::mcp::progress::thousands;
 use crate::mcp::render::symbols::{cost, room};
 use crate::mcp::render::{Answer, json_len, page_note};
-use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState};
+use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -127,15 +127,19 @@ pub(crate) fn render_search(
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
         notes,
-        stats: SearchStatsOut {
-            indexed_files: stats.indexed_files,
-            on_demand: stats.on_demand,
-            left_out: stats.left_out,
-            candidates: stats.candidates,
-            elapsed_ms: stats.elapsed.as_millis() as u64,
-        },
+        stats: stats_out(stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+fn stats_out(stats: &SearchStats) -> SearchStatsOut {
+    SearchStatsOut {
+        indexed_files: stats.indexed_files,
+        on_demand: stats.on_demand,
+        left_out: stats.left_out,
+        candidates: stats.candidates,
+        elapsed_ms: stats.elapsed.as_millis() as u64,
+    }
 }
 
 /// The results that fit in `room`, as text and structured entries (at least one, so
@@ -161,7 +165,7 @@ fn page(hits: &[SearchHit], offset: usize, room: usize) -> (String, Vec<SearchRe
 fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
     let path = path_text(&hit.path);
     let mut lines = String::new();
-    for (n, line) in &hit.excerpt.lines {
+    for (n, line) in &hit.lines {
         lines.push_str(&format!("{n}│{line}\n"));
     }
     let label = match (&hit.name, &hit.container) {
@@ -176,7 +180,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         hit.score,
         hit.matched.join(", ")
     );
-    if hit.excerpt.omitted > 0 {
+    if hit.omitted > 0 {
         let how = match &hit.name {
             Some(name) => format!(
                 "read_file with path and symbol \"{}\"",
@@ -190,7 +194,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
                 hit.end_line - hit.line + 1
             ),
         };
-        block.push_str(&format!("  … {} more lines: {how}\n", hit.excerpt.omitted));
+        block.push_str(&format!("  … {} more lines: {how}\n", hit.omitted));
     }
     let entry = SearchResultOut {
         path,
@@ -202,7 +206,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         score: (f64::from(hit.score) * 100.0).round() / 100.0,
         matched: hit.matched.clone(),
         text: lines,
-        omitted: hit.excerpt.omitted,
+        omitted: hit.omitted,
     };
     (block, entry)
 }

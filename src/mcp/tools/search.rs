@@ -69,6 +69,14 @@ pub struct SearchArgs {
     pub offset: Option<usize>,
 }
 
+/// Whether the search index of every target's root is ready.
+fn indexed(index: &ranked::SearchIndex, targets: &[std::path::PathBuf]) -> bool {
+    let status = index.status();
+    targets.iter().all(|t| {
+        (status.iter()).any(|s| t.starts_with(&s.root) && s.state == ranked::SearchState::Ready)
+    })
+}
+
 fn list(value: Option<OneOrMany>) -> Vec<String> {
     value.map(OneOrMany::into_vec).unwrap_or_default()
 }
@@ -127,12 +135,9 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
     let symbols = live.and_then(|l| l.symbols.clone());
     let index = live.and_then(|l| l.search.clone());
     // From the index: quick; without one, the pre-filter greps the tree.
-    let indexed = index.as_ref().is_some_and(|index| {
-        let status = index.status();
-        targets.iter().all(|t| {
-            (status.iter()).any(|s| t.starts_with(&s.root) && s.state == ranked::SearchState::Ready)
-        })
-    });
+    let indexed = index
+        .as_deref()
+        .is_some_and(|index| indexed(index, &targets));
     let lane = pool::lane_for(&targets, indexed).await;
     let budget = call.budget();
     let work = move |control: &Control, threads: usize| {

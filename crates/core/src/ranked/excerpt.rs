@@ -21,11 +21,11 @@ pub(crate) const LINE_CHARS: usize = 160;
 
 /// The lines of a hit that are shown, and what was left out.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Excerpt {
+pub(crate) struct Excerpt {
     /// (1-based line, text), in order; a cut line ends with `…`.
-    pub lines: Vec<(u64, String)>,
+    pub(crate) lines: Vec<(u64, String)>,
     /// Lines of the range not shown.
-    pub omitted: u64,
+    pub(crate) omitted: u64,
 }
 
 /// Reads lines `line..=end_line` of `path` and picks what to show; `None` when the file

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use super::build::{Indexer, lang_of};
 use super::docs::{KIND_NAMES, REGION};
-use super::excerpt::{Excerpt, excerpt};
+use super::excerpt::excerpt;
 use super::index::{MAX_ON_DEMAND, SearchIndex, SearchSnapshot};
 use super::prefilter;
 use super::score::{Part, top};
@@ -56,7 +56,11 @@ pub struct SearchHit {
     pub score: f32,
     /// Query terms the document holds (fields, comment above, path), in query order.
     pub matched: Vec<String>,
-    pub excerpt: Excerpt,
+    /// The lines shown, (1-based line, text), in order: short definitions whole, else the
+    /// signature and the lines holding query terms; a cut line ends with `…`.
+    pub lines: Vec<(u64, String)>,
+    /// Lines of the range not shown.
+    pub omitted: u64,
 }
 
 /// Counts of an answer.
@@ -452,7 +456,8 @@ fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
         lang: lang_of(seg.files[d.file as usize].lang),
         score,
         matched,
-        excerpt,
+        lines: excerpt.lines,
+        omitted: excerpt.omitted,
         path,
     }
 }

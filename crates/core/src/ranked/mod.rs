@@ -8,11 +8,10 @@
 //! (reading files into documents), [`index`] (the live index of every root), [`excerpt`]
 //! (what a hit shows), [`prefilter`] (ranking without an index), [`find`] (the query).
 
-pub use excerpt::Excerpt;
 pub use find::{
     SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids, kind_names, search,
 };
-pub use index::{SearchIndex, SearchSnapshot, SearchState, SearchStatus};
+pub use index::{SearchIndex, SearchState, SearchStatus};
 
 pub(crate) mod build;
 pub(crate) mod docs;

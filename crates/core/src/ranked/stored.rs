@@ -117,6 +117,32 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
         names: r.blob()?.to_vec(),
         ..Segment::default()
     };
+    let first = read_files(&mut r, &mut seg)?;
+    read_docs(&mut r, &mut seg, first)?;
+    let (terms, offsets, dfs) = read_dictionary(&mut r, true)?;
+    seg.postings = r.blob()?.to_vec();
+    if *offsets.last().unwrap_or(&0) as usize != seg.postings.len() {
+        return Err(invalid("postings do not add up"));
+    }
+    (seg.terms, seg.offsets, seg.dfs) = (terms, offsets, dfs);
+    let (terms, offsets, _) = read_dictionary(&mut r, false)?;
+    seg.path_postings = r.blob()?.to_vec();
+    if *offsets.last().unwrap_or(&0) as usize != seg.path_postings.len() {
+        return Err(invalid("path postings do not add up"));
+    }
+    (seg.path_terms, seg.path_offsets) = (terms, offsets);
+    for total in &mut seg.totals {
+        *total = r.u64()?;
+    }
+    if !r.is_done() {
+        return Err(invalid("bytes after the end"));
+    }
+    Ok(seg)
+}
+
+/// The files, their paths checked against the arena; returns how many documents they say
+/// they hold.
+fn read_files(r: &mut Reader, seg: &mut Segment) -> Result<u64, Refused> {
     let files = r.count(MIN_FILE_BYTES)?;
     seg.files.reserve_exact(files);
     let (mut path_at, mut first) = (0u64, 0u64);
@@ -143,6 +169,11 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
         path_at += u64::from(len);
         first += u64::from(count);
     }
+    Ok(first)
+}
+
+/// The documents, each in the file whose range holds it, names checked against the arena.
+fn read_docs(r: &mut Reader, seg: &mut Segment, first: u64) -> Result<(), Refused> {
     let docs = r.count(MIN_DOC_BYTES)?;
     if docs as u64 != first {
         return Err(invalid("documents do not add up to the files'"));
@@ -196,25 +227,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
             lens,
         });
     }
-    let (terms, offsets, dfs) = read_dictionary(&mut r, true)?;
-    seg.postings = r.blob()?.to_vec();
-    if *offsets.last().unwrap_or(&0) as usize != seg.postings.len() {
-        return Err(invalid("postings do not add up"));
-    }
-    (seg.terms, seg.offsets, seg.dfs) = (terms, offsets, dfs);
-    let (terms, offsets, _) = read_dictionary(&mut r, false)?;
-    seg.path_postings = r.blob()?.to_vec();
-    if *offsets.last().unwrap_or(&0) as usize != seg.path_postings.len() {
-        return Err(invalid("path postings do not add up"));
-    }
-    (seg.path_terms, seg.path_offsets) = (terms, offsets);
-    for total in &mut seg.totals {
-        *total = r.u64()?;
-    }
-    if !r.is_done() {
-        return Err(invalid("bytes after the end"));
-    }
-    Ok(seg)
+    Ok(())
 }
 
 fn span_in(arena: &[u8], at: u64, len: u64) -> Result<(u32, u16), Refused> {

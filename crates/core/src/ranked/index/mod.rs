@@ -10,7 +10,7 @@
 //! the worker what to index again soon; correctness does not depend on them.
 //!
 //! Jobs: a *full* build (no base yet: load the stored one, or read every file once the
-//! symbol index is ready; or the update grew past [`MAX_UPDATE_FILES`]) and an *update*
+//! symbol index is ready; or the update grew past `state::MAX_UPDATE_FILES`) and an *update*
 //! (the stale files and the update's own, read into a new update segment).
 
 use std::path::{Path, PathBuf};
@@ -35,9 +35,6 @@ use state::{Shared, Slot, State};
 
 /// Stale files a query indexes itself; beyond, they are left out and the answer says so.
 pub(crate) const MAX_ON_DEMAND: usize = 64;
-
-/// Files the update segment holds at most; more and the next job rebuilds the base.
-pub(crate) const MAX_UPDATE_FILES: usize = 1024;
 
 /// How long a query waits for a restarted root's stored index to load.
 pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(10);
@@ -77,7 +74,7 @@ pub struct SearchStatus {
 
 /// What a query reads of one root: its segments at a moment, checked against the fresh
 /// file list.
-pub struct SearchSnapshot {
+pub(crate) struct SearchSnapshot {
     pub(crate) root: PathBuf,
     pub(crate) base: Arc<Segment>,
     pub(crate) update: Option<Arc<Segment>>,
@@ -86,7 +83,7 @@ pub struct SearchSnapshot {
 }
 
 impl SearchSnapshot {
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 }
@@ -138,7 +135,7 @@ impl SearchIndex {
 
     /// What a query on `root` reads, or `None`: no base yet, not watched, or the file index
     /// is not fresh (the caller then ranks what the text pre-filter finds).
-    pub fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
+    pub(crate) fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
         let (base, update, dirty) = {
             let state = self.shared.lock();
             let slot = state.slots.iter().find(|s| s.root == root)?;
@@ -191,7 +188,8 @@ impl SearchIndex {
 
     /// Waits up to `timeout` for `root` to be served from its segments with nothing stale
     /// (tests, benchmarks).
-    pub fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
+    #[cfg(test)]
+    pub(crate) fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             if self

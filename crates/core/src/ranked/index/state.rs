@@ -20,6 +20,9 @@ use crate::symbols::SymbolIndex;
 /// changed files themselves meanwhile).
 pub(super) const UPDATE_DELAY: Duration = Duration::from_millis(250);
 
+/// Files the update segment holds at most; more and the next job rebuilds the base.
+pub(crate) const MAX_UPDATE_FILES: usize = 1024;
+
 /// How long a root whose file index is unavailable waits before its job is tried again.
 pub(super) const UNAVAILABLE_RETRY: Duration = Duration::from_secs(2);
 

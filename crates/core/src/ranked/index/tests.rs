@@ -136,10 +136,7 @@ fn a_built_index_ranks_definitions_by_their_fields() {
         hit.matched.contains(&"timer_reset".to_string())
             || hit.matched.contains(&"reset".to_string())
     );
-    assert_eq!(
-        hit.excerpt.lines[0],
-        (7, "int timer_reset(int t)".to_string())
-    );
+    assert_eq!(hit.lines[0], (7, "int timer_reset(int t)".to_string()));
     let status = f.index.status();
     assert_eq!(status[0].state, SearchState::Ready);
     assert_eq!(status[0].files, 4);

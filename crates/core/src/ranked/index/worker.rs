@@ -9,9 +9,8 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::MAX_UPDATE_FILES;
 use super::check::check;
-use super::state::{Handle, Shared, Slot, UNAVAILABLE_RETRY};
+use super::state::{Handle, MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
 use crate::index::{IndexState, RootIndex};
 use crate::ranked::build::Indexer;
 use crate::ranked::segment::{Builder, Segment, stamp_of};

@@ -394,7 +394,7 @@ fn prefiltered_sources(
             indexer.add_to(&mut builder, rel, (size, 0, 0));
         }
         let seg = builder.finish();
-        let served = keep(&seg, &root, &[root.clone()], &request.langs);
+        let served = keep(&seg, &root, std::slice::from_ref(&root), &request.langs);
         sources.push(Source {
             root,
             live: vec![true; seg.files.len()],

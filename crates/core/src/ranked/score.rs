@@ -179,9 +179,9 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
         }
         let d = &seg.docs[p.doc as usize];
         let mut sum = 0.0;
-        for f in 0..FIELDS {
-            if p.tf[f] > 0 {
-                sum += WEIGHTS[f] * p.tf[f] as f32 / norm(f, d.lens[f]);
+        for (f, (&tf, &len)) in p.tf.iter().zip(&d.lens).enumerate() {
+            if tf > 0 {
+                sum += WEIGHTS[f] * tf as f32 / norm(f, len);
             }
         }
         if s.tfw[p.doc as usize] == 0.0 {

@@ -208,7 +208,7 @@ fn filters_pages_and_refusals() {
     );
     let text_only = client.call("search", json!({"query": "watchdog timer", "kind": "text"}));
     let regions = top(&text_only, &ws.app);
-    assert_eq!(regions[0], "docs/README.md:text");
+    assert!(regions.contains(&"docs/README.md:text".to_string()), "{regions:?}");
     assert!(regions.iter().all(|r| r.ends_with(":text")), "{regions:?}");
     let rust = client.call("search", json!({"query": "job queue", "language": "rust"}));
     assert!(

@@ -208,7 +208,10 @@ fn filters_pages_and_refusals() {
     );
     let text_only = client.call("search", json!({"query": "watchdog timer", "kind": "text"}));
     let regions = top(&text_only, &ws.app);
-    assert!(regions.contains(&"docs/README.md:text".to_string()), "{regions:?}");
+    assert!(
+        regions.contains(&"docs/README.md:text".to_string()),
+        "{regions:?}"
+    );
     assert!(regions.iter().all(|r| r.ends_with(":text")), "{regions:?}");
     let rust = client.call("search", json!({"query": "job queue", "language": "rust"}));
     assert!(

@@ -61,10 +61,29 @@ fn wait_line(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
     }
 }
 
-/// A server on `root` (with `cache`, or `--no-cache`) whose symbol index is ready.
+/// Polls the first root's search line until `want` holds.
+fn wait_search(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let line = roots["structuredContent"]["roots"][0]["search"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if want(&line) {
+            return line;
+        }
+        assert!(std::time::Instant::now() < deadline, "search: {line}");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+}
+
+/// A server on `root` (with `cache`, or `--no-cache`) whose symbol and search indexes are
+/// ready.
 fn ready_server(root: &Path, cache: Option<&Path>) -> Client {
     let mut client = server(root, cache);
     wait_line(&mut client, |l| l.starts_with("ready"));
+    wait_search(&mut client, |l| l.starts_with("ready"));
     client
 }
 
@@ -75,6 +94,9 @@ fn store_once(root: &Path, cache: &Path) {
 }
 
 fn ready_and_stored(client: &mut Client) -> String {
+    wait_search(client, |l| {
+        l.starts_with("ready") && (l.contains("stored") || l.contains("from the store"))
+    });
     wait_line(client, |l| l.starts_with("ready") && l.contains("stored"))
 }
 
@@ -97,6 +119,12 @@ fn answers(client: &mut Client) -> Vec<String> {
         ("grep", json!({"pattern": "edited_while_down"})),
         ("glob", json!({"pattern": "**/*.rs", "head_limit": 0})),
         ("list_directory", json!({"path": "src/deep"})),
+        ("search", json!({"query": "persisted holder get"})),
+        (
+            "search",
+            json!({"query": "edited while down", "head_limit": 3}),
+        ),
+        ("search", json!({"query": "helper c side"})),
     ];
     calls
         .iter()
@@ -143,11 +171,14 @@ fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
         line.contains("loaded from the store, 2 changed files parsed, stored again"),
         "{line}"
     );
+    let searched = wait_search(&mut again, |l| l.starts_with("ready"));
+    assert!(searched.contains("loaded from the store"), "{searched}");
     let mut fresh = ready_server(&ws.app, None);
     let (got, want) = (answers(&mut again), answers(&mut fresh));
     assert_eq!(got, want);
     assert!(got[5].contains("m1.rs"), "{}", got[5]);
     assert!(!got[1].contains("persisted_2\""), "{}", got[1]);
+    assert!(got[14].contains("edited_while_down"), "{}", got[14]);
 }
 
 /// The first query of a restarted server, sent at once, waits for the stored table's check
@@ -273,6 +304,29 @@ fn a_damaged_store_is_rebuilt() {
     assert!(!line.contains("loaded from the store"), "{line}");
     let mut fresh = ready_server(&ws.app, None);
     assert_eq!(answers(&mut again), answers(&mut fresh));
+}
+
+/// The search index's stored segment cut short, or garbage with a valid length: refused,
+/// rebuilt, and the answers are a fresh build's.
+#[test]
+fn a_damaged_search_segment_is_rebuilt() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 30);
+    store_once(&ws.app, &cache);
+    let segment = only_entry(&cache).join("search");
+    let bytes = std::fs::read(&segment).unwrap();
+    let mut fresh = ready_server(&ws.app, None);
+    let want = answers(&mut fresh);
+    for damaged in [bytes[..bytes.len() / 3].to_vec(), vec![0x5a; bytes.len()]] {
+        std::fs::write(&segment, &damaged).unwrap();
+        let mut again = server(&ws.app, Some(&cache));
+        let line = wait_search(&mut again, |l| {
+            l.starts_with("ready") && l.contains("stored")
+        });
+        assert!(line.contains("stored copy refused"), "{line}");
+        assert_eq!(answers(&mut again), want);
+    }
 }
 
 #[test]

@@ -49,6 +49,8 @@ struct RootStore {
     waiting_since: Option<Instant>,
     /// The table held came from the store (said until a save replaces it).
     loaded: bool,
+    /// Why the stored copy was refused, said until a save replaces it.
+    refused: Option<String>,
     note: String,
 }
 
@@ -121,6 +123,7 @@ impl<T: Stored> Stores<T> {
                     T::WHAT
                 );
                 rs.note = format!("stored copy refused ({why}), rebuilt");
+                rs.refused = Some(why.to_string());
                 None
             }
         }
@@ -170,7 +173,12 @@ impl<T: Stored> Stores<T> {
                         "loaded from the store, {redone} changed files {}, stored again ({size})",
                         T::REDONE
                     ),
-                    false => format!("stored, {size}"),
+                    false => match rs.refused.take() {
+                        Some(why) => {
+                            format!("stored copy refused ({why}), rebuilt and stored, {size}")
+                        }
+                        None => format!("stored, {size}"),
+                    },
                 };
                 tracing::info!(
                     "{}: {} stored ({} bytes) in {:?}",
@@ -206,6 +214,7 @@ impl RootStore {
             seen: None,
             waiting_since: None,
             loaded: false,
+            refused: None,
             note: String::new(),
         };
         match store.open(root) {

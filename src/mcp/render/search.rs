@@ -34,7 +34,7 @@ pub struct SearchResultOut {
     /// the lines holding query words.
     pub text: String,
     /// Lines of the range not shown (read them with read_file).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
 }
 
@@ -53,7 +53,7 @@ pub struct SearchOut {
     /// Some files were not ranked from the index: roots whose index is not ready (their
     /// candidates came from a text pre-filter), or changed files left out; `notes` says which.
     pub partial: bool,
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     pub stats: SearchStatsOut,
 }
@@ -63,13 +63,13 @@ pub struct SearchStatsOut {
     /// Files ranked from the index.
     pub indexed_files: u64,
     /// Changed files indexed by this query first.
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub on_demand: u64,
     /// Changed files left out (the index catches up in the background).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub left_out: u64,
     /// Files ranked without an index (the text pre-filter's candidates).
-    #[serde(skip_serializing_if = "is_zero")]
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub candidates: u64,
     pub elapsed_ms: u64,
 }

@@ -69,16 +69,26 @@ pub(crate) fn candidates(
     Ok((ranked.into_iter().map(|(p, _)| p).collect(), found))
 }
 
-/// The words worth a grep: code-like ones first, then the longest, common prose words
-/// left out, at most [`MAX_WORDS`].
+/// The words worth a grep: code-like ones first, then the longest; words common in prose
+/// only when fewer than 3 others are left; at most [`MAX_WORDS`].
 fn telling_words(query: &Query) -> Vec<String> {
-    let mut words: Vec<(f32, usize, &str)> = (query.terms.iter())
-        .filter(|t| t.text.chars().count() >= 3 && !COMMON.contains(&t.text.as_str()))
-        .map(|t| (t.weight, t.text.len(), t.text.as_str()))
+    let common = |w: &str| COMMON.contains(&w);
+    let mut words: Vec<(bool, f32, usize, &str)> = (query.terms.iter())
+        .filter(|t| t.text.chars().count() >= 2)
+        .map(|t| (common(&t.text), t.weight, t.text.len(), t.text.as_str()))
         .collect();
-    words.sort_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)).then(a.2.cmp(b.2)));
+    words.sort_by(|a, b| {
+        (a.0.cmp(&b.0))
+            .then(b.1.total_cmp(&a.1))
+            .then(b.2.cmp(&a.2))
+            .then(a.3.cmp(b.3))
+    });
+    let telling = words.iter().filter(|w| !w.0 && w.2 >= 3).count();
     let mut out: Vec<String> = Vec::new();
-    for (_, _, word) in words {
+    for (is_common, _, len, word) in words {
+        if (is_common && telling >= 3) || (!is_common && len < 3 && telling >= 3) {
+            continue;
+        }
         // A word inside a longer chosen one adds no file (`timer` in `timer_reset`).
         if !out.iter().any(|w| w.contains(word)) {
             out.push(word.to_string());
@@ -118,5 +128,10 @@ mod tests {
         assert!(!words.contains(&"timer".to_string()));
         assert!(!words.contains(&"the".to_string()));
         assert_eq!(telling_words(&parse_query("a b")), ["a", "b"]);
+        // Common words still count when little else is left.
+        assert_eq!(
+            telling_words(&parse_query("add two numbers")),
+            ["numbers", "two", "add"]
+        );
     }
 }

@@ -132,8 +132,9 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     match &status.state {
         SearchState::Ready => {
             let mut line = format!(
-                "ready ({} documents in {} files, {} MiB",
+                "ready ({} documents, {} terms, in {} files, {} MiB",
                 count(status.documents),
+                count(status.terms),
                 count(status.files),
                 status.heap_bytes.div_ceil(1 << 20)
             );

@@ -381,18 +381,22 @@ impl Builder {
             mut path,
             ..
         } = self;
-        let mut acc: Vec<(Term, Acc)> = acc.into_iter().collect();
-        acc.sort_unstable_by_key(|(t, _)| *t);
-        seg.terms = Vec::with_capacity(acc.len());
-        seg.offsets = Vec::with_capacity(acc.len() + 1);
-        seg.dfs = Vec::with_capacity(acc.len());
-        seg.postings = Vec::with_capacity(acc.iter().map(|(_, a)| a.bytes.len()).sum());
-        for (term, a) in acc {
-            seg.terms.push(term);
+        let mut acc = acc;
+        // Sorted terms first, then each term's bytes moved out (and freed) one by one: the
+        // build's peak is the accumulators, not the accumulators and a sorted copy of them.
+        let mut terms: Vec<Term> = acc.keys().copied().collect();
+        terms.sort_unstable();
+        seg.offsets = Vec::with_capacity(terms.len() + 1);
+        seg.dfs = Vec::with_capacity(terms.len());
+        seg.postings = Vec::with_capacity(acc.values().map(|a| a.bytes.len()).sum());
+        for term in &terms {
+            let a = acc.remove(term).unwrap_or_default();
             seg.offsets.push(seg.postings.len() as u32);
             seg.dfs.push(a.df);
             seg.postings.extend_from_slice(&a.bytes);
         }
+        drop(acc);
+        seg.terms = terms;
         seg.offsets.push(seg.postings.len() as u32);
         path.sort_unstable();
         let mut last: Option<(Term, u32)> = None;

@@ -27,7 +27,7 @@ NUTTX_GIT="${NUTTX_GIT:-/work/.mirror/apache+nuttx/repo}"
 RG_GIT="${RG_GIT:-/work/.mirror/BurntSushi+ripgrep/repo}"
 CACHE="${CACHE:-/tmp/rank-bench/cache}"
 RANKERS="${RANKERS:-bm25-files,bm25-functions,grep-route,mcp,bm25-functions+comments}"
-OUT="$REPO/bench/results/rank-baseline"
+OUT="${OUT:-$REPO/bench/results/rank-baseline}"
 
 if [ "${1:-}" = "--cold" ]; then
     rm -f "$CACHE"/*.pkl

@@ -380,3 +380,35 @@ fn hostile_queries_are_answered_within_bounds() {
         "{bin}"
     );
 }
+
+/// Without an index, a search over ~2 GB (hard links of one 1 MB file) for words no file
+/// holds is long on any machine: it reports progress, and a cancel stops it with nothing
+/// sent after; the server answers the next search.
+#[test]
+fn a_long_search_reports_progress_and_stops_when_cancelled() {
+    let ws = workspace();
+    linked_tree(&ws.app, 2000, &slow_body(12_000));
+    let mut client = server(&ws.app, &["--no-watch"]);
+    let id = client.start(
+        "tools/call",
+        json!({"name": "search", "arguments": {"query": "zebra quokka narwhal"},
+               "_meta": {"progressToken": "s"}}),
+    );
+    let first = client
+        .wait_for(Duration::from_secs(30), |m| {
+            m["method"] == "notifications/progress" || is_response_to(m, id)
+        })
+        .expect("progress or response");
+    assert!(
+        !is_response_to(&first, id),
+        "a 2 GB search finished at once: {first}"
+    );
+    assert_eq!(first["params"]["progressToken"], "s");
+    client.notify(
+        "notifications/cancelled",
+        json!({"requestId": id, "reason": "test"}),
+    );
+    assert_cancelled_quietly(&mut client, id);
+    let after = client.call("search", json!({"query": "main", "path": "src"}));
+    assert!(!is_error(&after), "{after}");
+}

@@ -171,18 +171,40 @@ impl SearchIndex {
     }
 
     /// Waits while a root holding one of `targets` is loading its stored index (a
-    /// restart), at most [`RESTORE_WAIT`] and until `cancelled`.
+    /// restart), and then while its file list is not fresh yet (the check needs it), at
+    /// most [`RESTORE_WAIT`] in all and until `cancelled`: answering from the stored index
+    /// a moment later beats ranking the pre-filter's candidates.
     pub(crate) fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
         let deadline = std::time::Instant::now() + RESTORE_WAIT;
+        let mine = |s: &Slot| targets.iter().any(|t| t.starts_with(&s.root));
         let restoring = || {
-            let state = self.shared.lock();
-            state
+            self.shared
+                .lock()
                 .slots
                 .iter()
-                .any(|s| s.restoring && targets.iter().any(|t| t.starts_with(&s.root)))
+                .any(|s| s.restoring && mine(s))
         };
         while restoring() && !cancelled() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(5));
+        }
+        let based: Vec<PathBuf> = {
+            let state = self.shared.lock();
+            (state.slots.iter())
+                .filter(|s| s.base.is_some() && s.watched && mine(s))
+                .map(|s| s.root.clone())
+                .collect()
+        };
+        for root in based {
+            while !cancelled() {
+                let left = deadline.saturating_duration_since(std::time::Instant::now());
+                if left.is_zero() {
+                    return;
+                }
+                let step = left.min(Duration::from_millis(100));
+                if self.shared.files.wait_fresh(&root, step).is_some() {
+                    break;
+                }
+            }
         }
     }
 

@@ -86,7 +86,8 @@ fn telling_words(query: &Query) -> Vec<String> {
     let telling = words.iter().filter(|w| !w.0 && w.2 >= 3).count();
     let mut out: Vec<String> = Vec::new();
     for (is_common, _, len, word) in words {
-        if (is_common && telling >= 3) || (!is_common && len < 3 && telling >= 3) {
+        // Short or common words only when little else is left.
+        if telling >= 3 && (is_common || len < 3) {
             continue;
         }
         // A word inside a longer chosen one adds no file (`timer` in `timer_reset`).

@@ -210,7 +210,7 @@ impl SearchIndex {
 
     /// Waits up to `timeout` for `root` to be served from its segments with nothing stale
     /// (tests, benchmarks).
-    #[cfg(test)]
+    #[cfg(all(test, unix))]
     pub(crate) fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {

@@ -138,6 +138,9 @@ struct Source {
     live: Vec<bool>,
     /// Per file: served and kept by the request's filters.
     served: Vec<bool>,
+    /// A root's base or update (what it holds may be older than the disk when the file
+    /// index cannot prove it saw every change); not a segment read by this query.
+    from_index: bool,
 }
 
 /// Runs `request` over `targets` (canonical, checked against the roots; `roots` are the
@@ -171,18 +174,9 @@ pub fn search(
     }
     // Foreground work: the index builds step aside while it runs.
     let _running = crate::walk::SearchRunning::start();
-    let mut sources = Vec::new();
     let mut unindexed_targets = Vec::new();
-    for (snapshot, mine) in snapshots(index, targets, &mut unindexed_targets) {
-        indexed_sources(
-            &snapshot,
-            &mine,
-            request,
-            symbols,
-            &mut sources,
-            &mut out.stats,
-        );
-    }
+    let snapshots = snapshots(index, targets, &mut unindexed_targets);
+    let mut prefiltered = Vec::new();
     if !unindexed_targets.is_empty() && !control.is_cancelled() {
         out.unindexed = unindexed_roots(index, &unindexed_targets, roots);
         let (candidates, matching) = prefilter::candidates(
@@ -194,21 +188,57 @@ pub fn search(
         )?;
         out.stats.matching = matching as u64;
         out.stats.candidates = candidates.len() as u64;
-        prefiltered_sources(&candidates, roots, request, &mut sources);
+        prefiltered_sources(&candidates, roots, request, &mut prefiltered);
     }
-    let parts: Vec<Part> = sources
-        .iter()
-        .map(|s| Part {
-            seg: &s.seg,
-            live: s.live.clone(),
-            files: s.served.clone(),
-            kinds: &kinds,
-        })
-        .collect();
-    out.stats.documents = sources.iter().map(|s| s.seg.docs.len() as u64).sum();
-    out.terms_dropped = prune(&mut query, &parts);
+    // Without the watcher's barrier (macOS, Windows) a file saved a moment ago may not be
+    // reported yet: the page's files are checked on disk, and any that changed are indexed
+    // now and the page ranked again (twice at most).
+    let check_disk = files.is_some_and(|f| !f.proves_freshness());
+    let mut forced: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     let want = request.offset.saturating_add(request.limit.max(1));
-    let (scored, total) = top(&parts, &query, want);
+    let (sources, scored, total) = loop {
+        let mut sources = Vec::new();
+        let mut stats = out.stats.clone();
+        (stats.indexed_files, stats.on_demand, stats.left_out) = (0, 0, 0);
+        for (snapshot, mine) in &snapshots {
+            let forced: Vec<&[u8]> = (forced.iter())
+                .filter(|(root, _)| root == snapshot.root())
+                .map(|(_, rel)| rel.as_slice())
+                .collect();
+            indexed_sources(
+                snapshot,
+                mine,
+                request,
+                symbols,
+                &forced,
+                &mut sources,
+                &mut stats,
+            );
+        }
+        sources.extend(prefiltered.iter().map(Source::again));
+        let parts: Vec<Part> = sources
+            .iter()
+            .map(|s| Part {
+                seg: &s.seg,
+                live: s.live.clone(),
+                files: s.served.clone(),
+                kinds: &kinds,
+            })
+            .collect();
+        stats.documents = sources.iter().map(|s| s.seg.docs.len() as u64).sum();
+        out.terms_dropped = prune(&mut query, &parts);
+        let (scored, total) = top(&parts, &query, want);
+        drop(parts);
+        out.stats = stats;
+        let changed = match check_disk && forced.len() < 2 * want {
+            true => changed_on_disk(&sources, &scored[request.offset.min(scored.len())..]),
+            false => Vec::new(),
+        };
+        if changed.is_empty() || forced.len() >= 2 * want {
+            break (sources, scored, total);
+        }
+        forced.extend(changed);
+    };
     out.total = total;
     for s in scored.iter().skip(request.offset) {
         if control.is_cancelled() {
@@ -307,6 +337,7 @@ fn indexed_sources(
     targets: &[PathBuf],
     request: &SearchRequest,
     symbols: Option<&SymbolIndex>,
+    forced: &[&[u8]],
     sources: &mut Vec<Source>,
     stats: &mut SearchStats,
 ) {
@@ -316,19 +347,33 @@ fn indexed_sources(
         for (m, s) in mask.iter_mut().zip(live) {
             *m &= *s;
         }
+        let mut live = live.to_vec();
+        // Files found changed on disk are served from this query's reading instead.
+        for (file, (l, m)) in live.iter_mut().zip(mask.iter_mut()).enumerate() {
+            if *l && !forced.is_empty() && forced.contains(&seg.path(file as u32)) {
+                (*l, *m) = (false, false);
+            }
+        }
         stats.indexed_files += mask.iter().filter(|m| **m).count() as u64;
         sources.push(Source {
             root: root.clone(),
             seg: seg.clone(),
-            live: live.to_vec(),
+            live,
             served: mask,
+            from_index: true,
         });
     };
     add(&snapshot.base, &snapshot.check.base);
     if let Some(update) = &snapshot.update {
         add(update, &snapshot.check.update);
     }
-    let wanted: Vec<usize> = (snapshot.check.stale.iter().copied())
+    let mut stale = snapshot.check.stale.clone();
+    stale.extend((forced.iter()).filter_map(|rel| {
+        snapshot
+            .files
+            .find_file(Path::new(std::ffi::OsStr::from_bytes(rel)))
+    }));
+    let wanted: Vec<usize> = (stale.iter().copied())
         .filter(|&id| {
             let file = snapshot.files.file(id);
             let abs = root.join(file.rel);
@@ -360,7 +405,46 @@ fn indexed_sources(
         live: vec![true; seg.files.len()],
         served: vec![true; seg.files.len()],
         seg: Arc::new(seg),
+        from_index: false,
     });
+}
+
+impl Source {
+    /// The same source for another round of ranking.
+    fn again(&self) -> Source {
+        Source {
+            root: self.root.clone(),
+            seg: self.seg.clone(),
+            live: self.live.clone(),
+            served: self.served.clone(),
+            from_index: self.from_index,
+        }
+    }
+}
+
+/// The files of `page` served from an index whose size, mtime or identity on disk is not
+/// the one indexed (root, relative path), each once.
+fn changed_on_disk(sources: &[Source], page: &[super::score::Scored]) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut out: Vec<(PathBuf, Vec<u8>)> = Vec::new();
+    for s in page {
+        let source = &sources[s.part];
+        if !source.from_index {
+            continue;
+        }
+        let file = source.seg.docs[s.doc as usize].file;
+        let rel = source.seg.path(file);
+        let path = source
+            .root
+            .join(Path::new(std::ffi::OsStr::from_bytes(rel)));
+        let now = std::fs::symlink_metadata(&path)
+            .ok()
+            .map(|m| super::segment::stamp_of_meta(&m));
+        let key = (source.root.clone(), rel.to_vec());
+        if now != Some(source.seg.files[file as usize].stamp) && !out.contains(&key) {
+            out.push(key);
+        }
+    }
+    out
 }
 
 /// The pre-filter's candidates read into one segment per root.
@@ -400,6 +484,7 @@ fn prefiltered_sources(
             live: vec![true; seg.files.len()],
             seg: Arc::new(seg),
             served,
+            from_index: false,
         });
     }
 }

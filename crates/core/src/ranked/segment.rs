@@ -31,6 +31,14 @@ pub(crate) fn stamp_of(file: &crate::index::IndexedFile) -> Stamp {
     (file.size, mtime, file.ident)
 }
 
+/// The stamp of a file's metadata as read from the disk now.
+pub(crate) fn stamp_of_meta(meta: &std::fs::Metadata) -> Stamp {
+    let mtime = (meta.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(u64::MAX, |d| d.as_nanos() as u64);
+    (meta.len(), mtime, crate::platform::os::identity(meta))
+}
+
 /// Why a file has no documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FileState {

@@ -242,14 +242,14 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
     if outcome.query_cut {
         notes.push(format!(
             "only the first {} KiB of the query were read",
-            crate::ranked::find::MAX_QUERY_BYTES / 1024
+            crate::ranked::MAX_QUERY_BYTES / 1024
         ));
     }
     if outcome.terms_dropped > 0 {
         notes.push(format!(
             "the query's {} most common words were left out (at most {} are scored)",
             thousands(outcome.terms_dropped as u64),
-            crate::ranked::find::MAX_TERMS
+            crate::ranked::MAX_TERMS
         ));
     }
     notes

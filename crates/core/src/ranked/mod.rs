@@ -6,20 +6,25 @@
 //! documents: definitions and the regions between them), [`segment`] (a packed inverted
 //! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F), [`build`]
 //! (reading files into documents), [`index`] (the live index of every root), [`excerpt`]
-//! (what a hit shows), [`prefilter`] (ranking without an index), [`find`] (the query).
+//! (what a hit shows), [`prefilter`] (ranking without an index), [`request`] (what a query
+//! asks and gets), [`sources`] (the segments a query scores), [`find`] (the query).
 
-pub use find::{
-    SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids, kind_names, search,
-};
+pub use find::search;
 pub use index::{SearchIndex, SearchState, SearchStatus};
+pub use request::{
+    MAX_QUERY_BYTES, MAX_TERMS, SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids,
+    kind_names,
+};
 
 pub(crate) mod build;
 pub(crate) mod docs;
 pub(crate) mod excerpt;
-pub mod find;
+pub(crate) mod find;
 pub mod index;
 pub(crate) mod prefilter;
+pub mod request;
 pub(crate) mod score;
 pub(crate) mod segment;
+pub(crate) mod sources;
 pub(crate) mod stored;
 pub(crate) mod terms;

@@ -3,7 +3,7 @@
 //! one rebuilt from scratch, a restart from the store, and the pre-filter without index.
 
 use super::*;
-use crate::ranked::find::{SearchOutcome, SearchRequest, search};
+use crate::ranked::{SearchOutcome, SearchRequest, search};
 use crate::search::Control;
 use std::path::Path;
 

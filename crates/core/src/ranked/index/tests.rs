@@ -255,3 +255,45 @@ fn a_page_file_changed_on_disk_before_its_event_is_read_again() {
     assert!(named(&out, "tcp_recv_all"), "{:?}", names(&out, &root));
     assert!(out.stats.on_demand >= 1);
 }
+
+/// More changed files than a query indexes itself (the worker's update not run yet: its
+/// clock stands still): they are left out and counted, never served from old text.
+#[test]
+fn too_many_changed_files_are_left_out_and_said() {
+    let (_dir, root) = tree();
+    let files = Arc::new(FileIndex::new());
+    let clock = crate::clock::ManualClock::new();
+    let index = SearchIndex::with_clock(files.clone(), None, None, clock);
+    let roots = [root.clone()];
+    files.set_roots(&roots);
+    Consumer::set_roots(&index, &roots);
+    let f = Fixture {
+        files,
+        index,
+        root: root.clone(),
+    };
+    f.feed(WatchEvent::Status(root.clone(), RootStatus::Watching));
+    assert!(f.index.wait_ready(&root, Duration::from_secs(30)));
+    let n = MAX_ON_DEMAND + 6;
+    for i in 0..n {
+        let path = root.join(format!("net/gen{i}.c"));
+        std::fs::write(
+            &path,
+            format!("int zephyr_{i}(void)\n{{\n  return {i};\n}}\n"),
+        )
+        .unwrap();
+        f.feed(WatchEvent::Created(path));
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let out = loop {
+        let out = f.ask("zephyr");
+        if out.unindexed.is_empty() || std::time::Instant::now() > deadline {
+            break out;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(out.unindexed.is_empty());
+    assert_eq!(out.stats.left_out, n as u64);
+    assert_eq!(out.stats.on_demand, 0);
+    assert!(out.hits.is_empty(), "{:?}", names(&out, &root));
+}

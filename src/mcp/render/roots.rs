@@ -81,10 +81,11 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
     match &status.state {
         SymbolState::Ready => {
             let mut line = format!(
-                "ready ({} definitions in {} files, {} MiB",
+                "ready ({} definitions in {} files, {} MiB{}",
                 count(status.definitions),
                 count(status.files),
-                status.heap_bytes.div_ceil(1 << 20)
+                status.table_bytes.div_ceil(1 << 20),
+                if status.in_place { " read in place" } else { "" }
             );
             if status.too_large > 0 {
                 line.push_str(&format!(

@@ -270,13 +270,14 @@ impl crate::store::publish::Stored for Segment {
     const KIND: crate::store::Kind = crate::store::Kind::Search;
     const WHAT: &'static str = "search index";
     const REDONE: &'static str = "read";
+    const IN_PLACE: bool = false;
 
-    fn encode(&self) -> Vec<u8> {
-        encode(self)
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        std::borrow::Cow::Owned(encode(self))
     }
 
-    fn decode(bytes: &[u8]) -> Result<Segment, Refused> {
-        decode(bytes)
+    fn decode(bytes: crate::store::mapped::Bytes) -> Result<Segment, Refused> {
+        decode(bytes.as_slice())
     }
 
     fn describe(&self) -> String {

@@ -14,7 +14,7 @@ use std::io::{self, Write};
 use std::path::Path;
 
 /// Bumped whenever any stored layout changes: older files are then discarded.
-pub(crate) const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 2;
 
 const MAGIC: &[u8; 8] = b"rootgrep";
 pub(crate) const HEADER_LEN: usize = 40;
@@ -40,7 +40,8 @@ impl Kind {
     }
 }
 
-/// The machine tag: files are only read back on the same kind of system.
+/// The machine tag: files are only read back on the same kind of system (OS, pointer width
+/// and byte order: tables are used in place, in the machine's own layout).
 fn machine() -> u32 {
     let os: u32 = match std::env::consts::OS {
         "linux" => 1,
@@ -48,7 +49,8 @@ fn machine() -> u32 {
         "windows" => 3,
         _ => 15,
     };
-    os << 8 | (usize::BITS)
+    let big_endian = u32::from(cfg!(target_endian = "big"));
+    big_endian << 16 | os << 8 | (usize::BITS)
 }
 
 /// Why a stored file is not used.
@@ -104,34 +106,41 @@ fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
     h
 }
 
-/// Checks `bytes` (a whole stored file) and returns its payload.
-pub(crate) fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
-    if bytes.len() < HEADER_LEN {
-        return Err(if MAGIC.starts_with(&bytes[..bytes.len().min(8)]) {
+/// Checks a stored file's header (its first [`HEADER_LEN`] bytes, or fewer when the file
+/// is that short) for `kind`; returns the payload's length and checksum.
+pub(crate) fn check_header(head: &[u8], kind: Kind) -> Result<(u64, u64), Refused> {
+    if head.len() < HEADER_LEN {
+        return Err(if MAGIC.starts_with(&head[..head.len().min(8)]) {
             Refused::Truncated
         } else {
             Refused::NotOurs
         });
     }
-    let u32_at = |at: usize| u32::from_le_bytes(bytes[at..at + 4].try_into().unwrap_or_default());
-    let u64_at = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap_or_default());
-    if &bytes[0..8] != MAGIC {
+    let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().unwrap_or_default());
+    let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().unwrap_or_default());
+    if &head[0..8] != MAGIC {
         return Err(Refused::NotOurs);
     }
     if u32_at(8) != FORMAT_VERSION {
         return Err(Refused::Version(u32_at(8)));
     }
-    if bytes[12..16] != kind.tag() {
+    if head[12..16] != kind.tag() {
         return Err(Refused::OtherKind);
     }
     if u32_at(16) != machine() {
         return Err(Refused::OtherMachine);
     }
+    Ok((u64_at(20), u64_at(28)))
+}
+
+/// Checks `bytes` (a whole stored file) and returns its payload.
+pub(crate) fn payload(bytes: &[u8], kind: Kind) -> Result<&[u8], Refused> {
+    let (len, sum) = check_header(&bytes[..bytes.len().min(HEADER_LEN)], kind)?;
     let body = &bytes[HEADER_LEN..];
-    if u64_at(20) != body.len() as u64 {
+    if len != body.len() as u64 {
         return Err(Refused::Truncated);
     }
-    if u64_at(28) != checksum(body) {
+    if sum != checksum(body) {
         return Err(Refused::Checksum);
     }
     Ok(body)
@@ -292,11 +301,6 @@ impl Writer {
         }
         self.bytes.push(v as u8);
     }
-    /// A signed difference, zigzag-encoded as a varint (small either way: 1 byte).
-    pub(crate) fn delta(&mut self, from: u64, to: u64) {
-        let d = to.wrapping_sub(from) as i64;
-        self.var(((d << 1) ^ (d >> 63)) as u64);
-    }
     /// A length-prefixed byte string.
     pub(crate) fn blob(&mut self, v: &[u8]) {
         self.u64(v.len() as u64);
@@ -345,12 +349,6 @@ impl<'a> Reader<'a> {
             }
         }
         Err(Refused::Invalid("a varint too long".into()))
-    }
-    /// The value a [`Writer::delta`] from `from` encoded.
-    pub(crate) fn delta(&mut self, from: u64) -> Result<u64, Refused> {
-        let z = self.var()?;
-        let d = ((z >> 1) as i64) ^ -((z & 1) as i64);
-        Ok(from.wrapping_add(d as u64))
     }
     /// A varint that must fit `T`.
     pub(crate) fn var_as<T: TryFrom<u64>>(&mut self) -> Result<T, Refused> {

@@ -23,6 +23,7 @@ use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
 pub(crate) mod format;
 pub(crate) mod lock;
+pub(crate) mod mapped;
 pub(crate) mod publish;
 
 pub(crate) use format::{Kind, Refused};
@@ -335,7 +336,7 @@ impl Entry {
     /// The stored payload of `kind`, if it was written for this very root (same path and
     /// identity) and is intact; a damaged or foreign file is deleted (by whoever finds it:
     /// it is never served) and the reason returned.
-    pub(crate) fn load(&self, kind: Kind) -> Result<Vec<u8>, Refused> {
+    pub(crate) fn load(&self, kind: Kind) -> Result<mapped::Bytes, Refused> {
         match (self.described(), RootId::of(&self.root)) {
             (Some(stored), Ok(now)) if stored == now => {}
             (Some(_), Ok(_)) => {
@@ -343,7 +344,7 @@ impl Entry {
             }
             _ => return Err(Refused::Missing),
         }
-        let loaded = format::read(&self.file(kind), kind);
+        let loaded = mapped::load(&self.file(kind), kind);
         if let Err(why) = &loaded
             && *why != Refused::Missing
         {

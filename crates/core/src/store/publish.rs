@@ -27,10 +27,15 @@ pub(crate) trait Stored: Sized {
     const WHAT: &'static str;
     /// What a reused copy's changed files went through ("parsed", "re-indexed").
     const REDONE: &'static str;
-    fn encode(&self) -> Vec<u8>;
-    fn decode(bytes: &[u8]) -> Result<Self, Refused>;
+    /// The bytes to store.
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
+    /// What a stored payload holds (used in place where the layout allows).
+    fn decode(bytes: super::mapped::Bytes) -> Result<Self, Refused>;
     /// What it holds, for the log ("838,000 definitions").
     fn describe(&self) -> String;
+    /// Whether a decoded copy reads its stored file in place (then, once a fresh build is
+    /// stored, the index swaps it for the stored copy and gives the heap back).
+    const IN_PLACE: bool;
 }
 
 /// A reader with more files than this to parse waits for the writer to publish.
@@ -101,7 +106,7 @@ impl<T: Stored> Stores<T> {
             return None;
         }
         let started = Instant::now();
-        match entry.load(T::KIND).and_then(|bytes| T::decode(&bytes)) {
+        match entry.load(T::KIND).and_then(T::decode) {
             Ok(held) => {
                 rs.seen = stamp;
                 tracing::info!(
@@ -143,26 +148,43 @@ impl<T: Stored> Stores<T> {
         since.elapsed() < WRITER_WAIT_MAX
     }
 
+    /// The copy this server just stored, read in place (`None`: not stored, not the
+    /// writer, or a kind whose copies are not used in place, or not Unix: see
+    /// `store::mapped`).
+    pub(crate) fn in_place(&mut self, root: &Path) -> Option<Arc<T>> {
+        if !T::IN_PLACE || !cfg!(unix) {
+            return None;
+        }
+        let rs = self.roots.get_mut(root)?;
+        rs.writer.as_ref()?;
+        let entry = rs.entry.as_ref()?;
+        let held = entry.load(T::KIND).and_then(T::decode).ok()?;
+        rs.seen = entry.stamp(T::KIND);
+        Some(Arc::new(held))
+    }
+
     /// Saves `held` (built with `redone` files parsed or read again) when this server
-    /// writes the root's entry.
-    pub(crate) fn save(&mut self, root: &Path, held: &T, redone: usize) {
+    /// writes the root's entry; whether it did.
+    pub(crate) fn save(&mut self, root: &Path, held: &T, redone: usize) -> bool {
         let store = self.store.clone();
-        let Some(rs) = self.get(root) else { return };
+        let Some(rs) = self.get(root) else {
+            return false;
+        };
         if rs.writer.is_none() && rs.other_writer() {
-            return;
+            return false;
         }
         let (Some(entry), Some(store)) = (rs.entry.as_ref(), store) else {
-            return;
+            return false;
         };
         let started = Instant::now();
-        let bytes = held.encode();
+        let bytes = held.bytes();
         if bytes.len() as u64 > store.max_bytes() {
             rs.note = format!(
                 "not stored: {} is over the store's limit",
                 size_text(bytes.len())
             );
             entry.discard(T::KIND);
-            return;
+            return false;
         }
         match entry.save(T::KIND, &bytes) {
             Ok(()) => {
@@ -188,10 +210,12 @@ impl<T: Stored> Stores<T> {
                     started.elapsed()
                 );
                 store.evict(entry);
+                true
             }
             Err(err) => {
                 tracing::warn!("{}: {} not stored: {err}", root.display(), T::WHAT);
                 rs.note = format!("not stored: {err}");
+                false
             }
         }
     }

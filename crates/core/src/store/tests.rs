@@ -129,22 +129,22 @@ fn an_entry_serves_only_the_root_it_was_written_for() {
     std::fs::create_dir(&root).unwrap();
     let store = Store::new(cache.path(), 10);
     let entry = store.open(&root).unwrap();
-    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Missing));
+    assert_eq!(loaded(&entry), Err(Refused::Missing));
     let lock = entry.try_writer().unwrap();
     entry.save(Kind::Symbols, b"table").unwrap();
-    assert_eq!(entry.load(Kind::Symbols).unwrap(), b"table");
+    assert_eq!(loaded(&entry).unwrap(), b"table".to_vec());
 
     // Replaced by another directory at the same path (rm -rf, clone again): refused.
     std::fs::rename(&root, parent.path().join("old")).unwrap();
     std::fs::create_dir(&root).unwrap();
     assert!(matches!(
-        entry.load(Kind::Symbols),
+        loaded(&entry),
         Err(Refused::Invalid(_))
     ));
     // The next writer describes the new root and drops what was stored for the old one.
     drop(lock);
     let _lock = entry.try_writer().unwrap();
-    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Missing));
+    assert_eq!(loaded(&entry), Err(Refused::Missing));
 }
 
 #[test]
@@ -159,7 +159,7 @@ fn a_damaged_file_is_deleted_when_found() {
     let mut bytes = std::fs::read(&file).unwrap();
     bytes[HEADER_LEN] ^= 0xff;
     std::fs::write(&file, bytes).unwrap();
-    assert_eq!(entry.load(Kind::Symbols), Err(Refused::Checksum));
+    assert_eq!(loaded(&entry), Err(Refused::Checksum));
     assert!(!file.exists());
 }
 
@@ -287,10 +287,10 @@ fn special_files_planted_in_an_entry_are_refused_without_hanging() {
         .unwrap();
     assert!(made.success());
     let started = std::time::Instant::now();
-    assert!(entry.load(Kind::Symbols).is_err());
+    assert!(loaded(&entry).is_err());
     std::fs::remove_file(&table).ok();
     std::os::unix::fs::symlink("/dev/zero", &table).unwrap();
-    assert!(entry.load(Kind::Symbols).is_err());
+    assert!(loaded(&entry).is_err());
     assert!(started.elapsed() < std::time::Duration::from_secs(5));
     // A link planted where the entry writes: the write replaces the link, never follows it.
     let victim = outside.path().join("victim");
@@ -299,10 +299,15 @@ fn special_files_planted_in_an_entry_are_refused_without_hanging() {
     std::os::unix::fs::symlink(&victim, &table).unwrap();
     entry.save(Kind::Symbols, b"table").unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
-    assert_eq!(entry.load(Kind::Symbols).unwrap(), b"table");
+    assert_eq!(loaded(&entry).unwrap(), b"table".to_vec());
     let used = entry.dir().join("used");
     std::fs::remove_file(&used).unwrap();
     std::os::unix::fs::symlink(&victim, &used).unwrap();
     let _again = store.open(root.path()).unwrap();
     assert_eq!(std::fs::read_to_string(&victim).unwrap(), "keep me");
+}
+
+/// What `entry` holds of the symbol kind, as plain bytes.
+fn loaded(entry: &super::Entry) -> Result<Vec<u8>, Refused> {
+    entry.load(Kind::Symbols).map(|b| b.as_slice().to_vec())
 }

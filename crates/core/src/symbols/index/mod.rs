@@ -88,8 +88,11 @@ pub struct SymbolStatus {
     pub files: usize,
     /// Supported files over the parse cap, not indexed.
     pub too_large: usize,
-    /// Heap bytes of the table.
+    /// Heap bytes of the table (0 when it is read in place from the store).
     pub heap_bytes: usize,
+    /// Bytes of the table, and whether they are its stored file's, read in place.
+    pub table_bytes: usize,
+    pub in_place: bool,
     /// Files re-parsed after changes since the last full pack.
     pub updates: u64,
     /// How long the last full pack (build or sync) took, and its CPU-bound part.
@@ -355,9 +358,11 @@ impl SymbolIndex {
                             .flatten()
                             .map(|f| f.defs.len())
                             .sum::<usize>(),
-                    files: table.map_or(0, |t| t.files.len()),
+                    files: table.map_or(0, |t| t.files().len()),
                     too_large: slot.too_large,
                     heap_bytes: table.map_or(0, Table::heap_bytes),
+                    table_bytes: table.map_or(0, Table::size),
+                    in_place: table.is_some_and(Table::is_mapped),
                     updates: slot.updates,
                     last_build: slot.last_build,
                     store: slot.store_note.clone(),

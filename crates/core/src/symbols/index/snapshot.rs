@@ -58,7 +58,7 @@ impl Snapshot {
 
     /// Files held (table and overlay).
     pub fn files(&self) -> usize {
-        self.table.files.len() + self.overlay.values().filter(|f| f.is_some()).count()
+        self.table.files().len() + self.overlay.values().filter(|f| f.is_some()).count()
     }
 
     /// Whether the file index still says `rel` has the size, mtime and identity it was
@@ -112,7 +112,7 @@ impl Snapshot {
                 Box::new(table.lookup(key, insensitive, true).iter().copied())
             }
             Lookup::Scan(keep) => {
-                Box::new((0..table.recs.len() as u32).filter(move |r| keep(table.name(*r))))
+                Box::new((0..table.len() as u32).filter(move |r| keep(table.name(*r))))
             }
         };
         // Files whose memory is not to be trusted now: parsed once, below.
@@ -120,13 +120,15 @@ impl Snapshot {
         // Whether memory vouches for a file, decided once per file (it may `lstat`).
         let mut vouched: HashMap<usize, bool> = HashMap::new();
         for rec in recs {
-            let file = table.recs[rec as usize].file as usize;
+            let file = table.file_of(rec);
             let rel = table.rel(file);
             let key = rel.as_os_str().as_bytes();
             if !wanted(rel) || self.overlay.contains_key(key) || self.dirty.contains(key) {
                 continue;
             }
-            let f = &table.files[file];
+            let Some(f) = table.files().get(file) else {
+                continue;
+            };
             let current = match vouched.get(&file) {
                 Some(&current) => current,
                 None => {
@@ -143,11 +145,11 @@ impl Snapshot {
             }
             each(
                 &self.root.join(rel),
-                Lang::ALL[f.lang as usize],
+                Lang::ALL.get(f.lang as usize).copied().unwrap_or(Lang::ALL[0]),
                 table.definition(rec),
             );
         }
-        stats.from_memory = table.files.len() as u64;
+        stats.from_memory = table.files().len() as u64;
         for (rel, file) in self.overlay.iter() {
             let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
             let Some(file) = file else { continue };

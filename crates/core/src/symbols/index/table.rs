@@ -3,14 +3,23 @@
 //! fixed record, two sorted id tables for exact and prefix lookups, and per file a range
 //! of records plus the size, mtime and identity it was parsed at. [`Packer`] builds it once; it is
 //! never changed after (the overlay holds what changed since).
+//!
+//! The table is one buffer of sections at 8-byte offsets ([`Layout`]), the same bytes in
+//! memory and in the store, so a stored table is used where it lies (`store::mapped`): its
+//! records are read in place (zerocopy casts, no `unsafe`), never decoded into the heap.
+//! Reads are bounds-checked: a table that passed its checksum but not its author can give
+//! wrong names, never a panic.
 
 use std::collections::HashMap;
 use std::ops::Range;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::files::os::OsStrExt;
+use crate::store::mapped::Bytes;
 use crate::symbols::extract::Definition;
 // A record stores its kind as a position in `KINDS`.
 use crate::symbols::lang::{KINDS, Lang};
@@ -20,15 +29,16 @@ pub(super) const NONE: u32 = u32::MAX;
 /// A file whose modification time was not known when it was parsed.
 pub(super) const NO_MTIME: u64 = u64::MAX;
 
-/// One definition, fixed size: offsets into the arena and line numbers (36 bytes).
-#[derive(Clone, Copy, Debug)]
+/// One definition, fixed size: offsets into the arena and line numbers (32 bytes; its file
+/// is the one whose record range holds it).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
 pub(super) struct Rec {
     pub(super) name: u32,
     pub(super) lower: u32,
     pub(super) container: u32,
     pub(super) line: u32,
     pub(super) end_line: u32,
-    pub(super) file: u32,
     /// The name's line less the first line (a name is near its definition's start).
     pub(super) name_line: u16,
     pub(super) name_len: u16,
@@ -36,32 +46,51 @@ pub(super) struct Rec {
     pub(super) container_len: u16,
     pub(super) kind: u8,
     pub(super) depth: u8,
+    pub(super) _pad: [u8; 2],
 }
 
-/// One parsed file: its records and what it was parsed at.
-#[derive(Clone, Debug)]
+/// One parsed file: its records and what it was parsed at (40 bytes).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
 pub(super) struct FileRec {
     /// Path relative to the root, in the arena.
     pub(super) path: u32,
     pub(super) path_len: u16,
     pub(super) lang: u8,
+    pub(super) _pad: u8,
     pub(super) size: u64,
     pub(super) mtime: u64,
     /// Inode and change time (`platform::os::identity`).
     pub(super) ident: u64,
-    pub(super) recs: Range<u32>,
+    pub(super) recs_start: u32,
+    pub(super) recs_end: u32,
 }
 
-/// One build of one root's definitions (immutable).
+/// Where a table's sections lie in its buffer (byte ranges, each starting at a multiple
+/// of 8).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(super) struct Layout {
+    pub(super) arena: Range<usize>,
+    pub(super) recs: Range<usize>,
+    pub(super) files: Range<usize>,
+    pub(super) by_name: Range<usize>,
+    pub(super) by_lower: Range<usize>,
+}
+
+/// One build of one root's definitions (immutable): the buffer and its sections.
 #[derive(Debug, Default)]
 pub struct Table {
+    pub(super) bytes: Bytes,
+    pub(super) layout: Layout,
+}
+
+/// A table while it is packed, before it is laid out.
+#[derive(Debug, Default)]
+pub(super) struct Draft {
     pub(super) arena: Vec<u8>,
     pub(super) recs: Vec<Rec>,
     /// By relative path (bytes).
     pub(super) files: Vec<FileRec>,
-    /// Record ids sorted by name, then by lowercase name.
-    pub(super) by_name: Vec<u32>,
-    pub(super) by_lower: Vec<u32>,
 }
 
 /// Files re-parsed since the table was packed: relative path → definitions, or `None`
@@ -101,6 +130,10 @@ impl FileRec {
     pub(super) fn stamp(&self) -> Stamp {
         (self.size, self.mtime, self.ident)
     }
+
+    pub(super) fn recs(&self) -> Range<u32> {
+        self.recs_start..self.recs_end.max(self.recs_start)
+    }
 }
 
 impl FileSyms {
@@ -121,7 +154,7 @@ pub(super) fn lang_id(lang: Lang) -> u8 {
 /// Packs files into a [`Table`].
 #[derive(Default)]
 pub(super) struct Packer {
-    pub(super) table: Table,
+    pub(super) table: Draft,
     pub(super) interned: HashMap<Arc<str>, u32>,
 }
 
@@ -142,7 +175,6 @@ impl Packer {
         let Some(path) = self.put(rel) else {
             return false;
         };
-        let file_id = self.table.files.len() as u32;
         let start = self.table.recs.len() as u32;
         for def in &file.defs {
             let lower = def.name.to_lowercase();
@@ -188,51 +220,185 @@ impl Packer {
                 line: def.line as u32,
                 end_line: def.end_line as u32,
                 name_line: def.name_line.saturating_sub(def.line).min(u16::MAX as u64) as u16,
-                file: file_id,
                 name_len,
                 lower_len,
                 container_len,
                 kind: KINDS.iter().position(|k| *k == def.kind).unwrap_or(0) as u8,
                 depth: def.depth.min(u8::MAX as usize) as u8,
+                _pad: [0; 2],
             });
         }
         self.table.files.push(FileRec {
             path,
             path_len,
             lang: lang_id(file.lang),
+            _pad: 0,
             size: file.size,
             mtime: file.mtime,
             ident: file.ident,
-            recs: start..self.table.recs.len() as u32,
+            recs_start: start,
+            recs_end: self.table.recs.len() as u32,
         });
         true
     }
 
+    /// Sorts the name tables and lays the table out in one buffer.
     pub(super) fn finish(self) -> Table {
-        let mut table = self.table;
-        table.arena.shrink_to_fit();
-        table.recs.shrink_to_fit();
-        table.files.shrink_to_fit();
-        let mut by_name: Vec<u32> = (0..table.recs.len() as u32).collect();
-        by_name.sort_unstable_by(|a, b| table.name(*a).cmp(table.name(*b)));
+        let draft = self.table;
+        drop(self.interned);
+        let name = |r: u32| text_in(&draft.arena, draft.recs[r as usize].name, draft.recs[r as usize].name_len);
+        let mut by_name: Vec<u32> = (0..draft.recs.len() as u32).collect();
+        by_name.sort_unstable_by(|a, b| name(*a).cmp(name(*b)));
         let mut by_lower = by_name.clone();
-        by_lower.sort_by(|a, b| table.lower(*a).cmp(table.lower(*b)));
+        let lower = |r: u32| lower_in(&draft.arena, draft.recs[r as usize]);
         // (A stable sort on the name order: equal lowercase names stay by name.)
-        table.by_name = by_name;
-        table.by_lower = by_lower;
-        table
+        by_lower.sort_by(|a, b| lower(*a).cmp(lower(*b)));
+        lay_out(&draft, &by_name, &by_lower)
     }
 }
 
+/// Bytes of a table's header: a layout version, then (offset, length) per section.
+pub(super) const HEADER_BYTES: usize = 8 + 5 * 16;
+/// The layout version, first in a table's buffer.
+pub(super) const LAYOUT_VERSION: u32 = 2;
+
+/// The draft's sections, and the sorted tables, in one 8-aligned buffer.
+fn lay_out(draft: &Draft, by_name: &[u32], by_lower: &[u32]) -> Table {
+    let sections: [&[u8]; 5] = [
+        &draft.arena,
+        draft.recs.as_bytes(),
+        draft.files.as_bytes(),
+        by_name.as_bytes(),
+        by_lower.as_bytes(),
+    ];
+    let mut ranges = Vec::with_capacity(5);
+    let mut at = HEADER_BYTES;
+    for section in &sections {
+        ranges.push(at..at + section.len());
+        at = (at + section.len()).next_multiple_of(8);
+    }
+    let mut buf = vec![0u8; at];
+    buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+    for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+        let head = 8 + i * 16;
+        buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+        buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+        buf[range.clone()].copy_from_slice(section);
+    }
+    let layout = Layout {
+        arena: ranges[0].clone(),
+        recs: ranges[1].clone(),
+        files: ranges[2].clone(),
+        by_name: ranges[3].clone(),
+        by_lower: ranges[4].clone(),
+    };
+    let bytes = Bytes::owned(&buf);
+    drop(buf);
+    Table { bytes, layout }
+}
+
+/// Record `r` in its public form (its signature is not stored: filled in for the page by
+/// `find::by_name::fill_signatures`).
+fn definition_in(arena: &[u8], r: Rec) -> Definition {
+    Definition {
+        name: text_in(arena, r.name, r.name_len).to_string(),
+        kind: KINDS.get(r.kind as usize).copied().unwrap_or(KINDS[0]),
+        line: r.line as u64,
+        end_line: r.end_line as u64,
+        name_line: r.line as u64 + r.name_line as u64,
+        signature: String::new(),
+        container: (r.container != NONE)
+            .then(|| Arc::from(text_in(arena, r.container, r.container_len))),
+        depth: r.depth as usize,
+    }
+}
+
+/// File `f`'s definitions in their public form.
+fn file_syms_in(arena: &[u8], recs: &[Rec], f: Option<&FileRec>) -> FileSyms {
+    let f = f.copied().unwrap_or_default();
+    FileSyms {
+        lang: Lang::ALL.get(f.lang as usize).copied().unwrap_or(Lang::ALL[0]),
+        size: f.size,
+        mtime: f.mtime,
+        ident: f.ident,
+        defs: (f.recs())
+            .filter_map(|r| recs.get(r as usize))
+            .map(|r| definition_in(arena, *r))
+            .collect(),
+    }
+}
+
+impl Draft {
+    /// File `file`'s definitions in their public form.
+    pub(super) fn file_syms(&self, file: usize) -> FileSyms {
+        file_syms_in(&self.arena, &self.recs, self.files.get(file))
+    }
+}
+
+fn text_in(arena: &[u8], at: u32, len: u16) -> &str {
+    let bytes = arena.get(at as usize..at as usize + len as usize).unwrap_or_default();
+    // Only whole `str`s are stored.
+    std::str::from_utf8(bytes).unwrap_or_default()
+}
+
+/// The lowercase name of `r`, as bytes to fold with `to_ascii_lowercase` (see
+/// [`Table::lower`]).
+fn lower_in(arena: &[u8], r: Rec) -> impl Iterator<Item = u8> + Clone + '_ {
+    let (at, len) = match r.lower {
+        NONE => (r.name, r.name_len),
+        at => (at, r.lower_len),
+    };
+    arena
+        .get(at as usize..at as usize + len as usize)
+        .unwrap_or_default()
+        .iter()
+        .map(u8::to_ascii_lowercase)
+}
+
 impl Table {
+    /// A section of the buffer (empty when the layout does not fit it).
+    fn section(&self, range: &Range<usize>) -> &[u8] {
+        self.bytes.as_slice().get(range.clone()).unwrap_or_default()
+    }
+
+    pub(super) fn arena(&self) -> &[u8] {
+        self.section(&self.layout.arena)
+    }
+
+    pub(super) fn recs(&self) -> &[Rec] {
+        <[Rec]>::ref_from_bytes(self.section(&self.layout.recs)).unwrap_or_default()
+    }
+
+    /// By relative path (bytes).
+    pub(super) fn files(&self) -> &[FileRec] {
+        <[FileRec]>::ref_from_bytes(self.section(&self.layout.files)).unwrap_or_default()
+    }
+
+    /// Record ids sorted by name, then by lowercase name.
+    pub(super) fn by_name(&self) -> &[u32] {
+        <[u32]>::ref_from_bytes(self.section(&self.layout.by_name)).unwrap_or_default()
+    }
+
+    pub(super) fn by_lower(&self) -> &[u32] {
+        <[u32]>::ref_from_bytes(self.section(&self.layout.by_lower)).unwrap_or_default()
+    }
+
+    /// Record `rec` (a blank one past the end).
+    pub(super) fn rec(&self, rec: u32) -> Rec {
+        self.recs().get(rec as usize).copied().unwrap_or_default()
+    }
+
+    /// The file holding record `rec`.
+    pub(super) fn file_of(&self, rec: u32) -> usize {
+        self.files().partition_point(|f| f.recs_end <= rec)
+    }
+
     pub(super) fn text(&self, at: u32, len: u16) -> &str {
-        let bytes = &self.arena[at as usize..at as usize + len as usize];
-        // Only whole `str`s are stored.
-        std::str::from_utf8(bytes).unwrap_or_default()
+        text_in(self.arena(), at, len)
     }
 
     pub(super) fn name(&self, rec: u32) -> &str {
-        let r = &self.recs[rec as usize];
+        let r = self.rec(rec);
         self.text(r.name, r.name_len)
     }
 
@@ -240,83 +406,65 @@ impl Table {
     /// not stored twice (`lower` is `NONE`: the name folds to it), a non-ASCII one has its
     /// `to_lowercase` stored (folding leaves it as is).
     pub(super) fn lower(&self, rec: u32) -> impl Iterator<Item = u8> + Clone + '_ {
-        let r = &self.recs[rec as usize];
-        let (at, len) = match r.lower {
-            NONE => (r.name, r.name_len),
-            at => (at, r.lower_len),
-        };
-        self.arena[at as usize..at as usize + len as usize]
-            .iter()
-            .map(u8::to_ascii_lowercase)
+        lower_in(self.arena(), self.rec(rec))
+    }
+
+    fn path_bytes(&self, f: &FileRec) -> &[u8] {
+        (self.arena())
+            .get(f.path as usize..f.path as usize + f.path_len as usize)
+            .unwrap_or_default()
     }
 
     pub(super) fn rel(&self, file: usize) -> &Path {
-        let f = &self.files[file];
-        let bytes = &self.arena[f.path as usize..f.path as usize + f.path_len as usize];
+        let bytes = self.files().get(file).map_or(&[][..], |f| self.path_bytes(f));
         Path::new(std::ffi::OsStr::from_bytes(bytes))
     }
 
     pub(super) fn find_file(&self, rel: &[u8]) -> Option<usize> {
-        self.files
-            .binary_search_by(|f| {
-                self.arena[f.path as usize..f.path as usize + f.path_len as usize].cmp(rel)
-            })
+        self.files()
+            .binary_search_by(|f| self.path_bytes(f).cmp(rel))
             .ok()
     }
 
     /// Whether some file lies below the directory `rel`.
     pub(super) fn has_under(&self, rel: &[u8]) -> bool {
         let prefix = [rel, b"/"].concat();
-        let at = self.files.partition_point(|f| {
-            &self.arena[f.path as usize..f.path as usize + f.path_len as usize] < prefix.as_slice()
-        });
-        self.files.get(at).is_some_and(|f| {
-            self.arena[f.path as usize..f.path as usize + f.path_len as usize].starts_with(&prefix)
-        })
+        let files = self.files();
+        let at = files.partition_point(|f| self.path_bytes(f) < prefix.as_slice());
+        files
+            .get(at)
+            .is_some_and(|f| self.path_bytes(f).starts_with(&prefix))
     }
 
     pub(super) fn definition(&self, rec: u32) -> Definition {
-        let r = &self.recs[rec as usize];
-        Definition {
-            name: self.text(r.name, r.name_len).to_string(),
-            kind: KINDS[r.kind as usize],
-            line: r.line as u64,
-            end_line: r.end_line as u64,
-            name_line: r.line as u64 + r.name_line as u64,
-            // Not stored: filled in for the page by `find::by_name::fill_signatures`.
-            signature: String::new(),
-            container: (r.container != NONE)
-                .then(|| Arc::from(self.text(r.container, r.container_len))),
-            depth: r.depth as usize,
-        }
+        definition_in(self.arena(), self.rec(rec))
     }
 
     pub(super) fn file_syms(&self, file: usize) -> FileSyms {
-        let f = &self.files[file];
-        FileSyms {
-            lang: Lang::ALL[f.lang as usize],
-            size: f.size,
-            mtime: f.mtime,
-            ident: f.ident,
-            defs: f.recs.clone().map(|r| self.definition(r)).collect(),
-        }
+        file_syms_in(self.arena(), self.recs(), self.files().get(file))
     }
 
     /// Definitions held.
     pub fn len(&self) -> usize {
-        self.recs.len()
+        self.recs().len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.recs.is_empty()
+        self.recs().is_empty()
     }
 
-    /// Heap bytes held (arena, records, file records, sorted tables).
+    /// Heap bytes held (0 for a table used from its stored file).
     pub fn heap_bytes(&self) -> usize {
-        self.arena.capacity()
-            + self.recs.capacity() * std::mem::size_of::<Rec>()
-            + self.files.capacity() * std::mem::size_of::<FileRec>()
-            + (self.by_name.capacity() + self.by_lower.capacity()) * 4
+        self.bytes.heap_bytes()
+    }
+
+    /// Bytes of the table (in the heap, or mapped from the store).
+    pub(super) fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(super) fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
     }
 
     /// Record ids whose (lowercase when `insensitive`) name equals `key`, or starts with
@@ -325,8 +473,9 @@ impl Table {
         let key = key.as_bytes();
         if !insensitive {
             let name = |r: u32| self.name(r).as_bytes();
-            let start = self.by_name.partition_point(|r| name(*r) < key);
-            let rest = &self.by_name[start..];
+            let by_name = self.by_name();
+            let start = by_name.partition_point(|r| name(*r) < key);
+            let rest = &by_name[start..];
             let len = if prefix {
                 rest.partition_point(|r| name(*r).starts_with(key))
             } else {
@@ -334,10 +483,9 @@ impl Table {
             };
             return &rest[..len];
         }
-        let start = self
-            .by_lower
-            .partition_point(|r| self.lower(*r).lt(key.iter().copied()));
-        let rest = &self.by_lower[start..];
+        let by_lower = self.by_lower();
+        let start = by_lower.partition_point(|r| self.lower(*r).lt(key.iter().copied()));
+        let rest = &by_lower[start..];
         let starts = |r: u32| {
             let mut folded = self.lower(r);
             key.iter().all(|k| folded.next() == Some(*k))
@@ -365,7 +513,7 @@ pub fn pack_files(files: &[(PathBuf, FileSyms)]) -> Table {
 impl Table {
     /// Every file's definitions, back in their public form (tests).
     pub fn unpack(&self) -> Vec<(PathBuf, FileSyms)> {
-        (0..self.files.len())
+        (0..self.files().len())
             .map(|i| (self.rel(i).to_path_buf(), self.file_syms(i)))
             .collect()
     }

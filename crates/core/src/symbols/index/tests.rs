@@ -370,14 +370,14 @@ fn the_table_is_compact_and_round_trips() {
     let table = pack_files(&files);
     assert_eq!(table.len(), 4);
     let stored = table
-        .arena
+        .arena()
         .windows(b"ContainerType".len())
         .filter(|w| *w == b"ContainerType")
         .count();
     assert_eq!(stored, 1, "containers are interned");
     let count = |text: &[u8]| {
         table
-            .arena
+            .arena()
             .windows(text.len())
             .filter(|w| *w == text)
             .count()
@@ -385,7 +385,7 @@ fn the_table_is_compact_and_round_trips() {
     assert_eq!(count(b"parse_all"), 1, "a name is stored once");
     assert_eq!(count(b"fn "), 0, "signatures are not stored");
     assert!(
-        table.recs.iter().all(|r| r.lower == NONE),
+        table.recs().iter().all(|r| r.lower == NONE),
         "ASCII names are folded on the fly, not stored lowercase"
     );
     let names = |ids: &[u32]| ids.iter().map(|r| table.name(*r)).collect::<Vec<_>>();

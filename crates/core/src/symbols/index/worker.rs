@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
 use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{FileSyms, Overlay, Packer, Table, nanos, stamp_of};
+use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos, stamp_of};
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
@@ -39,10 +39,19 @@ pub(super) fn worker_loop(shared: &Shared) {
         drop(state);
         shared.wake.notify_all();
         if let Some((table, changed)) = packed {
-            if changed {
-                // After landing: the index answers while the table is written.
-                stores.save(&job.root, &table, job.total.load(Ordering::Relaxed));
+            // After landing: the index answers while the table is written; then it answers
+            // from the stored copy, read in place, and the heap's copy goes.
+            if changed
+                && stores.save(&job.root, &table, job.total.load(Ordering::Relaxed))
+                && let Some(stored) = stores.in_place(&job.root)
+            {
+                let mut state = shared.lock();
+                let slot = state.slots.iter_mut().find(|s| s.root == job.root);
+                if let Some(slot) = slot.filter(|s| s.table.as_ref().is_some_and(|t| Arc::ptr_eq(t, &table))) {
+                    slot.table = Some(stored);
+                }
             }
+            drop(table);
             // The build's transient memory (parse trees, unpacked lists, the stored bytes)
             // is free now, and the replaced table too: give it back rather than keep the
             // build's peak.
@@ -333,7 +342,7 @@ pub(super) fn pack(
     job.done.store(0, Ordering::Relaxed);
     if let Some(base) = &base
         && job.overlay.is_empty()
-        && plan.len() == base.files.len()
+        && plan.len() == base.files().len()
         && plan.iter().all(|p| matches!(p.src, Src::Old(_)))
     {
         // Every file as parsed before (each `Old` is a distinct file of the table, and
@@ -393,7 +402,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
                 (Some(Some(f)), _) if f.stamp() == now => Src::Overlay,
                 (Some(_), _) => Src::Parse,
                 (None, Some(t)) => match t.find_file(key) {
-                    Some(i) if t.files[i].stamp() == now => Src::Old(i),
+                    Some(i) if t.files()[i].stamp() == now => Src::Old(i),
                     _ => Src::Parse,
                 },
                 (None, None) => Src::Parse,
@@ -419,9 +428,9 @@ fn parse_on_threads(
     job: &Job,
     plan: &[Planned],
     todo: &[usize],
-) -> Vec<(Table, Vec<usize>)> {
+) -> Vec<(Draft, Vec<usize>)> {
     let next = AtomicUsize::new(0);
-    let parts: Mutex<Vec<(Table, Vec<usize>)>> = Mutex::new(Vec::new());
+    let parts: Mutex<Vec<(Draft, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
         lower_priority();
         let mut ctx = Parser::new();
@@ -478,7 +487,7 @@ fn assemble(
     job: &Job,
     base: Option<&Table>,
     mut plan: Vec<Planned>,
-    parts: Vec<(Table, Vec<usize>)>,
+    parts: Vec<(Draft, Vec<usize>)>,
 ) -> Table {
     plan.sort_by(|a, b| {
         a.rel

@@ -85,7 +85,11 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
                 count(status.definitions),
                 count(status.files),
                 status.table_bytes.div_ceil(1 << 20),
-                if status.in_place { " read in place" } else { "" }
+                if status.in_place {
+                    " read in place"
+                } else {
+                    ""
+                }
             );
             if status.too_large > 0 {
                 line.push_str(&format!(
@@ -133,11 +137,16 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     match &status.state {
         SearchState::Ready => {
             let mut line = format!(
-                "ready ({} documents, {} terms, in {} files, {} MiB",
+                "ready ({} documents, {} terms, in {} files, {} MiB{}",
                 count(status.documents),
                 count(status.terms),
                 count(status.files),
-                status.heap_bytes.div_ceil(1 << 20)
+                status.index_bytes.div_ceil(1 << 20),
+                if status.in_place {
+                    " read in place"
+                } else {
+                    ""
+                }
             );
             if status.updates > 0 {
                 line.push_str(&format!(

@@ -140,7 +140,7 @@ impl Ranking<'_> {
                     kinds: self.kinds,
                 })
                 .collect();
-            stats.documents = sources.iter().map(|s| s.seg.docs.len() as u64).sum();
+            stats.documents = sources.iter().map(|s| s.seg.docs().len() as u64).sum();
             out.terms_dropped = prune(query, &parts);
             let (scored, total) = top(&parts, query, want);
             drop(parts);
@@ -195,7 +195,7 @@ fn prune(query: &mut Query, parts: &[Part]) -> usize {
 
 fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
     let seg = &source.seg;
-    let d = &seg.docs[doc as usize];
+    let d = &seg.docs()[doc as usize];
     let rel = seg.path(d.file);
     let path = source.root.join(std::ffi::OsString::from_vec(rel.to_vec()));
     let name = seg.name(d);
@@ -219,7 +219,7 @@ fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
         kind: KIND_NAMES.get(d.kind as usize).copied().unwrap_or(REGION),
         name: (!name.is_empty()).then(|| name.to_string()),
         container: container.map(str::to_string),
-        lang: lang_of(seg.files[d.file as usize].lang),
+        lang: lang_of(seg.files()[d.file as usize].lang),
         score,
         matched,
         lines: excerpt.lines,

@@ -57,13 +57,13 @@ fn stats(parts: &[Part]) -> Stats {
     let mut docs = 0u64;
     let mut totals = [0u64; FIELDS + 1];
     for p in parts {
-        for (file, f) in p.seg.files.iter().enumerate() {
+        for (file, f) in p.seg.files().iter().enumerate() {
             if !p.live[file] {
                 continue;
             }
             docs += u64::from(f.count);
             totals[FIELDS] += u64::from(f.count) * u64::from(f.path_len);
-            for d in &p.seg.docs[f.first as usize..(f.first + f.count) as usize] {
+            for d in &p.seg.docs()[f.first as usize..(f.first + f.count) as usize] {
                 for (t, len) in totals.iter_mut().zip(d.lens) {
                     *t += u64::from(len);
                 }
@@ -104,8 +104,8 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     let mut scores: Vec<Scores> = parts
         .iter()
         .map(|p| Scores {
-            score: vec![0.0; p.seg.docs.len()],
-            tfw: vec![0.0; p.seg.docs.len()],
+            score: vec![0.0; p.seg.docs().len()],
+            tfw: vec![0.0; p.seg.docs().len()],
             reached: Vec::new(),
             touched: Vec::new(),
         })
@@ -146,7 +146,10 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     let order = |a: &Scored, b: &Scored| {
         b.score.total_cmp(&a.score).then_with(|| {
             let (pa, pb) = (&parts[a.part], &parts[b.part]);
-            let (da, db) = (&pa.seg.docs[a.doc as usize], &pb.seg.docs[b.doc as usize]);
+            let (da, db) = (
+                &pa.seg.docs()[a.doc as usize],
+                &pb.seg.docs()[b.doc as usize],
+            );
             crate::index::cmp_paths(pa.seg.path(da.file), pb.seg.path(db.file))
                 .then(da.line.cmp(&db.line))
                 .then(da.end_line.cmp(&db.end_line))
@@ -162,7 +165,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
 }
 
 fn wanted(part: &Part, doc: u32) -> bool {
-    let d = &part.seg.docs[doc as usize];
+    let d = &part.seg.docs()[doc as usize];
     part.files[d.file as usize] && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
 }
 
@@ -170,14 +173,14 @@ fn wanted(part: &Part, doc: u32) -> bool {
 /// them in `s.reached`); returns how many there are (its share of the df).
 fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -> u32 {
     let seg = part.seg;
-    let live_doc = |doc: u32| part.live[seg.docs[doc as usize].file as usize];
+    let live_doc = |doc: u32| part.live[seg.docs()[doc as usize].file as usize];
     let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * f32::from(len) / stats.avg[f];
     let mut df = 0u32;
     seg.postings(term, |p| {
         if !live_doc(p.doc) {
             return;
         }
-        let d = &seg.docs[p.doc as usize];
+        let d = &seg.docs()[p.doc as usize];
         let mut sum = 0.0;
         for (f, (&tf, &len)) in p.tf.iter().zip(&d.lens).enumerate() {
             if tf > 0 {
@@ -194,7 +197,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
         if !part.live[file as usize] {
             return;
         }
-        let f = &seg.files[file as usize];
+        let f = &seg.files()[file as usize];
         let add = PATH_WEIGHT * tf as f32
             / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
         for doc in f.first..f.first + f.count {
@@ -218,10 +221,10 @@ pub(crate) const TEXT_REGION_PRIOR: f32 = 0.3;
 
 fn prior(part: &Part, s: &mut Scores) {
     for &doc in &s.touched {
-        let d = &part.seg.docs[doc as usize];
+        let d = &part.seg.docs()[doc as usize];
         let factor = match super::docs::KIND_NAMES.get(d.kind as usize).copied() {
             Some("function" | "method" | "constructor") => continue,
-            Some(super::docs::REGION) if part.seg.files[d.file as usize].lang != u8::MAX => {
+            Some(super::docs::REGION) if part.seg.files()[d.file as usize].lang != u8::MAX => {
                 CODE_REGION_PRIOR
             }
             Some(super::docs::REGION) => TEXT_REGION_PRIOR,
@@ -238,7 +241,7 @@ fn hint(part: &Part, s: &mut Scores, query: &Query) {
     if query.hint.is_empty() || s.touched.is_empty() {
         return;
     }
-    let mut hits = vec![0u16; part.seg.files.len()];
+    let mut hits = vec![0u16; part.seg.files().len()];
     for h in &query.hint {
         part.seg.path_postings(super::terms::hash(h), |file, _| {
             hits[file as usize] += 1;
@@ -246,7 +249,7 @@ fn hint(part: &Part, s: &mut Scores, query: &Query) {
     }
     let share = HINT_BETA / query.hint.len() as f32;
     for &doc in &s.touched {
-        let file = part.seg.docs[doc as usize].file as usize;
+        let file = part.seg.docs()[doc as usize].file as usize;
         if hits[file] > 0 {
             s.score[doc as usize] *= 1.0 + share * f32::from(hits[file]);
         }
@@ -286,15 +289,15 @@ mod tests {
     fn ranked(seg: &Segment, query: &str) -> Vec<String> {
         let part = Part {
             seg,
-            live: vec![true; seg.files.len()],
-            files: vec![true; seg.files.len()],
+            live: vec![true; seg.files().len()],
+            files: vec![true; seg.files().len()],
             kinds: &[],
         };
         top(&[part], &parse_query(query), 10)
             .0
             .into_iter()
             .map(|s| {
-                let d = &seg.docs[s.doc as usize];
+                let d = &seg.docs()[s.doc as usize];
                 format!(
                     "{}:{}",
                     String::from_utf8_lossy(seg.path(d.file)),
@@ -358,7 +361,7 @@ mod tests {
         };
         let (hits, _) = top(&[only_b], &query, 10);
         assert_eq!(hits.len(), 1);
-        assert_eq!(seg.docs[hits[0].doc as usize].file, 1);
+        assert_eq!(seg.docs()[hits[0].doc as usize].file, 1);
         let functions = [0u8];
         let only_functions = Part {
             seg: &seg,
@@ -368,6 +371,6 @@ mod tests {
         };
         let (hits, _) = top(&[only_functions], &query, 10);
         assert_eq!(hits.len(), 1);
-        assert_eq!(seg.docs[hits[0].doc as usize].file, 0);
+        assert_eq!(seg.docs()[hits[0].doc as usize].file, 0);
     }
 }

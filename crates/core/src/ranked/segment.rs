@@ -13,12 +13,22 @@
 //! body) and whose high four bits are the body count when 1 to 15 (else 0 and a varint
 //! follows), then a varint count for each other field present. Most postings take two or
 //! three bytes. Path postings are a file number difference and a count.
+//!
+//! A built segment is one buffer of sections at 8-byte offsets (files and documents as
+//! fixed-size records, read in place with zerocopy casts), the same in memory and in the
+//! store, so a stored segment is used where it lies (`store::mapped`). Every read is
+//! bounds-checked: what passed its checksum but not its author gives wrong answers at
+//! worst, never a panic.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::docs::{BODY, Doc, FIELDS};
 use super::terms::{self, Term};
+use crate::store::mapped::Bytes;
 
 /// The size, mtime (nanoseconds) and identity a file was indexed at.
 pub(crate) type Stamp = (u64, u64, u64);
@@ -60,52 +70,96 @@ impl FileState {
     }
 }
 
-/// One file of a segment.
-#[derive(Clone, Debug)]
+/// One file of a segment (48 bytes).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
 pub(crate) struct SegFile {
-    pub(crate) path: (u32, u32),
-    pub(crate) stamp: Stamp,
-    /// Position in `Lang::ALL`, or `u8::MAX` for a file in no supported language.
-    pub(crate) lang: u8,
-    pub(crate) state: FileState,
+    /// Its relative path in the paths arena.
+    pub(crate) path_at: u32,
+    pub(crate) path_bytes: u32,
+    pub(crate) size: u64,
+    pub(crate) mtime: u64,
+    pub(crate) ident: u64,
     /// Its documents: `docs[first..first + count]`.
     pub(crate) first: u32,
     pub(crate) count: u32,
     /// Tokens in its path field.
     pub(crate) path_len: u16,
+    /// Position in `Lang::ALL`, or `u8::MAX` for a file in no supported language.
+    pub(crate) lang: u8,
+    /// A [`FileState`].
+    pub(crate) state: u8,
+    pub(crate) _pad: [u8; 4],
 }
 
-/// One document of a segment.
-#[derive(Clone, Copy, Debug)]
+impl SegFile {
+    /// The size, mtime and identity it was indexed at.
+    pub(crate) fn stamp(&self) -> Stamp {
+        (self.size, self.mtime, self.ident)
+    }
+
+    pub(crate) fn docs(&self) -> Range<u32> {
+        self.first..self.first.saturating_add(self.count)
+    }
+}
+
+/// One document of a segment (36 bytes).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
 pub(crate) struct SegDoc {
     pub(crate) file: u32,
     pub(crate) line: u32,
     pub(crate) end_line: u32,
-    /// Name and container in the names arena (offset, length; length 0: none).
-    pub(crate) name: (u32, u16),
-    pub(crate) container: (u32, u16),
-    pub(crate) kind: u8,
+    /// Name and container in the names arena (length 0: none).
+    pub(crate) name_at: u32,
+    pub(crate) container_at: u32,
+    pub(crate) name_len: u16,
+    pub(crate) container_len: u16,
     /// Tokens per field, saturated.
     pub(crate) lens: [u16; FIELDS],
+    pub(crate) kind: u8,
+    pub(crate) _pad: [u8; 3],
 }
+
+/// A segment while it is built, before it is laid out.
+#[derive(Debug, Default)]
+struct Draft {
+    files: Vec<SegFile>,
+    paths: Vec<u8>,
+    docs: Vec<SegDoc>,
+    names: Vec<u8>,
+    terms: Vec<Term>,
+    /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s.
+    offsets: Vec<u32>,
+    dfs: Vec<u32>,
+    postings: Vec<u8>,
+    path_terms: Vec<Term>,
+    path_offsets: Vec<u32>,
+    path_postings: Vec<u8>,
+}
+
+/// Sections of a segment's buffer, in order.
+pub(crate) const SECTIONS: usize = 11;
+pub(crate) const FILES: usize = 0;
+pub(crate) const PATHS: usize = 1;
+pub(crate) const DOCS: usize = 2;
+pub(crate) const NAMES: usize = 3;
+pub(crate) const TERMS: usize = 4;
+pub(crate) const OFFSETS: usize = 5;
+pub(crate) const DFS: usize = 6;
+pub(crate) const POSTINGS: usize = 7;
+pub(crate) const PATH_TERMS: usize = 8;
+pub(crate) const PATH_OFFSETS: usize = 9;
+pub(crate) const PATH_POSTINGS: usize = 10;
+/// Bytes of the header: a layout version, then (offset, length) per section.
+pub(crate) const HEADER_BYTES: usize = 8 + 16 * SECTIONS;
+pub(crate) const LAYOUT_VERSION: u32 = 2;
 
 /// A packed inverted index (see the module documentation).
 #[derive(Debug, Default)]
 pub(crate) struct Segment {
-    pub(crate) files: Vec<SegFile>,
-    pub(super) paths: Vec<u8>,
-    pub(crate) docs: Vec<SegDoc>,
-    pub(super) names: Vec<u8>,
-    pub(super) terms: Vec<Term>,
-    /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s.
-    pub(super) offsets: Vec<u32>,
-    pub(super) dfs: Vec<u32>,
-    pub(super) postings: Vec<u8>,
-    pub(super) path_terms: Vec<Term>,
-    pub(super) path_offsets: Vec<u32>,
-    pub(super) path_postings: Vec<u8>,
-    /// Sums of the field lengths over all documents, the path field (per document) last.
-    pub(crate) totals: [u64; FIELDS + 1],
+    pub(crate) bytes: Bytes,
+    pub(crate) sections: [Range<usize>; SECTIONS],
 }
 
 /// One posting: a document and the term's count in each field.
@@ -116,63 +170,101 @@ pub(crate) struct Posting {
 }
 
 impl Segment {
+    fn section(&self, at: usize) -> &[u8] {
+        self.bytes
+            .as_slice()
+            .get(self.sections[at].clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn files(&self) -> &[SegFile] {
+        <[SegFile]>::ref_from_bytes(self.section(FILES)).unwrap_or_default()
+    }
+
+    pub(crate) fn docs(&self) -> &[SegDoc] {
+        <[SegDoc]>::ref_from_bytes(self.section(DOCS)).unwrap_or_default()
+    }
+
+    fn words(&self, at: usize) -> &[u64] {
+        <[u64]>::ref_from_bytes(self.section(at)).unwrap_or_default()
+    }
+
+    fn halves(&self, at: usize) -> &[u32] {
+        <[u32]>::ref_from_bytes(self.section(at)).unwrap_or_default()
+    }
+
     pub(crate) fn path(&self, file: u32) -> &[u8] {
-        let (at, len) = self.files[file as usize].path;
-        &self.paths[at as usize..(at + len) as usize]
+        let Some(f) = self.files().get(file as usize) else {
+            return b"";
+        };
+        let at = f.path_at as usize;
+        self.section(PATHS)
+            .get(at..at + f.path_bytes as usize)
+            .unwrap_or_default()
     }
 
     pub(crate) fn name(&self, doc: &SegDoc) -> &str {
-        self.text(doc.name)
+        self.text(doc.name_at, doc.name_len)
     }
 
     pub(crate) fn container(&self, doc: &SegDoc) -> Option<&str> {
-        (doc.container.1 > 0).then(|| self.text(doc.container))
+        (doc.container_len > 0).then(|| self.text(doc.container_at, doc.container_len))
     }
 
-    fn text(&self, (at, len): (u32, u16)) -> &str {
-        let bytes = self
-            .names
+    fn text(&self, at: u32, len: u16) -> &str {
+        let bytes = (self.section(NAMES))
             .get(at as usize..at as usize + len as usize)
             .unwrap_or(b"");
         std::str::from_utf8(bytes).unwrap_or("")
     }
 
-    /// Distinct terms held.
-    pub(crate) fn term_count(&self) -> usize {
-        self.terms.len()
+    /// Bytes of the segment (in the heap, or mapped from the store).
+    pub(crate) fn size(&self) -> usize {
+        self.bytes.len()
     }
 
-    /// Heap bytes held.
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
+    }
+
+    /// Distinct terms held.
+    pub(crate) fn term_count(&self) -> usize {
+        self.words(TERMS).len()
+    }
+
+    /// Heap bytes held (0 for a segment used from its stored file).
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.files.capacity() * std::mem::size_of::<SegFile>()
-            + self.paths.capacity()
-            + self.docs.capacity() * std::mem::size_of::<SegDoc>()
-            + self.names.capacity()
-            + self.terms.capacity() * 8
-            + self.offsets.capacity() * 4
-            + self.dfs.capacity() * 4
-            + self.postings.capacity()
-            + self.path_terms.capacity() * 8
-            + self.path_offsets.capacity() * 4
-            + self.path_postings.capacity()
+        self.bytes.heap_bytes()
+    }
+
+    /// The postings bytes of term `i` of a dictionary.
+    fn list(&self, offsets: usize, bytes: usize, i: usize) -> &[u8] {
+        let offsets = self.halves(offsets);
+        match (offsets.get(i), offsets.get(i + 1)) {
+            (Some(&from), Some(&to)) => (self.section(bytes))
+                .get(from as usize..to as usize)
+                .unwrap_or_default(),
+            _ => &[],
+        }
     }
 
     /// The number of documents holding `term` in any field (the path included).
     pub(crate) fn df(&self, term: Term) -> u32 {
-        self.terms.binary_search(&term).map_or(0, |i| self.dfs[i])
+        (self.words(TERMS).binary_search(&term))
+            .ok()
+            .and_then(|i| self.halves(DFS).get(i).copied())
+            .unwrap_or(0)
     }
 
     /// Calls `f` with every posting of `term`, in document order. A damaged posting ends
     /// the list (a loaded segment is checksummed; this only keeps bad bytes from
     /// panicking).
     pub(crate) fn postings(&self, term: Term, mut f: impl FnMut(Posting)) {
-        let Ok(i) = self.terms.binary_search(&term) else {
+        let Ok(i) = self.words(TERMS).binary_search(&term) else {
             return;
         };
-        let (from, to) = (self.offsets[i] as usize, self.offsets[i + 1] as usize);
-        let Some(mut bytes) = self.postings.get(from..to) else {
-            return;
-        };
+        let mut bytes = self.list(OFFSETS, POSTINGS, i);
+        let docs = self.docs().len();
         let mut doc = 0u32;
         let mut first = true;
         while !bytes.is_empty() {
@@ -200,7 +292,7 @@ impl Segment {
                     }
                 };
             }
-            if (doc as usize) < self.docs.len() {
+            if (doc as usize) < docs {
                 f(Posting { doc, tf });
             }
         }
@@ -208,23 +300,18 @@ impl Segment {
 
     /// Calls `f` with every file whose path holds `term`, with its count.
     pub(crate) fn path_postings(&self, term: Term, mut f: impl FnMut(u32, u32)) {
-        let Ok(i) = self.path_terms.binary_search(&term) else {
+        let Ok(i) = self.words(PATH_TERMS).binary_search(&term) else {
             return;
         };
-        let (from, to) = (
-            self.path_offsets[i] as usize,
-            self.path_offsets[i + 1] as usize,
-        );
-        let Some(mut bytes) = self.path_postings.get(from..to) else {
-            return;
-        };
+        let mut bytes = self.list(PATH_OFFSETS, PATH_POSTINGS, i);
+        let files = self.files().len();
         let mut file = 0u32;
         while !bytes.is_empty() {
             let (Some(delta), Some(tf)) = (var(&mut bytes), var(&mut bytes)) else {
                 return;
             };
             file = file.wrapping_add(delta as u32);
-            if (file as usize) < self.files.len() {
+            if (file as usize) < files {
                 f(file, tf as u32);
             }
         }
@@ -263,7 +350,7 @@ struct Acc {
 /// Builds a [`Segment`] from files added in order.
 #[derive(Default)]
 pub(crate) struct Builder {
-    seg: Segment,
+    seg: Draft,
     acc: HashMap<Term, Acc>,
     /// (term, file, count) of every path token.
     path: Vec<(Term, u32, u32)>,
@@ -294,23 +381,27 @@ impl Builder {
             });
         }
         for doc in docs {
-            self.add_doc(file, doc, &path_counts, path_len);
+            self.add_doc(file, doc, &path_counts);
         }
         for (&term, &count) in &path_counts {
             self.path.push((term, file, count));
         }
         self.seg.files.push(SegFile {
-            path,
-            stamp,
-            lang,
-            state,
+            path_at: path.0,
+            path_bytes: path.1,
+            size: stamp.0,
+            mtime: stamp.1,
+            ident: stamp.2,
             first,
             count: docs.len() as u32,
             path_len: path_len.min(u32::from(u16::MAX)) as u16,
+            lang,
+            state: state as u8,
+            _pad: [0; 4],
         });
     }
 
-    fn add_doc(&mut self, file: u32, doc: &Doc, path: &HashMap<Term, u32>, path_len: u32) {
+    fn add_doc(&mut self, file: u32, doc: &Doc, path: &HashMap<Term, u32>) {
         let id = self.seg.docs.len() as u32;
         let name = self.put_name(&doc.name);
         let container = match &doc.container {
@@ -328,18 +419,17 @@ impl Builder {
         for (slot, len) in lens.iter_mut().zip(doc.lens) {
             *slot = len.min(u32::from(u16::MAX)) as u16;
         }
-        for (total, len) in self.seg.totals.iter_mut().zip(lens) {
-            *total += u64::from(len);
-        }
-        self.seg.totals[FIELDS] += u64::from(path_len);
         self.seg.docs.push(SegDoc {
             file,
             line: doc.line,
             end_line: doc.end_line,
-            name,
-            container,
-            kind: doc.kind,
+            name_at: name.0,
+            container_at: container.0,
+            name_len: name.1,
+            container_len: container.1,
             lens,
+            kind: doc.kind,
+            _pad: [0; 3],
         });
         for &(term, tf) in &doc.terms {
             let acc = self.acc.entry(term).or_default();
@@ -420,11 +510,46 @@ impl Builder {
             last = Some((term, file));
         }
         seg.path_offsets.push(seg.path_postings.len() as u32);
-        seg.paths.shrink_to_fit();
-        seg.names.shrink_to_fit();
-        seg.docs.shrink_to_fit();
-        seg.files.shrink_to_fit();
-        seg
+        lay_out(seg)
+    }
+}
+
+/// The draft's sections in one 8-aligned buffer, after a header of the layout version,
+/// and each section's (offset, length).
+fn lay_out(draft: Draft) -> Segment {
+    let sections: [&[u8]; SECTIONS] = [
+        draft.files.as_bytes(),
+        &draft.paths,
+        draft.docs.as_bytes(),
+        &draft.names,
+        draft.terms.as_bytes(),
+        draft.offsets.as_bytes(),
+        draft.dfs.as_bytes(),
+        &draft.postings,
+        draft.path_terms.as_bytes(),
+        draft.path_offsets.as_bytes(),
+        &draft.path_postings,
+    ];
+    let mut ranges: [Range<usize>; SECTIONS] = Default::default();
+    let mut at = HEADER_BYTES;
+    for (range, section) in ranges.iter_mut().zip(&sections) {
+        *range = at..at + section.len();
+        at = (at + section.len()).next_multiple_of(8);
+    }
+    let mut buf = vec![0u8; at];
+    buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+    for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+        let head = 8 + i * 16;
+        buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+        buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+        buf[range.clone()].copy_from_slice(section);
+    }
+    drop(draft);
+    let bytes = Bytes::owned(&buf);
+    drop(buf);
+    Segment {
+        bytes,
+        sections: ranges,
     }
 }
 
@@ -490,11 +615,11 @@ mod tests {
     #[test]
     fn postings_hold_counts_per_field() {
         let seg = sample();
-        assert_eq!(seg.files.len(), 3);
-        assert_eq!(seg.docs.len(), 3);
-        assert_eq!(seg.name(&seg.docs[0]), "reset_timer");
-        assert_eq!(seg.container(&seg.docs[0]), Some("Timer"));
-        assert_eq!(seg.container(&seg.docs[2]), None);
+        assert_eq!(seg.files().len(), 3);
+        assert_eq!(seg.docs().len(), 3);
+        assert_eq!(seg.name(&seg.docs()[0]), "reset_timer");
+        assert_eq!(seg.container(&seg.docs()[0]), Some("Timer"));
+        assert_eq!(seg.container(&seg.docs()[2]), None);
         assert_eq!(
             all(&seg, "stop"),
             [Posting {

@@ -80,9 +80,9 @@ pub(crate) fn keep(seg: &Segment, root: &Path, targets: &[PathBuf], langs: &[Lan
         .filter_map(|t| t.strip_prefix(root).ok())
         .collect();
     let everything = rels.iter().any(|r| r.as_os_str().is_empty());
-    (0..seg.files.len())
+    (0..seg.files().len())
         .map(|f| {
-            let file = &seg.files[f];
+            let file = &seg.files()[f];
             let lang_ok =
                 langs.is_empty() || lang_of(file.lang).is_some_and(|l| langs.contains(&l));
             lang_ok
@@ -164,8 +164,8 @@ pub(crate) fn indexed_sources(
     let seg = builder.finish();
     sources.push(Source {
         root,
-        live: vec![true; seg.files.len()],
-        served: vec![true; seg.files.len()],
+        live: vec![true; seg.files().len()],
+        served: vec![true; seg.files().len()],
         seg: Arc::new(seg),
         from_index: false,
     });
@@ -196,7 +196,7 @@ pub(crate) fn changed_on_disk(
         if !source.from_index {
             continue;
         }
-        let file = source.seg.docs[s.doc as usize].file;
+        let file = source.seg.docs()[s.doc as usize].file;
         let rel = source.seg.path(file);
         let path = source
             .root
@@ -205,7 +205,7 @@ pub(crate) fn changed_on_disk(
             .ok()
             .map(|m| super::segment::stamp_of_meta(&m));
         let key = (source.root.clone(), rel.to_vec());
-        if now != Some(source.seg.files[file as usize].stamp) && !out.contains(&key) {
+        if now != Some(source.seg.files()[file as usize].stamp()) && !out.contains(&key) {
             out.push(key);
         }
     }
@@ -246,7 +246,7 @@ pub(crate) fn prefiltered_sources(
         let served = keep(&seg, &root, std::slice::from_ref(&root), &request.langs);
         sources.push(Source {
             root,
-            live: vec![true; seg.files.len()],
+            live: vec![true; seg.files().len()],
             seg: Arc::new(seg),
             served,
             from_index: false,

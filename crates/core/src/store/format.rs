@@ -284,22 +284,8 @@ pub(crate) struct Writer {
 }
 
 impl Writer {
-    pub(crate) fn u8(&mut self, v: u8) {
-        self.bytes.push(v);
-    }
-    pub(crate) fn u32(&mut self, v: u32) {
-        self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
     pub(crate) fn u64(&mut self, v: u64) {
         self.bytes.extend_from_slice(&v.to_le_bytes());
-    }
-    /// An unsigned LEB128 varint (1 byte below 128).
-    pub(crate) fn var(&mut self, mut v: u64) {
-        while v >= 0x80 {
-            self.bytes.push(v as u8 | 0x80);
-            v >>= 7;
-        }
-        self.bytes.push(v as u8);
     }
     /// A length-prefixed byte string.
     pub(crate) fn blob(&mut self, v: &[u8]) {
@@ -326,33 +312,10 @@ impl<'a> Reader<'a> {
         self.rest = rest;
         Ok(head)
     }
-    pub(crate) fn u8(&mut self) -> Result<u8, Refused> {
-        Ok(self.take(1)?[0])
-    }
-    pub(crate) fn u32(&mut self) -> Result<u32, Refused> {
-        Ok(u32::from_le_bytes(
-            self.take(4)?.try_into().unwrap_or_default(),
-        ))
-    }
     pub(crate) fn u64(&mut self) -> Result<u64, Refused> {
         Ok(u64::from_le_bytes(
             self.take(8)?.try_into().unwrap_or_default(),
         ))
-    }
-    pub(crate) fn var(&mut self) -> Result<u64, Refused> {
-        let mut v = 0u64;
-        for shift in (0..64).step_by(7) {
-            let byte = self.u8()?;
-            v |= u64::from(byte & 0x7f) << shift;
-            if byte & 0x80 == 0 {
-                return Ok(v);
-            }
-        }
-        Err(Refused::Invalid("a varint too long".into()))
-    }
-    /// A varint that must fit `T`.
-    pub(crate) fn var_as<T: TryFrom<u64>>(&mut self) -> Result<T, Refused> {
-        T::try_from(self.var()?).map_err(|_| Refused::Invalid("a number out of range".into()))
     }
     /// A count of items of `size` bytes each that must still fit in what is left (so a
     /// damaged count cannot make the decoder allocate gigabytes).

@@ -33,7 +33,8 @@ impl Bytes {
     /// `bytes` copied into aligned memory.
     pub(crate) fn owned(bytes: &[u8]) -> Bytes {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];
-        zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[..bytes.len()].copy_from_slice(bytes);
+        zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[..bytes.len()]
+            .copy_from_slice(bytes);
         Bytes {
             inner: Inner::Owned(words, bytes.len()),
         }
@@ -67,7 +68,12 @@ impl Bytes {
 
 impl std::fmt::Debug for Bytes {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Bytes({} bytes, mapped: {})", self.len(), self.is_mapped())
+        write!(
+            f,
+            "Bytes({} bytes, mapped: {})",
+            self.len(),
+            self.is_mapped()
+        )
     }
 }
 
@@ -192,8 +198,14 @@ mod tests {
         std::fs::write(&path, &whole).unwrap();
         assert!(matches!(load(&path, Kind::Symbols), Err(Refused::Checksum)));
         std::fs::write(&path, &whole[..whole.len() - 3]).unwrap();
-        assert!(matches!(load(&path, Kind::Symbols), Err(Refused::Truncated)));
-        assert!(matches!(load(&dir.path().join("none"), Kind::Symbols), Err(Refused::Missing)));
+        assert!(matches!(
+            load(&path, Kind::Symbols),
+            Err(Refused::Truncated)
+        ));
+        assert!(matches!(
+            load(&dir.path().join("none"), Kind::Symbols),
+            Err(Refused::Missing)
+        ));
         let owned = Bytes::owned(b"abc");
         assert_eq!(owned.as_slice(), b"abc");
         assert_eq!(owned.as_slice().as_ptr() as usize % 8, 0);

@@ -91,7 +91,7 @@ fn the_reader_never_reads_past_the_end() {
     let mut r = format::Reader::new(&w.bytes);
     assert!(r.count(1).is_err());
     let mut r = format::Reader::new(&[1, 2]);
-    assert!(r.u32().is_err());
+    assert!(r.u64().is_err());
     assert!(format::Reader::new(&[]).blob().is_err());
 }
 
@@ -137,10 +137,7 @@ fn an_entry_serves_only_the_root_it_was_written_for() {
     // Replaced by another directory at the same path (rm -rf, clone again): refused.
     std::fs::rename(&root, parent.path().join("old")).unwrap();
     std::fs::create_dir(&root).unwrap();
-    assert!(matches!(
-        loaded(&entry),
-        Err(Refused::Invalid(_))
-    ));
+    assert!(matches!(loaded(&entry), Err(Refused::Invalid(_))));
     // The next writer describes the new root and drops what was stored for the old one.
     drop(lock);
     let _lock = entry.try_writer().unwrap();

@@ -37,34 +37,34 @@ pub(crate) fn check(
     let empty = Segment::default();
     let update = update.unwrap_or(&empty);
     let mut out = Check {
-        base: vec![false; base.files.len()],
-        update: vec![false; update.files.len()],
+        base: vec![false; base.files().len()],
+        update: vec![false; update.files().len()],
         stale: Vec::new(),
         update_ids: Vec::new(),
     };
     let (mut j, mut k) = (0usize, 0usize);
     for file in files.files() {
         let rel = file.rel.as_os_str().as_bytes();
-        while j < base.files.len() && cmp_paths(base.path(j as u32), rel) == Ordering::Less {
+        while j < base.files().len() && cmp_paths(base.path(j as u32), rel) == Ordering::Less {
             j += 1;
         }
-        while k < update.files.len() && cmp_paths(update.path(k as u32), rel) == Ordering::Less {
+        while k < update.files().len() && cmp_paths(update.path(k as u32), rel) == Ordering::Less {
             k += 1;
         }
-        let in_base = j < base.files.len() && base.path(j as u32) == rel;
-        let in_update = k < update.files.len() && update.path(k as u32) == rel;
+        let in_base = j < base.files().len() && base.path(j as u32) == rel;
+        let in_update = k < update.files().len() && update.path(k as u32) == rel;
         let now = stamp_of(&file);
         let marked = !dirty.is_empty() && dirty.contains(rel);
         // The update holds the newer copy: the base's is never served beside it.
         let current = if in_update {
-            let ok = update.files[k].stamp == now && !marked;
+            let ok = update.files()[k].stamp() == now && !marked;
             out.update[k] = ok;
             if ok {
                 out.update_ids.push(file.id);
             }
             ok
         } else if in_base {
-            let ok = base.files[j].stamp == now && !marked;
+            let ok = base.files()[j].stamp() == now && !marked;
             out.base[j] = ok;
             ok
         } else {

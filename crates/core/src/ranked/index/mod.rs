@@ -65,6 +65,10 @@ pub struct SearchStatus {
     pub files: usize,
     pub terms: usize,
     pub heap_bytes: usize,
+    /// Bytes of the base and update, and whether the base is its stored file's, read in
+    /// place.
+    pub index_bytes: usize,
+    pub in_place: bool,
     /// Files indexed again since the base was built.
     pub updates: u64,
     pub last_build: Option<Duration>,
@@ -258,10 +262,12 @@ impl SearchIndex {
                 SearchStatus {
                     root: slot.root.clone(),
                     state: search_state,
-                    documents: sum(|s| s.docs.len()),
-                    files: slot.base.as_deref().map_or(0, |s| s.files.len()),
+                    documents: sum(|s| s.docs().len()),
+                    files: slot.base.as_deref().map_or(0, |s| s.files().len()),
                     terms: slot.base.as_deref().map_or(0, Segment::term_count),
                     heap_bytes: sum(Segment::heap_bytes),
+                    index_bytes: sum(Segment::size),
+                    in_place: slot.base.as_deref().is_some_and(Segment::is_mapped),
                     updates: slot.updates,
                     last_build: slot.last_build,
                     store: slot.store_note.clone(),

@@ -39,8 +39,19 @@ pub(super) fn worker_loop(shared: &Shared) {
         drop(state);
         shared.wake.notify_all();
         if let Some((base, read)) = built {
-            // After landing: queries use it while it is written.
-            stores.save(&job.root, &base, read);
+            // After landing: queries use it while it is written; then they use the stored
+            // copy, read in place, and the heap's copy goes.
+            if stores.save(&job.root, &base, read)
+                && let Some(stored) = stores.in_place(&job.root)
+            {
+                let mut state = shared.lock();
+                let slot = state.slots.iter_mut().find(|s| s.root == job.root);
+                let same = |s: &&mut Slot| s.base.as_ref().is_some_and(|b| Arc::ptr_eq(b, &base));
+                if let Some(slot) = slot.filter(same) {
+                    slot.base = Some(stored);
+                }
+            }
+            drop(base);
             crate::memory::release_freed();
         }
         if let Some(note) = stores.note(&job.root) {

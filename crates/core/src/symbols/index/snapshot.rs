@@ -145,7 +145,10 @@ impl Snapshot {
             }
             each(
                 &self.root.join(rel),
-                Lang::ALL.get(f.lang as usize).copied().unwrap_or(Lang::ALL[0]),
+                Lang::ALL
+                    .get(f.lang as usize)
+                    .copied()
+                    .unwrap_or(Lang::ALL[0]),
                 table.definition(rec),
             );
         }

@@ -37,9 +37,11 @@ fn layout_of(buf: &[u8]) -> Result<Layout, Refused> {
     let mut ranges: Vec<Range<usize>> = Vec::with_capacity(5);
     for i in 0..5 {
         let (start, len) = (word(8 + i * 16), word(16 + i * 16));
-        let end = start.checked_add(len).filter(|end| *end <= buf.len() as u64);
+        let end = start
+            .checked_add(len)
+            .filter(|end| *end <= buf.len() as u64);
         match end {
-            Some(end) if start % 8 == 0 && start >= HEADER_BYTES as u64 => {
+            Some(end) if start.is_multiple_of(8) && start >= HEADER_BYTES as u64 => {
                 ranges.push(start as usize..end as usize);
             }
             _ => return Err(invalid("a section outside the table")),
@@ -57,8 +59,8 @@ fn layout_of(buf: &[u8]) -> Result<Layout, Refused> {
         by_lower: ranges[4].clone(),
     };
     let records = layout.recs.len() / size_of::<Rec>();
-    let whole = layout.recs.len() % size_of::<Rec>() == 0
-        && layout.files.len() % size_of::<FileRec>() == 0
+    let whole = layout.recs.len().is_multiple_of(size_of::<Rec>())
+        && layout.files.len().is_multiple_of(size_of::<FileRec>())
         && layout.by_name.len() == records * 4
         && layout.by_lower.len() == records * 4;
     if !whole {
@@ -72,7 +74,9 @@ fn check(t: &Table) -> Result<(), Refused> {
     let mut next = 0u32;
     let mut last: Option<&[u8]> = None;
     for f in t.files() {
-        let path = t.arena().get(f.path as usize..f.path as usize + f.path_len as usize);
+        let path = t
+            .arena()
+            .get(f.path as usize..f.path as usize + f.path_len as usize);
         let ok = path.is_some()
             && (f.lang as usize) < Lang::ALL.len()
             && f.recs_start == next

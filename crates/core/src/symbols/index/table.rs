@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::files::os::OsStrExt;
 use crate::store::mapped::Bytes;
@@ -246,7 +246,13 @@ impl Packer {
     pub(super) fn finish(self) -> Table {
         let draft = self.table;
         drop(self.interned);
-        let name = |r: u32| text_in(&draft.arena, draft.recs[r as usize].name, draft.recs[r as usize].name_len);
+        let name = |r: u32| {
+            text_in(
+                &draft.arena,
+                draft.recs[r as usize].name,
+                draft.recs[r as usize].name_len,
+            )
+        };
         let mut by_name: Vec<u32> = (0..draft.recs.len() as u32).collect();
         by_name.sort_unstable_by(|a, b| name(*a).cmp(name(*b)));
         let mut by_lower = by_name.clone();
@@ -317,7 +323,10 @@ fn definition_in(arena: &[u8], r: Rec) -> Definition {
 fn file_syms_in(arena: &[u8], recs: &[Rec], f: Option<&FileRec>) -> FileSyms {
     let f = f.copied().unwrap_or_default();
     FileSyms {
-        lang: Lang::ALL.get(f.lang as usize).copied().unwrap_or(Lang::ALL[0]),
+        lang: Lang::ALL
+            .get(f.lang as usize)
+            .copied()
+            .unwrap_or(Lang::ALL[0]),
         size: f.size,
         mtime: f.mtime,
         ident: f.ident,
@@ -336,7 +345,9 @@ impl Draft {
 }
 
 fn text_in(arena: &[u8], at: u32, len: u16) -> &str {
-    let bytes = arena.get(at as usize..at as usize + len as usize).unwrap_or_default();
+    let bytes = arena
+        .get(at as usize..at as usize + len as usize)
+        .unwrap_or_default();
     // Only whole `str`s are stored.
     std::str::from_utf8(bytes).unwrap_or_default()
 }
@@ -416,7 +427,10 @@ impl Table {
     }
 
     pub(super) fn rel(&self, file: usize) -> &Path {
-        let bytes = self.files().get(file).map_or(&[][..], |f| self.path_bytes(f));
+        let bytes = self
+            .files()
+            .get(file)
+            .map_or(&[][..], |f| self.path_bytes(f));
         Path::new(std::ffi::OsStr::from_bytes(bytes))
     }
 

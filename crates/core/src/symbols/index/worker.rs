@@ -47,7 +47,9 @@ pub(super) fn worker_loop(shared: &Shared) {
             {
                 let mut state = shared.lock();
                 let slot = state.slots.iter_mut().find(|s| s.root == job.root);
-                if let Some(slot) = slot.filter(|s| s.table.as_ref().is_some_and(|t| Arc::ptr_eq(t, &table))) {
+                if let Some(slot) =
+                    slot.filter(|s| s.table.as_ref().is_some_and(|t| Arc::ptr_eq(t, &table)))
+                {
                     slot.table = Some(stored);
                 }
             }

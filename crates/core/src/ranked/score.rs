@@ -120,9 +120,10 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
         }
         let idf = idf(stats.docs, df as f32);
         for (part, s) in parts.iter().zip(scores.iter_mut()) {
+            let docs = part.seg.docs();
             for doc in std::mem::take(&mut s.reached) {
                 let t = std::mem::take(&mut s.tfw[doc as usize]);
-                if !wanted(part, doc) {
+                if !wanted(part, &docs[doc as usize]) {
                     continue;
                 }
                 if s.score[doc as usize] == 0.0 {
@@ -164,8 +165,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     (found, total)
 }
 
-fn wanted(part: &Part, doc: u32) -> bool {
-    let d = &part.seg.docs()[doc as usize];
+fn wanted(part: &Part, d: &super::segment::SegDoc) -> bool {
     part.files[d.file as usize] && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
 }
 
@@ -173,14 +173,15 @@ fn wanted(part: &Part, doc: u32) -> bool {
 /// them in `s.reached`); returns how many there are (its share of the df).
 fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -> u32 {
     let seg = part.seg;
-    let live_doc = |doc: u32| part.live[seg.docs()[doc as usize].file as usize];
+    let (docs, files) = (seg.docs(), seg.files());
+    let live_doc = |doc: u32| part.live[docs[doc as usize].file as usize];
     let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * f32::from(len) / stats.avg[f];
     let mut df = 0u32;
     seg.postings(term, |p| {
         if !live_doc(p.doc) {
             return;
         }
-        let d = &seg.docs()[p.doc as usize];
+        let d = &docs[p.doc as usize];
         let mut sum = 0.0;
         for (f, (&tf, &len)) in p.tf.iter().zip(&d.lens).enumerate() {
             if tf > 0 {
@@ -197,7 +198,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
         if !part.live[file as usize] {
             return;
         }
-        let f = &seg.files()[file as usize];
+        let f = &files[file as usize];
         let add = PATH_WEIGHT * tf as f32
             / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
         for doc in f.first..f.first + f.count {
@@ -220,11 +221,12 @@ pub(crate) const CODE_REGION_PRIOR: f32 = 0.5;
 pub(crate) const TEXT_REGION_PRIOR: f32 = 0.3;
 
 fn prior(part: &Part, s: &mut Scores) {
+    let (docs, files) = (part.seg.docs(), part.seg.files());
     for &doc in &s.touched {
-        let d = &part.seg.docs()[doc as usize];
+        let d = &docs[doc as usize];
         let factor = match super::docs::KIND_NAMES.get(d.kind as usize).copied() {
             Some("function" | "method" | "constructor") => continue,
-            Some(super::docs::REGION) if part.seg.files()[d.file as usize].lang != u8::MAX => {
+            Some(super::docs::REGION) if files[d.file as usize].lang != u8::MAX => {
                 CODE_REGION_PRIOR
             }
             Some(super::docs::REGION) => TEXT_REGION_PRIOR,
@@ -248,8 +250,9 @@ fn hint(part: &Part, s: &mut Scores, query: &Query) {
         });
     }
     let share = HINT_BETA / query.hint.len() as f32;
+    let docs = part.seg.docs();
     for &doc in &s.touched {
-        let file = part.seg.docs()[doc as usize].file as usize;
+        let file = docs[doc as usize].file as usize;
         if hits[file] > 0 {
             s.score[doc as usize] *= 1.0 + share * f32::from(hits[file]);
         }

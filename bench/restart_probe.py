@@ -10,8 +10,10 @@ server's roots/list request: the file index fresh, the symbol index ready (list_
 every --poll ms), the server's CPU seconds and VmRSS at that moment, then the first `symbols`
 queries on it (exact and prefix, each a first call), and one exact query sent at once after
 the roots answer (--at-once: the exact or the prefix query; before the restart's check ends it
-waits for it, at most 20 s, then parses on demand). Disk: the cache directory's
-bytes, and the bytes of the files the symbol index holds (supported languages, ≤ 1 MiB).
+waits for it, at most 20 s, then parses on demand). Then the search index: ready, the
+server's own memory (RssAnon) apart from the mapped store files (RssFile), and a first
+`search` (--search). Disk: the cache directory's bytes, and the bytes of the files the
+symbol index holds (supported languages, ≤ 1 MiB).
 """
 import argparse
 import json
@@ -94,6 +96,22 @@ def one_start(args, root, early_query):
     out["cpu_s_at_symbols_ready"] = srv.cpu_s()
     out["rss_at_symbols_ready_kib"] = proc_status_kib(srv.proc.pid, "VmRSS")
     out["symbols_line"] = line
+    # The search index (ranked search) after it: ready, and what memory the server holds
+    # then, its own (anonymous) apart from the mapped store files (page cache).
+    while time.perf_counter() - t_roots < args.timeout:
+        _, resp, _ = srv.request("tools/call", {"name": "list_roots", "arguments": {}})
+        mine = next(iter(structured(resp).get("roots") or []), {})
+        if (mine.get("search") or "").startswith("ready"):
+            out["search_ready_s"] = time.perf_counter() - t_roots
+            out["search_line"] = mine.get("search")
+            break
+        time.sleep(args.poll / 1000)
+    out["cpu_s_at_search_ready"] = srv.cpu_s()
+    for key in ("VmRSS", "RssAnon", "RssFile", "VmHWM"):
+        out[f"{key}_at_search_ready_kib"] = proc_status_kib(srv.proc.pid, key)
+    dt, resp, size = srv.request("tools/call", {"name": "search", "arguments": {"query": args.search}})
+    out["first_search"] = {"query": args.search, "ms": dt * 1000, "bytes": size,
+                           "partial": structured(resp).get("partial")}
     first = []
     for query, exact in ((args.exact, True), (args.prefix, False)):
         dt, resp, size = srv.request("tools/call", {"name": "symbols", "arguments": {"query": query, "exact": exact}})
@@ -107,7 +125,9 @@ def one_start(args, root, early_query):
         _, resp, _ = srv.request("tools/call", {"name": "list_roots", "arguments": {}})
         mine = next(iter(structured(resp).get("roots") or []), {})
         line = mine.get("symbols") or ""
-        if "stored" in line or "loaded" in line or "not stored" in line or "read from" in line:
+        search = mine.get("search") or ""
+        settled = lambda l: "stored" in l or "loaded" in l or "not stored" in l or "read from" in l
+        if settled(line) and settled(search):
             break
         time.sleep(0.2)
     out["final_symbols_line"] = line
@@ -127,6 +147,8 @@ def main():
     ap.add_argument("--timeout", type=float, default=1800)
     ap.add_argument("--exact", default="nxsem_wait")
     ap.add_argument("--prefix", default="up_")
+    ap.add_argument("--search", default="virtio device features are not written back",
+                    help="the search query asked once the search index is ready")
     ap.add_argument("--keep", action="store_true", help="do not empty --cache-dir first")
     ap.add_argument("--at-once", choices=["exact", "prefix"], default="exact",
                     help="the query the last restart sends at once after the roots answer")

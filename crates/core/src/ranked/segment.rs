@@ -132,7 +132,6 @@ struct Draft {
     /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s.
     offsets: Vec<u32>,
     dfs: Vec<u32>,
-    postings: Vec<u8>,
     path_terms: Vec<Term>,
     path_offsets: Vec<u32>,
     path_postings: Vec<u8>,
@@ -433,6 +432,12 @@ impl Builder {
         });
         for &(term, tf) in &doc.terms {
             let acc = self.acc.entry(term).or_default();
+            // Grown by half, not doubled: the accumulators are the build's peak, and
+            // doubling leaves up to half of each long list unused.
+            if acc.bytes.capacity() - acc.bytes.len() < 16 {
+                let more = (acc.bytes.capacity() / 2).max(16);
+                acc.bytes.reserve_exact(more);
+            }
             let delta = match acc.bytes.is_empty() {
                 true => id,
                 false => id - acc.last,
@@ -480,22 +485,22 @@ impl Builder {
             ..
         } = self;
         let mut acc = acc;
-        // Sorted terms first, then each term's bytes moved out (and freed) one by one: the
-        // build's peak is the accumulators, not the accumulators and a sorted copy of them.
+        // The dictionary first; each term's postings are moved into the laid-out buffer
+        // (and freed) one by one: the build's peak is the accumulators and the buffer, not
+        // a third copy of the postings between them.
         let mut terms: Vec<Term> = acc.keys().copied().collect();
         terms.sort_unstable();
         seg.offsets = Vec::with_capacity(terms.len() + 1);
         seg.dfs = Vec::with_capacity(terms.len());
-        seg.postings = Vec::with_capacity(acc.values().map(|a| a.bytes.len()).sum());
+        let mut total = 0usize;
         for term in &terms {
-            let a = acc.remove(term).unwrap_or_default();
-            seg.offsets.push(seg.postings.len() as u32);
+            let a = &acc[term];
+            seg.offsets.push(total as u32);
             seg.dfs.push(a.df);
-            seg.postings.extend_from_slice(&a.bytes);
+            total += a.bytes.len();
         }
-        drop(acc);
+        seg.offsets.push(total as u32);
         seg.terms = terms;
-        seg.offsets.push(seg.postings.len() as u32);
         path.sort_unstable();
         let mut last: Option<(Term, u32)> = None;
         for (term, file, count) in path {
@@ -510,13 +515,21 @@ impl Builder {
             last = Some((term, file));
         }
         seg.path_offsets.push(seg.path_postings.len() as u32);
-        lay_out(seg)
+        let fill = |out: &mut [u8]| {
+            for (i, term) in seg.terms.iter().enumerate() {
+                let a = acc.remove(term).unwrap_or_default();
+                let at = seg.offsets[i] as usize;
+                out[at..at + a.bytes.len()].copy_from_slice(&a.bytes);
+            }
+        };
+        lay_out(&seg, total, fill)
     }
 }
 
 /// The draft's sections in one 8-aligned buffer, after a header of the layout version,
-/// and each section's (offset, length).
-fn lay_out(draft: Draft) -> Segment {
+/// and each section's (offset, length); the postings (`postings` bytes) are written by
+/// `fill_postings`.
+fn lay_out(draft: &Draft, postings: usize, fill_postings: impl FnOnce(&mut [u8])) -> Segment {
     let sections: [&[u8]; SECTIONS] = [
         draft.files.as_bytes(),
         &draft.paths,
@@ -525,28 +538,31 @@ fn lay_out(draft: Draft) -> Segment {
         draft.terms.as_bytes(),
         draft.offsets.as_bytes(),
         draft.dfs.as_bytes(),
-        &draft.postings,
+        // Written by `fill_postings`.
+        &[],
         draft.path_terms.as_bytes(),
         draft.path_offsets.as_bytes(),
         &draft.path_postings,
     ];
     let mut ranges: [Range<usize>; SECTIONS] = Default::default();
     let mut at = HEADER_BYTES;
-    for (range, section) in ranges.iter_mut().zip(&sections) {
-        *range = at..at + section.len();
-        at = (at + section.len()).next_multiple_of(8);
+    for (i, (range, section)) in ranges.iter_mut().zip(&sections).enumerate() {
+        let len = if i == POSTINGS { postings } else { section.len() };
+        *range = at..at + len;
+        at = (at + len).next_multiple_of(8);
     }
-    let mut buf = vec![0u8; at];
-    buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-    for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
-        let head = 8 + i * 16;
-        buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-        buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-        buf[range.clone()].copy_from_slice(section);
-    }
-    drop(draft);
-    let bytes = Bytes::owned(&buf);
-    drop(buf);
+    let bytes = Bytes::build(at, |buf| {
+        buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+        for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+            let head = 8 + i * 16;
+            buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+            buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+            if i != POSTINGS {
+                buf[range.clone()].copy_from_slice(section);
+            }
+        }
+        fill_postings(&mut buf[ranges[POSTINGS].clone()]);
+    });
     Segment {
         bytes,
         sections: ranges,

@@ -30,6 +30,16 @@ enum Inner {
 }
 
 impl Bytes {
+    /// `len` bytes of aligned memory, written by `fill` (an index lays itself out in
+    /// place, with no second copy of its buffer).
+    pub(crate) fn build(len: usize, fill: impl FnOnce(&mut [u8])) -> Bytes {
+        let mut words = vec![0u64; len.div_ceil(8)];
+        fill(&mut zerocopy::IntoBytes::as_mut_bytes(words.as_mut_slice())[..len]);
+        Bytes {
+            inner: Inner::Owned(words, len),
+        }
+    }
+
     /// `bytes` copied into aligned memory.
     pub(crate) fn owned(bytes: &[u8]) -> Bytes {
         let mut words = vec![0u64; bytes.len().div_ceil(8)];

@@ -283,14 +283,15 @@ fn lay_out(draft: &Draft, by_name: &[u32], by_lower: &[u32]) -> Table {
         ranges.push(at..at + section.len());
         at = (at + section.len()).next_multiple_of(8);
     }
-    let mut buf = vec![0u8; at];
-    buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-    for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
-        let head = 8 + i * 16;
-        buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-        buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-        buf[range.clone()].copy_from_slice(section);
-    }
+    let bytes = Bytes::build(at, |buf| {
+        buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+        for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+            let head = 8 + i * 16;
+            buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+            buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+            buf[range.clone()].copy_from_slice(section);
+        }
+    });
     let layout = Layout {
         arena: ranges[0].clone(),
         recs: ranges[1].clone(),
@@ -298,8 +299,6 @@ fn lay_out(draft: &Draft, by_name: &[u32], by_lower: &[u32]) -> Table {
         by_name: ranges[3].clone(),
         by_lower: ranges[4].clone(),
     };
-    let bytes = Bytes::owned(&buf);
-    drop(buf);
     Table { bytes, layout }
 }
 

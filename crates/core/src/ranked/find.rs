@@ -219,7 +219,7 @@ fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
         kind: KIND_NAMES.get(d.kind as usize).copied().unwrap_or(REGION),
         name: (!name.is_empty()).then(|| name.to_string()),
         container: container.map(str::to_string),
-        lang: lang_of(seg.files()[d.file as usize].lang),
+        lang: lang_of(seg.files().get(d.file as usize).map_or(u8::MAX, |f| f.lang)),
         score,
         matched,
         lines: excerpt.lines,

@@ -166,7 +166,8 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
 }
 
 fn wanted(part: &Part, d: &super::segment::SegDoc) -> bool {
-    part.files[d.file as usize] && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
+    part.files.get(d.file as usize).copied().unwrap_or(false)
+        && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
 }
 
 /// Adds `term`'s tf~ of every live document of `part` holding it to `s.tfw` (listing
@@ -174,7 +175,7 @@ fn wanted(part: &Part, d: &super::segment::SegDoc) -> bool {
 fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -> u32 {
     let seg = part.seg;
     let (docs, files) = (seg.docs(), seg.files());
-    let live_doc = |doc: u32| part.live[docs[doc as usize].file as usize];
+    let live_doc = |doc: u32| part.live.get(docs[doc as usize].file as usize) == Some(&true);
     let norm = |f: usize, len: u16| 1.0 - B[f] + B[f] * f32::from(len) / stats.avg[f];
     let mut df = 0u32;
     seg.postings(term, |p| {
@@ -226,7 +227,11 @@ fn prior(part: &Part, s: &mut Scores) {
         let d = &docs[doc as usize];
         let factor = match super::docs::KIND_NAMES.get(d.kind as usize).copied() {
             Some("function" | "method" | "constructor") => continue,
-            Some(super::docs::REGION) if files[d.file as usize].lang != u8::MAX => {
+            Some(super::docs::REGION)
+                if files
+                    .get(d.file as usize)
+                    .is_some_and(|f| f.lang != u8::MAX) =>
+            {
                 CODE_REGION_PRIOR
             }
             Some(super::docs::REGION) => TEXT_REGION_PRIOR,

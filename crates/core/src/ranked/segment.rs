@@ -97,10 +97,6 @@ impl SegFile {
     pub(crate) fn stamp(&self) -> Stamp {
         (self.size, self.mtime, self.ident)
     }
-
-    pub(crate) fn docs(&self) -> Range<u32> {
-        self.first..self.first.saturating_add(self.count)
-    }
 }
 
 /// One document of a segment (36 bytes).
@@ -547,7 +543,11 @@ fn lay_out(draft: &Draft, postings: usize, fill_postings: impl FnOnce(&mut [u8])
     let mut ranges: [Range<usize>; SECTIONS] = Default::default();
     let mut at = HEADER_BYTES;
     for (i, (range, section)) in ranges.iter_mut().zip(&sections).enumerate() {
-        let len = if i == POSTINGS { postings } else { section.len() };
+        let len = if i == POSTINGS {
+            postings
+        } else {
+            section.len()
+        };
         *range = at..at + len;
         at = (at + len).next_multiple_of(8);
     }

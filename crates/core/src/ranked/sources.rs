@@ -205,7 +205,8 @@ pub(crate) fn changed_on_disk(
             .ok()
             .map(|m| super::segment::stamp_of_meta(&m));
         let key = (source.root.clone(), rel.to_vec());
-        if now != Some(source.seg.files()[file as usize].stamp()) && !out.contains(&key) {
+        let then = source.seg.files().get(file as usize).map(|f| f.stamp());
+        if (now.is_none() || now != then) && !out.contains(&key) {
             out.push(key);
         }
     }

@@ -40,6 +40,9 @@ pub(crate) fn build_limited(
     Ok(walked.map(|(all, unreadable)| pack(root.to_path_buf(), all, unreadable, started)))
 }
 
+/// Walker threads per core for a whole root's build (measured: BENCHMARKS.md).
+const IO_WALKERS_PER_CORE: usize = 4;
+
 /// Walks `dir` (`root` itself, or a visited directory below it) exactly as a default
 /// search walks `root`, down to `max_depth` (children of `dir` are at depth 1), and
 /// collects what the index holds, with the count of unreadable entries. `Err(max_files)`
@@ -65,6 +68,10 @@ pub(super) fn collect(
     if max_depth.is_some() {
         // One directory's listing: not worth a thread per core.
         walker.max_depth(max_depth).threads(1);
+    } else {
+        // A whole root: after a reboot the walk waits on the disk for every directory and
+        // `stat`, so more walkers than cores keep more reads in flight.
+        walker.threads(IO_WALKERS_PER_CORE * crate::walk::thread_count());
     }
     let make = || Collector {
         root,

@@ -180,8 +180,9 @@ impl<T: Stored> Stores<T> {
         let bytes = held.bytes();
         if bytes.len() as u64 > store.max_bytes() {
             rs.note = format!(
-                "not stored: {} is over the store's limit",
-                size_text(bytes.len())
+                "not stored: {} is over the store's limit of {}",
+                size_text(bytes.len()),
+                size_text(store.max_bytes() as usize)
             );
             entry.discard(T::KIND);
             return false;

@@ -72,6 +72,8 @@ fn reading_the_whole_tree_does_not_wake_an_idle_server() {
     let mut client = Client::spawn(&[], &ws.app);
     client.handshake(json!({}));
     wait_fresh(&mut client, &ws.app);
+    // Idle: the indexes built after the file index (symbols, then search) are done too.
+    wait_search(&mut client, "ready", Duration::from_secs(60));
     let marker_uri = uri(&marker);
     client.request("resources/subscribe", json!({"uri": marker_uri}));
     let before = cpu_ticks(client.pid());

@@ -590,3 +590,23 @@ pub fn wait_symbols(client: &mut Client, prefix: &str, within: Duration) -> Stri
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Polls list_roots until the first root's search index state starts with `prefix`.
+pub fn wait_search(client: &mut Client, prefix: &str, within: Duration) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let state = roots["structuredContent"]["roots"][0]["search"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if state.starts_with(prefix) {
+            return state;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the search index never became {prefix}: {state}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}

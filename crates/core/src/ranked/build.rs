@@ -18,6 +18,11 @@ use crate::symbols::{Definition, Lang};
 /// listed, and said, but hold no documents.
 pub(crate) const MAX_INDEX_BYTES: u64 = 1 << 20;
 
+/// The same for files in no supported language (docs, build files, data): a text file
+/// that large is a log, a data dump or a generated listing, not what a question is about,
+/// and reading it would cost the build more than the rest of the root.
+pub(crate) const MAX_TEXT_BYTES: u64 = 256 << 10;
+
 /// A file's language as a segment stores it (`u8::MAX`: none).
 pub(crate) fn lang_id(lang: Option<Lang>) -> u8 {
     lang.and_then(|l| Lang::ALL.iter().position(|x| *x == l))
@@ -71,11 +76,16 @@ impl<'a> Indexer<'a> {
             docs: Vec::new(),
             parsed: false,
         };
-        if size > MAX_INDEX_BYTES {
+        let cap = if lang.is_some() {
+            MAX_INDEX_BYTES
+        } else {
+            MAX_TEXT_BYTES
+        };
+        if size > cap {
             return skipped(FileState::TooLarge);
         }
         let path = self.root.join(rel);
-        let text = match read_whole(&path, MAX_INDEX_BYTES) {
+        let text = match read_whole(&path, cap) {
             Ok(Whole::Text(text)) => text,
             Ok(Whole::TooLarge(_)) => return skipped(FileState::TooLarge),
             Ok(Whole::Binary(_)) | Err(_) => return skipped(FileState::Skipped),

@@ -349,7 +349,7 @@ pub(crate) struct Builder {
     acc: HashMap<Term, Acc>,
     /// (term, file, count) of every path token.
     path: Vec<(Term, u32, u32)>,
-    containers: HashMap<Arc<str>, (u32, u16)>,
+    interned: HashMap<Arc<str>, (u32, u16)>,
 }
 
 impl Builder {
@@ -398,13 +398,21 @@ impl Builder {
 
     fn add_doc(&mut self, file: u32, doc: &Doc, path: &HashMap<Term, u32>) {
         let id = self.seg.docs.len() as u32;
-        let name = self.put_name(&doc.name);
+        // Names repeat across files (`new`, `init`): each is stored once, like containers.
+        let name = match self.interned.get(doc.name.as_str()) {
+            Some(&span) => span,
+            None => {
+                let span = self.put_name(&doc.name);
+                self.interned.insert(Arc::from(doc.name.as_str()), span);
+                span
+            }
+        };
         let container = match &doc.container {
-            Some(c) => match self.containers.get(c) {
+            Some(c) => match self.interned.get(c) {
                 Some(&span) => span,
                 None => {
                     let span = self.put_name(c);
-                    self.containers.insert(c.clone(), span);
+                    self.interned.insert(c.clone(), span);
                     span
                 }
             },

@@ -185,8 +185,16 @@ impl Packer {
             };
             // Signatures are not kept (they were most of the memory): the line is read
             // again for the definitions a query returns (see `find::by_name::fill_signatures`).
-            let Some(name) = self.put(def.name.as_bytes()) else {
-                return false;
+            // Names repeat too (`new`, `get`, `init` in every other file): stored once.
+            let name = match self.interned.get(def.name.as_str()) {
+                Some(&at) => at,
+                None => {
+                    let Some(at) = self.put(def.name.as_bytes()) else {
+                        return false;
+                    };
+                    self.interned.insert(Arc::from(def.name.as_str()), at);
+                    at
+                }
             };
             let lower = if def.name.is_ascii() {
                 NONE

@@ -13,6 +13,7 @@ mod budget;
 mod churn;
 mod cli;
 mod crash;
+mod doctor;
 #[cfg(unix)]
 mod elicitation;
 mod errors;

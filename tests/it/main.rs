@@ -37,6 +37,7 @@ mod lost_edits;
 mod modern;
 mod over_time;
 mod pipeline;
+mod probe;
 mod progress;
 mod read;
 mod resources;

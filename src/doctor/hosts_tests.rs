@@ -19,10 +19,19 @@ fn paths(os: Os, env: &dyn Fn(&str) -> Option<OsString>, projects: &[PathBuf]) -
         .collect()
 }
 
+/// An absolute path on this OS: `/x` on Unix, `C:/x` on Windows.
+fn abs(path: &str) -> String {
+    if cfg!(windows) {
+        format!("C:{path}")
+    } else {
+        path.to_string()
+    }
+}
+
 #[test]
 fn user_files_follow_the_os_and_project_files_each_project() {
-    let env = env_of(&[("HOME", "/h")]);
-    let linux = paths(Os::Linux, &env, &[PathBuf::from("/p")]);
+    let env = env_of(&[("HOME", abs("/h").as_str())]);
+    let linux = paths(Os::Linux, &env, &[PathBuf::from(abs("/p"))]);
     for expected in [
         "/p/.mcp.json",
         "/p/.vscode/mcp.json",
@@ -33,38 +42,36 @@ fn user_files_follow_the_os_and_project_files_each_project() {
         "/h/.codex/config.toml",
         "/h/.config/Code/User/mcp.json",
     ] {
-        assert!(
-            linux.contains(&expected.to_string()),
-            "{expected}: {linux:?}"
-        );
+        assert!(linux.contains(&abs(expected)), "{expected}: {linux:?}");
     }
     assert!(
         !linux.iter().any(|p| p.contains("claude_desktop")),
         "{linux:?}"
     );
     let mac = paths(Os::Mac, &env, &[]);
-    assert!(
-        mac.contains(
-            &"/h/Library/Application Support/Claude/claude_desktop_config.json".to_string()
-        )
-    );
-    assert!(mac.contains(&"/h/Library/Application Support/Code/User/mcp.json".to_string()));
+    for expected in [
+        "/h/Library/Application Support/Claude/claude_desktop_config.json",
+        "/h/Library/Application Support/Code/User/mcp.json",
+    ] {
+        assert!(mac.contains(&abs(expected)), "{expected}: {mac:?}");
+    }
     let env = env_of(&[
-        ("USERPROFILE", "/u"),
-        ("APPDATA", "/u/AppData/Roaming"),
-        ("CODEX_HOME", "/cx"),
+        ("USERPROFILE", abs("/u").as_str()),
+        ("APPDATA", abs("/u/AppData/Roaming").as_str()),
+        ("CODEX_HOME", abs("/cx").as_str()),
     ]);
     let windows = paths(Os::Windows, &env, &[]);
-    assert!(windows.contains(&"/u/AppData/Roaming/Claude/claude_desktop_config.json".to_string()));
-    assert!(windows.contains(&"/u/.cursor/mcp.json".to_string()));
-    assert!(
-        windows.contains(&"/cx/config.toml".to_string()),
-        "{windows:?}"
-    );
+    for expected in [
+        "/u/AppData/Roaming/Claude/claude_desktop_config.json",
+        "/u/.cursor/mcp.json",
+        "/cx/config.toml",
+    ] {
+        assert!(windows.contains(&abs(expected)), "{expected}: {windows:?}");
+    }
     // Nothing relative is trusted, and nothing is looked for twice.
     let env = env_of(&[("HOME", "relative")]);
     assert!(paths(Os::Linux, &env, &[]).is_empty());
-    let twice = [PathBuf::from("/p"), PathBuf::from("/p")];
+    let twice = [PathBuf::from(abs("/p")), PathBuf::from(abs("/p"))];
     assert_eq!(paths(Os::Linux, &env, &twice).len(), 4);
 }
 

@@ -43,7 +43,14 @@ fn doctor_finds_planted_host_configs_and_judges_their_commands() {
     let ws = workspace();
     let home = ws.base.join("home");
     std::fs::create_dir_all(&home).unwrap();
-    let exe = serde_json::to_string(env!("CARGO_BIN_EXE_rootgrep")).unwrap();
+    // The binary's absolute path as a host config holds it (print-config's form).
+    let binary = rootgrep::cli::plain_path(
+        std::fs::canonicalize(env!("CARGO_BIN_EXE_rootgrep"))
+            .unwrap()
+            .to_str()
+            .unwrap(),
+    );
+    let exe = serde_json::to_string(&binary).unwrap();
 
     // Nothing configured: a problem, and the command that fixes it.
     let (code, out) = doctor(&home, &ws.app, &[]);
@@ -83,7 +90,7 @@ fn doctor_finds_planted_host_configs_and_judges_their_commands() {
                     "{} ({host}), entry \"rootgrep\": runs ",
                     file.display()
                 ))
-                && line.contains(env!("CARGO_BIN_EXE_rootgrep"))
+                && line.contains(&binary)
         })
     };
     assert!(found(&vscode, "VS Code"), "{out}");

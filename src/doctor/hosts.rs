@@ -55,6 +55,13 @@ impl Server {
     }
 }
 
+/// `base` joined with the `/`-separated `rel`, one component at a time (so that a Windows
+/// path shows its own separators).
+fn under(base: &Path, rel: &str) -> PathBuf {
+    rel.split('/')
+        .fold(base.to_path_buf(), |path, part| path.join(part))
+}
+
 /// The hosts' config files to look at, for `os`, from the environment and the project
 /// directories (working directory and directory roots).
 pub(super) fn candidates(
@@ -75,26 +82,36 @@ pub(super) fn candidates(
         }
     };
     for project in projects {
-        add(Host::ClaudeCode, project.join(".mcp.json"), Format::Json);
-        add(Host::Vscode, project.join(".vscode/mcp.json"), Format::Json);
-        add(Host::Cursor, project.join(".cursor/mcp.json"), Format::Json);
+        add(Host::ClaudeCode, under(project, ".mcp.json"), Format::Json);
+        add(
+            Host::Vscode,
+            under(project, ".vscode/mcp.json"),
+            Format::Json,
+        );
+        add(
+            Host::Cursor,
+            under(project, ".cursor/mcp.json"),
+            Format::Json,
+        );
         add(
             Host::Codex,
-            project.join(".codex/config.toml"),
+            under(project, ".codex/config.toml"),
             Format::Toml,
         );
     }
     if let Some(home) = &home {
-        add(Host::ClaudeCode, home.join(".claude.json"), Format::Json);
-        add(Host::Cursor, home.join(".cursor/mcp.json"), Format::Json);
+        add(Host::ClaudeCode, under(home, ".claude.json"), Format::Json);
+        add(Host::Cursor, under(home, ".cursor/mcp.json"), Format::Json);
     }
     let codex = absolute("CODEX_HOME").or_else(|| home.as_ref().map(|h| h.join(".codex")));
     if let Some(codex) = codex {
-        add(Host::Codex, codex.join("config.toml"), Format::Toml);
+        add(Host::Codex, under(&codex, "config.toml"), Format::Toml);
     }
     // Claude Desktop's and VS Code's user files live in the OS's application data.
     let app_data = match os {
-        Os::Mac => home.as_ref().map(|h| h.join("Library/Application Support")),
+        Os::Mac => home
+            .as_ref()
+            .map(|h| under(h, "Library/Application Support")),
         Os::Windows => absolute("APPDATA"),
         Os::Linux => {
             absolute("XDG_CONFIG_HOME").or_else(|| home.as_ref().map(|h| h.join(".config")))
@@ -102,12 +119,12 @@ pub(super) fn candidates(
     };
     if let Some(app_data) = app_data {
         if os != Os::Linux {
-            let desktop = app_data.join("Claude/claude_desktop_config.json");
+            let desktop = under(&app_data, "Claude/claude_desktop_config.json");
             add(Host::ClaudeDesktop, desktop, Format::Json);
         }
         add(
             Host::Vscode,
-            app_data.join("Code/User/mcp.json"),
+            under(&app_data, "Code/User/mcp.json"),
             Format::Json,
         );
     }

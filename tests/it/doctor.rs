@@ -94,10 +94,7 @@ fn doctor_finds_planted_host_configs_and_judges_their_commands() {
         })
     };
     assert!(found(&vscode, "VS Code"), "{out}");
-    // Windows programs may see the profile directories Wine sets rather than the test's.
-    if cfg!(unix) {
-        assert!(found(&cursor, "Cursor"), "{out}");
-    }
+    assert!(found(&cursor, "Cursor"), "{out}");
     assert_eq!(code, Some(0), "{out}");
     assert!(out.ends_with("No problem found.\n"), "{out}");
 

@@ -114,12 +114,9 @@ echo "== Wine: wire tests"
 # bits) are built for Unix only (tests/it/main.rs). Of the rest, these are not run here (each
 # runs unskipped on the Windows runner of .github/workflows/ci.yml):
 mapfile -t wire_skips < <(skip_args <<'SKIPS'
-hostile_live:: measures the server's CPU time (tests/it/probe.rs: GetProcessTimes on Windows); not tried under Wine, whose process accounting is its own; the Windows runner (.github/workflows/ci.yml) runs it
-load:: measures the server's memory and CPU time (tests/it/probe.rs); not tried under Wine; the Windows runner runs it
-pipeline::a_client_writing_faster_than_answers_is_slowed_not_buffered measures the server's memory (tests/it/probe.rs); not tried under Wine; the Windows runner runs it
-modern::progress_and_cancellation_work_for_stateless_requests waits for idle CPU (tests/it/probe.rs); not tried under Wine; the Windows runner runs it
-search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU (tests/it/probe.rs); not tried under Wine; the Windows runner runs it
-sharing::small_requests_answer_while_long_searches_hold_the_pool waits for idle CPU after cancelling its long greps (tests/it/probe.rs); not tried under Wine; the Windows runner runs it
+hostile_live::reading_the_whole_tree_does_not_wake_an_idle_server under Wine the idle server's CPU time (GetProcessTimes, tests/it/probe.rs) grows while another process reads the tree, which Linux's inotify mask prevents; not investigated on Windows
+hostile_live::a_root_directory_replaced_is_watched_and_indexed_again the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it cannot be recreated at once
+sharing::small_requests_answer_while_long_searches_hold_the_pool under Wine the server's CPU time does not settle within 5 s of cancelling its long greps (not investigated on Windows)
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
 roots::a_deleted_root_is_reported_missing the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it still exists until the watch lets go

@@ -111,14 +111,12 @@ cargo test --locked --target x86_64-pc-windows-gnu --lib -- "${lib_skips[@]}"
 
 echo "== Wine: wire tests"
 # Modules that need Unix to compile (symlinks, FIFOs, sockets, rename EXCHANGE, permission
-# bits) are built for Unix only (tests/it/main.rs). Of the rest, these cannot pass here:
+# bits) are built for Unix only (tests/it/main.rs). Of the rest, these are not run here (each
+# runs unskipped on the Windows runner of .github/workflows/ci.yml):
 mapfile -t wire_skips < <(skip_args <<'SKIPS'
-hostile_live:: read CPU time and memory from /proc/PID, which Windows processes do not have
-load:: read resident memory from /proc/PID/status
-pipeline::a_client_writing_faster_than_answers_is_slowed_not_buffered reads /proc/PID/status
-modern::progress_and_cancellation_work_for_stateless_requests waits for idle CPU through /proc/PID/stat
-search::cancellation_stops_the_search_and_sends_nothing_more waits for idle CPU through /proc/PID/stat
-sharing::small_requests_answer_while_long_searches_hold_the_pool waits for idle CPU through /proc/PID/stat after cancelling its long greps
+hostile_live::reading_the_whole_tree_does_not_wake_an_idle_server under Wine the idle server's CPU time (GetProcessTimes, tests/it/probe.rs) grows while another process reads the tree, which Linux's inotify mask prevents; not investigated on Windows
+hostile_live::a_root_directory_replaced_is_watched_and_indexed_again the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it cannot be recreated at once
+sharing::small_requests_answer_while_long_searches_hold_the_pool under Wine the server's CPU time does not settle within 5 s of cancelling its long greps (not investigated on Windows)
 crash::sigkill_during_writes_leaves_every_file_whole Wine refuses a rename over a file another handle has open (no POSIX-semantics rename)
 read::read_file_on_a_fifo_fails_at_once needs mkfifo
 roots::a_deleted_root_is_reported_missing the watcher's open handle keeps a deleted root delete-pending (Windows semantics): it still exists until the watch lets go

@@ -80,7 +80,8 @@ fn line(entry: &EntryInfo) -> String {
     format!("{root}\t{}\tused {used}{writer}\n", size(entry.bytes))
 }
 
-fn size(bytes: u64) -> String {
+/// A byte count for people: KiB below a MiB, then MiB.
+pub(crate) fn size(bytes: u64) -> String {
     if bytes >= 1 << 20 {
         format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
     } else {

@@ -1,7 +1,8 @@
 //! The command line: `rootgrep [OPTIONS] [DIR]...` serves MCP over stdio,
 //! `rootgrep call <TOOL> [ARGS_JSON] [DIR]...` runs one tool in-process and prints its
-//! answer, and `rootgrep print-config <HOST> [OPTIONS] [DIR]...` prints a host's config
-//! entry for this binary. The doc comments below are the `--help` text.
+//! answer, `rootgrep print-config <HOST> [OPTIONS] [DIR]...` prints a host's config
+//! entry for this binary, `rootgrep cache` shows the index store and `rootgrep doctor`
+//! checks the set-up. The doc comments below are the `--help` text.
 //!
 //! Usage errors (a missing DIR, a bad flag value, malformed ARGS_JSON, an unknown tool)
 //! are found here, before anything starts, and exit with status 2 like clap's own; each
@@ -15,6 +16,16 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::config::{Config, DEFAULT_MAX_OUTPUT_BYTES};
 use crate::roots::Confine;
 
+/// What `rootgrep --version` says after the name: the package version and the git commit
+/// the binary was built from (`build.rs`; `unknown` for a build outside a git checkout,
+/// such as one from crates.io).
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("ROOTGREP_COMMIT"),
+    ")"
+);
+
 /// Fast, root-scoped code search and file access for AI hosts, as an MCP server over stdio.
 ///
 /// A host (Claude Code, Claude Desktop, VS Code, Cursor, …) runs `rootgrep` as a stdio
@@ -23,7 +34,11 @@ use crate::roots::Confine;
 ///
 /// Usage errors exit with status 2, failures at run time with 1.
 #[derive(Debug, Parser)]
-#[command(name = "rootgrep", version, args_conflicts_with_subcommands = true)]
+#[command(
+    name = "rootgrep",
+    version = VERSION,
+    args_conflicts_with_subcommands = true
+)]
 pub struct Args {
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -67,6 +82,21 @@ pub enum Command {
         /// The cache directory (default: the user's cache directory).
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+    },
+    /// Check what rootgrep needs here, and say how to fix each problem found.
+    ///
+    /// Looks at the roots a server started here with these DIRs and options would serve,
+    /// the watcher's limits (inotify on Linux) against the directories under them, the
+    /// cache directory, and the host config files that could start rootgrep (Claude Code,
+    /// Claude Desktop, VS Code, Cursor, Codex). Exit status 0 when nothing is wrong, 1 when
+    /// a problem was found.
+    Doctor {
+        /// Workspace directories (or files), as a host would pass them (default: the
+        /// current directory).
+        #[arg(value_name = "DIR")]
+        dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        options: Options,
     },
     /// Print HOST's config entry for this rootgrep (its absolute path) and where it goes.
     ///
@@ -305,7 +335,8 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
             Some(dir) => dir,
             None => {
                 tracing::warn!(
-                    "no cache directory known (HOME or LOCALAPPDATA unset): the indexes are                      kept in memory only; pass --cache-dir DIR to keep them"
+                    "no cache directory known (HOME or LOCALAPPDATA unset): the indexes are \
+                     kept in memory only; pass --cache-dir DIR to keep them"
                 );
                 return Ok(None);
             }

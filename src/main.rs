@@ -1,12 +1,13 @@
 //! The `rootgrep` binary: parse flags into a `Config`, then serve MCP over stdio, run one
-//! tool (`rootgrep call`), print a host's config (`rootgrep print-config`) or show and
-//! clear the index store (`rootgrep cache`). Errors are
-//! reported once, on stderr: usage errors exit 2 (as clap's own do), failures at run time
-//! exit 1. When serving, stdout carries protocol messages only (written by `mcp::stdio`);
-//! `call`'s answer and `print-config`'s snippet are the only things this file writes to
-//! stdout.
+//! tool (`rootgrep call`), print a host's config (`rootgrep print-config`), show and
+//! clear the index store (`rootgrep cache`) or check the set-up (`rootgrep doctor`).
+//! Errors are reported once, on stderr: usage errors exit 2 (as clap's own do), failures at
+//! run time exit 1. When serving, stdout carries protocol messages only (written by
+//! `mcp::stdio`); `call`'s answer, `print-config`'s snippet, `cache`'s listing and
+//! `doctor`'s report are the only things this file writes to stdout.
 
 mod cache;
+mod doctor;
 mod hostconfig;
 
 use std::io::Write;
@@ -21,7 +22,8 @@ fn report(message: &str) {
     let _ = writeln!(std::io::stderr(), "{message}");
 }
 
-/// Writes `text` to stdout (a `call` answer or a `print-config` snippet).
+/// Writes `text` to stdout (a `call` answer, a `print-config` snippet, a `cache` listing or
+/// a `doctor` report).
 fn print(text: &str) {
     let mut stdout = std::io::stdout().lock();
     let _ = stdout.write_all(text.as_bytes());
@@ -75,6 +77,39 @@ fn print_config(host: cli::Host, options: &cli::Options, dirs: &[std::path::Path
     ExitCode::SUCCESS
 }
 
+/// `rootgrep doctor [OPTIONS] [DIR]...`: the report on stdout, status 1 on a problem.
+fn doctor(options: &cli::Options, dirs: &[std::path::PathBuf]) -> ExitCode {
+    let (text, code) = doctor::run(options, dirs);
+    print(&text);
+    code
+}
+
+/// Serves MCP over stdio until the client closes stdin.
+async fn serve(config: rootgrep::config::Config, options: &cli::Options) -> ExitCode {
+    use std::io::IsTerminal;
+    if std::io::stdin().is_terminal() {
+        // A person ran it by hand: say what it is waiting for.
+        report(
+            "rootgrep serves MCP over stdio and waits for a host to speak JSON-RPC \
+             on stdin. To try a tool by hand: rootgrep call grep '{\"pattern\":\"main\"}' \
+             (see rootgrep --help). Ctrl-D quits.",
+        );
+    }
+    if let Some(ms) = options.test_watch_delay {
+        rootgrep::watch::set_test_read_delay(std::time::Duration::from_millis(ms));
+    }
+    let faults = mcp::pipeline::Faults {
+        panic_in: options.inject_panic.clone(),
+    };
+    match mcp::serve_stdio(config, faults).await {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) => {
+            report(&format!("rootgrep: {err}"));
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let (options, dirs) = match &args.command {
@@ -85,6 +120,7 @@ fn main() -> ExitCode {
             dirs,
         }) => return print_config(*host, options, dirs),
         Some(command @ Command::Cache { .. }) => return cache::run(command),
+        Some(Command::Doctor { options, dirs }) => return doctor(options, dirs),
         None => (&args.options, &args.dirs),
     };
     if let Some(Command::Call {
@@ -143,31 +179,9 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             },
-            Some(Command::PrintConfig { .. } | Command::Cache { .. }) => ExitCode::SUCCESS,
-            None => {
-                use std::io::IsTerminal;
-                if std::io::stdin().is_terminal() {
-                    // A person ran it by hand: say what it is waiting for.
-                    report(
-                        "rootgrep serves MCP over stdio and waits for a host to speak JSON-RPC \
-                         on stdin. To try a tool by hand: rootgrep call grep '{\"pattern\":\"main\"}' \
-                         (see rootgrep --help). Ctrl-D quits.",
-                    );
-                }
-                if let Some(ms) = args.options.test_watch_delay {
-                    rootgrep::watch::set_test_read_delay(std::time::Duration::from_millis(ms));
-                }
-                let faults = mcp::pipeline::Faults {
-                    panic_in: args.options.inject_panic.clone(),
-                };
-                match mcp::serve_stdio(config, faults).await {
-                    Ok(()) => ExitCode::SUCCESS,
-                    Err(err) => {
-                        report(&format!("rootgrep: {err}"));
-                        ExitCode::FAILURE
-                    }
-                }
-            }
+            // The other commands returned above.
+            Some(_) => ExitCode::SUCCESS,
+            None => serve(config, &args.options).await,
         }
     });
     // Blocking work still running (a cancelled scan) must not delay the exit.

@@ -6,7 +6,9 @@
 # Needs python3 (>= 3.10) with pip, and PyPI. Creates (or reuses) a venv in
 # target/interop-venv, installs requirements.txt into it when that file changed, and runs
 # pytest on this folder. The server under test is $ROOTGREP_BIN, or target/debug/rootgrep
-# (built with cargo if it is missing). Exits non-zero when a test fails.
+# (built with cargo if it is missing). Exits non-zero when a test fails. Runs under Git Bash
+# on Windows too (the venv's interpreter is Scripts/python.exe there, and paths handed to
+# Windows programs are given in their C:/ form).
 set -euo pipefail
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,21 +17,33 @@ venv="$repo/target/interop-venv"
 requirements="$here/requirements.txt"
 python="${PYTHON:-python3}"
 
+# An absolute path: /x, or C:/x and C:\x on Windows.
+absolute() { [[ "$1" == /* || "$1" =~ ^[A-Za-z]:[/\\] ]]; }
+
 # The server under test.
 if [[ -n "${ROOTGREP_BIN:-}" ]]; then
-    [[ "$ROOTGREP_BIN" == /* ]] || ROOTGREP_BIN="$PWD/$ROOTGREP_BIN"
+    absolute "$ROOTGREP_BIN" || ROOTGREP_BIN="$PWD/$ROOTGREP_BIN"
 else
-    ROOTGREP_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/rootgrep"
-    [[ "$ROOTGREP_BIN" == /* ]] || ROOTGREP_BIN="$repo/$ROOTGREP_BIN"
+    exe=rootgrep
+    [[ "${OS:-}" == Windows_NT ]] && exe=rootgrep.exe
+    ROOTGREP_BIN="${CARGO_TARGET_DIR:-$repo/target}/debug/$exe"
+    absolute "$ROOTGREP_BIN" || ROOTGREP_BIN="$repo/$ROOTGREP_BIN"
     if [[ ! -x "$ROOTGREP_BIN" ]]; then
         echo "interop: $ROOTGREP_BIN is missing; building it" >&2
         (cd "$repo" && cargo build --quiet --bin rootgrep)
     fi
 fi
+# Git Bash's /c/x paths mean nothing to a Windows python: hand it C:/x.
+command -v cygpath >/dev/null 2>&1 && ROOTGREP_BIN="$(cygpath -m "$ROOTGREP_BIN")"
 export ROOTGREP_BIN
 
+# The venv's interpreter: bin/python, or Scripts/python.exe on Windows.
+venv_python() {
+    if [[ -x "$venv/Scripts/python.exe" ]]; then echo "$venv/Scripts/python.exe"; else echo "$venv/bin/python"; fi
+}
+
 # The venv: reuse it while its interpreter works.
-if ! "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+if ! "$(venv_python)" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
     if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))'; then
         echo "interop: $python is missing or older than 3.10 (the MCP SDK needs >= 3.10)" >&2
         exit 2
@@ -43,10 +57,11 @@ if ! "$venv/bin/python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>
         "$python" -m venv --without-pip "$venv"
     fi
 fi
-if "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
-    pip=("$venv/bin/python" -m pip)
+vpython="$(venv_python)"
+if "$vpython" -m pip --version >/dev/null 2>&1; then
+    pip=("$vpython" -m pip)
 else
-    pip=("$python" -m pip --python "$venv/bin/python")
+    pip=("$python" -m pip --python "$vpython")
 fi
 
 # Install the pinned requirements when they changed since the last install.
@@ -58,4 +73,4 @@ fi
 
 cd "$repo"
 export PYTHONDONTWRITEBYTECODE=1
-exec "$venv/bin/python" -m pytest -q "$here" "$@"
+exec "$vpython" -m pytest -q "$here" "$@"

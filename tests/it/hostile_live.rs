@@ -40,19 +40,6 @@ fn wait_fresh(client: &mut Client, root: &Path) {
     }
 }
 
-/// CPU time (user + system) the process has used, in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the command name (which may hold spaces) start at field 3.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .unwrap()
-        .1
-        .split_whitespace()
-        .collect();
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
-}
-
 fn updated(m: &Value, uri: &str) -> bool {
     m["method"] == "notifications/resources/updated" && m["params"]["uri"] == uri
 }

@@ -32,6 +32,7 @@ fn call(client: &mut Client, name: &str, args: Value) -> Value {
 }
 
 /// A field of `/proc/PID/status` in KiB (`VmHWM`, `VmRSS`) or as a count (`Threads`).
+#[cfg(target_os = "linux")]
 fn status(pid: u32, field: &str) -> u64 {
     let text = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
     text.lines()
@@ -39,16 +40,6 @@ fn status(pid: u32, field: &str) -> u64 {
         .and_then(|v| v.split_whitespace().next())
         .and_then(|v| v.parse().ok())
         .unwrap_or_else(|| panic!("no {field} in /proc/{pid}/status"))
-}
-
-/// CPU time (user + system) the process has used, in clock ticks (1/100 s on Linux).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    // Fields after the command name (which may hold spaces) start after the last ')'.
-    let rest = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = rest.split_whitespace().collect();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
-    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
 }
 
 /// Size of the result as it went over the wire.
@@ -65,6 +56,7 @@ fn matching_lines(path: &Path, lines: usize) {
 /// `-C 1000000000` used to allocate a ring of that many lines per file (the process
 /// aborted); `-A 1000000` over 100,000 matching lines copied the context into every kept
 /// match (1.5 GB). Both are answered now, and the server's peak memory stays small.
+#[cfg(target_os = "linux")] // reads /proc/PID/status (peak memory, threads)
 #[test]
 fn huge_context_is_answered_with_bounded_memory() {
     let ws = workspace();
@@ -392,6 +384,7 @@ fn a_swapped_root_is_not_listed_by_resources_list() {
 
 /// Many concurrent searches share one pool of search threads: the server's thread count
 /// does not grow with the number of requests in flight.
+#[cfg(target_os = "linux")] // reads /proc/PID/status (peak memory, threads)
 #[test]
 fn concurrent_searches_share_a_bounded_pool_of_threads() {
     let ws = workspace();
@@ -522,6 +515,7 @@ fn a_queued_search_is_cancelled_while_it_waits() {
 
 /// `resources/list` walks (without an index) take their threads from the same pool as
 /// grep and glob: many listings at once queue instead of each starting a walker per core.
+#[cfg(target_os = "linux")] // reads /proc/PID/status (peak memory, threads)
 #[test]
 fn concurrent_resource_listings_share_the_search_pool() {
     let ws = workspace();

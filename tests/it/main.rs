@@ -13,6 +13,7 @@ mod budget;
 mod churn;
 mod cli;
 mod crash;
+mod doctor;
 #[cfg(unix)]
 mod elicitation;
 mod errors;
@@ -36,6 +37,7 @@ mod lost_edits;
 mod modern;
 mod over_time;
 mod pipeline;
+mod probe;
 mod progress;
 mod ranked;
 mod read;

@@ -549,16 +549,6 @@ fn a_cancelled_request_with_a_large_id_is_cancelled() {
     );
 }
 
-/// Resident memory of a process in KiB (`VmRSS` in /proc/<pid>/status).
-fn rss_kib(pid: u32) -> u64 {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmRSS in /proc/<pid>/status")
-}
-
 /// With every request slot taken, a client that keeps writing is slowed down (stdin is no
 /// longer read once the waiting queue is full), not buffered without limit; everything is
 /// answered once the slots free up.

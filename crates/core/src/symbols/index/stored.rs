@@ -1,14 +1,14 @@
 //! A [`Table`] in the store (`crate::store`): its buffer as it is, and back, used in place
 //! (`store::mapped`). Reading one checks what every lookup and the sync walk over: the
-//! layout (each section inside the buffer, 8-aligned, a whole number of records, the name
-//! tables as long as the records) and every file record (its path inside the arena, its
+//! layout (each section inside the buffer, 8-aligned, a whole number of records, the sorted
+//! name table as long as the records) and every file record (its path inside the arena, its
 //! language known, record ranges contiguous, paths in order). The records themselves and
 //! the name tables are not walked: that would read the whole table into this process's
 //! memory, which using it in place avoids; their reads are bounds-checked (see `table.rs`).
 
 use std::ops::Range;
 
-use super::table::{FileRec, HEADER_BYTES, LAYOUT_VERSION, Layout, Rec, Table};
+use super::table::{FileRec, HEADER_BYTES, LAYOUT_VERSION, Layout, Lower, Rec, Table};
 use crate::store::Refused;
 use crate::store::mapped::Bytes;
 use crate::symbols::lang::Lang;
@@ -55,14 +55,14 @@ fn layout_of(buf: &[u8]) -> Result<Layout, Refused> {
         arena: ranges[0].clone(),
         recs: ranges[1].clone(),
         files: ranges[2].clone(),
-        by_name: ranges[3].clone(),
-        by_lower: ranges[4].clone(),
+        sorted: ranges[3].clone(),
+        lowers: ranges[4].clone(),
     };
     let records = layout.recs.len() / size_of::<Rec>();
     let whole = layout.recs.len().is_multiple_of(size_of::<Rec>())
         && layout.files.len().is_multiple_of(size_of::<FileRec>())
-        && layout.by_name.len() == records * 4
-        && layout.by_lower.len() == records * 4;
+        && layout.sorted.len() == records * 4
+        && layout.lowers.len().is_multiple_of(size_of::<Lower>());
     if !whole {
         return Err(invalid("sections of the wrong size"));
     }

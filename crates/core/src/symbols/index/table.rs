@@ -1,7 +1,8 @@
-//! The table of one root's definitions, packed for memory: names, lowercase names
-//! (non-ASCII ones only) and interned containers in one byte arena, each definition a
-//! fixed record, two sorted id tables for exact and prefix lookups, and per file a range
-//! of records plus the size, mtime and identity it was parsed at. [`Packer`] builds it once; it is
+//! The table of one root's definitions, packed for memory: names and containers (each
+//! stored once) and the lowercase forms of non-ASCII names in one byte arena, each
+//! definition a fixed record, one table of record ids sorted by lowercase name (then name)
+//! for exact and prefix lookups in either case, and per file a range of records plus the
+//! size, mtime and identity it was parsed at. [`Packer`] builds it once; it is
 //! never changed after (the overlay holds what changed since).
 //!
 //! The table is one buffer of sections at 8-byte offsets ([`Layout`]), the same bytes in
@@ -29,23 +30,32 @@ pub(super) const NONE: u32 = u32::MAX;
 /// A file whose modification time was not known when it was parsed.
 pub(super) const NO_MTIME: u64 = u64::MAX;
 
-/// One definition, fixed size: offsets into the arena and line numbers (32 bytes; its file
-/// is the one whose record range holds it).
+/// One definition, fixed size: offsets into the arena and line numbers (24 bytes; its file
+/// is the one whose record range holds it, its lowercase form, when it needs one, is in
+/// the [`Lower`] table).
 #[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
 #[repr(C)]
 pub(super) struct Rec {
     pub(super) name: u32,
-    pub(super) lower: u32,
     pub(super) container: u32,
     pub(super) line: u32,
     pub(super) end_line: u32,
     /// The name's line less the first line (a name is near its definition's start).
     pub(super) name_line: u16,
     pub(super) name_len: u16,
-    pub(super) lower_len: u16,
     pub(super) container_len: u16,
     pub(super) kind: u8,
     pub(super) depth: u8,
+}
+
+/// The lowercase form of a non-ASCII name that differs from it (an ASCII name folds on
+/// the fly), by record (12 bytes, sorted by record).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub(super) struct Lower {
+    pub(super) rec: u32,
+    pub(super) at: u32,
+    pub(super) len: u16,
     pub(super) _pad: [u8; 2],
 }
 
@@ -73,8 +83,8 @@ pub(super) struct Layout {
     pub(super) arena: Range<usize>,
     pub(super) recs: Range<usize>,
     pub(super) files: Range<usize>,
-    pub(super) by_name: Range<usize>,
-    pub(super) by_lower: Range<usize>,
+    pub(super) sorted: Range<usize>,
+    pub(super) lowers: Range<usize>,
 }
 
 /// One build of one root's definitions (immutable): the buffer and its sections.
@@ -91,6 +101,7 @@ pub(super) struct Draft {
     pub(super) recs: Vec<Rec>,
     /// By relative path (bytes).
     pub(super) files: Vec<FileRec>,
+    pub(super) lowers: Vec<Lower>,
 }
 
 /// Files re-parsed since the table was packed: relative path → definitions, or `None`
@@ -177,7 +188,7 @@ impl Packer {
         };
         let start = self.table.recs.len() as u32;
         for def in &file.defs {
-            let lower = def.name.to_lowercase();
+            let lower = lowercase(&def.name);
             let (Ok(name_len), Ok(lower_len)) =
                 (u16::try_from(def.name.len()), u16::try_from(lower.len()))
             else {
@@ -196,16 +207,17 @@ impl Packer {
                     at
                 }
             };
-            let lower = if def.name.is_ascii() {
-                NONE
-            } else if lower == def.name {
-                name
-            } else {
-                match self.put(lower.as_bytes()) {
-                    Some(at) => at,
-                    None => return false,
-                }
-            };
+            if !def.name.is_ascii() && lower != def.name.as_str() {
+                let Some(at) = self.put(lower.as_bytes()) else {
+                    return false;
+                };
+                self.table.lowers.push(Lower {
+                    rec: self.table.recs.len() as u32,
+                    at,
+                    len: lower_len,
+                    _pad: [0; 2],
+                });
+            }
             // Containers repeat (every method of a class): stored once.
             let (container, container_len) = match &def.container {
                 None => (NONE, 0),
@@ -223,17 +235,14 @@ impl Packer {
             };
             self.table.recs.push(Rec {
                 name,
-                lower,
                 container,
                 line: def.line as u32,
                 end_line: def.end_line as u32,
                 name_line: def.name_line.saturating_sub(def.line).min(u16::MAX as u64) as u16,
                 name_len,
-                lower_len,
                 container_len,
                 kind: KINDS.iter().position(|k| *k == def.kind).unwrap_or(0) as u8,
                 depth: def.depth.min(u8::MAX as usize) as u8,
-                _pad: [0; 2],
             });
         }
         self.table.files.push(FileRec {
@@ -261,29 +270,31 @@ impl Packer {
                 draft.recs[r as usize].name_len,
             )
         };
-        let mut by_name: Vec<u32> = (0..draft.recs.len() as u32).collect();
-        by_name.sort_unstable_by(|a, b| name(*a).cmp(name(*b)));
-        let mut by_lower = by_name.clone();
-        let lower = |r: u32| lower_in(&draft.arena, draft.recs[r as usize]);
-        // (A stable sort on the name order: equal lowercase names stay by name.)
-        by_lower.sort_by(|a, b| lower(*a).cmp(lower(*b)));
-        lay_out(&draft, &by_name, &by_lower)
+        let lower = |r: u32| lower_in(&draft.arena, &draft.lowers, r, draft.recs[r as usize]);
+        let mut sorted: Vec<u32> = (0..draft.recs.len() as u32).collect();
+        sorted.sort_unstable_by(|a, b| {
+            lower(*a)
+                .cmp(lower(*b))
+                .then_with(|| name(*a).cmp(name(*b)))
+                .then(a.cmp(b))
+        });
+        lay_out(&draft, &sorted)
     }
 }
 
 /// Bytes of a table's header: a layout version, then (offset, length) per section.
 pub(super) const HEADER_BYTES: usize = 8 + 5 * 16;
 /// The layout version, first in a table's buffer.
-pub(super) const LAYOUT_VERSION: u32 = 2;
+pub(super) const LAYOUT_VERSION: u32 = 3;
 
 /// The draft's sections, and the sorted tables, in one 8-aligned buffer.
-fn lay_out(draft: &Draft, by_name: &[u32], by_lower: &[u32]) -> Table {
+fn lay_out(draft: &Draft, sorted: &[u32]) -> Table {
     let sections: [&[u8]; 5] = [
         &draft.arena,
         draft.recs.as_bytes(),
         draft.files.as_bytes(),
-        by_name.as_bytes(),
-        by_lower.as_bytes(),
+        sorted.as_bytes(),
+        draft.lowers.as_bytes(),
     ];
     let mut ranges = Vec::with_capacity(5);
     let mut at = HEADER_BYTES;
@@ -304,8 +315,8 @@ fn lay_out(draft: &Draft, by_name: &[u32], by_lower: &[u32]) -> Table {
         arena: ranges[0].clone(),
         recs: ranges[1].clone(),
         files: ranges[2].clone(),
-        by_name: ranges[3].clone(),
-        by_lower: ranges[4].clone(),
+        sorted: ranges[3].clone(),
+        lowers: ranges[4].clone(),
     };
     Table { bytes, layout }
 }
@@ -359,12 +370,30 @@ fn text_in(arena: &[u8], at: u32, len: u16) -> &str {
     std::str::from_utf8(bytes).unwrap_or_default()
 }
 
-/// The lowercase name of `r`, as bytes to fold with `to_ascii_lowercase` (see
-/// [`Table::lower`]).
-fn lower_in(arena: &[u8], r: Rec) -> impl Iterator<Item = u8> + Clone + '_ {
-    let (at, len) = match r.lower {
-        NONE => (r.name, r.name_len),
-        at => (at, r.lower_len),
+/// The lowercase form a name is sorted and looked up by: ASCII letters folded, other
+/// characters lowered one by one (so the form of a prefix is a prefix of the form).
+pub(super) fn lowercase(name: &str) -> std::borrow::Cow<'_, str> {
+    if name.is_ascii() {
+        match name.bytes().any(|b| b.is_ascii_uppercase()) {
+            true => std::borrow::Cow::Owned(name.to_ascii_lowercase()),
+            false => std::borrow::Cow::Borrowed(name),
+        }
+    } else {
+        std::borrow::Cow::Owned(name.chars().flat_map(char::to_lowercase).collect())
+    }
+}
+
+/// The lowercase form of record `rec` (`r`), as bytes to fold with `to_ascii_lowercase`:
+/// an ASCII name folds to it; a non-ASCII one has it stored in `lowers` when it differs.
+fn lower_in<'a>(
+    arena: &'a [u8],
+    lowers: &[Lower],
+    rec: u32,
+    r: Rec,
+) -> impl Iterator<Item = u8> + Clone + 'a {
+    let (at, len) = match lowers.binary_search_by_key(&rec, |l| l.rec) {
+        Ok(i) => (lowers[i].at, lowers[i].len),
+        Err(_) => (r.name, r.name_len),
     };
     arena
         .get(at as usize..at as usize + len as usize)
@@ -392,13 +421,13 @@ impl Table {
         <[FileRec]>::ref_from_bytes(self.section(&self.layout.files)).unwrap_or_default()
     }
 
-    /// Record ids sorted by name, then by lowercase name.
-    pub(super) fn by_name(&self) -> &[u32] {
-        <[u32]>::ref_from_bytes(self.section(&self.layout.by_name)).unwrap_or_default()
+    /// Record ids sorted by lowercase name, then by name.
+    pub(super) fn sorted(&self) -> &[u32] {
+        <[u32]>::ref_from_bytes(self.section(&self.layout.sorted)).unwrap_or_default()
     }
 
-    pub(super) fn by_lower(&self) -> &[u32] {
-        <[u32]>::ref_from_bytes(self.section(&self.layout.by_lower)).unwrap_or_default()
+    pub(super) fn lowers(&self) -> &[Lower] {
+        <[Lower]>::ref_from_bytes(self.section(&self.layout.lowers)).unwrap_or_default()
     }
 
     /// Record `rec` (a blank one past the end).
@@ -420,11 +449,9 @@ impl Table {
         self.text(r.name, r.name_len)
     }
 
-    /// The lowercase name, as bytes to fold with `to_ascii_lowercase`: an ASCII name is
-    /// not stored twice (`lower` is `NONE`: the name folds to it), a non-ASCII one has its
-    /// `to_lowercase` stored (folding leaves it as is).
+    /// The lowercase name (see [`lowercase`]), as bytes.
     pub(super) fn lower(&self, rec: u32) -> impl Iterator<Item = u8> + Clone + '_ {
-        lower_in(self.arena(), self.rec(rec))
+        lower_in(self.arena(), self.lowers(), rec, self.rec(rec))
     }
 
     fn path_bytes(&self, f: &FileRec) -> &[u8] {
@@ -488,35 +515,32 @@ impl Table {
         self.bytes.is_mapped()
     }
 
-    /// Record ids whose (lowercase when `insensitive`) name equals `key`, or starts with
-    /// it when `prefix`.
-    pub(super) fn lookup(&self, key: &str, insensitive: bool, prefix: bool) -> &[u32] {
-        let key = key.as_bytes();
-        if !insensitive {
-            let name = |r: u32| self.name(r).as_bytes();
-            let by_name = self.by_name();
-            let start = by_name.partition_point(|r| name(*r) < key);
-            let rest = &by_name[start..];
-            let len = if prefix {
-                rest.partition_point(|r| name(*r).starts_with(key))
-            } else {
-                rest.partition_point(|r| name(*r) == key)
-            };
-            return &rest[..len];
-        }
-        let by_lower = self.by_lower();
-        let start = by_lower.partition_point(|r| self.lower(*r).lt(key.iter().copied()));
-        let rest = &by_lower[start..];
+    /// Record ids whose name equals `key` (ignoring case when `insensitive`), or starts
+    /// with it when `prefix`: the run of the sorted table whose lowercase form matches the
+    /// key's, then, when case counts, those whose name matches as written.
+    pub(super) fn lookup(&self, key: &str, insensitive: bool, prefix: bool) -> Vec<u32> {
+        let low = lowercase(key);
+        let low = low.as_bytes();
+        let sorted = self.sorted();
+        let start = sorted.partition_point(|r| self.lower(*r).lt(low.iter().copied()));
+        let rest = &sorted[start..];
         let starts = |r: u32| {
             let mut folded = self.lower(r);
-            key.iter().all(|k| folded.next() == Some(*k))
+            low.iter().all(|k| folded.next() == Some(*k))
         };
-        let len = if prefix {
-            rest.partition_point(|r| starts(*r))
-        } else {
-            rest.partition_point(|r| self.lower(*r).eq(key.iter().copied()))
+        let len = match prefix {
+            true => rest.partition_point(|r| starts(*r)),
+            false => rest.partition_point(|r| self.lower(*r).eq(low.iter().copied())),
         };
-        &rest[..len]
+        let run = &rest[..len];
+        if insensitive {
+            return run.to_vec();
+        }
+        let as_written = |r: &&u32| match prefix {
+            true => self.name(**r).starts_with(key),
+            false => self.name(**r) == key,
+        };
+        run.iter().filter(as_written).copied().collect()
     }
 }
 
@@ -551,7 +575,7 @@ impl Table {
         max: usize,
     ) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for &rec in self.lookup(prefix, insensitive, true) {
+        for rec in self.lookup(prefix, insensitive, true) {
             let name = self.name(rec);
             if out.last().is_none_or(|last| last != name) && !out.iter().any(|n| n == name) {
                 out.push(name.to_string());

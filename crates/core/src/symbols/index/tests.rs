@@ -443,3 +443,95 @@ fn the_table_is_compact_and_round_trips() {
     assert!(table.has_under(b"a") && !table.has_under(b"b"));
     assert!(table.heap_bytes() > 0);
 }
+
+/// The one sorted table answers every lookup as a scan of all names would: exact and
+/// prefix, with and without case, ASCII and not (property check on mixed names).
+#[test]
+fn lookups_agree_with_a_scan_of_every_name() {
+    let names = [
+        "parse",
+        "Parse",
+        "PARSE",
+        "parser",
+        "Parser",
+        "parse_all",
+        "PARSE_ALL",
+        "up_putc",
+        "UP_PUTC",
+        "Up_Putc",
+        "up_",
+        "u",
+        "U",
+        "Ärger",
+        "ärgern",
+        "ÄRGER",
+        "Zed",
+        "zed",
+        "ZED",
+        "σίγμα",
+        "ΣΊΓΜΑ",
+        "İstanbul",
+        "istanbul",
+        "ǅemal",
+        "x1",
+        "X1",
+        "_private",
+        "__init__",
+    ];
+    let defs: Vec<Definition> = (names.iter().enumerate())
+        .map(|(i, n)| Definition {
+            name: n.to_string(),
+            kind: "function",
+            line: i as u64 + 1,
+            end_line: i as u64 + 1,
+            name_line: i as u64 + 1,
+            signature: String::new(),
+            container: None,
+            depth: 0,
+        })
+        .collect();
+    let table = pack_files(&[(
+        PathBuf::from("a.rs"),
+        FileSyms {
+            lang: Lang::Rust,
+            size: 1,
+            mtime: 1,
+            ident: 0,
+            defs,
+        },
+    )]);
+    let lower = |s: &str| super::table::lowercase(s).into_owned();
+    let mut keys: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    for n in names {
+        for end in 1..n.chars().count() {
+            keys.push(n.chars().take(end).collect());
+        }
+    }
+    for key in &keys {
+        for insensitive in [false, true] {
+            for prefix in [false, true] {
+                let mut got: Vec<&str> = table
+                    .lookup(key, insensitive, prefix)
+                    .into_iter()
+                    .map(|r| table.name(r))
+                    .collect();
+                got.sort();
+                let mut want: Vec<&str> = names
+                    .iter()
+                    .copied()
+                    .filter(|n| match (insensitive, prefix) {
+                        (false, false) => *n == key,
+                        (false, true) => n.starts_with(key.as_str()),
+                        (true, false) => lower(n) == lower(key),
+                        (true, true) => lower(n).starts_with(&lower(key)),
+                    })
+                    .collect();
+                want.sort();
+                assert_eq!(
+                    got, want,
+                    "{key:?} insensitive {insensitive} prefix {prefix}"
+                );
+            }
+        }
+    }
+}

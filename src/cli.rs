@@ -142,7 +142,8 @@ pub struct Options {
     #[arg(long, value_name = "MB", default_value_t = crate::store::DEFAULT_MAX_MB)]
     pub cache_max_mb: u64,
 
-    /// Budget for the text of one tool answer, in bytes.
+    /// Budget of one tool answer's text, in bytes; its structured content gets as much
+    /// again, cut at the same entry.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_OUTPUT_BYTES,
           value_parser = clap::value_parser!(usize))]
     pub max_output_bytes: usize,

@@ -590,3 +590,22 @@ pub fn wait_symbols(client: &mut Client, prefix: &str, within: Duration) -> Stri
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The bytes of each form of a tool result as serialized, which the output budget bounds
+/// one by one: the result without its structured content (the text, images, `isError`…),
+/// and the structured content (0 without one).
+pub fn forms(result: &Value) -> (usize, usize) {
+    let mut text_form = result.clone();
+    let structured = text_form
+        .as_object_mut()
+        .and_then(|result| result.remove("structuredContent"));
+    let size = |value: &Value| serde_json::to_string(value).unwrap().len();
+    (size(&text_form), structured.as_ref().map_or(0, size))
+}
+
+/// The larger of a tool result's two forms as serialized (see [`forms`]): what must stay
+/// within the output budget.
+pub fn wire_size(result: &Value) -> usize {
+    let (text, structured) = forms(result);
+    text.max(structured)
+}

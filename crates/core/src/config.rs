@@ -28,7 +28,7 @@ pub struct Config {
     /// Where the indexes are kept between runs (`None`: `--no-cache`, or no cache
     /// directory known).
     pub store: Option<crate::store::Store>,
-    /// Budget for one tool answer's text.
+    /// Budget for one tool answer's text (its structured content gets as much again).
     pub max_output_bytes: usize,
     /// How long to wait for the client's `roots/list` answer.
     pub roots_timeout: Duration,

@@ -6,7 +6,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 
 use crate::files::list;
-use crate::mcp::render::{ENVELOPE, cut_escaped, human_size, json_len, rfc3339, serialized_len};
+use crate::mcp::render::{
+    ENVELOPE, Rooms, cut_escaped, human_size, json_len, rfc3339, serialized_len,
+};
 use crate::roots::path_text;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -108,7 +110,7 @@ pub(crate) fn entry_line(entry: &list::Entry) -> String {
     line
 }
 
-/// The listings as text and structured content, together within `budget` bytes once
+/// The listings as text and structured content, each within `budget` bytes once
 /// serialized: the same entries in both, each directory's continuation line kept. An entry
 /// larger than the room left is shown cut when it would be the first of its directory (so
 /// `next_offset` always moves on); directories that do not fit at all are counted and named
@@ -119,8 +121,7 @@ pub(crate) fn render_listings(
     budget: usize,
 ) -> (String, ListOut) {
     // `{"directories":[…]}` around the entries, and the key of the structured content.
-    let room = budget.saturating_sub(ENVELOPE + 80);
-    let mut used = 0;
+    let mut rooms = Rooms::new(budget, ENVELOPE + 80, 80);
     let mut text = String::new();
     let mut out = ListOut {
         directories: Vec::new(),
@@ -129,10 +130,12 @@ pub(crate) fn render_listings(
     for (index, listing) in listings.iter().enumerate() {
         let mut dir = path_text(&listing.dir);
         // The directory's header, its structured frame, and its continuation line.
-        let frame_of = |dir: &str| 3 * json_len(dir) + 210;
-        if index == 0 && frame_of(&dir) + MIN_ENTRY_ROOM > room {
+        // (Counted in each form: the header and continuation line in the text, the path
+        // and fields in the structured content.)
+        let frame_of = |dir: &str| 2 * json_len(dir) + 160;
+        if index == 0 && frame_of(&dir) + MIN_ENTRY_ROOM > rooms.least() {
             // A directory whose name alone takes the budget: named cut, listed as usual.
-            dir = cut_escaped(&dir, room.saturating_sub(MIN_ENTRY_ROOM + 210) / 3);
+            dir = cut_escaped(&dir, rooms.least().saturating_sub(MIN_ENTRY_ROOM + 160) / 2);
         }
         let header = format!("{dir}/\n");
         let (notes, notes_cost) = crate::mcp::render::ignore_notes(&listing.skipped_ignore_files);
@@ -140,7 +143,7 @@ pub(crate) fn render_listings(
         // A directory after the first is listed only with room for an entry too, so each
         // one listed moves on; the first always shows one entry (cut if need be).
         let need = frame + if index == 0 { 0 } else { MIN_ENTRY_ROOM };
-        if used + need > room && index > 0 {
+        if !rooms.fits(need, need) && index > 0 {
             let left = listings.len() - index;
             text.push_str(&format!(
                 "[output budget reached after {index} of {} directories; call list_directory \
@@ -150,29 +153,27 @@ pub(crate) fn render_listings(
             out.directories_not_listed = Some(left);
             break;
         }
-        used += frame;
+        rooms.spend(frame, frame);
         text.push_str(&header);
         let mut shown = Vec::new();
         for entry in &listing.entries {
             let mut line = format!("  {}\n", entry_line(entry));
             let mut item = entry_out(entry);
-            let cost = json_len(&line) - 2 + serialized_len(&item) + 1;
-            if used + cost > room {
+            if !rooms.take(json_len(&line) - 2, serialized_len(&item) + 1) {
                 if !shown.is_empty() {
                     break;
                 }
                 // The first entry alone is larger than what is left: shown cut.
-                let share = room.saturating_sub(used + 200) / 5;
+                let share = rooms.least().saturating_sub(200) / 3;
                 line = format!("  {}\n", cut_escaped(&entry_line(entry), share));
                 item.name = cut_escaped(&item.name, share);
                 item.path = cut_escaped(&item.path, share);
                 item.target = item.target.map(|target| cut_escaped(&target, share));
-                used += json_len(&line) - 2 + serialized_len(&item) + 1;
+                rooms.spend(json_len(&line) - 2, serialized_len(&item) + 1);
                 text.push_str(&line);
                 shown.push(item);
                 break;
             }
-            used += cost;
             text.push_str(&line);
             shown.push(item);
         }

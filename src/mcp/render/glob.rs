@@ -5,7 +5,9 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::mcp::render::{Answer, ENVELOPE, FIXED, cut_to_fit, ignore_notes, json_len, rfc3339};
+use crate::mcp::render::{
+    Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, rfc3339,
+};
 use crate::search::GlobOutcome;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -27,25 +29,22 @@ pub struct FoundOut {
     pub modified: Option<String>,
 }
 
-/// Renders a glob outcome so that the whole result (text and structured content) takes at
-/// most `budget` bytes; the same files in both forms.
+/// Renders a glob outcome so that each form (text, structured content) takes at most
+/// `budget` bytes; the same files in both.
 pub fn render_glob(outcome: &GlobOutcome, offset: usize, budget: usize) -> Answer {
     let (notes, notes_cost) = ignore_notes(&outcome.stats.skipped_ignore_files);
-    let room = budget.saturating_sub(FIXED + ENVELOPE + notes_cost);
+    let mut rooms = Rooms::new(budget, FIXED + ENVELOPE + notes_cost, FIXED + notes_cost);
     let mut text = String::new();
     let mut files = Vec::new();
-    let mut used = 0;
     for found in &outcome.files {
         let mut path = found.path.display().to_string();
-        let cost = |p: &str| 2 * json_len(p) + 60;
-        if files.is_empty() && cost(&path) > room {
-            path = cut_to_fit(&path, room, cost); // shown cut, never skipped
+        let cost = |p: &str| json_len(p) + 60;
+        if files.is_empty() && cost(&path) > rooms.least() {
+            path = cut_to_fit(&path, rooms.least(), cost); // shown cut, never skipped
         }
-        let cost = cost(&path);
-        if used + cost > room {
+        if !rooms.take(json_len(&path), cost(&path)) {
             break;
         }
-        used += cost;
         text.push_str(&path);
         text.push('\n');
         files.push(FoundOut {

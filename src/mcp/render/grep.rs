@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::{
-    Answer, ENVELOPE, FIXED, cut_to_fit, ignore_notes, json_len, page_note, serialized_len,
+    Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note, serialized_len,
 };
 use crate::search::{self, GrepEntries, GrepMatch, GrepOutcome, Stats};
 use crate::symbols::Definition;
@@ -146,9 +146,9 @@ pub(crate) fn stats_out(stats: &Stats) -> StatsOut {
     }
 }
 
-/// Renders a grep outcome so that the whole result (text and structured content, as
-/// serialized) takes at most `budget` bytes: entries are shown in order while they fit,
-/// the same ones in both forms; a first entry that does not fit alone is shown cut.
+/// Renders a grep outcome so that each form (text, structured content, as serialized)
+/// takes at most `budget` bytes: entries are shown in order while they fit in both, the
+/// same ones in each; a first entry that does not fit alone is shown cut.
 /// Linear in the size of the page.
 /// `scopes` (empty, or one per match of the page) name each match's enclosing definition.
 pub fn render_grep(
@@ -159,25 +159,25 @@ pub fn render_grep(
     budget: usize,
 ) -> Answer {
     let (notes, notes_cost) = ignore_notes(&outcome.stats.skipped_ignore_files);
-    let room = budget.saturating_sub(FIXED + ENVELOPE + notes_cost);
+    let mut rooms = Rooms::new(budget, FIXED + ENVELOPE + notes_cost, FIXED + notes_cost);
     let mut text = String::new();
     // A first entry shrunk to fit is measured by estimate only: let the guard check it.
     let mut exact = true;
     let (mode, shown, mut out) = match &outcome.entries {
         GrepEntries::Files(files) => {
-            let listed = files_page(files, room, &mut text);
+            let listed = files_page(files, &mut rooms, &mut text);
             let shown = listed.len();
             let out = GrepOut::new("files_with_matches").files(listed);
             ("files_with_matches", shown, out)
         }
         GrepEntries::Counts(counts) => {
             let counts = counts.iter().map(|c| (c.path.as_path(), c.count));
-            let listed = counts_page(counts, room, &mut text);
+            let listed = counts_page(counts, &mut rooms, &mut text);
             let shown = listed.len();
             ("count", shown, GrepOut::new("count").counts(listed))
         }
         GrepEntries::Matches(matches) => {
-            let (listed, shrunk) = render_matches(matches, scopes, numbers, room, &mut text);
+            let (listed, shrunk) = render_matches(matches, scopes, numbers, &mut rooms, &mut text);
             exact = !shrunk;
             let shown = listed.len();
             ("content", shown, GrepOut::new("content").matches(listed))
@@ -203,50 +203,49 @@ pub fn render_grep(
     if exact { answer.fitted() } else { answer }
 }
 
-/// The entries that fit in `room`, one line each: a path (the first one cut to fit rather
-/// than skipped) and what `line` writes after it. An entry costs its path twice (text and
-/// structured form) plus `overhead`.
+/// The entries that fit in `rooms`, one line each: a path (the first one cut to fit rather
+/// than skipped) and what `line` writes after it. An entry's structured form costs its
+/// path plus `overhead`.
 fn paths_page<'a, T>(
     entries: impl Iterator<Item = (&'a Path, T)>,
-    room: usize,
+    rooms: &mut Rooms,
     overhead: usize,
     text: &mut String,
     line: impl Fn(&str, &T) -> String,
 ) -> Vec<(String, T)> {
-    let cost = |p: &str| 2 * json_len(p) + overhead;
-    let mut used = 0;
+    let cost = |p: &str| json_len(p) + overhead;
     let mut listed = Vec::new();
     for (path, extra) in entries {
         let mut shown = path.display().to_string();
-        if listed.is_empty() && cost(&shown) > room {
-            shown = cut_to_fit(&shown, room, cost); // shown cut, never skipped
+        if listed.is_empty() && cost(&shown) > rooms.least() {
+            shown = cut_to_fit(&shown, rooms.least(), cost); // shown cut, never skipped
         }
-        if used + cost(&shown) > room {
+        let written = line(&shown, &extra);
+        if !rooms.take(json_len(&written) - 2, cost(&shown)) {
             break;
         }
-        used += cost(&shown);
-        text.push_str(&line(&shown, &extra));
+        text.push_str(&written);
         listed.push((shown, extra));
     }
     listed
 }
 
-/// `files_with_matches`: the paths that fit in `room`, one a line.
-fn files_page(files: &[PathBuf], room: usize, text: &mut String) -> Vec<String> {
+/// `files_with_matches`: the paths that fit in `rooms`, one a line.
+fn files_page(files: &[PathBuf], rooms: &mut Rooms, text: &mut String) -> Vec<String> {
     let files = files.iter().map(|path| (path.as_path(), ()));
-    paths_page(files, room, 2, text, |path, ()| format!("{path}\n"))
+    paths_page(files, rooms, 2, text, |path, ()| format!("{path}\n"))
         .into_iter()
         .map(|(path, ())| path)
         .collect()
 }
 
-/// `count`: the `path:count` lines that fit in `room`, from each file's path and count.
+/// `count`: the `path:count` lines that fit in `rooms`, from each file's path and count.
 fn counts_page<'a>(
     counts: impl Iterator<Item = (&'a Path, u64)>,
-    room: usize,
+    rooms: &mut Rooms,
     text: &mut String,
 ) -> Vec<CountOut> {
-    paths_page(counts, room, 60, text, |path, count| {
+    paths_page(counts, rooms, 40, text, |path, count| {
         format!("{path}:{count}\n")
     })
     .into_iter()
@@ -382,20 +381,19 @@ pub(crate) fn match_out_cost(m: &GrepMatch, path_len: usize) -> usize {
 /// matching lines and `N-text` for context, `--` between non-adjacent groups, a blank line
 /// between files. Each line is written once, in order, however the entries' context
 /// overlaps, so the cost is linear in the page. Entries are added while the text and their
-/// structured form fit in `room` bytes together; a first entry too large alone is cut
+/// structured form each fit in their room; a first entry too large alone is cut
 /// (see [`shrink`]). Returns the structured form of the entries shown, and whether the
 /// first one was shrunk.
 pub(crate) fn render_matches(
     matches: &[GrepMatch],
     scopes: &[Option<Definition>],
     numbers: bool,
-    room: usize,
+    rooms: &mut Rooms,
     text: &mut String,
 ) -> (Vec<MatchOut>, bool) {
     let scope_of = |k: usize| scopes.get(k).and_then(Option::as_ref);
     let mut shrunk = false;
     let mut shown: Vec<MatchOut> = Vec::new();
-    let mut used = 0;
     let mut group = Group::default();
     // The file's path as shown, and its serialized size: computed once per file.
     let mut path = String::new();
@@ -432,9 +430,8 @@ pub(crate) fn render_matches(
         out.scope = scope.map(scope_out);
         let mut trial = group.clone();
         trial.render(matches, m, numbers, &scope_text, &mut block);
-        let cost = json_len(&block) - 2 + match_out_cost(m, path_len) + scope_cost(&out.scope);
-        if used + cost <= room {
-            used += cost;
+        let structured = match_out_cost(m, path_len) + scope_cost(&out.scope);
+        if rooms.take(json_len(&block) - 2, structured) {
             text.push_str(&block);
             group = trial;
             shown.push(out);
@@ -442,7 +439,7 @@ pub(crate) fn render_matches(
         }
         if k == 0 {
             // Paging must progress: the first entry is shown, cut to the room.
-            let cut = shrink(m, room, numbers);
+            let cut = shrink(m, *rooms, numbers);
             let mut block = format!("{path}\n");
             Group::start(&m.path, 0).render(matches, &cut, numbers, &scope_text, &mut block);
             text.push_str(&block);
@@ -553,10 +550,12 @@ impl<'a> Group<'a> {
     }
 }
 
-/// A copy of `m` whose text rendering and structured form fit in `room` bytes together:
-/// context lines are dropped from the far ends (after, then before) and counted in
-/// `omitted`, then the line itself is cut around the match.
-pub(crate) fn shrink(m: &GrepMatch, room: usize, numbers: bool) -> GrepMatch {
+/// A copy of `m` whose text rendering and structured form each fit in their room: context
+/// lines are dropped from the far ends (after, then before) and counted in `omitted`, then
+/// the line itself is cut around the match. (Measured on both forms together against
+/// twice the smaller room: each line costs about the same in either.)
+pub(crate) fn shrink(m: &GrepMatch, rooms: Rooms, numbers: bool) -> GrepMatch {
+    let room = 2 * rooms.least();
     let mut cut = m.clone();
     let line_cost = |c: &search::ContextLine| {
         let number = if numbers { 21 } else { 0 };

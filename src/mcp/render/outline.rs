@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{StatsOut, cost, room, skipped, stats_out};
+use crate::mcp::render::symbols::{StatsOut, admit, cost, rooms, skipped, stats_out};
 use crate::mcp::render::{Answer, json_len};
 use crate::roots::path_text;
 use crate::symbols::{self, Definition};
@@ -65,8 +65,7 @@ pub(crate) fn render_outline(
     limit: usize,
     budget: usize,
 ) -> Answer {
-    let room = room(budget);
-    let mut used = 0;
+    let mut rooms = rooms(budget);
     let mut text = String::new();
     let mut files = Vec::new();
     let mut index = 0usize; // definitions seen, across files
@@ -94,13 +93,16 @@ pub(crate) fn render_outline(
             }
             let line = outline_line(&path, heading, d);
             let entry = definition_out(d);
-            let more =
-                json_len(&line) + cost(&entry) + if heading { 0 } else { json_len(&path) + 40 };
-            if used + more > room && shown > 0 {
+            let frame = if heading { 0 } else { json_len(&path) + 40 };
+            if !admit(
+                &mut rooms,
+                shown == 0,
+                json_len(&line),
+                cost(&entry) + frame,
+            ) {
                 full = true;
                 break;
             }
-            used += more;
             heading = true;
             text.push_str(&line);
             out.definitions.push(entry);
@@ -118,7 +120,7 @@ pub(crate) fn render_outline(
         } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
             let why = no_definitions_reason(file.error);
             let line = format!("{path}: {why}\n");
-            used += json_len(&line) + json_len(&path) + json_len(&why) + 60;
+            rooms.spend(json_len(&line), json_len(&path) + json_len(&why) + 60);
             text.push_str(&line);
             out.note = Some(why);
             files.push(out);

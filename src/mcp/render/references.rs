@@ -9,7 +9,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{StatsOut, cost, room, stats_out};
+use crate::mcp::render::symbols::{StatsOut, admit, cost, rooms, stats_out};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::roots::path_text;
 use crate::symbols;
@@ -77,8 +77,7 @@ pub(crate) fn render_references(
     offset: usize,
     budget: usize,
 ) -> Answer {
-    let room = room(budget);
-    let mut used = 0;
+    let mut rooms = rooms(budget);
     let mut text = String::new();
     let mut listed = Vec::new();
     let mut last_path: Option<&Path> = None;
@@ -92,11 +91,14 @@ pub(crate) fn render_references(
         let scope = r.enclosing.as_ref().map(|d| (d.line, d.qualified()));
         let lines = reference_lines(r, &path, new_file, last_path.is_some(), scope != last_scope);
         let entry = reference_out(r, path);
-        let more = json_len(&lines) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
+        if !admit(
+            &mut rooms,
+            listed.is_empty(),
+            json_len(&lines),
+            cost(&entry),
+        ) {
             break;
         }
-        used += more;
         text.push_str(&lines);
         listed.push(entry);
         last_path = Some(r.path.as_path());

@@ -161,8 +161,8 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     }
 }
 
-/// The list_roots answer within `budget` bytes once serialized: the grants, refusals, notes
-/// and confine directories take at most half of it (long paths cut, the last items left out
+/// The list_roots answer within `budget` bytes per form once serialized: the grants,
+/// refusals, notes and confine directories take at most half of it (long paths cut, the last items left out
 /// and counted), and the page holds as many roots as fit in both forms (at least one, cut if
 /// it alone is too large), with the continuation line when more follow.
 pub(crate) fn fit_roots(
@@ -179,7 +179,7 @@ pub(crate) fn fit_roots(
     for text in out.notes.iter_mut().chain(out.confine.iter_mut()) {
         *text = cut_escaped(text, long);
     }
-    while render_roots(&out, offset, totals).size() > budget / 2 {
+    while !render_roots(&out, offset, totals).fits(budget / 2) {
         let lists = [
             out.grants.len(),
             out.refusals.len(),
@@ -198,7 +198,7 @@ pub(crate) fn fit_roots(
     let fits = |out: &mut RootsOut, kept: usize| {
         out.roots = roots[..kept].to_vec();
         set_next(out, offset, kept);
-        render_roots(out, offset, totals).size() <= budget
+        render_roots(out, offset, totals).fits(budget)
     };
     // The largest page that fits: fitting is monotone in the number of roots kept.
     let (mut low, mut high) = (0, roots.len());

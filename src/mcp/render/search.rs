@@ -8,7 +8,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{cost, room};
+use crate::mcp::render::Rooms;
+use crate::mcp::render::symbols::{admit, cost, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
@@ -87,11 +88,11 @@ pub(crate) fn render_search(
     }
     let notes = notes(outcome);
     let notes_len: usize = notes.iter().map(|n| 2 * json_len(n) + 8).sum();
-    let (mut text, results) = page(
-        &outcome.hits,
-        request.offset,
-        room(budget).saturating_sub(notes_len),
-    );
+    let (mut text, results) = page(&outcome.hits, request.offset, {
+        let mut rooms = rooms(budget);
+        rooms.spend(notes_len, notes_len);
+        rooms
+    });
     let shown = results.len();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
@@ -142,19 +143,21 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
     }
 }
 
-/// The results that fit in `room`, as text and structured entries (at least one, so
+/// The results that fit in `rooms`, as text and structured entries (at least one, so
 /// paging advances).
-fn page(hits: &[SearchHit], offset: usize, room: usize) -> (String, Vec<SearchResultOut>) {
-    let mut used = 0;
+fn page(hits: &[SearchHit], offset: usize, mut rooms: Rooms) -> (String, Vec<SearchResultOut>) {
     let mut text = String::new();
     let mut listed = Vec::new();
     for (i, hit) in hits.iter().enumerate() {
         let (block, entry) = result(offset + i + 1, hit);
-        let more = json_len(&block) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
+        if !admit(
+            &mut rooms,
+            listed.is_empty(),
+            json_len(&block),
+            cost(&entry),
+        ) {
             break;
         }
-        used += more;
         text.push_str(&block);
         listed.push(entry);
     }

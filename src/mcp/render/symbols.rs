@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::{Answer, ENVELOPE, json_len, page_note, serialized_len};
+use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
 use crate::roots::path_text;
 use crate::symbols::{self, Located, SymbolQuery, SymbolStats, Tier};
 
@@ -84,9 +84,20 @@ pub(crate) fn stats_out(stats: &SymbolStats) -> StatsOut {
     }
 }
 
-/// Room for entries: the budget less the envelope and the fixed fields and last line.
-pub(crate) fn room(budget: usize) -> usize {
-    budget.saturating_sub(ENVELOPE + 700)
+/// Room for entries in each form: the budget less the envelope, the fixed fields and the
+/// last lines.
+pub(crate) fn rooms(budget: usize) -> Rooms {
+    Rooms::new(budget, ENVELOPE + 700, 700)
+}
+
+/// Takes an entry's bytes from `rooms` when it fits, or when it is the first of the page
+/// (`first`: shown whatever it costs, so paging advances); false when the page is full.
+pub(crate) fn admit(rooms: &mut Rooms, first: bool, text: usize, structured: usize) -> bool {
+    if !rooms.fits(text, structured) && !first {
+        return false;
+    }
+    rooms.spend(text, structured);
+    true
 }
 
 /// Serialized size of one structured entry, with its comma.
@@ -99,7 +110,7 @@ pub(crate) fn render_symbols(
     outcome: &symbols::SymbolOutcome,
     budget: usize,
 ) -> Answer {
-    let (mut text, listed) = symbols_page(&outcome.entries, room(budget));
+    let (mut text, listed) = symbols_page(&outcome.entries, rooms(budget));
     let shown = listed.len();
     let next_offset = if shown < outcome.entries.len() {
         Some(query.offset + shown.max(1))
@@ -119,19 +130,16 @@ pub(crate) fn render_symbols(
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
-/// The definitions that fit in `room`, as text lines and structured entries (at least one,
-/// so paging advances).
-fn symbols_page(entries: &[(Tier, Located)], room: usize) -> (String, Vec<SymbolOut>) {
-    let mut used = 0;
+/// The definitions that fit in `rooms`, as text lines and structured entries (at least
+/// one, so paging advances).
+fn symbols_page(entries: &[(Tier, Located)], mut rooms: Rooms) -> (String, Vec<SymbolOut>) {
     let mut text = String::new();
     let mut listed = Vec::new();
     for (tier, found) in entries {
         let (line, entry) = symbol_entry(*tier, found);
-        let more = json_len(&line) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
+        if !admit(&mut rooms, listed.is_empty(), json_len(&line), cost(&entry)) {
             break;
         }
-        used += more;
         text.push_str(&line);
         listed.push(entry);
     }

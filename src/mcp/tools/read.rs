@@ -117,7 +117,7 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     }
     let budget = call.budget();
     let answer = info_answer(&out);
-    if answer.size() <= budget {
+    if answer.fits(budget) {
         return answer;
     }
     // A path (or link target) too long for the budget in both forms: shown cut.

@@ -14,7 +14,7 @@ use super::schema::{schema_of, write_annotations};
 use crate::access::Access;
 use crate::files::{edit, mv, write};
 use crate::mcp::failure::Reason;
-use crate::mcp::render::{Answer, cut_escaped, fit_escaped};
+use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, fit_escaped};
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -313,13 +313,12 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     if outcome.late_write {
         structured["late_write"] = true.into();
     }
-    // The diff takes what the structured result leaves of the budget.
-    let others = Answer::default().with_structured(structured.clone()).size();
+    // The diff takes the text's budget (the structured result has its own).
     let summary = cut_escaped(&summary, budget / 4);
     let mut text = format!("{summary}\n{}", outcome.diff);
     fit_escaped(
         &mut text,
-        budget.saturating_sub(others),
+        budget.saturating_sub(ENVELOPE),
         "[diff cut at the output budget; read the file to see the rest]",
     );
     Answer::text(text).with_structured(structured)

@@ -148,6 +148,11 @@ pub struct Options {
           value_parser = clap::value_parser!(usize))]
     pub max_output_bytes: usize,
 
+    /// How answers name files: relative to the root when there is exactly one (directory)
+    /// root, else absolute; or always absolute.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Paths::Relative)]
+    pub paths: Paths,
+
     /// Seconds to wait for the client's answer to roots/list before using the fallback roots.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
     pub roots_timeout: f64,
@@ -176,6 +181,15 @@ pub struct Options {
     /// through its temp file, to prove that a writer killed mid-write loses nothing.
     #[arg(long, value_name = "MS", hide = true)]
     pub test_store_write_pause: Option<u64>,
+}
+
+/// `--paths`: how answers name files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Paths {
+    /// Relative to the root when there is exactly one directory root, else absolute.
+    Relative,
+    /// Always absolute.
+    Absolute,
 }
 
 /// A user mistake on the command line, reported once on stderr.
@@ -289,6 +303,10 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         max_output_bytes: options.max_output_bytes,
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
+        paths: match options.paths {
+            Paths::Relative => crate::config::PathDisplay::Relative,
+            Paths::Absolute => crate::config::PathDisplay::Absolute,
+        },
     })
 }
 
@@ -404,6 +422,9 @@ impl Options {
         if let Some(level) = &self.log_level {
             push("--log-level", Some(level.clone()));
         }
+        if self.paths != defaults.paths {
+            push("--paths", Some("absolute".to_string()));
+        }
         args
     }
 }
@@ -490,6 +511,8 @@ mod tests {
             "9",
             "--log-level",
             "debug",
+            "--paths",
+            "absolute",
         ])
         .options;
         let args = given.to_args(&cwd);

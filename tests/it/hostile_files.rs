@@ -6,7 +6,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
@@ -186,7 +186,8 @@ fn hostile_names_work_in_every_tool() {
     let nfc = client.call("read_file", json!({"path": "caf\u{e9}.txt"}));
     let nfd = client.call("read_file", json!({"path": "cafe\u{301}.txt"}));
     assert_ne!(text(&nfc), text(&nfd));
-    // list_directory: every name, each `path` naming its exact file.
+    // list_directory: every name, each naming its exact file (by its exact name in the
+    // directory, or by URI when it is not UTF-8).
     let listed = client.call("list_directory", json!({"path": ws.app.to_str()}));
     let entries = listed["structuredContent"]["directories"][0]["entries"]
         .as_array()
@@ -196,11 +197,12 @@ fn hostile_names_work_in_every_tool() {
         let want = ws.app.join(name);
         assert!(
             entries.iter().any(|e| {
-                let p = e["path"].as_str().unwrap();
-                let exact = if p.starts_with('/') {
-                    PathBuf::from(p)
-                } else {
-                    rootgrep::roots::path_from_file_uri(p).unwrap()
+                let exact = match (e.as_str(), e["uri"].as_str()) {
+                    (Some(name), _) => ws.app.join(name.trim_end_matches('/')),
+                    (None, Some(uri)) => rootgrep::roots::path_from_file_uri(uri).unwrap(),
+                    (None, None) => ws
+                        .app
+                        .join(e["name"].as_str().unwrap().trim_end_matches('/')),
                 };
                 exact == want
             }),

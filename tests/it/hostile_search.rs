@@ -73,8 +73,7 @@ fn huge_context_is_answered_with_bounded_memory() {
     ] {
         let result = call(&mut client, "grep", args.clone());
         assert!(!is_error(&result), "{args}: {}", text(&result));
-        let matches = result["structuredContent"]["matches"].as_array().unwrap();
-        assert!(!matches.is_empty(), "{args}: nothing shown");
+        assert!(!matched_lines(&result).is_empty(), "{args}: nothing shown");
         assert!(wire_size(&result) <= 64 * 1024 + 512, "{args}: over budget");
         let next = result["structuredContent"]["next_offset"].as_u64().unwrap();
         let offset = args["offset"].as_u64().unwrap_or(0);
@@ -103,12 +102,20 @@ fn twenty_thousand_matches_in_one_file_are_all_answered() {
         "grep",
         json!({"pattern": "x", "output_mode": "content", "head_limit": 0}),
     );
-    let matches = result["structuredContent"]["matches"].as_array().unwrap();
+    let matches = matched_lines(&result);
     assert_eq!(matches.len(), 20_000);
-    for (i, m) in matches.iter().enumerate() {
-        assert_eq!(m["line"], i as u64 + 1);
-        assert_eq!(m["text"], format!("x {}", i + 1));
+    for (i, (_, line, text)) in matches.iter().enumerate() {
+        assert_eq!(*line, i as u64 + 1);
+        assert_eq!(*text, format!("x {}", i + 1));
     }
+    // The file's path once, in both forms.
+    assert_eq!(
+        result["structuredContent"]["matches"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     assert!(result["structuredContent"]["next_offset"].is_null());
     let body = text(&result);
     assert!(
@@ -139,8 +146,8 @@ fn an_entry_larger_than_the_budget_is_shown_cut_and_paging_ends() {
         json!({"pattern": "BEGIN(.|\n)*?END", "multiline": true, "output_mode": "content"}),
     );
     let shown = &block["structuredContent"]["matches"][0];
-    assert_eq!(shown["line"], 1, "{block}");
-    assert!(shown["omitted_lines"].as_u64().unwrap() > 0, "{block}");
+    assert_eq!(shown["matches"][0][0], 1, "{block}");
+    assert!(shown["omitted"].as_u64().unwrap() > 0, "{block}");
     assert!(text(&block).contains("more lines of this match cut"));
     assert!(
         wire_size(&block) <= 4096 + 256,
@@ -159,10 +166,11 @@ fn an_entry_larger_than_the_budget_is_shown_cut_and_paging_ends() {
         assert!(!is_error(&page), "{}", text(&page));
         assert!(wire_size(&page) <= 4096 + 256, "{} bytes", wire_size(&page));
         let structured = &page["structuredContent"];
-        for m in structured["matches"].as_array().unwrap() {
-            hits.push(m["text"].as_str().unwrap().to_string());
-            assert!(m["omitted_lines"].as_u64().unwrap() > 0);
+        let file = &structured["matches"][0];
+        for m in file["matches"].as_array().unwrap() {
+            hits.push(m[1].as_str().unwrap().to_string());
         }
+        assert!(file["omitted"].as_u64().unwrap() > 0, "{page}");
         match structured["next_offset"].as_u64() {
             Some(next) => {
                 assert!(next > offset, "next_offset {next} <= offset {offset}");

@@ -34,4 +34,16 @@ pub struct Config {
     pub roots_timeout: Duration,
     /// How long to wait for the user to answer an out-of-root question.
     pub elicitation_timeout: Duration,
+    /// How answers name the files they list.
+    pub paths: PathDisplay,
+}
+
+/// How answers name files: relative to the root when exactly one directory root is in
+/// force (a relative path then names one file, and tools take it back as it is), else
+/// absolute; or always absolute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathDisplay {
+    #[default]
+    Relative,
+    Absolute,
 }

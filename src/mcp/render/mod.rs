@@ -17,9 +17,11 @@ pub mod dirs;
 pub mod glob;
 pub mod grep;
 pub mod outline;
+pub mod paths;
 pub mod read;
 pub mod references;
 pub mod roots;
+pub mod rows;
 pub mod search;
 pub mod symbols;
 

@@ -15,55 +15,67 @@ pub struct FileInfoOut {
     /// file, directory, or the kind of special file (FIFO, socket, device).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Bytes.
     pub size: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<String>,
-    /// Permissions, e.g. rw-r--r--.
-    pub permissions: String,
     /// Octal mode, e.g. 0644.
     pub mode: String,
+    /// The permissions as `ls -l` writes them (the text's form of `mode`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub permissions: String,
+    /// Read-only (absent when writable).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub readonly: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symlink_target: Option<String>,
     /// For files: text, image or binary.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The text's encoding when it is not UTF-8 (e.g. UTF-16LE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines: Option<u64>,
     /// MIME type for images, a description for binary files.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One line: `path: type, size, modified, permissions, content (encoding, lines)`.
 pub fn info_answer(out: &FileInfoOut) -> Answer {
-    let mut text = format!("{}\n  type: {}", out.path, out.kind);
+    let mut text = format!("{}: {}", out.path, out.kind);
     if let Some(target) = &out.symlink_target {
         text.push_str(&format!(" (named through symlink -> {target})"));
     }
-    text.push_str(&format!(
-        "\n  size: {} ({} bytes)",
-        human_size(out.size),
-        out.size
-    ));
-    if let Some(modified) = &out.modified {
-        text.push_str(&format!("\n  modified: {modified}"));
+    text.push_str(&format!(", {} bytes", out.size));
+    if out.size >= 1024 {
+        text.push_str(&format!(" ({})", human_size(out.size)));
     }
-    text.push_str(&format!(
-        "\n  permissions: {} ({})",
-        out.permissions, out.mode
-    ));
+    if let Some(modified) = &out.modified {
+        text.push_str(&format!(", modified {modified}"));
+    }
+    text.push_str(&format!(", {}", out.permissions));
+    if out.readonly {
+        text.push_str(" (read-only)");
+    }
     if let Some(content) = &out.content {
-        text.push_str(&format!("\n  content: {content}"));
-        if let Some(encoding) = &out.encoding {
-            text.push_str(&format!(", {encoding}"));
-        }
-        if let Some(lines) = out.lines {
-            text.push_str(&format!(", {lines} lines"));
-        }
-        if let Some(description) = &out.description {
-            text.push_str(&format!(" ({description})"));
+        text.push_str(&format!(", {content}"));
+        let details: Vec<String> = [
+            out.encoding.clone(),
+            out.lines.map(|lines| format!("{lines} lines")),
+            out.description.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !details.is_empty() {
+            text.push_str(&format!(" ({})", details.join(", ")));
         }
     }
     text.push('\n');
@@ -111,7 +123,7 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
     let mut kept = 0;
     for (index, line) in page.lines.iter().enumerate() {
         let prefix = match numbers {
-            true => format!("{:>6}\t", page.first_line + index),
+            true => format!("{}\t", page.first_line + index),
             false => String::new(),
         };
         let cost = json_len(&prefix) + json_len(line) - 3;

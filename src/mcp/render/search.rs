@@ -1,7 +1,8 @@
-//! Rendering `search` results within the output budget: per result a header line (path
-//! and line range, kind, name, score, the query words it matched) and its excerpt, the
-//! same entries in the text and the structured result; then what the answer could not
-//! cover (roots without an index, changed files left out) and where the next page starts.
+//! Rendering `search` results within the output budget: per result a header line (kind,
+//! name, line range, score, the query words it matched) under its file's path, and its
+//! excerpt, the same entries in the text and the structured result; then what the answer
+//! could not cover (roots without an index, changed files left out) and where the next
+//! page starts.
 
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -9,7 +10,8 @@ use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::Rooms;
-use crate::mcp::render::symbols::{admit, cost, rooms};
+use crate::mcp::render::paths::Paths;
+use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
@@ -22,16 +24,16 @@ pub struct SearchResultOut {
     pub end_line: u64,
     /// function, method, class, struct… or text (a region between definitions).
     pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Enclosing class, impl or module.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// BM25F score (higher is better; comparable within one answer).
     pub score: f64,
     /// Query words the result holds (name, comment above, body or path).
     pub matched: Vec<String>,
-    /// The lines shown, each `N│text`: short definitions whole, else the signature and
+    /// The lines shown, each `N:text`: short definitions whole, else the signature and
     /// the lines holding query words.
     pub text: String,
     /// Lines of the range not shown (read them with read_file).
@@ -45,23 +47,34 @@ fn is_zero(n: &u64) -> bool {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchOut {
+    /// The directory the paths are relative to (the only root); absent when they are
+    /// absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// Best first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub results: Vec<SearchResultOut>,
     /// Documents holding a query word (within the filters).
     pub total: usize,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where the next page starts (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Some files were not ranked from the index: roots whose index is not ready (their
     /// candidates came from a text pre-filter), or changed files left out; `notes` says which.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "SearchStatsOut::is_empty")]
     pub stats: SearchStatsOut,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+/// How the answer was ranked, each count only when not zero (the time it took is left out:
+/// a client measures it).
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SearchStatsOut {
     /// Files ranked from the index.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub indexed_files: u64,
     /// Changed files indexed by this query first.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -72,12 +85,18 @@ pub struct SearchStatsOut {
     /// Files ranked without an index (the text pre-filter's candidates).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub candidates: u64,
-    pub elapsed_ms: u64,
+}
+
+impl SearchStatsOut {
+    fn is_empty(&self) -> bool {
+        self.indexed_files + self.on_demand + self.left_out + self.candidates == 0
+    }
 }
 
 pub(crate) fn render_search(
     request: &SearchRequest,
     outcome: &SearchOutcome,
+    paths: &Paths,
     budget: usize,
 ) -> Answer {
     if outcome.no_terms {
@@ -87,12 +106,10 @@ pub(crate) fn render_search(
         );
     }
     let notes = notes(outcome);
-    let notes_len: usize = notes.iter().map(|n| 2 * json_len(n) + 8).sum();
-    let (mut text, results) = page(&outcome.hits, request.offset, {
-        let mut rooms = rooms(budget);
-        rooms.spend(notes_len, notes_len);
-        rooms
-    });
+    let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
+    let mut rooms = rooms(budget, paths);
+    rooms.spend(notes_len, notes_len);
+    let (mut text, results) = page(&outcome.hits, paths, rooms);
     let shown = results.len();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
@@ -122,9 +139,9 @@ pub(crate) fn render_search(
     }
     let stats = &outcome.stats;
     let out = SearchOut {
+        root: paths.root(),
         results,
         total: outcome.total,
-        truncated: next_offset.is_some(),
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
         notes,
@@ -139,21 +156,29 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
         on_demand: stats.on_demand,
         left_out: stats.left_out,
         candidates: stats.candidates,
-        elapsed_ms: stats.elapsed.as_millis() as u64,
     }
 }
 
 /// The results that fit in `rooms`, as text and structured entries (at least one, so
-/// paging advances).
-fn page(hits: &[SearchHit], offset: usize, mut rooms: Rooms) -> (String, Vec<SearchResultOut>) {
+/// paging advances). Consecutive results of one file share its path line.
+fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<SearchResultOut>) {
     let mut text = String::new();
-    let mut listed = Vec::new();
-    for (i, hit) in hits.iter().enumerate() {
-        let (block, entry) = result(offset + i + 1, hit);
+    let mut listed: Vec<SearchResultOut> = Vec::new();
+    for hit in hits {
+        let path = paths.show(&hit.path);
+        let new_file = listed.last().is_none_or(|last| last.path != path);
+        let (mut block, entry) = result(hit, path);
+        if new_file {
+            let heading = match listed.is_empty() {
+                true => format!("{}\n", entry.path),
+                false => format!("\n{}\n", entry.path),
+            };
+            block.insert_str(0, &heading);
+        }
         if !admit(
             &mut rooms,
             listed.is_empty(),
-            json_len(&block),
+            json_len(&block) - 2,
             cost(&entry),
         ) {
             break;
@@ -164,12 +189,11 @@ fn page(hits: &[SearchHit], offset: usize, mut rooms: Rooms) -> (String, Vec<Sea
     (text, listed)
 }
 
-/// One result: its text block and its structured entry.
-fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
-    let path = path_text(&hit.path);
+/// One result: its text block (without its file's path line) and its structured entry.
+fn result(hit: &SearchHit, path: String) -> (String, SearchResultOut) {
     let mut lines = String::new();
     for (n, line) in &hit.lines {
-        lines.push_str(&format!("{n}│{line}\n"));
+        lines.push_str(&format!("{n}:{line}\n"));
     }
     let label = match (&hit.name, &hit.container) {
         (Some(name), Some(container)) => format!("{} {container}::{name}", hit.kind),
@@ -177,7 +201,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         _ => hit.kind.to_string(),
     };
     let mut block = format!(
-        "{rank}. {path}:{}-{} {label} — score {:.2}; matched: {}\n{lines}",
+        "@@ {label} ({}-{}) score {:.2}; matched: {}\n{lines}",
         hit.line,
         hit.end_line,
         hit.score,

@@ -29,6 +29,12 @@ impl Call<'_> {
         self.session.config.max_output_bytes
     }
 
+    /// How this call's answer names the files it lists (relative to the one root, or
+    /// absolute).
+    pub fn paths(&self) -> crate::mcp::render::paths::Paths {
+        crate::mcp::render::paths::Paths::new(&self.roots, self.session.config.paths)
+    }
+
     /// The live file index (none with `--no-watch` or in `rootgrep call`).
     pub fn file_index(&self) -> Option<Arc<crate::index::FileIndex>> {
         self.session.live.as_ref().map(|live| live.index.clone())

@@ -188,7 +188,7 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
         Ok(Err(err)) => return Answer::io_error(&err),
         Err(answer) => return answer,
     };
-    let (text, out) = render_listings(&listings, first, call.budget());
+    let (text, out) = render_listings(&listings, first, &call.paths(), call.budget());
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 

@@ -74,6 +74,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     );
     // A glob the fresh index answers (it knows the total) reads nothing from the disk.
     let lane = lane_for(&targets, total.is_some()).await;
+    let paths = call.paths();
     let work = move |control: &Control, threads: usize| {
         let query = GlobQuery { threads, ..query };
         let outcome = match &index {
@@ -81,7 +82,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             None => search::glob(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
+            Ok(outcome) => render_glob(&outcome, query.offset, &paths, budget).bounded(budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

@@ -112,6 +112,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         Err(answer) => return answer,
     };
     let numbers = args.line_numbers.unwrap_or(true);
+    let paths = call.paths();
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
     let index = call.file_index();
     let symbol_index = call.symbol_index();
@@ -153,7 +154,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             }
             _ => Vec::new(),
         };
-        render_grep(&outcome, &scopes, query.offset, numbers, budget).bounded(budget)
+        render_grep(&outcome, &scopes, query.offset, numbers, &paths, budget).bounded(budget)
     };
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {

@@ -102,7 +102,9 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     match &facts.content {
         Some(info::Content::Text { encoding, lines }) => {
             out.content = Some("text".into());
-            out.encoding = Some(encoding.label().into());
+            // UTF-8 goes without saying.
+            out.encoding =
+                (!matches!(encoding, read::Encoding::Utf8)).then(|| encoding.label().into());
             out.lines = *lines;
         }
         Some(info::Content::Image(mime)) => {
@@ -419,13 +421,13 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         if used + READ_FILES_RESERVE > budget {
             break;
         }
-        // Headings carry the absolute path, like every result.
-        // Checked before the heading is made: a path outside the roots is headed as sent,
-        // never by where it leads.
+        // Headings name the file as every result does (relative to the one root, else
+        // absolute). Checked before the heading is made: a path outside the roots is
+        // headed as sent, never by where it leads.
         let resolved =
             super::context::checked_path(call, path, Access::Read, crate::roots::resolve).await;
         let heading = match &resolved {
-            Ok(resolved) => path_text(&resolved.path),
+            Ok(resolved) => call.paths().show(&resolved.path),
             Err(_) => crate::quote::echo(path),
         };
         let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));

@@ -17,7 +17,7 @@ use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
     AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
 };
-use crate::roots::{Displaced, Root, file_uri_from_path, path_text};
+use crate::roots::{Displaced, Root, path_text};
 use crate::symbols::SymbolStatus;
 use crate::watch::RootStatus;
 
@@ -74,7 +74,6 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     let out = RootsOut {
         source: roots.source.label().to_string(),
         total: roots.roots.len(),
-        truncated: false,
         next_offset: None,
         roots: page()
             .zip(displaced)
@@ -205,7 +204,6 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
     let watch = live.watch_of(path);
     RootOut {
         path: path_text(path),
-        uri: file_uri_from_path(path),
         // A client's display name is free text: keep its start.
         name: root
             .name
@@ -214,7 +212,8 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
                 Some((cut, _)) => format!("{}…", &name[..cut]),
                 None => name.clone(),
             }),
-        exists: present,
+        // Not there at all; a root swapped for a symlink is `unavailable` instead.
+        missing: root.canonical.is_none() || displaced == Some(Displaced::Missing),
         unavailable: displaced
             .filter(|displaced| *displaced != Displaced::Missing)
             .map(|displaced| {
@@ -223,8 +222,7 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
                      directory again"
                 )
             }),
-        kind: if root.is_file { "file" } else { "directory" }.to_string(),
-        watched: present && watch == "watching",
+        file: root.is_file,
         watch: if gone { ROOT_GONE.to_string() } else { watch },
         index: if gone {
             ROOT_GONE.to_string()

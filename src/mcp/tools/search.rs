@@ -140,6 +140,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
         .is_some_and(|index| indexed(index, &targets));
     let lane = pool::lane_for(&targets, indexed).await;
     let budget = call.budget();
+    let paths = call.paths();
     let work = move |control: &Control, threads: usize| {
         let request = SearchRequest { threads, ..request };
         match ranked::search(
@@ -151,7 +152,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             index.as_deref(),
             control,
         ) {
-            Ok(outcome) => render_search(&request, &outcome, budget),
+            Ok(outcome) => render_search(&request, &outcome, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

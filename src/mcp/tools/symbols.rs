@@ -254,6 +254,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
@@ -265,7 +266,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
             control,
             abort,
         ) {
-            Ok(outcome) => render_symbols(&query, &outcome, budget),
+            Ok(outcome) => render_symbols(&query, &outcome, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };
@@ -296,11 +297,12 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     };
     let kinds = list(args.kind);
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
         &targets, &kinds, offset, limit, threads, control, abort,
     ) {
-        Ok(outcome) => render_outline(&outcome, offset, limit, budget),
+        Ok(outcome) => render_outline(&outcome, offset, limit, &paths, budget),
         Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
         Err(err) => Answer::error(hints::search(&err)),
     };
@@ -338,6 +340,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
@@ -352,7 +355,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             control,
             abort,
         ) {
-            Ok(outcome) => render_references(&name, &outcome, filtered, offset, budget),
+            Ok(outcome) => render_references(&name, &outcome, filtered, offset, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
         };
     run(call, "references", lane, work)

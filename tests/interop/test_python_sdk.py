@@ -630,10 +630,12 @@ async def test_search_ranks_definitions(rootgrep_bin, ws):
             await require_tool(client, "search")
             result = await call(client, "search", {"query": "the watchdog timer is not reset after a fault"})
             text = ok(result)
-            first = result.structured_content["results"][0]
-            assert (first["path"], first["name"], first["kind"], first["line"], first["end_line"]) == (
+            # Consecutive results of a file under its path.
+            file = result.structured_content["files"][0]
+            first = file["results"][0]
+            assert (file["path"], first["name"], first["kind"], first["line"], first["end_line"]) == (
                 relative(ws, lib_rs), "reset_timer", "function", 7, 7)
-            assert absolute(result.structured_content, first["path"]) == str(lib_rs)
+            assert absolute(result.structured_content, file["path"]) == str(lib_rs)
             assert {"watchdog", "timer", "reset", "fault"} <= set(first["matched"])
             assert first["text"] == "7:pub fn reset_timer() {}\n"
             assert text.startswith(f"{relative(ws, lib_rs)}\n@@ function reset_timer (7-7) score ")
@@ -643,13 +645,13 @@ async def test_search_ranks_definitions(rootgrep_bin, ws):
             lib_rs.write_text("pub fn flush_queue() {\n    drain();\n}\n")
             for _ in range(100):
                 result = await call(client, "search", {"query": "flush the queue"})
-                names = [r.get("name") for r in result.structured_content.get("results", [])]
+                names = [r.get("name") for f in result.structured_content.get("files", []) for r in f["results"]]
                 if names and names[0] == "flush_queue":
                     break
                 await anyio.sleep(0.05)
             assert names[0] == "flush_queue", names
             found = await call(client, "search", {"query": "watchdog fault"})
-            assert all(r.get("name") != "reset_timer" for r in found.structured_content.get("results", []))
+            assert all(r.get("name") != "reset_timer" for f in found.structured_content.get("files", []) for r in f["results"])
 
             err(await call(client, "search", {"query": "!!! ??? ..."}))
             err(await call(client, "search", {"query": "x", "kind": "nonsense"}))
@@ -670,11 +672,12 @@ async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
 
             result = await call(client, "symbols", {"query": "add"})
             text = ok(result)
-            # Rows of [path, line, end_line, kind, name, signature].
-            found = result.structured_content["symbols"]
-            assert [(path, kind, name, line) for path, line, _, kind, name, _ in found] == [
-                (relative(ws, lib_rs), "method", "Calc::add", 4),
-                (relative(ws, lib_rs), "function", "add", 9),
+            # Per file, rows of [line, end_line, kind, name, signature].
+            [[path, found]] = result.structured_content["files"]
+            assert path == relative(ws, lib_rs)
+            assert [(kind, name, line) for line, _, kind, name, _ in found] == [
+                ("method", "Calc::add", 4),
+                ("function", "add", 9),
             ]
             assert text.splitlines()[:2] == [
                 relative(ws, lib_rs),

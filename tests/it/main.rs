@@ -12,6 +12,7 @@ mod budget;
 #[cfg(unix)] // stops the server with SIGSTOP
 mod churn;
 mod cli;
+mod compact;
 mod crash;
 #[cfg(unix)]
 mod elicitation;

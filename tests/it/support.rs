@@ -655,22 +655,25 @@ pub fn matched_lines(result: &Value) -> Vec<(String, u64, String)> {
 }
 
 /// The definitions of a `symbols` answer as objects, `{path, line, end_line, kind, name,
-/// signature}`, the path absolute (the structured content has a row of values for each).
+/// signature}`, the path absolute (the structured content has a row of values for each,
+/// under its file's row).
 pub fn symbols_of(result: &Value) -> Vec<Value> {
-    let rows = result["structuredContent"]["symbols"].as_array().cloned();
-    rows.unwrap_or_default()
-        .iter()
-        .map(|row| {
-            json!({
-                "path": absolute(result, row[0].as_str().unwrap_or_default()),
-                "line": row[1],
-                "end_line": row[2],
-                "kind": row[3],
-                "name": row[4],
-                "signature": row[5],
-            })
-        })
-        .collect()
+    let files = result["structuredContent"]["files"].as_array().cloned();
+    let mut found = Vec::new();
+    for file in files.unwrap_or_default() {
+        let path = absolute(result, file[0].as_str().unwrap_or_default());
+        for row in file[1].as_array().into_iter().flatten() {
+            found.push(json!({
+                "path": path,
+                "line": row[0],
+                "end_line": row[1],
+                "kind": row[2],
+                "name": row[3],
+                "signature": row[4],
+            }));
+        }
+    }
+    found
 }
 
 /// A use of a name, as [`references_of`] lists it: absolute path, line, the enclosing
@@ -708,4 +711,20 @@ pub fn references_of(result: &Value) -> Vec<Use> {
         }
     }
     uses
+}
+
+/// The results of a `search` answer, best first, each with its absolute `path` added (the
+/// structured content lists them under their file).
+pub fn search_results(result: &Value) -> Vec<Value> {
+    let files = result["structuredContent"]["files"].as_array().cloned();
+    let mut found = Vec::new();
+    for file in files.unwrap_or_default() {
+        let path = absolute(result, file["path"].as_str().unwrap_or_default());
+        for hit in file["results"].as_array().into_iter().flatten() {
+            let mut hit = hit.clone();
+            hit["path"] = json!(path);
+            found.push(hit);
+        }
+    }
+    found
 }

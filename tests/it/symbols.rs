@@ -74,7 +74,7 @@ fn symbols_filters_pages_and_says_how_to_continue() {
     );
     let out = structured(&result);
     // Repository (class) and Reader (interface); a function starting with "Re" would not do.
-    assert_eq!(out["symbols"].as_array().unwrap().len(), 1, "{result}");
+    assert_eq!(symbols_of(&result).len(), 1, "{result}");
     assert_eq!(out["total"], 2);
     assert_eq!(out["next_offset"], 1);
     assert!(text(&result).contains("call symbols with offset=1 for more"));

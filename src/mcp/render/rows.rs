@@ -130,11 +130,10 @@ impl JsonSchema for CountRow {
     }
 }
 
-/// A definition found by name: `[path, line, end_line, kind, name, signature]`, the name
-/// as the text shows it (`Container::name`).
+/// A definition found by name: `[line, end_line, kind, name, signature]`, the name as the
+/// text shows it (`Container::name`).
 #[derive(Debug, Clone)]
 pub struct SymbolRow {
-    pub path: String,
     pub line: u64,
     pub end_line: u64,
     pub kind: String,
@@ -145,7 +144,6 @@ pub struct SymbolRow {
 impl Serialize for SymbolRow {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         let row = (
-            &self.path,
             self.line,
             self.end_line,
             &self.kind,
@@ -163,17 +161,47 @@ impl JsonSchema for SymbolRow {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         row_schema(
-            "[path, line, end_line, kind, name, signature]",
+            "[line, end_line, kind, name, signature]",
             &[
-                ("string", "path"),
                 ("integer", "first line"),
                 ("integer", "last line"),
                 ("string", "kind"),
                 ("string", "name (Container::name)"),
                 ("string", "the line declaring it, trimmed"),
             ],
-            6,
+            5,
         )
+    }
+}
+
+/// A file and its definitions found by name: `[path, definitions]`.
+#[derive(Debug, Clone)]
+pub struct SymbolFileRow {
+    pub path: String,
+    pub symbols: Vec<SymbolRow>,
+}
+
+impl Serialize for SymbolFileRow {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        (&self.path, &self.symbols).serialize(serializer)
+    }
+}
+
+impl JsonSchema for SymbolFileRow {
+    fn schema_name() -> Cow<'static, str> {
+        "SymbolFileRow".into()
+    }
+
+    fn json_schema(generator: &mut SchemaGenerator) -> Schema {
+        let symbols = generator.subschema_for::<Vec<SymbolRow>>();
+        let schema = json!({
+            "type": "array",
+            "description": "[path, definitions]",
+            "prefixItems": [{"type": "string", "description": "path"}, symbols],
+            "minItems": 2,
+            "maxItems": 2,
+        });
+        Schema::try_from(schema).unwrap_or_default()
     }
 }
 

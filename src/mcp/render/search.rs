@@ -16,9 +16,15 @@ use crate::mcp::render::{Answer, json_len, page_note};
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
 
+/// Consecutive results of one file, best first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchFileOut {
+    pub path: String,
+    pub results: Vec<SearchResultOut>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchResultOut {
-    pub path: String,
     /// First and last line of the definition or region (1-based).
     pub line: u64,
     pub end_line: u64,
@@ -51,9 +57,9 @@ pub struct SearchOut {
     /// absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
-    /// Best first.
+    /// The results best first, consecutive ones of a file under its path.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub results: Vec<SearchResultOut>,
+    pub files: Vec<SearchFileOut>,
     /// Documents holding a query word (within the filters).
     pub total: usize,
     /// Where the next page starts (absent on the last page).
@@ -109,8 +115,8 @@ pub(crate) fn render_search(
     let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
     let mut rooms = rooms(budget, paths);
     rooms.spend(notes_len, notes_len);
-    let (mut text, results) = page(&outcome.hits, paths, rooms);
-    let shown = results.len();
+    let (mut text, files) = page(&outcome.hits, paths, rooms);
+    let shown: usize = files.iter().map(|file| file.results.len()).sum();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
     } else {
@@ -140,7 +146,7 @@ pub(crate) fn render_search(
     let stats = &outcome.stats;
     let out = SearchOut {
         root: paths.root(),
-        results,
+        files,
         total: outcome.total,
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
@@ -160,37 +166,44 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
 }
 
 /// The results that fit in `rooms`, as text and structured entries (at least one, so
-/// paging advances). Consecutive results of one file share its path line.
-fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<SearchResultOut>) {
+/// paging advances). Consecutive results of one file share its path line and its entry.
+fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<SearchFileOut>) {
     let mut text = String::new();
-    let mut listed: Vec<SearchResultOut> = Vec::new();
+    let mut files: Vec<SearchFileOut> = Vec::new();
     for hit in hits {
         let path = paths.show(&hit.path);
-        let new_file = listed.last().is_none_or(|last| last.path != path);
-        let (mut block, entry) = result(hit, path);
+        let new_file = files.last().is_none_or(|last| last.path != path);
+        let (mut block, entry) = result(hit);
+        let mut structured = cost(&entry);
         if new_file {
-            let heading = match listed.is_empty() {
-                true => format!("{}\n", entry.path),
-                false => format!("\n{}\n", entry.path),
+            let heading = match files.is_empty() {
+                true => format!("{path}\n"),
+                false => format!("\n{path}\n"),
             };
             block.insert_str(0, &heading);
+            // `{"path":…,"results":[]},`
+            structured += json_len(&path) + 24;
         }
-        if !admit(
-            &mut rooms,
-            listed.is_empty(),
-            json_len(&block) - 2,
-            cost(&entry),
-        ) {
+        let first = files.is_empty();
+        if !admit(&mut rooms, first, json_len(&block) - 2, structured) {
             break;
         }
         text.push_str(&block);
-        listed.push(entry);
+        if new_file {
+            files.push(SearchFileOut {
+                path,
+                results: Vec::new(),
+            });
+        }
+        if let Some(file) = files.last_mut() {
+            file.results.push(entry);
+        }
     }
-    (text, listed)
+    (text, files)
 }
 
 /// One result: its text block (without its file's path line) and its structured entry.
-fn result(hit: &SearchHit, path: String) -> (String, SearchResultOut) {
+fn result(hit: &SearchHit) -> (String, SearchResultOut) {
     let mut lines = String::new();
     for (n, line) in &hit.lines {
         lines.push_str(&format!("{n}:{line}\n"));
@@ -224,7 +237,6 @@ fn result(hit: &SearchHit, path: String) -> (String, SearchResultOut) {
         block.push_str(&format!("  … {} more lines: {how}\n", hit.omitted));
     }
     let entry = SearchResultOut {
-        path,
         line: hit.line,
         end_line: hit.end_line,
         kind: hit.kind.to_string(),

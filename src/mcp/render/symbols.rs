@@ -9,7 +9,7 @@ use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::paths::Paths;
-use crate::mcp::render::rows::SymbolRow;
+use crate::mcp::render::rows::{SymbolFileRow, SymbolRow};
 use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
 use crate::symbols::{self, Located, SymbolQuery, SymbolStats};
 
@@ -22,9 +22,10 @@ pub struct SymbolsOut {
     /// absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root: Option<String>,
-    /// The definitions, best first (exact names, then prefixes, then by path).
+    /// The definitions by file, best first (exact names, then prefixes, then by path);
+    /// consecutive definitions of one file share its row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub symbols: Vec<SymbolRow>,
+    pub files: Vec<SymbolFileRow>,
     /// Matching definitions in all.
     pub total: usize,
     /// Where the next page starts (absent on the last page).
@@ -134,29 +135,40 @@ pub(crate) fn render_symbols(
 ) -> Answer {
     let mut rooms = rooms(budget, paths);
     let mut text = String::new();
-    let mut symbols: Vec<SymbolRow> = Vec::new();
+    let mut files: Vec<SymbolFileRow> = Vec::new();
+    let mut shown = 0;
     for (_, found) in &outcome.entries {
-        let (row, line) = symbol_entry(found, paths.show(&found.path));
-        // Consecutive definitions of one file share its path line.
-        let new_file = symbols.last().is_none_or(|last| last.path != row.path);
-        let mut text_cost = json_len(&line) - 2;
+        let path = paths.show(&found.path);
+        let (row, line) = symbol_entry(found);
+        // Consecutive definitions of one file share its path line and its row.
+        let new_file = files.last().is_none_or(|last| last.path != path);
+        let (mut text_cost, mut structured) = (json_len(&line) - 2, cost(&row));
         if new_file {
-            text_cost += file_cost(&row.path).0;
+            (text_cost, structured) = (
+                text_cost + json_len(&path),
+                structured + json_len(&path) + 6,
+            );
         }
-        if !admit(&mut rooms, symbols.is_empty(), text_cost, cost(&row)) {
+        if !admit(&mut rooms, shown == 0, text_cost, structured) {
             break;
         }
         if new_file {
-            if !symbols.is_empty() {
+            if shown > 0 {
                 text.push('\n');
             }
-            text.push_str(&row.path);
+            text.push_str(&path);
             text.push('\n');
+            files.push(SymbolFileRow {
+                path,
+                symbols: Vec::new(),
+            });
         }
         text.push_str(&line);
-        symbols.push(row);
+        if let Some(file) = files.last_mut() {
+            file.symbols.push(row);
+        }
+        shown += 1;
     }
-    let shown = symbols.len();
     let next_offset = if shown < outcome.entries.len() {
         Some(query.offset + shown.max(1))
     } else {
@@ -165,7 +177,7 @@ pub(crate) fn render_symbols(
     symbols_notes(query, outcome, shown, next_offset, &mut text);
     let out = SymbolsOut {
         root: paths.root(),
-        symbols,
+        files,
         total: outcome.total,
         next_offset,
         fuzzy: outcome.fuzzy,
@@ -176,10 +188,9 @@ pub(crate) fn render_symbols(
 }
 
 /// One definition's row and its text line (`first-last kind name: signature`).
-fn symbol_entry(found: &Located, path: String) -> (SymbolRow, String) {
+fn symbol_entry(found: &Located) -> (SymbolRow, String) {
     let d = &found.def;
     let row = SymbolRow {
-        path,
         line: d.line,
         end_line: d.end_line,
         kind: d.kind.to_string(),

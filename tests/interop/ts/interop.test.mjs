@@ -320,9 +320,10 @@ itest("tools/call: symbols, outline, references, read_file + symbol (structuredC
 
     let result = await call(client, "symbols", { query: "add" });
     ok(result);
-    // Rows of [path, line, end_line, kind, name, signature].
+    // Per file, rows of [line, end_line, kind, name, signature].
     assert.deepEqual(
-        result.structuredContent?.symbols.map(([path, line, , kind, name]) => [name, kind, absolute(result.structuredContent, path), line]),
+        result.structuredContent?.files.flatMap(([path, rows]) =>
+            rows.map(([line, , kind, name]) => [name, kind, absolute(result.structuredContent, path), line])),
         [["add", "function", libRs, 1]],
     );
     result = await call(client, "outline", { path: libRs });
@@ -335,7 +336,9 @@ itest("tools/call: symbols, outline, references, read_file + symbol (structuredC
     result = await call(client, "search", { query: "add two numbers" });
     ok(result);
     assert.deepEqual(
-        result.structuredContent?.results.map((r) => [r.name, r.kind, absolute(result.structuredContent, r.path), r.line, r.end_line]).slice(0, 1),
+        result.structuredContent?.files
+            .flatMap((f) => f.results.map((r) => [r.name, r.kind, absolute(result.structuredContent, f.path), r.line, r.end_line]))
+            .slice(0, 1),
         [["add", "function", libRs, 1, 3]],
     );
 });

@@ -40,6 +40,7 @@ mod pipeline;
 mod progress;
 mod ranked;
 mod read;
+mod repeat;
 mod resources;
 mod roots;
 mod schema_fuzz;

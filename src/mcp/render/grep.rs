@@ -16,12 +16,14 @@ use crate::mcp::render::rows::CountRow;
 use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
+use crate::mcp::shown::Recall;
 use crate::search::{GrepEntries, GrepOutcome, Stats};
 use crate::symbols::Definition;
 
 mod content;
 
 pub use content::FileMatchesOut;
+use content::Recalled;
 pub(crate) use content::{add_scoped, scope_cost};
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
@@ -103,10 +105,12 @@ pub(crate) fn stats_out(stats: &Stats) -> StatsOut {
 /// takes at most `budget` bytes: entries are shown in order while they fit in both, the
 /// same ones in each; a first entry that does not fit alone is shown cut.
 /// Linear in the size of the page.
-/// `scopes` (empty, or one per match of the page) name each match's enclosing definition.
+/// `scopes` (empty, or one per match of the page) name each match's enclosing definition;
+/// with them, lines `recall` says this session showed before are one note per run, and
+/// the lines shown are remembered.
 pub fn render_grep(
     outcome: &GrepOutcome,
-    scopes: &[Option<Definition>],
+    (scopes, recall): (&[Option<Definition>], &Recall),
     offset: usize,
     numbers: bool,
     paths: &Paths,
@@ -130,7 +134,15 @@ pub fn render_grep(
             ("files with matches", out.counts.len())
         }
         GrepEntries::Matches(matches) => {
-            let page = content::render(matches, scopes, numbers, paths, &mut rooms, &mut text);
+            let recalled = match scopes.is_empty() {
+                true => Recalled::default(),
+                false => Recalled::of(matches, recall),
+            };
+            let context = (scopes, &recalled);
+            let page = content::render(matches, context, numbers, paths, &mut rooms, &mut text);
+            if !scopes.is_empty() {
+                recalled.record(&page.files, recall);
+            }
             exact = !page.shrunk;
             out.matches = page.files;
             ("matching lines", page.shown)

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::files::read;
 use crate::mcp::render::{Answer, cut_escaped, human_size, json_len};
+use crate::mcp::shown::{self, Piece};
 use crate::roots::path_text;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -103,11 +104,18 @@ pub const PAGE_TRAILER: usize = 400;
 
 /// A page of lines within `room` bytes as serialized (JSON-escaped). Lines that do not fit
 /// are left for the next call (the continuation line says where it starts); a first line
-/// larger than the room alone is shown cut, so the next offset always moves on.
-pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String {
+/// larger than the room alone is shown cut, so the next offset always moves on. A run of
+/// more than a few lines inside `seen` (shown before by this session, unchanged since) is
+/// one note instead. Returns the text and the ranges of lines it shows.
+pub fn render_page(
+    page: &read::TextPage,
+    numbers: bool,
+    room: usize,
+    seen: &[(u64, u64)],
+) -> (String, Vec<(u64, u64)>) {
     let name = || cut_escaped(&path_text(&page.path), room / 4);
     if page.lines.is_empty() {
-        return match page.total_lines {
+        let text = match page.total_lines {
             Some(0) => format!("[{} is empty]", name()),
             Some(total) => format!(
                 "[{} has {total} lines; offset {} is past the end]",
@@ -116,14 +124,29 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
             ),
             None => String::new(),
         };
+        return (text, Vec::new());
     }
     let lines_room = room.saturating_sub(PAGE_TRAILER);
     let mut text = String::new();
     let mut used = 2;
     let mut kept = 0;
-    for (index, line) in page.lines.iter().enumerate() {
+    let mut shown = Vec::new();
+    let numbered: Vec<(u64, &str)> = (page.lines.iter().enumerate())
+        .map(|(index, line)| ((page.first_line + index) as u64, line.as_str()))
+        .collect();
+    for piece in shown::elide(&numbered, seen) {
+        let (number, line) = match piece {
+            Piece::Unchanged(first, last) => {
+                let note = shown::unchanged_note(first, last, "");
+                used += json_len(&note) - 2;
+                text.push_str(&note);
+                kept += (last - first + 1) as usize;
+                continue;
+            }
+            Piece::Line(number, line) => (number, line),
+        };
         let prefix = match numbers {
-            true => format!("{}\t", page.first_line + index),
+            true => format!("{number}\t"),
             false => String::new(),
         };
         let cost = json_len(&prefix) + json_len(line) - 3;
@@ -133,6 +156,7 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
                 text.push_str(&prefix);
                 text.push_str(&cut_escaped(line, left));
                 text.push('\n');
+                shown.push(number);
                 kept = 1;
             }
             break;
@@ -141,6 +165,7 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
         text.push_str(&prefix);
         text.push_str(line);
         text.push('\n');
+        shown.push(number);
         kept += 1;
     }
     let budget_cut = page.budget_cut || kept < page.lines.len();
@@ -173,5 +198,5 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
             read::MAX_LINE_CHARS
         ));
     }
-    text
+    (text, shown::ranges_of(shown))
 }

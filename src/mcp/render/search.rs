@@ -13,6 +13,7 @@ use crate::mcp::render::Rooms;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
+use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
 
@@ -99,10 +100,12 @@ impl SearchStatsOut {
     }
 }
 
+/// `recall`: lines this session showed before, which an excerpt need not repeat (the
+/// lines shown are remembered).
 pub(crate) fn render_search(
     request: &SearchRequest,
     outcome: &SearchOutcome,
-    paths: &Paths,
+    (paths, recall): (&Paths, &Recall),
     budget: usize,
 ) -> Answer {
     if outcome.no_terms {
@@ -115,7 +118,7 @@ pub(crate) fn render_search(
     let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
     let mut rooms = rooms(budget, paths);
     rooms.spend(notes_len, notes_len);
-    let (mut text, files) = page(&outcome.hits, paths, rooms);
+    let (mut text, files) = page(&outcome.hits, (paths, recall), rooms);
     let shown: usize = files.iter().map(|file| file.results.len()).sum();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
@@ -167,13 +170,18 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
 
 /// The results that fit in `rooms`, as text and structured entries (at least one, so
 /// paging advances). Consecutive results of one file share its path line and its entry.
-fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<SearchFileOut>) {
+fn page(
+    hits: &[SearchHit],
+    (paths, recall): (&Paths, &Recall),
+    mut rooms: Rooms,
+) -> (String, Vec<SearchFileOut>) {
     let mut text = String::new();
     let mut files: Vec<SearchFileOut> = Vec::new();
     for hit in hits {
         let path = paths.show(&hit.path);
         let new_file = files.last().is_none_or(|last| last.path != path);
-        let (mut block, entry) = result(hit);
+        let stamp = Stamp::of(&hit.path);
+        let (mut block, entry, lines) = result(hit, &recall.seen(&hit.path, stamp));
         let mut structured = cost(&entry);
         if new_file {
             let heading = match files.is_empty() {
@@ -189,6 +197,7 @@ fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<Sea
             break;
         }
         text.push_str(&block);
+        recall.record(&hit.path, stamp, &lines);
         if new_file {
             files.push(SearchFileOut {
                 path,
@@ -202,11 +211,22 @@ fn page(hits: &[SearchHit], paths: &Paths, mut rooms: Rooms) -> (String, Vec<Sea
     (text, files)
 }
 
-/// One result: its text block (without its file's path line) and its structured entry.
-fn result(hit: &SearchHit) -> (String, SearchResultOut) {
+/// One result: its text block (without its file's path line), its structured entry, and
+/// the lines it shows; a run of its lines in `seen` (shown before) is one note.
+fn result(hit: &SearchHit, seen: &[(u64, u64)]) -> (String, SearchResultOut, Vec<(u64, u64)>) {
     let mut lines = String::new();
-    for (n, line) in &hit.lines {
-        lines.push_str(&format!("{n}:{line}\n"));
+    let numbered: Vec<(u64, &str)> = hit.lines.iter().map(|(n, l)| (*n, l.as_str())).collect();
+    let mut shown_lines = Vec::new();
+    for piece in shown::elide(&numbered, seen) {
+        match piece {
+            Piece::Line(n, line) => {
+                lines.push_str(&format!("{n}:{line}\n"));
+                shown_lines.push(n);
+            }
+            Piece::Unchanged(first, last) => {
+                lines.push_str(&shown::unchanged_note(first, last, ""));
+            }
+        }
     }
     let label = match (&hit.name, &hit.container) {
         (Some(name), Some(container)) => format!("{} {container}::{name}", hit.kind),
@@ -247,7 +267,7 @@ fn result(hit: &SearchHit) -> (String, SearchResultOut) {
         text: lines,
         omitted: hit.omitted,
     };
-    (block, entry)
+    (block, entry, shown::ranges_of(shown_lines))
 }
 
 /// What the answer could not cover, said once each.

@@ -124,6 +124,10 @@ pub struct GrepArgs {
     /// have no scope.
     #[serde(default, alias = "show_function")]
     pub scope: Option<bool>,
+    /// With scope: show again lines this session already showed from unchanged files
+    /// (default false: they are one "unchanged since shown" line).
+    #[serde(default)]
+    pub repeat: Option<bool>,
     /// Maximum entries (files, lines or counts) to return (default 250; 0 = only the output
     /// budget limits; at most 20000, larger values are clamped).
     #[serde(default, deserialize_with = "lenient::opt_usize")]

@@ -31,7 +31,9 @@ pub fn tool() -> Tool {
          matching file paths), content (matching lines grouped by file, with -A/-B/-C \
          context), or count (matches per file). Filter files with glob (e.g. \"*.rs\", \
          \"!**/test/**\") or type (e.g. rust, py, js). Results are sorted and paged: \
-         head_limit (default 250) and offset.",
+         head_limit (default 250) and offset. With scope (each match's enclosing \
+         definition), lines this session already showed from unchanged files are one \
+         \"unchanged since shown\" line (repeat: true shows them).",
         schema_of::<GrepArgs>(),
     )
     .with_raw_output_schema(schema_of::<GrepOut>())
@@ -113,6 +115,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     };
     let numbers = args.line_numbers.unwrap_or(true);
     let paths = call.paths();
+    let recall = call.recall(args.repeat);
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
     let index = call.file_index();
     let symbol_index = call.symbol_index();
@@ -154,7 +157,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             }
             _ => Vec::new(),
         };
-        render_grep(&outcome, &scopes, query.offset, numbers, &paths, budget).bounded(budget)
+        let context = (scopes.as_slice(), &recall);
+        render_grep(&outcome, context, query.offset, numbers, &paths, budget).bounded(budget)
     };
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {

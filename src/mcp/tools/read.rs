@@ -17,6 +17,7 @@ use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::read::{FileInfoOut, image_cost, image_room, info_answer, render_page};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
+use crate::mcp::shown::{Recall, Stamp};
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -38,7 +39,9 @@ pub fn tools() -> Vec<Tool> {
              returned as images; other binary files get a short description. Paths are \
              absolute, file:// URIs, or relative to the workspace roots. With `symbol` \
              (e.g. \"parse\" or \"Parser::parse\") instead of offset/limit, reads exactly \
-             that definition's lines (source files of the languages `symbols` supports).",
+             that definition's lines (source files of the languages `symbols` supports). \
+             Lines this session already showed from the unchanged file come back as one \
+             \"unchanged since shown\" line (repeat: true shows them).",
             schema_of::<ReadFileArgs>(),
         )
         .with_annotations(read_only_annotations("Read file")),
@@ -153,6 +156,10 @@ pub struct ReadFileArgs {
     /// for you to choose.
     #[serde(default)]
     pub symbol: Option<String>,
+    /// Show again lines this session already showed from the unchanged file (default
+    /// false: they are one "unchanged since shown" line).
+    #[serde(default)]
+    pub repeat: Option<bool>,
 }
 
 /// Largest `offset` (a line number) read_file accepts.
@@ -195,12 +202,14 @@ pub struct ReadFilesArgs {
 pub const DEFAULT_READ_LIMIT: usize = 2000;
 
 /// Reads one file already authorized within `budget` bytes of text (as serialized:
-/// JSON-escaped) and `room` bytes of image, or returns the error text.
+/// JSON-escaped) and `room` bytes of image, or returns the error text. Lines `recall`
+/// says were shown before (the file unchanged since) are one note; the lines shown are
+/// remembered.
 async fn read_authorized(
     call: &Call<'_>,
     resolved: Resolved,
     (offset, limit): (usize, usize),
-    numbers: bool,
+    (numbers, recall): (bool, &Recall),
     budget: usize,
     room: usize,
 ) -> Result<(String, Option<(String, String)>), Failure> {
@@ -212,14 +221,20 @@ async fn read_authorized(
         max_bytes: budget.saturating_sub(300),
         max_image_bytes: image_room(room),
     };
-    let outcome = blocking(move || read::read(&target, &request))
+    // The stamp before the read: a change during it counts as a change.
+    let (stamp, outcome) = blocking(move || (Stamp::of(&target), read::read(&target, &request)))
         .await
-        .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?
-        .map_err(|err| Failure::of(&err).about(&sent))?;
+        .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?;
+    let outcome = outcome.map_err(|err| Failure::of(&err).about(&sent))?;
     // A path too long for the room is shown cut (short enough to leave an image its room).
     let name = |path: &std::path::Path| cut_escaped(&path_text(path), (budget / 4).min(300));
     Ok(match outcome {
-        read::ReadOutcome::Text(page) => (render_page(&page, numbers, budget), None),
+        read::ReadOutcome::Text(page) => {
+            let seen = recall.seen(&page.path, stamp);
+            let (text, lines) = render_page(&page, numbers, budget, &seen);
+            recall.record(&page.path, stamp, &lines);
+            (text, None)
+        }
         read::ReadOutcome::Image { path, mime, bytes } => (
             format!(
                 "{} is a {mime} image ({}); it is attached.",
@@ -279,11 +294,12 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
         Err(answer) => return answer,
     };
     // The image's share: the budget less room for the sentence that accompanies it.
+    let recall = call.recall(args.repeat);
     match read_authorized(
         call,
         resolved,
         range,
-        args.line_numbers.unwrap_or(true),
+        (args.line_numbers.unwrap_or(true), &recall),
         budget.saturating_sub(ENVELOPE),
         budget.saturating_sub(512),
     )
@@ -345,11 +361,12 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
                 one.end_line
             );
             let room = budget.saturating_sub(ENVELOPE + json_len(&heading));
+            let recall = call.recall(args.repeat);
             match read_authorized(
                 call,
                 resolved,
                 (one.line as usize, lines.min(MAX_LIMIT)),
-                args.line_numbers.unwrap_or(true),
+                (args.line_numbers.unwrap_or(true), &recall),
                 room,
                 room,
             )
@@ -436,8 +453,9 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         used += json_len(&heading) - 2;
         let read = match resolved {
             Ok(resolved) => {
-                let numbers = args.line_numbers.unwrap_or(true);
-                read_authorized(call, resolved, (1, limit), numbers, share.min(left), left).await
+                // Several files at once are shown whole: nothing is left out or remembered.
+                let shown = (args.line_numbers.unwrap_or(true), &Recall::default());
+                read_authorized(call, resolved, (1, limit), shown, share.min(left), left).await
             }
             Err(failure) => Err(failure),
         };

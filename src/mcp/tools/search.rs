@@ -34,7 +34,9 @@ pub fn tool() -> Tool {
          words it matched, and its text: short definitions whole, else the signature and \
          the lines holding query words (read the rest with read_file + symbol). Use it \
          when you do not know the exact name; grep for exact text, symbols for a known \
-         name. Paged with head_limit (default 10) and offset.",
+         name. Paged with head_limit (default 10) and offset. Excerpt lines this session \
+         already showed from unchanged files are one \"unchanged since shown\" line \
+         (repeat: true shows them).",
         schema_of::<SearchArgs>(),
     )
     .with_raw_output_schema(schema_of::<SearchOut>())
@@ -67,6 +69,10 @@ pub struct SearchArgs {
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
+    /// Show again excerpt lines this session already showed from unchanged files (default
+    /// false: they are one "unchanged since shown" line).
+    #[serde(default)]
+    pub repeat: Option<bool>,
 }
 
 /// Whether the search index of every target's root is ready.
@@ -141,6 +147,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
     let lane = pool::lane_for(&targets, indexed).await;
     let budget = call.budget();
     let paths = call.paths();
+    let recall = call.recall(args.repeat);
     let work = move |control: &Control, threads: usize| {
         let request = SearchRequest { threads, ..request };
         match ranked::search(
@@ -152,7 +159,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             index.as_deref(),
             control,
         ) {
-            Ok(outcome) => render_search(&request, &outcome, &paths, budget),
+            Ok(outcome) => render_search(&request, &outcome, (&paths, &recall), budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

@@ -6,7 +6,7 @@
 //! entries' context overlaps, so both forms are linear in the page.
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::mcp::render::paths::Paths;
 use schemars::JsonSchema;
@@ -14,6 +14,7 @@ use serde::Serialize;
 
 use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::{Rooms, json_len, serialized_len};
+use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::search::{self, GrepMatch};
 use crate::symbols::Definition;
 
@@ -35,12 +36,23 @@ pub struct FileMatchesOut {
     /// a match alone exceeds the output budget.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub omitted: u64,
+    /// With `scope`: runs of lines this session showed before, the file unchanged since,
+    /// each `[first, last]`, one note in the text (`repeat: true` shows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<(u64, u64)>,
+    /// The file, and the lines the page shows of it: what the session remembers.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) source: PathBuf,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) shown: Vec<u64>,
 }
 
 impl FileMatchesOut {
-    /// Whether the file holds a matching line.
+    /// Whether the file holds a matching line, or a note for lines shown before.
     pub(crate) fn has_matches(&self) -> bool {
-        !self.matches.is_empty() || !self.scopes.is_empty()
+        !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
     }
 }
 
@@ -88,6 +100,63 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// What a page may leave out of each file (with `scope`): the runs of more than a few of
+/// the lines it would show that the session showed before, the file unchanged since; and
+/// each file's stamp, to remember what the page shows.
+#[derive(Default)]
+pub(crate) struct Recalled {
+    files: Vec<FileRecall>,
+}
+
+/// A file of the page: its path, its stamp, and the runs it may leave out.
+type FileRecall = (PathBuf, Option<Stamp>, Vec<(u64, u64)>);
+
+impl Recalled {
+    /// The runs each file of `matches` may leave out, as `recall` knows them (the files'
+    /// stamps are taken now, before anything is remembered).
+    pub(crate) fn of(matches: &[GrepMatch], recall: &Recall) -> Recalled {
+        let mut files: Vec<FileRecall> = Vec::new();
+        for run in matches.chunk_by(|a, b| a.path == b.path) {
+            let mut lines: Vec<u64> = run
+                .iter()
+                .flat_map(|m| {
+                    let before = m.before.iter().map(|c| c.line);
+                    before.chain([m.line]).chain(m.after.iter().map(|c| c.line))
+                })
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            let stamp = Stamp::of(&run[0].path);
+            let seen = recall.seen(&run[0].path, stamp);
+            let numbered: Vec<(u64, &str)> = lines.iter().map(|&n| (n, "")).collect();
+            let runs = shown::elide(&numbered, &seen)
+                .into_iter()
+                .filter_map(|piece| match piece {
+                    Piece::Unchanged(first, last) => Some((first, last)),
+                    Piece::Line(..) => None,
+                })
+                .collect();
+            files.push((run[0].path.clone(), stamp, runs));
+        }
+        Recalled { files }
+    }
+
+    fn runs(&self, path: &Path) -> Vec<(u64, u64)> {
+        let file = self.files.iter().find(|(known, ..)| known == path);
+        file.map(|(.., runs)| runs.clone()).unwrap_or_default()
+    }
+
+    /// Remembers the lines each file of the page shows.
+    pub(crate) fn record(&self, files: &[FileMatchesOut], recall: &Recall) {
+        for file in files {
+            let known = self.files.iter().find(|(path, ..)| *path == file.source);
+            if let Some((path, stamp, _)) = known {
+                recall.record(path, *stamp, &shown::ranges_of(file.shown.iter().copied()));
+            }
+        }
+    }
+}
+
 /// What [`render`] made of a page.
 pub(crate) struct Page {
     /// The structured form, by file.
@@ -100,10 +169,11 @@ pub(crate) struct Page {
 
 /// Renders matches while the text and their structured rows each fit in their room; a
 /// first entry too large alone is cut (see [`shrink`]). `scopes` (empty, or one per match)
-/// name each match's enclosing definition.
+/// name each match's enclosing definition; `recalled` says which runs of lines are one
+/// "unchanged since shown" note.
 pub(crate) fn render(
     matches: &[GrepMatch],
-    scopes: &[Option<Definition>],
+    (scopes, recalled): (&[Option<Definition>], &Recalled),
     numbers: bool,
     paths: &Paths,
     rooms: &mut Rooms,
@@ -126,8 +196,9 @@ pub(crate) fn render(
             if k > 0 {
                 page.files.push(std::mem::take(&mut file));
             }
-            group = Group::start(&m.path, k);
+            group = Group::start(&m.path, k, recalled.runs(&m.path));
             file.path = paths.show(&m.path);
+            file.source = m.path.clone();
         }
         block.clear();
         rows.clear();
@@ -168,7 +239,8 @@ pub(crate) fn render(
             let cut = shrink(m, *rooms, numbers);
             let mut block = format!("{}\n", file.path);
             rows.clear();
-            Group::start(&m.path, 0).render(matches, &cut, numbers, &header, &mut block, &mut rows);
+            let mut alone = Group::start(&m.path, 0, recalled.runs(&m.path));
+            alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
             text.push_str(&block);
             keep(&mut file, &rows, scopes);
             file.omitted += cut.omitted;
@@ -187,13 +259,15 @@ pub(crate) fn render(
     page
 }
 
-/// A line written for an entry: a matching line (with the entry whose scope it is in) or a
-/// context line.
+/// A line written for an entry: a matching line (with the entry whose scope it is in), a
+/// context line, or the note standing for a run of lines shown before (to `unchanged`).
 struct Shown {
     line: u64,
     text: String,
     /// For a matching line, the entry covering it.
     matched: Option<usize>,
+    /// For the note, the run's last line.
+    unchanged: Option<u64>,
 }
 
 /// What `rows` add to `file`'s structured form, commas included: each row, and the rows
@@ -202,6 +276,10 @@ fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>
     let mut new_scopes: Vec<(u64, &str)> = Vec::new();
     let mut cost = 0;
     for row in rows {
+        if let Some(last) = row.unchanged {
+            cost += 4 + digits(row.line) + digits(last);
+            continue;
+        }
         cost += 6 + digits(row.line) + json_len(&row.text);
         let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
             continue;
@@ -222,6 +300,11 @@ fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>
 /// their scope (or to `matches`).
 fn keep(file: &mut FileMatchesOut, rows: &[Shown], scopes: &[Option<Definition>]) {
     for row in rows {
+        if let Some(last) = row.unchanged {
+            file.unchanged.push((row.line, last));
+            continue;
+        }
+        file.shown.push(row.line);
         let line = LineRow {
             line: row.line,
             text: row.text.clone(),
@@ -274,16 +357,19 @@ struct Group<'a> {
     started: usize,
     /// Largest end line among those.
     match_end: u64,
+    /// Runs of lines written as one "unchanged since shown" note.
+    unchanged: Vec<(u64, u64)>,
 }
 
 impl<'a> Group<'a> {
-    fn start(path: &'a Path, first: usize) -> Group<'a> {
+    fn start(path: &'a Path, first: usize, unchanged: Vec<(u64, u64)>) -> Group<'a> {
         Group {
             path: Some(path),
             first,
             last: None,
             started: first,
             match_end: 0,
+            unchanged,
         }
     }
 
@@ -319,13 +405,31 @@ impl<'a> Group<'a> {
             if let Some(header) = header.take() {
                 out.push_str(header);
             }
-            self.last = Some(line);
+            let previous = self.last.replace(line);
             while self.started < page.len()
                 && page[self.started].path == page[self.first].path
                 && page[self.started].line <= line
             {
                 self.match_end = self.match_end.max(page[self.started].end_line);
                 self.started += 1;
+            }
+            if let Some(&(first, last)) = self
+                .unchanged
+                .iter()
+                .find(|(a, b)| *a <= line && line <= *b)
+            {
+                // The run's first line written here says it; the others go unsaid.
+                if previous.is_none_or(|previous| previous < first) {
+                    out.push_str(&shown::unchanged_note(first, last, ""));
+                    let (text, matched, unchanged) = (String::new(), None, Some(last));
+                    rows.push(Shown {
+                        line: first,
+                        text,
+                        matched,
+                        unchanged,
+                    });
+                }
+                continue;
             }
             let own = m.line <= line && line <= m.end_line;
             let is_match = self.match_end >= line || own;
@@ -344,6 +448,7 @@ impl<'a> Group<'a> {
                 line,
                 text,
                 matched,
+                unchanged: None,
             });
         }
         if m.omitted > 0 {

@@ -36,7 +36,7 @@ fn page(
     let mut text = String::new();
     let page = content::render(
         matches,
-        scopes,
+        (scopes, &content::Recalled::default()),
         true,
         &Paths::absolute(),
         &mut rooms,

@@ -315,8 +315,9 @@ async def test_missing_root_is_kept_and_reported(rootgrep_bin, ws):
 
 
 async def test_tools_list(rootgrep_bin, ws):
+    # Every tool (the default set leaves a few out; the wire tests check which).
     with anyio.fail_after(TEST_BUDGET):
-        async with connect(rootgrep_bin, Host([ws.root])) as client:
+        async with connect(rootgrep_bin, Host([ws.root]), args=["--tools", "all"]) as client:
             listing = await bounded(client.list_tools())
     tools = {tool.name: tool for tool in listing.tools}
     assert len(tools) == len(listing.tools), "duplicate tool names"
@@ -666,7 +667,8 @@ async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
         "        a + b\n    }\n}\n\npub fn add(a: i32, b: i32) -> i32 {\n    Calc.add(a, b)\n}\n"
     )
     with anyio.fail_after(TEST_BUDGET):
-        async with connect(rootgrep_bin, Host([ws.root])) as client:
+        # references is offered with --tools (the default set leaves it to grep + scope).
+        async with connect(rootgrep_bin, Host([ws.root]), args=["--tools", "all"]) as client:
             for name in ("symbols", "outline", "references"):
                 await require_tool(client, name)
 

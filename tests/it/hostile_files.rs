@@ -531,7 +531,7 @@ fn thousands_of_roots_stay_within_the_budget() {
 #[test]
 fn numeric_arguments_have_documented_maxima() {
     let ws = workspace();
-    let mut client = started(&ws, &["--no-watch"]);
+    let mut client = started(&ws, &["--no-watch", "--tools", "all"]);
     let listed = client.request("tools/list", json!({}));
     let tools = listed["result"]["tools"].as_array().unwrap();
     for (tool, params) in [

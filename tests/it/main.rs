@@ -49,5 +49,6 @@ mod sharing;
 mod store;
 mod symbol_index;
 mod symbols;
+mod tool_list;
 #[cfg(windows)]
 mod windows;

@@ -168,7 +168,7 @@ fn outline_of_a_file_nests_and_of_a_directory_groups_by_file() {
 #[test]
 fn references_name_enclosing_definitions_and_say_they_match_by_name() {
     let ws = symbols_workspace();
-    let mut client = server(&ws, &[]);
+    let mut client = server(&ws, &["--tools", "all"]);
     let listed = client.request("tools/list", json!({}));
     let tool = listed["result"]["tools"]
         .as_array()

@@ -36,6 +36,12 @@ pub struct Config {
     pub elicitation_timeout: Duration,
     /// How answers name the files they list.
     pub paths: PathDisplay,
+    /// Tools `tools/list` does not offer (names checked by the adapter): those left out of
+    /// the default set, or of `--tools`, and those of `--no-tools`.
+    pub tools_hidden: Vec<String>,
+    /// Tools refused when called: those the operator turned off by name (`--no-tools`,
+    /// or left out of `--tools`).
+    pub tools_refused: Vec<String>,
 }
 
 /// How answers name files: relative to the root when exactly one directory root is in

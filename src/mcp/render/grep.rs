@@ -50,6 +50,7 @@ pub struct GrepOut {
     /// Files skipped, and how many were searched when nothing matched (absent when there
     /// is nothing to say).
     #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 

@@ -49,6 +49,7 @@ pub struct OutlineOut {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 

@@ -27,6 +27,17 @@ fn row_schema(description: &str, positions: &[(&str, &str)], required: usize) ->
     Schema::try_from(schema).unwrap_or_default()
 }
 
+/// The schema of an answer's `stats`: counts by name (and a flag or two), each present only
+/// when not zero; the names are the README's. Its fields are diagnostics a client reads by
+/// name, so the schema says what every value is rather than listing them.
+pub fn counts_schema(_: &mut SchemaGenerator) -> Schema {
+    let schema = json!({
+        "type": "object",
+        "additionalProperties": {"type": ["integer", "boolean", "array"]},
+    });
+    Schema::try_from(schema).unwrap_or_default()
+}
+
 /// A line of a file: `[line, text]` (a matching line, a use, or a context line).
 #[derive(Debug, Clone)]
 pub struct LineRow {
@@ -87,8 +98,7 @@ impl JsonSchema for ScopeRow {
         let lines = generator.subschema_for::<Vec<LineRow>>();
         let schema = json!({
             "type": "array",
-            "description": "[line, end_line, kind, name, lines]: a definition and the lines \
-                            found inside it",
+            "description": "[line, end_line, kind, name, [[line, text]…]]",
             "prefixItems": [
                 {"type": "integer", "description": "first line"},
                 {"type": "integer", "description": "last line"},
@@ -237,7 +247,7 @@ impl JsonSchema for DefinitionRow {
 
     fn json_schema(_: &mut SchemaGenerator) -> Schema {
         row_schema(
-            "[line, end_line, kind, signature, depth]: depth only when nested",
+            "[line, end_line, kind, signature, depth when nested]",
             &[
                 ("integer", "first line"),
                 ("integer", "last line"),

@@ -73,6 +73,7 @@ pub struct SearchOut {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     #[serde(default, skip_serializing_if = "SearchStatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: SearchStatsOut,
 }
 

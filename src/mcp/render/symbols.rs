@@ -40,6 +40,7 @@ pub struct SymbolsOut {
     #[serde(default, skip_serializing_if = "is_false")]
     pub whole_names_only: bool,
     #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 

@@ -17,11 +17,8 @@ use crate::search::{self, Control, GlobQuery, SortBy};
 pub fn tool() -> Tool {
     Tool::new(
         "glob",
-        "Find files by glob pattern matched against the path relative to the search \
-         root: \"**/*.rs\", \"src/**/*.ts\", \"*.{json,yaml}\" (a pattern without / matches \
-         at any depth). Respects .gitignore/.ignore and skips hidden files by default. \
-         Newest-modified first by default (sort: \"path\" for alphabetical); paged with \
-         head_limit (default 100) and offset.",
+        "Find files by glob on the path relative to the root (\"src/**/*.ts\"); \
+         gitignore-aware; newest first.",
         schema_of::<GlobArgs>(),
     )
     .with_raw_output_schema(schema_of::<GlobOut>())

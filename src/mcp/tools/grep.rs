@@ -25,15 +25,10 @@ use crate::symbols;
 pub fn tool() -> Tool {
     Tool::new(
         "grep",
-        "Search file contents with a regular expression (Rust regex syntax, like ripgrep) \
-         across the workspace roots or a given path. Respects .gitignore/.ignore and skips \
-         hidden and binary files by default. output_mode: files_with_matches (default: \
-         matching file paths), content (matching lines grouped by file, with -A/-B/-C \
-         context), or count (matches per file). Filter files with glob (e.g. \"*.rs\", \
-         \"!**/test/**\") or type (e.g. rust, py, js). Results are sorted and paged: \
-         head_limit (default 250) and offset. With scope (each match's enclosing \
-         definition), lines this session already showed from unchanged files are one \
-         \"unchanged since shown\" line (repeat: true shows them).",
+        "Regex search of file contents (ripgrep), gitignore-aware: matching files, \
+         lines by file with context, or counts. scope names each match's enclosing \
+         definition; with it, lines already shown this session are one \"unchanged since \
+         shown\" line (repeat: true shows them).",
         schema_of::<GrepArgs>(),
     )
     .with_raw_output_schema(schema_of::<GrepOut>())

@@ -24,31 +24,24 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "file_info",
-            "Facts about one file or directory without reading it whole: type, size, \
-             modified time, permissions, symlink target, whether it is text or binary, its \
-             encoding, and its line count (text files up to 16 MiB).",
+            "Facts about a file or directory without reading it: type, size, time, \
+             permissions, symlink target, text or binary, encoding, line count.",
             schema_of::<FileInfoArgs>(),
         )
         .with_raw_output_schema(schema_of::<FileInfoOut>())
         .with_annotations(read_only_annotations("File info")),
         Tool::new(
             "read_file",
-            "Read a text file with line numbers (cat -n style), from line `offset` (1-based) \
-             for `limit` lines (default 2000); says when more lines remain. UTF-16 files are \
-             decoded, invalid UTF-8 shown as U+FFFD. Images (png, jpeg, gif, webp) are \
-             returned as images; other binary files get a short description. Paths are \
-             absolute, file:// URIs, or relative to the workspace roots. With `symbol` \
-             (e.g. \"parse\" or \"Parser::parse\") instead of offset/limit, reads exactly \
-             that definition's lines (source files of the languages `symbols` supports). \
-             Lines this session already showed from the unchanged file come back as one \
+            "Read a file as numbered lines (offset, limit), or one definition (symbol: \
+             \"Parser::parse\"); images as images. Lines already shown this session are one \
              \"unchanged since shown\" line (repeat: true shows them).",
             schema_of::<ReadFileArgs>(),
         )
         .with_annotations(read_only_annotations("Read file")),
         Tool::new(
             "read_files",
-            "Read several files in one call (same rules as read_file, `limit` lines each). \
-             A file that cannot be read is reported inline and does not fail the others.",
+            "Read several files in one call (as read_file, limit lines each); a file that \
+             fails is reported inline.",
             schema_of::<ReadFilesArgs>(),
         )
         .with_annotations(read_only_annotations("Read files")),
@@ -61,7 +54,7 @@ pub fn tools() -> Vec<Tool> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileInfoArgs {
-    /// The file or directory: absolute path, file:// URI, or relative to the roots.
+    /// Absolute, file:// URI, or relative to the roots.
     #[serde(alias = "file_path")]
     pub path: String,
 }
@@ -136,28 +129,24 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// The file: absolute path, file:// URI, or relative to the workspace roots.
+    /// Absolute, file:// URI, or relative to the roots.
     #[serde(alias = "file_path")]
     pub path: String,
-    /// 1-based line to start at (default 1; at most 1,000,000,000).
+    /// First line, 1-based (at most 1,000,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_OFFSET))]
     pub offset: Option<usize>,
-    /// Maximum number of lines to return (default 2000; at most 100,000, and the output
-    /// budget applies anyway).
+    /// Most lines (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
-    /// Prefix lines with their numbers, cat -n style (default true).
+    /// Line numbers (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
-    /// Read only this definition instead of offset/limit: a name ("parse") or
-    /// container-qualified ("Parser::parse", "Parser.parse"). Several matches are listed
-    /// for you to choose.
+    /// A definition to read instead of offset/limit: "parse", "Parser::parse".
     #[serde(default)]
     pub symbol: Option<String>,
-    /// Show again lines this session already showed from the unchanged file (default
-    /// false: they are one "unchanged since shown" line).
+    /// Repeat lines shown before.
     #[serde(default)]
     pub repeat: Option<bool>,
 }
@@ -188,13 +177,13 @@ fn clamp_limit(limit: Option<usize>) -> usize {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFilesArgs {
-    /// The files to read.
+    /// The files.
     pub paths: Vec<String>,
-    /// Maximum number of lines per file (default 2000; at most 100,000).
+    /// Most lines per file (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
-    /// Prefix lines with their numbers (default true).
+    /// Line numbers (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
 }

@@ -25,10 +25,8 @@ use crate::watch::RootStatus;
 pub fn tool() -> Tool {
     Tool::new(
         "list_roots",
-        "List the workspace roots this server may access (and where they came from: the \
-         client, the command line, or the working directory), the --confine boundary, \
-         and the directories the user granted or refused during this session. Roots are \
-         paged with head_limit/offset (default 100).",
+        "The workspace roots, their watch and index state, --confine, and the paths \
+         the user granted or refused.",
         schema_of::<ListRootsArgs>(),
     )
     .with_raw_output_schema(schema_of::<RootsOut>())
@@ -38,11 +36,11 @@ pub fn tool() -> Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRootsArgs {
-    /// Roots to return (default 100; at most 1,000; the output budget applies too).
+    /// Most roots (default 100; at most 1,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_ROOTS_SHOWN))]
     pub head_limit: Option<usize>,
-    /// Roots to skip first (for paging; default 0).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_ROOTS_OFFSET))]
     pub offset: Option<usize>,

@@ -132,7 +132,9 @@ async function connect(ctx, host = {}) {
         });
     }
 
-    const transport = new StdioClientTransport({ command: binaryOrFail(), args: [], stderr: "pipe" });
+    // Every tool offered (the default set leaves a few out), so the SDK checks every
+    // structuredContent against its tool's outputSchema.
+    const transport = new StdioClientTransport({ command: binaryOrFail(), args: ["--tools", "all"], stderr: "pipe" });
     let stderr = "";
     transport.stderr?.on("data", (chunk) => {
         stderr = (stderr + chunk).slice(-4000);

@@ -1,12 +1,12 @@
 //! Hostile arguments built from the tools' own schemas: for every tool in `tools/list` (all
-//! of them, `--tools all`), argument objects whose values sit at the extremes of each property's declared type (0,
-//! the declared maximum and just above it, -1, 2^31, 2^53, 2^64 - 1, floats, wrong types,
-//! nulls, empty and huge strings, odd paths, unknown keys, non-object arguments), each
-//! property alone and then in seeded random combinations. Each request goes through the
-//! real binary, confined to a scratch directory (so write tools cannot touch anything
-//! else), and must be answered exactly once (a result or an error, never a hang, never a
-//! crash); a `ping` is answered at the end. Failures are collected per case and reported
-//! together, so one run shows every case that breaks.
+//! of them, `--tools all`), argument objects whose values sit at the extremes of each
+//! property's declared type (0, the declared maximum and just above it, -1, 2^31, 2^53,
+//! 2^64 - 1, floats, wrong types, nulls, empty and huge strings, odd paths, unknown keys,
+//! non-object arguments), each property alone and then in seeded random combinations.
+//! Each request goes through the real binary, confined to a scratch directory (so write
+//! tools cannot touch anything else), and must be answered exactly once (a result or an
+//! error, never a hang, never a crash); a `ping` is answered at the end. Failures are
+//! collected per case and reported together, so one run shows every case that breaks.
 
 use std::time::Duration;
 

@@ -8,8 +8,8 @@ a client reads, as sent (compact JSON), with their ratio.
 
 The server is started with the root as its DIR argument (no client roots), and list_roots is
 polled until the file, symbol and search indexes are ready, so every answer comes from them.
-Each case runs once, in order, in one session: cases that show the same lines of a file
-must say `"repeat": true`, or the session's memory of what it showed shortens the later one.
+Each case runs once, in order, in one session: cases that may show lines another case
+showed say `"repeat": true`, or the session's memory of what it showed would shorten them.
 Columns:
 
   text        bytes of the text content as the model reads it (UTF-8)

@@ -1,8 +1,9 @@
 //! Per-process session state shared by every request: the configuration, the roots in
 //! force (swapped atomically when the client's roots change), whether the first
 //! `roots/list` answer has arrived, the user's out-of-root grants, and the client's log
-//! level, and the live layer (`crate::live`), whose changes it forwards to the
-//! subscriptions.
+//! level, the live layer (`crate::live`), whose changes it forwards to the subscriptions,
+//! and what answers already showed (`crate::mcp::shown`), which those changes and the
+//! server's own writes make it forget.
 //!
 //! One stdio process serves one client, so "session" and "process" coincide.
 //!

@@ -172,10 +172,29 @@ pub struct Options {
     #[arg(long, value_name = "MB", default_value_t = crate::store::DEFAULT_MAX_MB)]
     pub cache_max_mb: u64,
 
-    /// Budget for the text of one tool answer, in bytes.
+    /// Budget of one tool answer's text, in bytes; its structured content gets as much
+    /// again, cut at the same entry.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_OUTPUT_BYTES,
           value_parser = clap::value_parser!(usize))]
     pub max_output_bytes: usize,
+
+    /// Tools to offer, comma-separated, or `all`: grep, glob, list_roots, file_info,
+    /// read_file, read_files, search, symbols, outline, references, list_directory,
+    /// directory_tree, write_file, edit_file, create_directory, move_file (default: all but
+    /// read_files, create_directory, file_info, directory_tree, list_roots and references,
+    /// which other tools cover; called by name they still answer). Tools not named are
+    /// refused.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub tools: Vec<String>,
+
+    /// Tools not to offer, comma-separated: left out of tools/list and refused.
+    #[arg(long, value_name = "LIST", value_delimiter = ',')]
+    pub no_tools: Vec<String>,
+
+    /// How answers name files: relative to the root when there is exactly one (directory)
+    /// root, else absolute; or always absolute.
+    #[arg(long, value_enum, value_name = "HOW", default_value_t = Paths::Relative)]
+    pub paths: Paths,
 
     /// Seconds to wait for the client's answer to roots/list before using the fallback roots.
     #[arg(long, value_name = "SECS", default_value_t = 5.0)]
@@ -205,6 +224,15 @@ pub struct Options {
     /// through its temp file, to prove that a writer killed mid-write loses nothing.
     #[arg(long, value_name = "MS", hide = true)]
     pub test_store_write_pause: Option<u64>,
+}
+
+/// `--paths`: how answers name files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Paths {
+    /// Relative to the root when there is exactly one directory root, else absolute.
+    Relative,
+    /// Always absolute.
+    Absolute,
 }
 
 /// A user mistake on the command line, reported once on stderr.
@@ -291,6 +319,7 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         check_dir("--confine", &cwd.join(dir))?;
     }
     let confine = Confine::new(&options.confine).map_err(|err| CliError(err.to_string()))?;
+    let (tools_hidden, tools_refused) = tool_sets(options)?;
     if options.max_output_bytes < 1024 {
         return Err(CliError(format!(
             "--max-output-bytes must be at least 1024, got {}: pass a larger byte count \
@@ -318,7 +347,44 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         max_output_bytes: options.max_output_bytes,
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
+        paths: match options.paths {
+            Paths::Relative => crate::config::PathDisplay::Relative,
+            Paths::Absolute => crate::config::PathDisplay::Absolute,
+        },
+        tools_hidden,
+        tools_refused,
     })
+}
+
+/// The tools `tools/list` leaves out and those refused when called, from `--tools` and
+/// `--no-tools`; an unknown name is a usage error naming the known ones.
+fn tool_sets(options: &Options) -> Result<(Vec<String>, Vec<String>), CliError> {
+    let all = crate::mcp::tools::names();
+    for name in options.tools.iter().chain(&options.no_tools) {
+        let all_tools = name == "all" && options.tools.contains(name);
+        if !(all.contains(name) || all_tools) {
+            return Err(CliError(format!(
+                "unknown tool {name:?} in --tools/--no-tools: pass names from {} (or --tools all)",
+                all.join(", ")
+            )));
+        }
+    }
+    let named = |list: &[String], name: &String| list.iter().any(|n| n == name || n == "all");
+    let (mut hidden, mut refused) = (Vec::new(), Vec::new());
+    for name in &all {
+        let off = match options.tools.is_empty() {
+            true => crate::mcp::tools::OFF_BY_DEFAULT.contains(&name.as_str()),
+            false => !named(&options.tools, name),
+        };
+        let refuse = (off && !options.tools.is_empty()) || options.no_tools.contains(name);
+        if off || refuse {
+            hidden.push(name.clone());
+        }
+        if refuse {
+            refused.push(name.clone());
+        }
+    }
+    Ok((hidden, refused))
 }
 
 /// The index store the options ask for: `None` with `--no-cache`, or when no cache
@@ -353,10 +419,7 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
 /// is a usage error (exit 2) saying what to pass, not a failure of the call.
 pub fn check_call(tool: &str, args_json: &str) -> Result<(), CliError> {
     if !crate::mcp::tools::is_known(tool) {
-        let names: Vec<String> = crate::mcp::tools::tool_list(false)
-            .into_iter()
-            .map(|tool| tool.name.to_string())
-            .collect();
+        let names = crate::mcp::tools::names();
         let wanted = tool.to_ascii_lowercase().replace('-', "_");
         let hint = match names.iter().find(|name| **name == wanted) {
             Some(name) => format!("did you mean {name}? "),
@@ -433,6 +496,15 @@ impl Options {
         }
         if let Some(level) = &self.log_level {
             push("--log-level", Some(level.clone()));
+        }
+        if self.paths != defaults.paths {
+            push("--paths", Some("absolute".to_string()));
+        }
+        if !self.tools.is_empty() {
+            push("--tools", Some(self.tools.join(",")));
+        }
+        if !self.no_tools.is_empty() {
+            push("--no-tools", Some(self.no_tools.join(",")));
         }
         args
     }
@@ -520,6 +592,12 @@ mod tests {
             "9",
             "--log-level",
             "debug",
+            "--paths",
+            "absolute",
+            "--tools",
+            "grep,read_file",
+            "--no-tools",
+            "read_file",
         ])
         .options;
         let args = given.to_args(&cwd);

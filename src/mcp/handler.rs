@@ -312,7 +312,7 @@ impl ServerHandler for Handler {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         Ok(ListToolsResult::with_all_items(tools::tool_list(
-            self.session.config.read_only,
+            &self.session.config,
         )))
     }
 
@@ -323,7 +323,7 @@ impl ServerHandler for Handler {
     ) -> Result<CallToolResponse, McpError> {
         let name = request.name.to_string();
         if !tools::is_known(&name) {
-            let names: Vec<String> = tools::tool_list(self.session.config.read_only)
+            let names: Vec<String> = tools::tool_list(&self.session.config)
                 .into_iter()
                 .map(|tool| tool.name.to_string())
                 .collect();

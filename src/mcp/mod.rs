@@ -17,6 +17,7 @@ pub mod prompts;
 pub mod render;
 pub mod resources;
 pub mod session;
+pub mod shown;
 pub mod stdio;
 pub mod subscriptions;
 pub mod tools;

@@ -1,8 +1,9 @@
 //! Per-process session state shared by every request: the configuration, the roots in
 //! force (swapped atomically when the client's roots change), whether the first
 //! `roots/list` answer has arrived, the user's out-of-root grants, and the client's log
-//! level, and the live layer (`crate::live`), whose changes it forwards to the
-//! subscriptions.
+//! level, the live layer (`crate::live`), whose changes it forwards to the subscriptions,
+//! and what answers already showed (`crate::mcp::shown`), which those changes and the
+//! server's own writes make it forget.
 //!
 //! One stdio process serves one client, so "session" and "process" coincide.
 //!
@@ -41,6 +42,9 @@ pub struct Session {
     pub live: Option<Live>,
     /// Last warnings about roots (dropped by `--confine`, not `file://`, missing…).
     roots_notes: Mutex<Vec<String>>,
+    /// The lines answers showed, so a later answer need not repeat them (forgotten when
+    /// their file changes).
+    pub shown: Arc<crate::mcp::shown::Shown>,
 }
 
 #[derive(Default)]
@@ -66,16 +70,24 @@ impl Session {
             tracing::warn!("{why}: 2026-07-28 requests will be refused");
         }
         let subscriptions: Arc<crate::mcp::subscriptions::Subscriptions> = Arc::default();
+        let shown: Arc<crate::mcp::shown::Shown> = Arc::default();
         let live = config.watch.then(|| {
             // The adapter only subscribes to the live layer: its changes become
-            // notifications here.
+            // notifications here, and a changed file's lines are no longer "shown".
             let notify = subscriptions.clone();
+            let shown = shown.clone();
             Live::start(
                 config.index_max_files,
                 config.store.clone(),
                 move |change| match change {
-                    crate::live::Change::File(kind, path) => notify.file_event(kind, path),
-                    crate::live::Change::EverythingChanged => notify.everything_changed(),
+                    crate::live::Change::File(kind, path) => {
+                        shown.forget(&path);
+                        notify.file_event(kind, path);
+                    }
+                    crate::live::Change::EverythingChanged => {
+                        shown.forget_all();
+                        notify.everything_changed();
+                    }
                 },
             )
         });
@@ -90,6 +102,7 @@ impl Session {
             log_level: AtomicU8::new(log_level),
             roots_notes: Mutex::new(warnings),
             subscriptions,
+            shown,
             live,
             state_codec,
             config,
@@ -177,6 +190,9 @@ impl Session {
     /// The server itself changed these paths: the index must not answer the next request
     /// from before the change (see [`crate::index::FileIndex::expect_change`]).
     pub fn wrote(&self, paths: &[&std::path::Path]) {
+        for path in paths {
+            self.shown.forget(path);
+        }
         if let Some(live) = &self.live {
             for path in paths {
                 live.expect_change(path);

@@ -182,9 +182,20 @@ async def wait_until(predicate: Callable[[], bool], what: str, seconds: float = 
     pytest.fail(f"timed out after {seconds}s waiting for {what}")
 
 
+def relative(ws, path) -> str:
+    """How an answer names `path` under the one root: relative to it."""
+    return str(path.relative_to(ws.root))
+
+
+def absolute(structured: dict[str, Any], path: str) -> str:
+    """A path of a structured result made absolute: joined to its `root` when it has one."""
+    root = structured.get("root")
+    return str(Path(root) / path) if root else path
+
+
 def numbered(lines: Sequence[str], first: int = 1) -> list[str]:
     """`cat -n` style rows, as read_file renders them."""
-    return [f"{n:6d}\t{line}" for n, line in enumerate(lines, start=first)]
+    return [f"{n}\t{line}" for n, line in enumerate(lines, start=first)]
 
 
 # --------------------------------------------------------------------------------------
@@ -241,8 +252,8 @@ async def test_roots_from_client_then_list_changed(rootgrep_bin, ws):
             listing = await list_roots(client)
             assert listing["source"] == "client"
             assert root_paths(listing) == [str(ws.root)]
-            assert listing["roots"][0]["uri"] == ws.root.as_uri()
-            assert listing["roots"][0]["exists"] is True
+            assert listing["roots"][0]["path"] == str(ws.root)
+            assert "missing" not in listing["roots"][0]
             assert host.roots_requests >= 1
             assert str(ws.root) in ok(await call(client, "list_roots"))
 
@@ -284,7 +295,7 @@ async def test_root_uri_is_percent_decoded(rootgrep_bin, ws):
         async with connect(rootgrep_bin, Host([odd]), elicitation=False) as client:
             listing = await list_roots(client)
             assert root_paths(listing) == [str(odd)]
-            assert listing["roots"][0]["exists"] is True
+            assert "missing" not in listing["roots"][0]
             text = ok(await call(client, "read_file", {"path": "file name.txt"}))
             assert text.splitlines()[0] == numbered(["decoded"])[0]
 
@@ -295,7 +306,7 @@ async def test_missing_root_is_kept_and_reported(rootgrep_bin, ws):
         async with connect(rootgrep_bin, Host([ws.root, missing]), elicitation=False) as client:
             listing = await list_roots(client)
             assert root_paths(listing) == [str(ws.root), str(missing)]
-            assert [root["exists"] for root in listing["roots"]] == [True, False]
+            assert [root.get("missing", False) for root in listing["roots"]] == [False, True]
             assert any(str(missing) in note for note in listing["notes"])
 
 
@@ -305,8 +316,9 @@ async def test_missing_root_is_kept_and_reported(rootgrep_bin, ws):
 
 
 async def test_tools_list(rootgrep_bin, ws):
+    # Every tool (the default set leaves a few out; the wire tests check which).
     with anyio.fail_after(TEST_BUDGET):
-        async with connect(rootgrep_bin, Host([ws.root])) as client:
+        async with connect(rootgrep_bin, Host([ws.root]), args=["--tools", "all"]) as client:
             listing = await bounded(client.list_tools())
     tools = {tool.name: tool for tool in listing.tools}
     assert len(tools) == len(listing.tools), "duplicate tool names"
@@ -376,18 +388,19 @@ async def test_read_files_reports_failures_inline(rootgrep_bin, ws):
     for row in numbered(["fn main() {", '    println!("hello");', "}"]):
         assert row in text
     assert numbered(["# Demo"])[0] in text
-    # Each file is introduced by its path, in the order asked; the failure is named inline
-    # and the files after it still come back.
-    assert text.index(str(main_rs)) < text.index(str(missing)) < text.index(str(readme)) < text.index("# Demo")
+    # Each file is introduced by its path (relative to the one root), in the order asked;
+    # the failure is named inline and the files after it still come back.
+    headers = [f"==> {relative(ws, path)} <==" for path in (main_rs, missing, readme)]
+    assert text.index(headers[0]) < text.index(headers[1]) < text.index(headers[2]) < text.index("# Demo")
 
 
-async def test_read_files_names_files_by_absolute_path(rootgrep_bin, ws):
+async def test_read_files_names_files_relative_to_the_one_root(rootgrep_bin, ws):
     readme, main_rs = ws.root / "README.md", ws.root / "src" / "main.rs"
     with anyio.fail_after(TEST_BUDGET):
         async with connect(rootgrep_bin, Host([ws.root])) as client:
             text = ok(await call(client, "read_files", {"paths": ["README.md", main_rs.as_uri()]}))
     headers = [line for line in text.splitlines() if line.startswith("==> ")]
-    assert headers == [f"==> {readme} <==", f"==> {main_rs} <=="]
+    assert headers == [f"==> {relative(ws, readme)} <==", f"==> {relative(ws, main_rs)} <=="]
 
 
 async def test_file_info(rootgrep_bin, ws):
@@ -420,11 +433,9 @@ async def test_list_directory(rootgrep_bin, ws):
     directories = result.structured_content["directories"]
     assert len(directories) == 1
     assert directories[0]["path"] == str(ws.root)
-    entries = {entry["name"]: entry for entry in directories[0]["entries"]}
-    assert set(entries) == {"README.md", "src", "docs"}
-    assert entries["src"]["type"] == "directory"
-    assert entries["README.md"]["type"] == "file"
-    assert entries["README.md"]["path"] == str(ws.root / "README.md")
+    # A name alone when there is nothing else to say; a directory's ends with "/".
+    entries = directories[0]["entries"]
+    assert set(entries) == {"README.md", "src/", "docs/"}
     assert "src/" in text and "README.md" in text
     ok(default)
     assert default.structured_content["directories"][0]["path"] == str(ws.root)
@@ -562,24 +573,29 @@ async def test_grep(rootgrep_bin, ws):
             await require_tool(client, "grep")
 
             # Default mode: the files that match, gitignored and hidden files skipped.
+            # Paths relative to the one root, which the structured result names once.
             result = await call(client, "grep", {"pattern": r"fn \w+\("})
             text = ok(result)
-            assert result.structured_content["files"] == [str(lib_rs), str(main_rs)]
-            assert text.splitlines() == [str(lib_rs), str(main_rs)]
+            files = result.structured_content["files"]
+            assert [absolute(result.structured_content, f) for f in files] == [str(lib_rs), str(main_rs)]
+            assert result.structured_content["root"] == str(ws.root)
+            assert text.splitlines() == [relative(ws, lib_rs), relative(ws, main_rs)]
 
-            # Content mode: grouped by file, `line:text` rows.
+            # Content mode: grouped by file, `line:text` rows; the same rows structured.
             result = await call(client, "grep", {"pattern": "println", "output_mode": "content"})
             text = ok(result)
-            assert text.splitlines()[:2] == [str(main_rs), '2:    println!("hello");']
-            [match] = result.structured_content["matches"]
-            assert (match["path"], match["line"], match["text"]) == (str(main_rs), 2, '    println!("hello");')
+            assert text.splitlines()[:2] == [relative(ws, main_rs), '2:    println!("hello");']
+            [file] = result.structured_content["matches"]
+            assert absolute(result.structured_content, file["path"]) == str(main_rs)
+            assert file["matches"] == [[2, '    println!("hello");']]
 
             # Case-sensitive by default; -i and a path restrict/relax it.
             sensitive = await call(client, "grep", {"pattern": "DEMO"})
             ok(sensitive)
-            assert sensitive.structured_content["files"] == []
+            assert sensitive.structured_content.get("files", []) == []
+            assert sensitive.structured_content["total"] == 0
             insensitive = await call(client, "grep", {"pattern": "DEMO", "-i": True, "path": str(ws.root)})
-            assert insensitive.structured_content["files"] == [str(ws.root / "README.md")]
+            assert insensitive.structured_content["files"] == ["README.md"]
 
             # A bad regex is a tool error that quotes the pattern.
             assert "(unclosed" in err(await call(client, "grep", {"pattern": "(unclosed"}))
@@ -593,13 +609,15 @@ async def test_glob(rootgrep_bin, ws):
             result = await call(client, "glob", {"pattern": "**/*.rs", "sort": "path"})
             text = ok(result)
             expected = [str(ws.root / "src" / "lib.rs"), str(ws.root / "src" / "main.rs")]
-            assert [entry["path"] for entry in result.structured_content["files"]] == expected
-            assert text.splitlines()[:2] == expected
+            files = result.structured_content["files"]
+            assert [absolute(result.structured_content, f) for f in files] == expected
+            assert text.splitlines()[:2] == files
 
             # The pattern matches the path relative to the root, not just the file name.
             result = await call(client, "glob", {"pattern": "src/m*.rs"})
             ok(result)
-            assert [entry["path"] for entry in result.structured_content["files"]] == expected[1:]
+            files = result.structured_content["files"]
+            assert [absolute(result.structured_content, f) for f in files] == expected[1:]
 
 
 async def test_search_ranks_definitions(rootgrep_bin, ws):
@@ -617,25 +635,28 @@ async def test_search_ranks_definitions(rootgrep_bin, ws):
             await require_tool(client, "search")
             result = await call(client, "search", {"query": "the watchdog timer is not reset after a fault"})
             text = ok(result)
-            first = result.structured_content["results"][0]
-            assert (first["path"], first["name"], first["kind"], first["line"], first["end_line"]) == (
-                str(lib_rs), "reset_timer", "function", 7, 7)
+            # Consecutive results of a file under its path.
+            file = result.structured_content["files"][0]
+            first = file["results"][0]
+            assert (file["path"], first["name"], first["kind"], first["line"], first["end_line"]) == (
+                relative(ws, lib_rs), "reset_timer", "function", 7, 7)
+            assert absolute(result.structured_content, file["path"]) == str(lib_rs)
             assert {"watchdog", "timer", "reset", "fault"} <= set(first["matched"])
-            assert first["text"] == "7│pub fn reset_timer() {}\n"
-            assert text.startswith(f"1. {lib_rs}:7-7 function reset_timer")
+            assert first["text"] == "7:pub fn reset_timer() {}\n"
+            assert text.startswith(f"{relative(ws, lib_rs)}\n@@ function reset_timer (7-7) score ")
             assert result.structured_content["total"] >= 1
 
             # Saved while the server runs: the next search sees the new text, not the old.
             lib_rs.write_text("pub fn flush_queue() {\n    drain();\n}\n")
             for _ in range(100):
                 result = await call(client, "search", {"query": "flush the queue"})
-                names = [r.get("name") for r in result.structured_content["results"]]
+                names = [r.get("name") for f in result.structured_content.get("files", []) for r in f["results"]]
                 if names and names[0] == "flush_queue":
                     break
                 await anyio.sleep(0.05)
             assert names[0] == "flush_queue", names
             found = await call(client, "search", {"query": "watchdog fault"})
-            assert all(r.get("name") != "reset_timer" for r in found.structured_content["results"])
+            assert all(r.get("name") != "reset_timer" for f in found.structured_content.get("files", []) for r in f["results"])
 
             err(await call(client, "search", {"query": "!!! ??? ..."}))
             err(await call(client, "search", {"query": "x", "kind": "nonsense"}))
@@ -650,37 +671,49 @@ async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
         "        a + b\n    }\n}\n\npub fn add(a: i32, b: i32) -> i32 {\n    Calc.add(a, b)\n}\n"
     )
     with anyio.fail_after(TEST_BUDGET):
-        async with connect(rootgrep_bin, Host([ws.root])) as client:
+        # references is offered with --tools (the default set leaves it to grep + scope).
+        async with connect(rootgrep_bin, Host([ws.root]), args=["--tools", "all"]) as client:
             for name in ("symbols", "outline", "references"):
                 await require_tool(client, name)
 
             result = await call(client, "symbols", {"query": "add"})
             text = ok(result)
-            found = result.structured_content["symbols"]
-            assert [(s["name"], s["kind"], s.get("container"), s["line"]) for s in found] == [
-                ("add", "method", "Calc", 4),
-                ("add", "function", None, 9),
+            # Per file, rows of [line, end_line, kind, name, signature].
+            [[path, found]] = result.structured_content["files"]
+            assert path == relative(ws, lib_rs)
+            assert [(kind, name, line) for line, _, kind, name, _ in found] == [
+                ("method", "Calc::add", 4),
+                ("function", "add", 9),
             ]
-            assert text.splitlines()[0] == f"{lib_rs}:4-6  method  Calc::add — pub fn add(&self, a: i32, b: i32) -> i32 {{"
+            assert text.splitlines()[:2] == [
+                relative(ws, lib_rs),
+                "4-6 method Calc::add: pub fn add(&self, a: i32, b: i32) -> i32 {",
+            ]
 
             result = await call(client, "outline", {"path": str(lib_rs)})
             text = ok(result)
             assert text.splitlines()[:4] == [
-                str(lib_rs),
-                "  1-1 struct pub struct Calc;",
-                "  3-7 impl impl Calc {",
-                "    4-6 method pub fn add(&self, a: i32, b: i32) -> i32 {",
+                relative(ws, lib_rs),
+                "1-1 struct pub struct Calc;",
+                "3-7 impl impl Calc {",
+                "  4-6 method pub fn add(&self, a: i32, b: i32) -> i32 {",
             ]
             assert result.structured_content["total"] == 4
+            # Rows of [line, end_line, kind, signature, depth when nested].
+            [file] = result.structured_content["files"]
+            assert file["definitions"][2] == [4, 6, "method", "pub fn add(&self, a: i32, b: i32) -> i32 {", 1]
 
             result = await call(client, "references", {"name": "add"})
             ok(result)
-            refs = result.structured_content["references"]
-            assert [(r["line"], r["definition"], r.get("enclosing", {}).get("name")) for r in refs] == [
-                (4, True, "add"),
-                (9, True, "add"),
-                (10, False, "add"),
-            ]
+            # Each file's uses under the definitions holding them, with the lines that
+            # define the name.
+            [file] = result.structured_content["files"]
+            uses = sorted(
+                (line, line in file.get("definitions", []), name)
+                for _, _, _, name, lines in file["scopes"]
+                for line, _ in lines
+            )
+            assert uses == [(4, True, "Calc::add"), (9, True, "add"), (10, False, "add")]
 
             result = await call(client, "read_file", {"path": str(lib_rs), "symbol": "Calc::add"})
             text = ok(result)
@@ -694,13 +727,13 @@ async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):
             # grep + scope: the SDK validates the scope objects against the outputSchema.
             result = await call(client, "grep", {"pattern": "a \\+ b|Calc\\.add", "scope": True})
             text = ok(result)
-            matches = result.structured_content["matches"]
-            assert [(m["line"], m["scope"]["kind"], m["scope"]["name"], m["scope"].get("container")) for m in matches] == [
-                (5, "method", "add", "Calc"),
-                (10, "function", "add", None),
+            [file] = result.structured_content["matches"]
+            assert [(kind, name, [line for line, _ in lines]) for _, _, kind, name, lines in file["scopes"]] == [
+                ("method", "Calc::add", [5]),
+                ("function", "add", [10]),
             ]
             assert text.splitlines()[:6] == [
-                str(lib_rs),
+                relative(ws, lib_rs),
                 "@@ method Calc::add (4-6)",
                 "5:        a + b",
                 "--",

@@ -1,6 +1,7 @@
-//! The output budget (`--max-output-bytes`) bounds the whole serialized answer of every
-//! tool: text (as escaped in JSON), structured content, images and error texts. Each case
-//! would exceed a 4 KiB budget many times over if it were not cut; names and lines full of
+//! The output budget (`--max-output-bytes`) bounds each form of every tool's answer as
+//! serialized: the text form (text as escaped in JSON, images, error texts and the result
+//! around them) and, on its own equal budget, the structured content. Each case would
+//! exceed a 4 KiB budget many times over if it were not cut; names and lines full of
 //! characters JSON escapes (`"`, `\`, control characters) make the serialized form up to six
 //! times the raw one. Paging still works: `next_offset` (or the continuation line's
 //! offset) always moves forward, and following it reaches everything.
@@ -13,8 +14,6 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 const BUDGET: usize = 4096;
-/// What JSON-RPC adds around a tool result: `{"jsonrpc":"2.0","id":N,"result":…}`.
-const RPC_OVERHEAD: usize = 64;
 const SLOW: Duration = Duration::from_secs(60);
 
 /// What fills names: a control character, which JSON escapes as six bytes (`\u0001`).
@@ -46,17 +45,23 @@ fn server(args: &[&str], cwd: &Path) -> Client {
     client
 }
 
-/// Calls a tool; checks the whole JSON-RPC response against `budget` and returns the result.
+/// Calls a tool; checks each form of its answer against `budget` (see `forms`) and
+/// returns the result.
 fn call_within_budget(client: &mut Client, budget: usize, tool: &str, args: Value) -> Value {
     let response = client
         .call_within(tool, args.clone(), SLOW)
         .unwrap_or_else(|| panic!("{tool}: no answer"));
     assert!(response.get("error").is_none(), "{tool}: {response}");
-    let size = serde_json::to_string(&response).unwrap().len();
+    let (text, structured) = forms(&response["result"]);
     let shown: String = args.to_string().chars().take(200).collect();
     assert!(
-        size <= budget + RPC_OVERHEAD,
-        "{tool} {shown}: the response takes {size} bytes, over the {budget}-byte budget"
+        text <= budget,
+        "{tool} {shown}: the text form takes {text} bytes, over the {budget}-byte budget"
+    );
+    assert!(
+        structured <= budget,
+        "{tool} {shown}: the structured content takes {structured} bytes, over the \
+         {budget}-byte budget"
     );
     response["result"].clone()
 }
@@ -505,4 +510,51 @@ fn list_directory_of_a_directory_with_a_huge_name_pages_to_the_end() {
         }
     }
     assert_eq!(seen, 30);
+}
+
+/// Each form gets the whole budget: a page of grep content whose text alone fills most of
+/// the budget still has its structured content, holding the same entries (the last text
+/// line's offset is `next_offset`), itself within the budget. Before, both shared one.
+#[test]
+fn text_and_structured_content_each_get_the_whole_budget() {
+    let ws = workspace();
+    // A match every third line: with -C 1, no two matches share a context line (the
+    // engine charges overlapping context once per match).
+    let body: String = (0..400)
+        .map(|i| format!("needle line {i} with some words after it\nfiller\nfiller\n"))
+        .collect();
+    std::fs::write(ws.app.join("many.txt"), body).unwrap();
+    let mut client = server(&[], &ws.app);
+    for tool_args in [
+        json!({"pattern": "needle", "output_mode": "content"}),
+        json!({"pattern": "needle", "output_mode": "content", "-C": 1}),
+    ] {
+        let result = call(&mut client, "grep", tool_args.clone());
+        let (text_bytes, structured_bytes) = forms(&result);
+        // More than one budget in all (impossible when both shared one), the larger form
+        // filling most of its own.
+        assert!(
+            text_bytes + structured_bytes > BUDGET
+                && text_bytes.max(structured_bytes) > BUDGET * 3 / 4,
+            "{tool_args}: the forms take {text_bytes} and {structured_bytes} bytes of \
+             {BUDGET}: {}",
+            text(&result)
+        );
+        assert!(text_bytes <= BUDGET && structured_bytes <= BUDGET);
+        let next = result["structuredContent"]["next_offset"].as_u64().unwrap();
+        assert_eq!(continuation(&text(&result)), Some(next as usize));
+        // The same lines in both forms: a match row for each line the text marks `:` (a
+        // context line that is a match of the next page is marked too).
+        let rows = matched_lines(&result).len();
+        let marked = text(&result)
+            .lines()
+            .filter(|line| line.contains(":needle line"))
+            .count();
+        assert_eq!(rows, marked, "{}", text(&result));
+        assert!(
+            (next..=next + 1).contains(&(rows as u64)),
+            "{}",
+            text(&result)
+        );
+    }
 }

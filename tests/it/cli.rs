@@ -14,7 +14,7 @@ fn call_runs_a_tool_on_the_current_directory() {
         .unwrap();
     assert!(out.status.success());
     let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(stdout.contains("     2\t    println!(\"hi\");"), "{stdout}");
+    assert!(stdout.contains("2\t    println!(\"hi\");"), "{stdout}");
 
     let out = Command::new(env!("CARGO_BIN_EXE_rootgrep"))
         .args(["call", "list_roots", "{}", s(&ws.outside), "--json"])

@@ -78,8 +78,8 @@ fn a_dir_naming_a_file_is_served_as_a_file_root() {
     let (root, source) = first_root(&mut client);
     assert_eq!(source, "command line", "{root}");
     assert_eq!(root["path"], s(&file), "{root}");
-    assert_eq!(root["kind"], "file", "{root}");
-    assert_eq!(root["exists"], true, "{root}");
+    assert_eq!(root["file"], true, "{root}");
+    assert!(root.get("missing").is_none(), "{root}");
     assert_served(&mut client, &file);
     // The rest of the directory is not served.
     let sibling = ws.app.join("src/other.rs");
@@ -97,7 +97,7 @@ fn a_client_root_that_is_a_file_is_served() {
     let (root, source) = first_root(&mut client);
     assert_eq!(source, "client", "{root}");
     assert_eq!(root["path"], s(&file), "{root}");
-    assert_eq!(root["kind"], "file", "{root}");
+    assert_eq!(root["file"], true, "{root}");
     assert_served(&mut client, &file);
     // Watched, and saved atomically: the next grep finds the new content.
     wait_live(&mut client);

@@ -245,8 +245,9 @@ fn listing_and_tree_stay_within_the_budget() {
     assert!(body.len() <= 8192, "{}", body.len());
     let structured = &result["structuredContent"]["directories"][0];
     assert_eq!(structured["total"], 3000);
-    assert_eq!(structured["truncated"], true);
-    let next = structured["next_offset"].as_u64().unwrap();
+    let next = structured["next_offset"]
+        .as_u64()
+        .expect("more entries follow");
     assert!(body.contains(&format!("offset={next}")));
     let page2 = client.call(
         "list_directory",
@@ -257,12 +258,12 @@ fn listing_and_tree_stay_within_the_budget() {
         .unwrap();
     assert_eq!(entries.len(), 5);
     assert_eq!(
-        entries[0]["name"],
+        entries[0],
         format!("file-with-a-longish-name-{next:05}.txt")
     );
     let root = client.call("list_directory", json!({}));
     assert!(
-        text(&root).contains("ignored-dir/  [ignored]"),
+        text(&root).contains("ignored-dir/ [ignored]"),
         "{}",
         text(&root)
     );

@@ -12,6 +12,7 @@ mod budget;
 #[cfg(unix)] // stops the server with SIGSTOP
 mod churn;
 mod cli;
+mod compact;
 mod crash;
 mod doctor;
 #[cfg(unix)]
@@ -41,6 +42,7 @@ mod probe;
 mod progress;
 mod ranked;
 mod read;
+mod repeat;
 mod resources;
 mod roots;
 mod schema_fuzz;
@@ -49,5 +51,6 @@ mod sharing;
 mod store;
 mod symbol_index;
 mod symbols;
+mod tool_list;
 #[cfg(windows)]
 mod windows;

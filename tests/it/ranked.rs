@@ -92,9 +92,7 @@ fn ready(root: &Path) -> Client {
 
 /// (path relative to `root`, name or kind) of each result.
 fn top(result: &Value, root: &Path) -> Vec<String> {
-    result["structuredContent"]["results"]
-        .as_array()
-        .unwrap_or_else(|| panic!("no results: {result}"))
+    search_results(result)
         .iter()
         .map(|r| {
             let path = r["path"].as_str().unwrap();
@@ -156,7 +154,8 @@ fn both_forms_agree_and_say_how_to_read_the_rest() {
     let mut client = ready(&ws.app);
     let result = client.call("search", json!({"query": "flush the disk"}));
     let out = &result["structuredContent"];
-    let first = &out["results"][0];
+    let found = search_results(&result);
+    let first = &found[0];
     assert_eq!(first["name"], "flush_all");
     assert_eq!(
         (first["line"].as_u64(), first["end_line"].as_u64()),
@@ -168,21 +167,26 @@ fn both_forms_agree_and_say_how_to_read_the_rest() {
     // The signature, then the line holding the query's words; the rest is counted.
     assert_eq!(
         first["text"],
-        "1│void flush_all(void)\n2│{\n63│    flush_disk();\n"
+        "1:void flush_all(void)\n2:{\n63:    flush_disk();\n"
     );
     assert_eq!(first["omitted"], 61);
     let body = text(&result);
-    let path = ws.app.join("c/long.c");
+    // Under its file's path (relative to the one root), a header line for the result.
+    let path = std::path::Path::new("c").join("long.c");
     assert!(
-        body.starts_with(&format!("1. {}:1-64 function flush_all — score ", s(&path))),
+        body.starts_with(&format!(
+            "{}\n@@ function flush_all (1-64) score ",
+            path.display()
+        )),
         "{body}"
     );
-    assert!(body.contains("63│    flush_disk();\n"), "{body}");
+    assert_eq!(first["path"], s(&ws.app.join("c/long.c")));
+    assert!(body.contains("63:    flush_disk();\n"), "{body}");
     assert!(
         body.contains("… 61 more lines: read_file with path and symbol \"flush_all\""),
         "{body}"
     );
-    assert_eq!(out["partial"], false);
+    assert!(out.get("partial").is_none(), "{out}");
     assert!(out["stats"]["indexed_files"].as_u64().unwrap() >= 8);
 }
 

@@ -49,9 +49,7 @@ fn pages_images_binary_and_budget() {
     );
     let body = text(&page);
     assert!(
-        body.starts_with(
-            "    10\tline number 10\n    11\tline number 11\n    12\tline number 12\n"
-        ),
+        body.starts_with("10\tline number 10\n11\tline number 11\n12\tline number 12\n"),
         "{body}"
     );
     assert!(body.contains("offset=13"));

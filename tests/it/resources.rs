@@ -207,7 +207,7 @@ fn prompts_embed_what_the_tools_found() {
     let text = got["result"]["messages"][0]["content"]["text"]
         .as_str()
         .unwrap();
-    assert!(text.contains("     2\t    println!(\"hi\");"), "{text}");
+    assert!(text.contains("2\t    println!(\"hi\");"), "{text}");
     let got = client.request(
         "prompts/get",
         json!({"name": "find_usages", "arguments": {"symbol": "main"}}),

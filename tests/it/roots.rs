@@ -268,11 +268,15 @@ fn a_deleted_root_is_reported_missing() {
     let mut client = Client::spawn(&[s(&ws.app)], &ws.base);
     client.handshake(json!({}));
     let listed = client.call("list_roots", json!({}));
-    assert_eq!(listed["structuredContent"]["roots"][0]["exists"], true);
+    assert!(
+        listed["structuredContent"]["roots"][0]
+            .get("missing")
+            .is_none()
+    );
     std::fs::remove_dir_all(&ws.app).unwrap();
     let listed = client.call("list_roots", json!({}));
     let root = &listed["structuredContent"]["roots"][0];
-    assert_eq!(root["exists"], false, "{listed}");
+    assert_eq!(root["missing"], true, "{listed}");
     assert!(
         root["watch"].as_str().unwrap().contains("does not exist"),
         "{listed}"

@@ -1,12 +1,12 @@
-//! Hostile arguments built from the tools' own schemas: for every tool in `tools/list`,
-//! argument objects whose values sit at the extremes of each property's declared type (0,
-//! the declared maximum and just above it, -1, 2^31, 2^53, 2^64 - 1, floats, wrong types,
-//! nulls, empty and huge strings, odd paths, unknown keys, non-object arguments), each
-//! property alone and then in seeded random combinations. Each request goes through the
-//! real binary, confined to a scratch directory (so write tools cannot touch anything
-//! else), and must be answered exactly once (a result or an error, never a hang, never a
-//! crash); a `ping` is answered at the end. Failures are collected per case and reported
-//! together, so one run shows every case that breaks.
+//! Hostile arguments built from the tools' own schemas: for every tool in `tools/list` (all
+//! of them, `--tools all`), argument objects whose values sit at the extremes of each
+//! property's declared type (0, the declared maximum and just above it, -1, 2^31, 2^53,
+//! 2^64 - 1, floats, wrong types, nulls, empty and huge strings, odd paths, unknown keys,
+//! non-object arguments), each property alone and then in seeded random combinations.
+//! Each request goes through the real binary, confined to a scratch directory (so write
+//! tools cannot touch anything else), and must be answered exactly once (a result or an
+//! error, never a hang, never a crash); a `ping` is answered at the end. Failures are
+//! collected per case and reported together, so one run shows every case that breaks.
 
 use std::time::Duration;
 
@@ -245,8 +245,11 @@ fn fuzz_tool(tool: &str, seed: u64) -> Vec<String> {
     let ws = scratch();
     let start = |ws: &Workspace| {
         // 4 GiB of address space: a runaway allocation fails the server, not the machine.
-        let mut client =
-            Client::spawn_limited(&["--confine", s(&ws.app)], &ws.app, 4 * 1024 * 1024);
+        let mut client = Client::spawn_limited(
+            &["--tools", "all", "--confine", s(&ws.app)],
+            &ws.app,
+            4 * 1024 * 1024,
+        );
         client.handshake(json!({}));
         client
     };
@@ -331,7 +334,7 @@ fn check(tool: &str) {
 #[test]
 fn every_listed_tool_is_fuzzed() {
     let ws = scratch();
-    let mut client = Client::spawn(&["--confine", s(&ws.app)], &ws.app);
+    let mut client = Client::spawn(&["--tools", "all", "--confine", s(&ws.app)], &ws.app);
     client.handshake(json!({}));
     let listed = client.request("tools/list", json!({}));
     let mut names: Vec<String> = listed["result"]["tools"]

@@ -95,7 +95,7 @@ fn small_requests_answer_while_long_searches_hold_the_pool() {
         result(outline)
     );
     assert_eq!(
-        result(small)["structuredContent"]["counts"][0]["count"],
+        result(small)["structuredContent"]["counts"][0][1],
         1,
         "{}",
         result(small)

@@ -395,19 +395,9 @@ pub fn s(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
-/// The paths in a grep/glob structured result (`files` holds strings or `{path}` objects).
+/// The paths in a grep/glob structured result, absolute (none when `files` is absent).
 pub fn listed_files(result: &Value) -> Vec<String> {
-    result["structuredContent"]["files"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|f| {
-            f.as_str()
-                .or_else(|| f["path"].as_str())
-                .unwrap()
-                .to_string()
-        })
-        .collect()
+    listed_paths(result, "files")
 }
 
 impl Client {
@@ -598,4 +588,152 @@ pub fn wait_search(client: &mut Client, prefix: &str, within: Duration) -> Strin
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+}
+
+/// The bytes of each form of a tool result as serialized, which the output budget bounds
+/// one by one: the result without its structured content (the text, images, `isError`…),
+/// and the structured content (0 without one).
+pub fn forms(result: &Value) -> (usize, usize) {
+    let mut text_form = result.clone();
+    let structured = text_form
+        .as_object_mut()
+        .and_then(|result| result.remove("structuredContent"));
+    let size = |value: &Value| serde_json::to_string(value).unwrap().len();
+    (size(&text_form), structured.as_ref().map_or(0, size))
+}
+
+/// The larger of a tool result's two forms as serialized (see [`forms`]): what must stay
+/// within the output budget.
+pub fn wire_size(result: &Value) -> usize {
+    let (text, structured) = forms(result);
+    text.max(structured)
+}
+
+/// A path of a tool's structured result made absolute: joined to the answer's `root` when
+/// it has one (paths are relative to the one root), else as it is.
+pub fn absolute(result: &Value, path: &str) -> String {
+    match result["structuredContent"]["root"].as_str() {
+        Some(root) => Path::new(root).join(path).to_string_lossy().into_owned(),
+        None => path.to_string(),
+    }
+}
+
+/// The paths a structured list holds (`files` of grep and glob; the `path` of each entry
+/// of other lists), made absolute.
+pub fn listed_paths(result: &Value, key: &str) -> Vec<String> {
+    let items = result["structuredContent"][key].as_array().cloned();
+    items
+        .unwrap_or_default()
+        .iter()
+        .map(|item| {
+            let path = item.as_str().or_else(|| item["path"].as_str());
+            absolute(result, path.unwrap_or_default())
+        })
+        .collect()
+}
+
+/// Every matching line of a grep content answer (or use of a references answer) as
+/// `(absolute path, line, text)`, in line order within each file: the rows outside every
+/// definition and those under each scope.
+pub fn matched_lines(result: &Value) -> Vec<(String, u64, String)> {
+    let structured = &result["structuredContent"];
+    let files = structured["matches"]
+        .as_array()
+        .or_else(|| structured["files"].as_array())
+        .cloned()
+        .unwrap_or_default();
+    let mut lines = Vec::new();
+    for file in &files {
+        let path = absolute(result, file["path"].as_str().unwrap_or_default());
+        let mut rows: Vec<&Value> = file["matches"].as_array().into_iter().flatten().collect();
+        for scope in file["scopes"].as_array().into_iter().flatten() {
+            rows.extend(scope[4].as_array().into_iter().flatten());
+        }
+        let mut found: Vec<(String, u64, String)> = rows
+            .iter()
+            .map(|row| {
+                let line = row[0].as_u64().unwrap_or_default();
+                let text = row[1].as_str().unwrap_or_default().to_string();
+                (path.clone(), line, text)
+            })
+            .collect();
+        found.sort_by_key(|(_, line, _)| *line);
+        lines.extend(found);
+    }
+    lines
+}
+
+/// The definitions of a `symbols` answer as objects, `{path, line, end_line, kind, name,
+/// signature}`, the path absolute (the structured content has a row of values for each,
+/// under its file's row).
+pub fn symbols_of(result: &Value) -> Vec<Value> {
+    let files = result["structuredContent"]["files"].as_array().cloned();
+    let mut found = Vec::new();
+    for file in files.unwrap_or_default() {
+        let path = absolute(result, file[0].as_str().unwrap_or_default());
+        for row in file[1].as_array().into_iter().flatten() {
+            found.push(json!({
+                "path": path,
+                "line": row[0],
+                "end_line": row[1],
+                "kind": row[2],
+                "name": row[3],
+                "signature": row[4],
+            }));
+        }
+    }
+    found
+}
+
+/// A use of a name, as [`references_of`] lists it: absolute path, line, the enclosing
+/// definition as the text names it (or None), whether the line defines the name, and why
+/// the scope is unknown (or None).
+pub type Use = (String, u64, Option<String>, bool, Option<String>);
+
+/// The uses of a `references` answer, in line order within each file.
+pub fn references_of(result: &Value) -> Vec<Use> {
+    let files = result["structuredContent"]["files"].as_array().cloned();
+    let mut uses = Vec::new();
+    for file in files.unwrap_or_default() {
+        let path = absolute(result, file["path"].as_str().unwrap_or_default());
+        let defines: Vec<u64> = file["definitions"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_u64)
+            .collect();
+        let unknown = file["scope_unknown"].as_str().map(str::to_string);
+        let mut rows: Vec<(u64, Option<String>)> = Vec::new();
+        for row in file["matches"].as_array().into_iter().flatten() {
+            rows.push((row[0].as_u64().unwrap_or_default(), None));
+        }
+        for scope in file["scopes"].as_array().into_iter().flatten() {
+            let name = scope[3].as_str().map(str::to_string);
+            for row in scope[4].as_array().into_iter().flatten() {
+                rows.push((row[0].as_u64().unwrap_or_default(), name.clone()));
+            }
+        }
+        rows.sort_by_key(|(line, _)| *line);
+        for (line, scope) in rows {
+            let defines = defines.contains(&line);
+            uses.push((path.clone(), line, scope, defines, unknown.clone()));
+        }
+    }
+    uses
+}
+
+/// The results of a `search` answer, best first, each with its absolute `path` added (the
+/// structured content lists them under their file).
+pub fn search_results(result: &Value) -> Vec<Value> {
+    let files = result["structuredContent"]["files"].as_array().cloned();
+    let mut found = Vec::new();
+    for file in files.unwrap_or_default() {
+        let path = absolute(result, file["path"].as_str().unwrap_or_default());
+        for hit in file["results"].as_array().into_iter().flatten() {
+            let mut hit = hit.clone();
+            hit["path"] = json!(path);
+            found.push(hit);
+        }
+    }
+    found
 }

@@ -10,14 +10,10 @@ use serde_json::{Value, json};
 use crate::support::*;
 
 fn names(result: &Value) -> Vec<String> {
-    result["structuredContent"]["symbols"]
-        .as_array()
-        .map(|all| {
-            all.iter()
-                .map(|s| format!("{} {}", s["name"].as_str().unwrap_or(""), s["path"]))
-                .collect()
-        })
-        .unwrap_or_default()
+    symbols_of(result)
+        .iter()
+        .map(|s| format!("{} {}", s["name"].as_str().unwrap_or(""), s["path"]))
+        .collect()
 }
 
 /// Polls `symbols` for `query` until `done` holds (at most 5 s: the watcher's debounce
@@ -71,7 +67,7 @@ fn a_saved_definition_is_found_and_a_deleted_one_gone() {
         [format!("brand_new_function {:?}", s(&added))],
         "{found}"
     );
-    assert_eq!(found["structuredContent"]["symbols"][0]["line"], 1);
+    assert_eq!(symbols_of(&found)[0]["line"], 1);
 
     std::fs::remove_file(&added).unwrap();
     let gone = poll(&mut client, "brand_new_function", |r| {
@@ -116,11 +112,9 @@ fn symbols_answers_while_the_index_is_building() {
     assert!(!is_error(&result), "{result}");
     let out = &result["structuredContent"];
     assert_eq!(out["total"], 1, "{result}");
-    assert_eq!(
-        out["symbols"][0]["path"],
-        s(&ws.app.join("src").join("f077.c"))
-    );
-    assert_eq!(out["symbols"][0]["line"], 1_501);
+    let found = symbols_of(&result);
+    assert_eq!(found[0]["path"], s(&ws.app.join("src").join("f077.c")));
+    assert_eq!(found[0]["line"], 1_501);
     let after = symbols_state(&mut client);
     if !after.starts_with("ready") {
         // Asked and answered during the build: on demand, not waiting for it.

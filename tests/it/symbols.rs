@@ -39,33 +39,27 @@ fn symbols_ranks_and_agrees_with_its_text() {
     let result = client.call("symbols", json!({"query": "parse"}));
     assert!(!is_error(&result), "{result}");
     let out = structured(&result);
-    let names: Vec<&str> = out["symbols"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, vec!["parse", "Parser"]);
-    let first = &out["symbols"][0];
-    assert_eq!(first["match"], "exact");
+    let found = symbols_of(&result);
+    let names: Vec<&str> = found.iter().map(|s| s["name"].as_str().unwrap()).collect();
+    // The exact name first (a method, named with its container), then the prefix.
+    assert_eq!(names, vec!["Parser::parse", "Parser"]);
+    let first = &found[0];
     assert_eq!(first["kind"], "method");
-    assert_eq!(first["container"], "Parser");
     assert_eq!(first["line"], 24);
     assert_eq!(first["end_line"], 28);
-    assert_eq!(first["language"], "rust");
     let path = ws.app.join("src").join("sample.rs");
     assert_eq!(first["path"], s(&path));
-    // The text carries the same entries, one per line, with absolute paths.
+    // The text carries the same entries under their file's path (relative to the root).
     let body = text(&result);
     assert!(
         body.starts_with(&format!(
-            "{}:24-28  method  Parser::parse — pub fn parse(&self, input: &str) -> Vec<Token> {{\n",
-            s(&path)
+            "{}\n24-28 method Parser::parse: pub fn parse(&self, input: &str) -> Vec<Token> {{\n",
+            Path::new("src").join("sample.rs").display()
         )),
         "{body}"
     );
     assert_eq!(out["total"], 2);
-    assert_eq!(out["truncated"], false);
+    assert!(out["next_offset"].is_null());
     // Nothing outside the root is searched.
     assert!(!body.contains("outside"), "{body}");
 }
@@ -80,9 +74,8 @@ fn symbols_filters_pages_and_says_how_to_continue() {
     );
     let out = structured(&result);
     // Repository (class) and Reader (interface); a function starting with "Re" would not do.
-    assert_eq!(out["symbols"].as_array().unwrap().len(), 1, "{result}");
+    assert_eq!(symbols_of(&result).len(), 1, "{result}");
     assert_eq!(out["total"], 2);
-    assert_eq!(out["truncated"], true);
     assert_eq!(out["next_offset"], 1);
     assert!(text(&result).contains("call symbols with offset=1 for more"));
     let result = client.call(
@@ -129,17 +122,25 @@ fn outline_of_a_file_nests_and_of_a_directory_groups_by_file() {
     let result = client.call("outline", json!({"path": "src/sample.py"}));
     assert!(!is_error(&result), "{result}");
     let body = text(&result);
-    let path = ws.app.join("src").join("sample.py");
+    let path = Path::new("src").join("sample.py");
     assert!(
         body.starts_with(&format!(
-            "{}\n  5-5 constant LIMIT = 10\n  8-24 class class Repository:\n    11-13 class class Entry:\n      12-13 method def describe(self):\n",
-            s(&path)
+            "{}\n5-5 constant LIMIT = 10\n8-24 class class Repository:\n  11-13 class class Entry:\n    12-13 method def describe(self):\n",
+            path.display()
         )),
         "{body}"
     );
     let files = structured(&result)["files"].as_array().unwrap();
     assert_eq!(files.len(), 1);
-    assert_eq!(files[0]["language"], "python");
+    // Rows of line range, kind, signature, and the depth when nested.
+    assert_eq!(
+        files[0]["definitions"][0],
+        json!([5, 5, "constant", "LIMIT = 10"])
+    );
+    assert_eq!(
+        files[0]["definitions"][3],
+        json!([12, 13, "method", "def describe(self):", 2])
+    );
     assert_eq!(structured(&result)["total"], 10);
     let result = client.call("outline", json!({"path": "src", "kind": "function"}));
     let files = structured(&result)["files"].as_array().unwrap();
@@ -148,9 +149,7 @@ fn outline_of_a_file_nests_and_of_a_directory_groups_by_file() {
         files
             .iter()
             .flat_map(|f| f["definitions"].as_array().unwrap())
-            .all(|d| d["kind"] == "function"
-                || d["kind"] == "method"
-                || d["kind"] == "constructor")
+            .all(|d| d[2] == "function" || d[2] == "method" || d[2] == "constructor")
     );
     let result = client.call("outline", json!({"path": "src/sample.rs", "head_limit": 3}));
     assert_eq!(structured(&result)["next_offset"], 3);
@@ -169,7 +168,7 @@ fn outline_of_a_file_nests_and_of_a_directory_groups_by_file() {
 #[test]
 fn references_name_enclosing_definitions_and_say_they_match_by_name() {
     let ws = symbols_workspace();
-    let mut client = server(&ws, &[]);
+    let mut client = server(&ws, &["--tools", "all"]);
     let listed = client.request("tools/list", json!({}));
     let tool = listed["result"]["tools"]
         .as_array()
@@ -187,28 +186,22 @@ fn references_name_enclosing_definitions_and_say_they_match_by_name() {
     assert!(tool["outputSchema"].is_object());
     let result = client.call("references", json!({"name": "helper"}));
     assert!(!is_error(&result), "{result}");
-    let refs = structured(&result)["references"].as_array().unwrap();
-    let got: Vec<(u64, Option<&str>, bool)> = refs
-        .iter()
-        .map(|r| {
-            (
-                r["line"].as_u64().unwrap(),
-                r["enclosing"]["name"].as_str(),
-                r["definition"].as_bool().unwrap(),
-            )
-        })
+    let got: Vec<(u64, Option<String>, bool)> = references_of(&result)
+        .into_iter()
+        .map(|(_, line, scope, defines, _)| (line, scope, defines))
         .collect();
+    let named = |name: &str| Some(name.to_string());
     assert_eq!(
         got,
         vec![
-            (26, Some("parse"), false),
-            (37, Some("helper"), true),
-            (48, Some("deep"), false)
+            (26, named("Parser::parse"), false),
+            (37, named("helper"), true),
+            (48, named("inner::deep"), false)
         ]
     );
     let body = text(&result);
     assert!(
-        body.contains("  in method Parser::parse (24-28)\n26:"),
+        body.contains("@@ method Parser::parse (24-28)\n26:"),
         "{body}"
     );
     let result = client.call("references", json!({"name": "helper", "head_limit": 1}));
@@ -235,11 +228,11 @@ fn read_file_with_a_symbol_reads_exactly_that_definition() {
     assert_eq!(
         lines.collect::<Vec<_>>(),
         vec![
-            "    24\t    pub fn parse(&self, input: &str) -> Vec<Token> {",
-            "    25\t        let _ = input;",
-            "    26\t        helper();",
-            "    27\t        Vec::new()",
-            "    28\t    }",
+            "24\t    pub fn parse(&self, input: &str) -> Vec<Token> {",
+            "25\t        let _ = input;",
+            "26\t        helper();",
+            "27\t        Vec::new()",
+            "28\t    }",
         ]
     );
     // Overloads: the candidates are listed.
@@ -286,11 +279,9 @@ fn symbols_and_outline_honour_the_parse_cap() {
     .unwrap();
     let mut client = server(&ws, &[]);
     let result = client.call("symbols", json!({"query": "huge_needle"}));
-    let names: Vec<&str> = structured(&result)["symbols"]
-        .as_array()
-        .unwrap()
+    let names: Vec<String> = symbols_of(&result)
         .iter()
-        .map(|s| s["name"].as_str().unwrap())
+        .map(|s| s["name"].as_str().unwrap().to_string())
         .collect();
     assert_eq!(names, vec!["huge_needle_small"], "{result}");
     let result = client.call("outline", json!({"path": "src/big.rs"}));
@@ -319,12 +310,13 @@ fn references_search_files_over_the_parse_cap_and_say_their_scope_is_unknown() {
     let out = structured(&result);
     assert_eq!(out["total"], 40_002, "{result}");
     assert_eq!(out["stats"]["too_large"], 1, "{result}");
-    let refs = out["references"].as_array().unwrap();
+    let refs = references_of(&result);
+    assert_eq!(refs.len(), 3, "{result}");
     // By path: big.rs first, without a scope and saying why.
-    for r in refs {
-        assert!(r["path"].as_str().unwrap().ends_with("big.rs"), "{r}");
-        assert!(r["enclosing"].is_null(), "{r}");
-        assert_eq!(r["scope_unknown"], "too_large", "{r}");
+    for (path, _, scope, _, unknown) in refs {
+        assert!(path.ends_with("big.rs"), "{path}");
+        assert!(scope.is_none(), "{result}");
+        assert_eq!(unknown.as_deref(), Some("too_large"), "{result}");
     }
     let body = text(&result);
     assert!(body.contains("over 1 MiB"), "{body}");
@@ -333,10 +325,10 @@ fn references_search_files_over_the_parse_cap_and_say_their_scope_is_unknown() {
         "references",
         json!({"name": "big_target", "offset": 40_001, "head_limit": 1}),
     );
-    let r = &structured(&last)["references"][0];
-    assert!(r["path"].as_str().unwrap().ends_with("small.rs"), "{last}");
-    assert_eq!(r["enclosing"]["name"], "caller", "{last}");
-    assert!(r.get("scope_unknown").is_none(), "{last}");
+    let (path, _, scope, _, unknown) = references_of(&last).remove(0);
+    assert!(path.ends_with("small.rs"), "{last}");
+    assert_eq!(scope.as_deref(), Some("caller"), "{last}");
+    assert!(unknown.is_none(), "{last}");
     // A kind filter needs scopes: the big file's uses are left out, and it says so.
     let filtered = client.call(
         "references",
@@ -364,7 +356,10 @@ fn symbols_counts_a_skipped_file_once_and_says_a_single_character_matches_whole_
     let mut client = server(&ws, &[]);
     let result = client.call("symbols", json!({"query": "no_such_definition"}));
     assert_eq!(structured(&result)["stats"]["too_large"], 1, "{result}");
-    assert_eq!(structured(&result)["whole_names_only"], false, "{result}");
+    assert!(
+        structured(&result).get("whole_names_only").is_none(),
+        "{result}"
+    );
     assert!(text(&result).contains("skipped 1 over 1 MiB"), "{result}");
     // No definition is named `s`, though many names start with it.
     let result = client.call("symbols", json!({"query": "s"}));
@@ -387,7 +382,10 @@ fn symbols_counts_a_skipped_file_once_and_says_a_single_character_matches_whole_
     assert_eq!(structured(&result)["whole_names_only"], true, "{result}");
     assert!(text(&result).contains("whole names only"), "{result}");
     let result = client.call("symbols", json!({"query": "s", "exact": true}));
-    assert_eq!(structured(&result)["whole_names_only"], false, "{result}");
+    assert!(
+        structured(&result).get("whole_names_only").is_none(),
+        "{result}"
+    );
     assert!(!text(&result).contains("whole names only"), "{result}");
 }
 
@@ -414,7 +412,7 @@ fn outline_says_when_python_is_nested_deeper_than_its_parser_keeps() {
     assert!(!text(&result).contains("def f"), "{result}");
     let file = &structured(&result)["files"][0];
     assert!(file["note"].as_str().unwrap().contains(reason), "{result}");
-    assert_eq!(file["definitions"].as_array().unwrap().len(), 0, "{result}");
+    assert!(file.get("definitions").is_none(), "{result}");
     assert_eq!(structured(&result)["stats"]["too_deep"], 1, "{result}");
     // In a directory, next to a file that outlines.
     let result = client.call("outline", json!({"path": "deep"}));
@@ -518,34 +516,34 @@ fn read_file_symbol_outside_the_roots_asks_once() {
     assert_eq!(asked, 0, "asked a second time: {seen:?}");
     let result = &answer["result"];
     assert!(!is_error(result), "{result}");
-    assert!(
-        text(result).contains("     1\tpub fn parse() {}"),
-        "{result}"
-    );
+    assert!(text(result).contains("1\tpub fn parse() {}"), "{result}");
 }
 
-/// `(line, "kind name start-end")` of each structured match, the scope absent as "-".
+/// `(line, "kind name start-end")` of each structured match, in file order then line
+/// order, the scope absent as "-".
 fn scopes(result: &Value) -> Vec<(u64, String)> {
-    structured(result)["matches"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|m| {
-            let scope = &m["scope"];
-            let shown = if scope.is_null() {
-                "-".to_string()
-            } else {
-                format!(
-                    "{} {} {}-{}",
-                    scope["kind"].as_str().unwrap(),
-                    scope["name"].as_str().unwrap(),
-                    scope["line"],
-                    scope["end_line"]
-                )
-            };
-            (m["line"].as_u64().unwrap(), shown)
-        })
-        .collect()
+    let mut all = Vec::new();
+    for file in structured(result)["matches"].as_array().unwrap() {
+        let mut rows: Vec<(u64, String)> = Vec::new();
+        for m in file["matches"].as_array().into_iter().flatten() {
+            rows.push((m[0].as_u64().unwrap(), "-".to_string()));
+        }
+        for scope in file["scopes"].as_array().into_iter().flatten() {
+            let shown = format!(
+                "{} {} {}-{}",
+                scope[2].as_str().unwrap(),
+                scope[3].as_str().unwrap(),
+                scope[0],
+                scope[1]
+            );
+            for m in scope[4].as_array().unwrap() {
+                rows.push((m[0].as_u64().unwrap(), shown.clone()));
+            }
+        }
+        rows.sort();
+        all.extend(rows);
+    }
+    all
 }
 
 #[test]
@@ -561,28 +559,27 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
         json!({"pattern": "helper", "path": [s(&rs), s(&md)], "scope": true}),
     );
     assert!(!is_error(&result), "{result}");
-    assert_eq!(structured(&result)["mode"], "content");
+    assert!(
+        structured(&result)["matches"].is_array(),
+        "content mode: {result}"
+    );
     assert_eq!(
         scopes(&result),
         vec![
             (1, "-".to_string()),
-            (26, "method parse 24-28".to_string()),
+            (26, "method Parser::parse 24-28".to_string()),
             (37, "function helper 37-37".to_string()),
-            (48, "function deep 47-50".to_string()),
+            (48, "function inner::deep 47-50".to_string()),
         ],
         "{result}"
-    );
-    assert_eq!(
-        structured(&result)["matches"][1]["scope"]["container"],
-        "Parser"
     );
     // The text names each new scope before its lines, like a diff hunk header; a file
     // without symbols gets none.
     let body = text(&result);
     let expected = format!(
         "{}\n1:call helper first\n\n{}\n@@ method Parser::parse (24-28)\n26:        helper();\n--\n@@ function helper (37-37)\n37:fn helper() {{}}\n--\n@@ function inner::deep (47-50)\n48:            super::super::helper();\n",
-        s(&md),
-        s(&rs)
+        Path::new("src").join("notes.md").display(),
+        Path::new("src").join("sample.rs").display()
     );
     assert!(body.starts_with(&expected), "{body}");
     // Leaving every definition is said, so no match looks scoped when it is not.
@@ -598,7 +595,7 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
     );
     let expected = format!(
         "{}\n@@ function first (1-3)\n2:    target();\n--\n@@ (outside any definition)\n4:// target between\n@@ function second (5-5)\n5:fn second() {{ target(); }}\n",
-        s(&small)
+        Path::new("src").join("small.rs").display()
     );
     assert!(text(&result).starts_with(&expected), "{result}");
     // Other modes with scope: a precise error, not a silent drop.
@@ -617,7 +614,7 @@ fn grep_scope_names_each_matchs_enclosing_definition() {
         json!({"pattern": "helper", "path": s(&rs), "output_mode": "content"}),
     );
     assert!(!text(&result).contains("@@"), "{result}");
-    assert!(structured(&result)["matches"][0].get("scope").is_none());
+    assert!(structured(&result)["matches"][0].get("scopes").is_none());
 }
 
 /// With the watcher the scopes come from the symbol index, and a saved file's scopes are
@@ -641,8 +638,8 @@ fn grep_scope_follows_a_saved_file() {
     assert_eq!(
         scopes(&before),
         vec![
-            (26, "method parse 24-28".to_string()),
-            (48, "function deep 47-50".to_string())
+            (26, "method Parser::parse 24-28".to_string()),
+            (48, "function inner::deep 47-50".to_string())
         ],
         "{before}"
     );
@@ -653,8 +650,8 @@ fn grep_scope_follows_a_saved_file() {
     assert_eq!(
         scopes(&after),
         vec![
-            (28, "method parse 26-30".to_string()),
-            (50, "function deep 49-52".to_string())
+            (28, "method Parser::parse 26-30".to_string()),
+            (50, "function inner::deep 49-52".to_string())
         ],
         "{after}"
     );

@@ -28,10 +28,28 @@ pub struct Config {
     /// Where the indexes are kept between runs (`None`: `--no-cache`, or no cache
     /// directory known).
     pub store: Option<crate::store::Store>,
-    /// Budget for one tool answer's text.
+    /// Budget for one tool answer's text (its structured content gets as much again).
     pub max_output_bytes: usize,
     /// How long to wait for the client's `roots/list` answer.
     pub roots_timeout: Duration,
     /// How long to wait for the user to answer an out-of-root question.
     pub elicitation_timeout: Duration,
+    /// How answers name the files they list.
+    pub paths: PathDisplay,
+    /// Tools `tools/list` does not offer (names checked by the adapter): those left out of
+    /// the default set, or of `--tools`, and those of `--no-tools`.
+    pub tools_hidden: Vec<String>,
+    /// Tools refused when called: those the operator turned off by name (`--no-tools`,
+    /// or left out of `--tools`).
+    pub tools_refused: Vec<String>,
+}
+
+/// How answers name files: relative to the root when exactly one directory root is in
+/// force (a relative path then names one file, and tools take it back as it is), else
+/// absolute; or always absolute.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PathDisplay {
+    #[default]
+    Relative,
+    Absolute,
 }

@@ -2,10 +2,12 @@
 //! budget, ending with one line that says how to get the rest) next to the structured
 //! result, and the conversion of both into an MCP tool result.
 //!
-//! The budget covers the whole result as serialized: the text (JSON-escaped), the
-//! structured content, images and error texts. Tools with structured results fit both
-//! forms together (same entries in each); [`Answer::bounded`] is the guard every answer
-//! passes last, which cuts what a tool did not fit itself.
+//! One budget per form: the text (JSON-escaped, with images and the result's envelope)
+//! gets the whole `--max-output-bytes`, and the structured content, when there is one, its
+//! own equal budget. A host shows the model one of them, so neither pays for the other;
+//! a tool with a structured result cuts both at the same entry (same page, same
+//! `next_offset`), so an answer holds at most two budgets' worth. [`Answer::bounded`] is
+//! the guard every answer passes last, which cuts what a tool did not fit itself.
 //!
 //! Every error answer says why in a field: it carries a [`Failure`] (a reason code and the
 //! argument as sent), which the dispatch turns into `structuredContent.error` next to the
@@ -15,9 +17,11 @@ pub mod dirs;
 pub mod glob;
 pub mod grep;
 pub mod outline;
+pub mod paths;
 pub mod read;
 pub mod references;
 pub mod roots;
+pub mod rows;
 pub mod search;
 pub mod symbols;
 
@@ -134,32 +138,39 @@ impl Answer {
         self
     }
 
-    /// Bytes of this answer once serialized as a tool result (text and error text escaped,
-    /// structured content, images, and the envelope around them).
-    pub fn size(&self) -> usize {
-        let structured = self
-            .structured
-            .as_ref()
-            .map_or(0, |v| serde_json::to_string(v).map_or(0, |s| s.len()) + 22);
+    /// Bytes of the text form once serialized as a tool result: the text (escaped), the
+    /// images, and the envelope around them.
+    pub fn text_size(&self) -> usize {
         let images: usize = self
             .images
             .iter()
             .map(|(mime, data)| json_len(mime) + json_len(data) + 48)
             .sum();
-        json_len(&self.text) + structured + images + ENVELOPE
+        json_len(&self.text) + images + ENVELOPE
     }
 
-    /// The answer cut to `budget` bytes when serialized (see [`Answer::size`]): the guard
-    /// every answer passes last. Tools fit their own results, keeping text and structured
-    /// content consistent; this guard only acts when one did not: it drops images from the
-    /// end (saying so in the text), cuts the text at a line, then long strings of the
-    /// structured content, then its longest lists from the end.
+    /// Bytes of the structured content once serialized, with its key (0 without one).
+    pub fn structured_size(&self) -> usize {
+        self.structured.as_ref().map_or(0, structured_len)
+    }
+
+    /// Whether both forms are within `budget` bytes each (see [`Answer::bounded`]).
+    pub fn fits(&self, budget: usize) -> bool {
+        self.text_size() <= budget && self.structured_size() <= budget
+    }
+
+    /// The answer with each form cut to `budget` bytes when serialized (see
+    /// [`Answer::text_size`], [`Answer::structured_size`]): the guard every answer passes
+    /// last. Tools fit their own results, cutting both forms at the same entry; this guard
+    /// only acts when one did not: it drops images from the end (saying so in the text)
+    /// and cuts the text at a line; it cuts long strings of the structured content, then
+    /// its longest lists from the end.
     pub fn bounded(mut self, budget: usize) -> Answer {
         if self.fitted && self.images.is_empty() {
             return self;
         }
         let mut dropped = 0;
-        while !self.images.is_empty() && self.size() > budget {
+        while !self.images.is_empty() && self.text_size() > budget {
             self.images.pop();
             dropped += 1;
         }
@@ -172,55 +183,19 @@ impl Answer {
             }
             self.text.push_str(&note);
         }
-        let image_bytes = self
-            .size()
-            .saturating_sub(self.size_with_text_and_structured());
-        let budget = budget.saturating_sub(image_bytes);
-        if self.size_with_text_and_structured() <= budget {
-            return self;
+        if self.text_size() > budget {
+            let others = self.text_size() - json_len(&self.text);
+            let room = budget.saturating_sub(others).max(budget / 4);
+            fit_escaped(
+                &mut self.text,
+                room,
+                "[… output cut: over the output budget]",
+            );
         }
-        let more = "[… output cut: over the output budget]";
-        let others = self.size_with_text_and_structured() - json_len(&self.text);
-        let room = budget.saturating_sub(others).max(budget / 4);
-        fit_escaped(&mut self.text, room, more);
-        let Some(mut structured) = self.structured.take() else {
-            return self;
-        };
-        let mut longest = 4096;
-        while longest >= 16 && self.size_with(&structured) > budget {
-            cut_strings(&mut structured, longest);
-            longest /= 2;
+        if let Some(structured) = self.structured.as_mut() {
+            bound_structured(structured, budget);
         }
-        // Drop items from the end of the longest list, in proportion to the excess (one
-        // serialization per round, not one per item).
-        loop {
-            let size = self.size_with(&structured);
-            if size <= budget {
-                break;
-            }
-            let excess = size - budget;
-            if !drop_last_items(&mut structured, |len| {
-                (len * excess).div_ceil(size.max(1)).clamp(1, len)
-            }) {
-                break;
-            }
-        }
-        self.structured = Some(structured);
         self
-    }
-
-    fn size_with_text_and_structured(&self) -> usize {
-        match &self.structured {
-            Some(structured) => self.size_with(structured),
-            None => json_len(&self.text) + ENVELOPE,
-        }
-    }
-
-    fn size_with(&self, structured: &Value) -> usize {
-        serde_json::to_string(structured).map_or(0, |s| s.len())
-            + 22
-            + json_len(&self.text)
-            + ENVELOPE
     }
 
     /// The MCP result, built field by field: a round trip through a JSON tree would copy
@@ -240,6 +215,51 @@ impl Answer {
         result.structured_content = self.structured;
         result.is_error = self.is_error.then_some(true);
         result
+    }
+}
+
+/// What is left of each form's budget while a page is filled: an entry goes in only when
+/// its text and its structured form both fit in what their budgets leave, so both forms
+/// hold the same entries.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rooms {
+    pub text: usize,
+    pub structured: usize,
+}
+
+impl Rooms {
+    /// The rooms of a `budget` per form, less `text` bytes kept for the text's fixed parts
+    /// (envelope, last lines) and `structured` bytes for the structured content's.
+    pub fn new(budget: usize, text: usize, structured: usize) -> Rooms {
+        Rooms {
+            text: budget.saturating_sub(text),
+            structured: budget.saturating_sub(structured),
+        }
+    }
+
+    /// Whether an entry costing `text` and `structured` bytes fits.
+    pub fn fits(&self, text: usize, structured: usize) -> bool {
+        text <= self.text && structured <= self.structured
+    }
+
+    /// Takes an entry's bytes when it fits; false (nothing taken) when it does not.
+    pub fn take(&mut self, text: usize, structured: usize) -> bool {
+        let fits = self.fits(text, structured);
+        if fits {
+            self.spend(text, structured);
+        }
+        fits
+    }
+
+    /// Takes an entry's bytes whether or not they fit (a first entry shown cut).
+    pub fn spend(&mut self, text: usize, structured: usize) {
+        self.text = self.text.saturating_sub(text);
+        self.structured = self.structured.saturating_sub(structured);
+    }
+
+    /// The smaller of the two rooms.
+    pub fn least(&self) -> usize {
+        self.text.min(self.structured)
     }
 }
 
@@ -357,6 +377,34 @@ fn escaped_prefix(text: &str, room: usize) -> usize {
         cut = at + c.len_utf8();
     }
     cut
+}
+
+/// Bytes of structured content as serialized, with its key (`,"structuredContent":`).
+fn structured_len(value: &Value) -> usize {
+    serde_json::to_string(value).map_or(0, |s| s.len()) + 22
+}
+
+/// Cuts structured content to `budget` bytes as serialized: long strings first, then
+/// items from the end of its longest lists, in proportion to the excess (one
+/// serialization per round, not one per item).
+fn bound_structured(structured: &mut Value, budget: usize) {
+    let mut longest = 4096;
+    while longest >= 16 && structured_len(structured) > budget {
+        cut_strings(structured, longest);
+        longest /= 2;
+    }
+    loop {
+        let size = structured_len(structured);
+        if size <= budget {
+            break;
+        }
+        let excess = size - budget;
+        if !drop_last_items(structured, |len| {
+            (len * excess).div_ceil(size.max(1)).clamp(1, len)
+        }) {
+            break;
+        }
+    }
 }
 
 /// Cuts every string longer than `max` characters in `value`, with the usual marker.
@@ -486,15 +534,23 @@ mod tests {
     }
 
     #[test]
-    fn bounded_cuts_text_and_structured_content_to_the_budget() {
+    fn bounded_cuts_each_form_to_the_budget() {
         let text: String = (0..5000).map(|i| format!("line {i}\n")).collect();
         let items: Vec<Value> = (0..5000)
             .map(|i| json!({"path": format!("/p/{i}"), "text": "x".repeat(300)}))
             .collect();
         let answer = Answer::text(text).with_structured(json!({"files": items}));
         let bounded = answer.bounded(4096);
-        let result = serde_json::to_string(&bounded.into_result()).unwrap();
-        assert!(result.len() <= 4096 + 64, "{} bytes", result.len());
+        let result = serde_json::to_value(bounded.into_result()).unwrap();
+        let content = serde_json::to_string(&result["content"]).unwrap().len();
+        let structured = serde_json::to_string(&result["structuredContent"])
+            .unwrap()
+            .len();
+        assert!(content <= 4096 && content > 2048, "text {content} bytes");
+        assert!(
+            structured <= 4096 && structured > 2048,
+            "structured {structured} bytes"
+        );
         let images = Answer {
             text: "two images".into(),
             images: vec![("image/png".into(), "A".repeat(3000)); 2],

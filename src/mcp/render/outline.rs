@@ -1,37 +1,24 @@
 //! Rendering `outline` results within the output budget: definitions under their file's
-//! path, indented by depth, with the same entries in the text and the structured result.
+//! path, indented by depth, with the same entries in the text and the structured result
+//! (rows of line range, kind, signature and depth; the signature holds the name).
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{StatsOut, cost, room, skipped, stats_out};
+use crate::mcp::render::paths::Paths;
+use crate::mcp::render::rows::DefinitionRow;
+use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, skipped, stats_out};
 use crate::mcp::render::{Answer, json_len};
-use crate::roots::path_text;
 use crate::symbols::{self, Definition};
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct DefinitionOut {
-    pub name: String,
-    pub kind: String,
-    pub line: u64,
-    pub end_line: u64,
-    pub signature: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-    /// Nesting depth (0: top level of the file).
-    pub depth: usize,
-}
-
-pub(crate) fn definition_out(d: &Definition) -> DefinitionOut {
-    DefinitionOut {
-        name: d.name.clone(),
-        kind: d.kind.to_string(),
+pub(crate) fn definition_row(d: &Definition) -> DefinitionRow {
+    DefinitionRow {
         line: d.line,
         end_line: d.end_line,
+        kind: d.kind.to_string(),
         signature: d.signature.clone(),
-        container: d.container.as_deref().map(str::to_string),
         depth: d.depth,
     }
 }
@@ -39,23 +26,30 @@ pub(crate) fn definition_out(d: &Definition) -> DefinitionOut {
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FileOutlineOut {
     pub path: String,
-    pub language: String,
-    pub definitions: Vec<DefinitionOut>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<DefinitionRow>,
     /// Why the file has no definitions listed, when the text says so (too large, nested
     /// too deeply to parse, unreadable, none found).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct OutlineOut {
+    /// The directory the paths are relative to (the only root); absent when they are
+    /// absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub files: Vec<FileOutlineOut>,
     /// Definitions in all, when every file was parsed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub total: Option<usize>,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where the next page starts (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 
@@ -63,10 +57,10 @@ pub(crate) fn render_outline(
     outcome: &symbols::OutlineOutcome,
     offset: usize,
     limit: usize,
+    paths: &Paths,
     budget: usize,
 ) -> Answer {
-    let room = room(budget);
-    let mut used = 0;
+    let mut rooms = rooms(budget, paths);
     let mut text = String::new();
     let mut files = Vec::new();
     let mut index = 0usize; // definitions seen, across files
@@ -75,14 +69,19 @@ pub(crate) fn render_outline(
     let total: usize = outcome.files.iter().map(|f| f.defs.len()).sum();
     let single = outcome.files.len() == 1;
     for file in &outcome.files {
-        let path = path_text(&file.path);
+        let path = paths.show(&file.path);
         let mut out = FileOutlineOut {
             path: path.clone(),
-            language: file.lang.name().to_string(),
             definitions: Vec::new(),
             note: None,
         };
-        let mut heading = false;
+        let heading = |text: &mut String| {
+            if !text.is_empty() {
+                text.push('\n');
+            }
+            text.push_str(&path);
+            text.push('\n');
+        };
         for d in &file.defs {
             if index < offset {
                 index += 1;
@@ -92,18 +91,22 @@ pub(crate) fn render_outline(
                 full = true;
                 break;
             }
-            let line = outline_line(&path, heading, d);
-            let entry = definition_out(d);
-            let more =
-                json_len(&line) + cost(&entry) + if heading { 0 } else { json_len(&path) + 40 };
-            if used + more > room && shown > 0 {
+            let line = outline_line(d);
+            let row = definition_row(d);
+            let (mut t, mut s) = (json_len(&line) - 2, cost(&row));
+            if out.definitions.is_empty() {
+                let (ft, fs) = file_cost(&path);
+                (t, s) = (t + ft, s + fs);
+            }
+            if !admit(&mut rooms, shown == 0, t, s) {
                 full = true;
                 break;
             }
-            used += more;
-            heading = true;
+            if out.definitions.is_empty() {
+                heading(&mut text);
+            }
             text.push_str(&line);
-            out.definitions.push(entry);
+            out.definitions.push(row);
             index += 1;
             shown += 1;
         }
@@ -113,12 +116,12 @@ pub(crate) fn render_outline(
         // out would present a directory's outline as complete; the other reasons only for
         // a single file.
         let too_deep = file.error == Some(symbols::find::FileError::TooDeep);
-        if heading {
+        if !out.definitions.is_empty() {
             files.push(out);
         } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
             let why = no_definitions_reason(file.error);
             let line = format!("{path}: {why}\n");
-            used += json_len(&line) + json_len(&path) + json_len(&why) + 60;
+            rooms.spend(json_len(&line), json_len(&path) + json_len(&why) + 20);
             text.push_str(&line);
             out.note = Some(why);
             files.push(out);
@@ -130,6 +133,26 @@ pub(crate) fn render_outline(
     let more_files = !outcome.complete;
     let next_offset = (full || (more_files && shown > 0)).then_some(offset + shown.max(1));
     let known_total = outcome.complete.then_some(total);
+    let page = (offset, shown, next_offset, known_total);
+    outline_notes(outcome, page, single, &mut text);
+    let out = OutlineOut {
+        root: paths.root(),
+        files,
+        total: known_total,
+        next_offset,
+        stats: stats_out(&outcome.stats),
+    };
+    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
+}
+
+/// The line after the page: where the next one starts (`page`: offset, definitions
+/// shown, next offset, total when known), or that a directory has no definitions.
+fn outline_notes(
+    outcome: &symbols::OutlineOutcome,
+    (offset, shown, next_offset, known_total): (usize, usize, Option<usize>, Option<usize>),
+    single: bool,
+    text: &mut String,
+) {
     if let Some(next) = next_offset {
         let of = known_total.map_or_else(|| "more".to_string(), |t| t.to_string());
         text.push_str(&format!(
@@ -144,27 +167,13 @@ pub(crate) fn render_outline(
             skipped(&outcome.stats)
         ));
     }
-    let out = OutlineOut {
-        files,
-        total: known_total,
-        truncated: next_offset.is_some(),
-        next_offset,
-        stats: stats_out(&outcome.stats),
-    };
-    Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
-/// One definition's outline line, indented by its depth, after the file's path when it is
-/// the file's first (`heading`: the path was written already).
-fn outline_line(path: &str, heading: bool, d: &Definition) -> String {
-    let head = if heading {
-        String::new()
-    } else {
-        format!("{path}\n")
-    };
+/// One definition's outline line, indented by its depth: `first-last kind signature`.
+fn outline_line(d: &Definition) -> String {
     format!(
-        "{head}{}{}-{} {} {}\n",
-        "  ".repeat(d.depth + 1),
+        "{}{}-{} {} {}\n",
+        "  ".repeat(d.depth),
         d.line,
         d.end_line,
         d.kind,

@@ -7,6 +7,7 @@ use serde_json::Value;
 
 use crate::files::read;
 use crate::mcp::render::{Answer, cut_escaped, human_size, json_len};
+use crate::mcp::shown::{self, Piece};
 use crate::roots::path_text;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -15,55 +16,67 @@ pub struct FileInfoOut {
     /// file, directory, or the kind of special file (FIFO, socket, device).
     #[serde(rename = "type")]
     pub kind: String,
+    /// Bytes.
     pub size: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub modified: Option<String>,
-    /// Permissions, e.g. rw-r--r--.
-    pub permissions: String,
     /// Octal mode, e.g. 0644.
     pub mode: String,
+    /// The permissions as `ls -l` writes them (the text's form of `mode`).
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub permissions: String,
+    /// Read-only (absent when writable).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub readonly: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symlink_target: Option<String>,
     /// For files: text, image or binary.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub content: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The text's encoding when it is not UTF-8 (e.g. UTF-16LE).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encoding: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lines: Option<u64>,
     /// MIME type for images, a description for binary files.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// One line: `path: type, size, modified, permissions, content (encoding, lines)`.
 pub fn info_answer(out: &FileInfoOut) -> Answer {
-    let mut text = format!("{}\n  type: {}", out.path, out.kind);
+    let mut text = format!("{}: {}", out.path, out.kind);
     if let Some(target) = &out.symlink_target {
         text.push_str(&format!(" (named through symlink -> {target})"));
     }
-    text.push_str(&format!(
-        "\n  size: {} ({} bytes)",
-        human_size(out.size),
-        out.size
-    ));
-    if let Some(modified) = &out.modified {
-        text.push_str(&format!("\n  modified: {modified}"));
+    text.push_str(&format!(", {} bytes", out.size));
+    if out.size >= 1024 {
+        text.push_str(&format!(" ({})", human_size(out.size)));
     }
-    text.push_str(&format!(
-        "\n  permissions: {} ({})",
-        out.permissions, out.mode
-    ));
+    if let Some(modified) = &out.modified {
+        text.push_str(&format!(", modified {modified}"));
+    }
+    text.push_str(&format!(", {}", out.permissions));
+    if out.readonly {
+        text.push_str(" (read-only)");
+    }
     if let Some(content) = &out.content {
-        text.push_str(&format!("\n  content: {content}"));
-        if let Some(encoding) = &out.encoding {
-            text.push_str(&format!(", {encoding}"));
-        }
-        if let Some(lines) = out.lines {
-            text.push_str(&format!(", {lines} lines"));
-        }
-        if let Some(description) = &out.description {
-            text.push_str(&format!(" ({description})"));
+        text.push_str(&format!(", {content}"));
+        let details: Vec<String> = [
+            out.encoding.clone(),
+            out.lines.map(|lines| format!("{lines} lines")),
+            out.description.clone(),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if !details.is_empty() {
+            text.push_str(&format!(" ({})", details.join(", ")));
         }
     }
     text.push('\n');
@@ -91,11 +104,18 @@ pub const PAGE_TRAILER: usize = 400;
 
 /// A page of lines within `room` bytes as serialized (JSON-escaped). Lines that do not fit
 /// are left for the next call (the continuation line says where it starts); a first line
-/// larger than the room alone is shown cut, so the next offset always moves on.
-pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String {
+/// larger than the room alone is shown cut, so the next offset always moves on. A run of
+/// more than a few lines inside `seen` (shown before by this session, unchanged since) is
+/// one note instead. Returns the text and the ranges of lines it shows.
+pub fn render_page(
+    page: &read::TextPage,
+    numbers: bool,
+    room: usize,
+    seen: &[(u64, u64)],
+) -> (String, Vec<(u64, u64)>) {
     let name = || cut_escaped(&path_text(&page.path), room / 4);
     if page.lines.is_empty() {
-        return match page.total_lines {
+        let text = match page.total_lines {
             Some(0) => format!("[{} is empty]", name()),
             Some(total) => format!(
                 "[{} has {total} lines; offset {} is past the end]",
@@ -104,14 +124,29 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
             ),
             None => String::new(),
         };
+        return (text, Vec::new());
     }
     let lines_room = room.saturating_sub(PAGE_TRAILER);
     let mut text = String::new();
     let mut used = 2;
     let mut kept = 0;
-    for (index, line) in page.lines.iter().enumerate() {
+    let mut shown = Vec::new();
+    let numbered: Vec<(u64, &str)> = (page.lines.iter().enumerate())
+        .map(|(index, line)| ((page.first_line + index) as u64, line.as_str()))
+        .collect();
+    for piece in shown::elide(&numbered, seen) {
+        let (number, line) = match piece {
+            Piece::Unchanged(first, last) => {
+                let note = shown::unchanged_note(first, last, "");
+                used += json_len(&note) - 2;
+                text.push_str(&note);
+                kept += (last - first + 1) as usize;
+                continue;
+            }
+            Piece::Line(number, line) => (number, line),
+        };
         let prefix = match numbers {
-            true => format!("{:>6}\t", page.first_line + index),
+            true => format!("{number}\t"),
             false => String::new(),
         };
         let cost = json_len(&prefix) + json_len(line) - 3;
@@ -121,6 +156,7 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
                 text.push_str(&prefix);
                 text.push_str(&cut_escaped(line, left));
                 text.push('\n');
+                shown.push(number);
                 kept = 1;
             }
             break;
@@ -129,6 +165,7 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
         text.push_str(&prefix);
         text.push_str(line);
         text.push('\n');
+        shown.push(number);
         kept += 1;
     }
     let budget_cut = page.budget_cut || kept < page.lines.len();
@@ -161,5 +198,5 @@ pub fn render_page(page: &read::TextPage, numbers: bool, room: usize) -> String 
             read::MAX_LINE_CHARS
         ));
     }
-    text
+    (text, shown::ranges_of(shown))
 }

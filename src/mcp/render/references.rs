@@ -1,55 +1,53 @@
 //! Rendering `references` results within the output budget: uses grouped by file, under
-//! the definition enclosing them, with the same entries in the text and the structured
-//! result.
-
-use std::path::Path;
+//! the definition enclosing them (an `@@ kind name (first-last)` line, as `grep` + `scope`
+//! writes it), with the same entries in the text and the structured result.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{StatsOut, cost, room, stats_out};
+use crate::mcp::render::grep::{add_scoped, scope_cost};
+use crate::mcp::render::paths::Paths;
+use crate::mcp::render::rows::{LineRow, ScopeRow};
+use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, stats_out};
 use crate::mcp::render::{Answer, json_len, page_note};
-use crate::roots::path_text;
-use crate::symbols;
+use crate::symbols::{self, Definition};
 
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct EnclosingOut {
-    pub name: String,
-    pub kind: String,
-    pub line: u64,
-    pub end_line: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct ReferenceOut {
+/// One file's references of a page.
+#[derive(Debug, Default, Serialize, JsonSchema)]
+pub struct ReferenceFileOut {
     pub path: String,
-    pub line: u64,
-    pub column: u64,
-    pub text: String,
-    /// The innermost definition holding the line (absent at file level, and when
-    /// scope_unknown is set).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub enclosing: Option<EnclosingOut>,
-    /// The line is where the name itself is defined.
-    pub definition: bool,
-    /// Why the enclosing definition is not known: "too_large" (the file is over the 1 MiB
-    /// parse cap: searched, not parsed) or "unparsed" (unreadable, or the parse was
+    /// Why the enclosing definitions are not known: "too_large" (the file is over the
+    /// 1 MiB parse cap: searched, not parsed) or "unparsed" (unreadable, or the parse was
     /// stopped). Absent when the file was parsed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope_unknown: Option<String>,
+    /// The innermost definitions holding uses, each with its uses.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<ScopeRow>,
+    /// Uses outside every definition (or in a file not parsed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<LineRow>,
+    /// Lines (of those listed) where the name itself is defined.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<u64>,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ReferencesOut {
-    pub references: Vec<ReferenceOut>,
+    /// The directory the paths are relative to (the only root); absent when they are
+    /// absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<ReferenceFileOut>,
     pub total: usize,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where the next page starts (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
+    #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 
@@ -61,12 +59,17 @@ pub(crate) fn cut(text: &str, max: usize) -> String {
 pub(crate) fn unscoped_line(why: symbols::find::Unscoped) -> &'static str {
     match why {
         symbols::find::Unscoped::TooLarge => {
-            "  (over 1 MiB: searched, not parsed; enclosing definitions not known)\n"
+            "(over 1 MiB: searched, not parsed; enclosing definitions not known)\n"
         }
         symbols::find::Unscoped::Unparsed => {
-            "  (could not be parsed; enclosing definitions not known)\n"
+            "(could not be parsed; enclosing definitions not known)\n"
         }
     }
+}
+
+/// What makes two references' enclosing definitions the same.
+fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
+    def.map(|d| (d.line, d.end_line, d.name.as_str()))
 }
 
 /// `filtered`: a kind filter was given.
@@ -75,34 +78,57 @@ pub(crate) fn render_references(
     outcome: &symbols::ReferenceOutcome,
     filtered: bool,
     offset: usize,
+    paths: &Paths,
     budget: usize,
 ) -> Answer {
-    let room = room(budget);
-    let mut used = 0;
+    let mut rooms = rooms(budget, paths);
     let mut text = String::new();
-    let mut listed = Vec::new();
-    let mut last_path: Option<&Path> = None;
-    let mut last_scope: Option<(u64, String)> = None;
+    let mut files: Vec<ReferenceFileOut> = Vec::new();
+    let mut shown = 0;
+    let mut previous: Option<&symbols::Reference> = None;
     for r in &outcome.entries {
-        let path = path_text(&r.path);
-        let new_file = last_path != Some(r.path.as_path());
+        let new_file = previous.is_none_or(|p| p.path != r.path);
+        let scope = r.enclosing.as_ref();
+        let new_scope = new_file || key(scope) != key(previous.and_then(|p| p.enclosing.as_ref()));
+        let path = if new_file {
+            paths.show(&r.path)
+        } else {
+            String::new()
+        };
+        let lines = reference_lines(r, &path, new_file && shown > 0, new_file, new_scope);
+        let row = LineRow {
+            line: r.line,
+            text: cut(&r.text, 500),
+        };
+        // The row, a line number in `definitions`, the file's frame, and a new scope's row.
+        let (mut t, mut s) = (json_len(&lines) - 2, cost(&row) + 8);
         if new_file {
-            last_scope = None;
+            let (ft, fs) = file_cost(&path);
+            (t, s) = (t + ft, s + fs + 60);
         }
-        let scope = r.enclosing.as_ref().map(|d| (d.line, d.qualified()));
-        let lines = reference_lines(r, &path, new_file, last_path.is_some(), scope != last_scope);
-        let entry = reference_out(r, path);
-        let more = json_len(&lines) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
+        if new_scope && let Some(d) = scope {
+            s += scope_cost(d);
+        }
+        if !admit(&mut rooms, shown == 0, t, s) {
             break;
         }
-        used += more;
         text.push_str(&lines);
-        listed.push(entry);
-        last_path = Some(r.path.as_path());
-        last_scope = scope;
+        if new_file {
+            files.push(ReferenceFileOut {
+                path,
+                scope_unknown: r.unscoped.map(|why| unscoped_code(why).to_string()),
+                ..ReferenceFileOut::default()
+            });
+        }
+        if let Some(file) = files.last_mut() {
+            if r.is_definition {
+                file.definitions.push(r.line);
+            }
+            add_scoped(&mut file.matches, &mut file.scopes, scope, row);
+        }
+        previous = Some(r);
+        shown += 1;
     }
-    let shown = listed.len();
     let next_offset = if shown < outcome.entries.len() {
         Some(offset + shown.max(1))
     } else {
@@ -118,44 +144,54 @@ pub(crate) fn render_references(
         &mut text,
     );
     let out = ReferencesOut {
-        references: listed,
+        root: paths.root(),
+        files,
         total: outcome.total,
-        truncated: next_offset.is_some(),
         next_offset,
         stats: stats_out(&outcome.stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
+fn unscoped_code(why: symbols::find::Unscoped) -> &'static str {
+    match why {
+        symbols::find::Unscoped::TooLarge => "too_large",
+        symbols::find::Unscoped::Unparsed => "unparsed",
+    }
+}
+
 /// One reference's text: its file's path when it is the file's first (after a blank line
-/// unless it is the page's first file) with why its scopes are unknown, the enclosing
-/// definition when it changed (`new_scope`), then `line:text`.
+/// when `blank`) with why its scopes are unknown, the enclosing definition when it changed
+/// (`new_scope`; said for a parsed file only), then `line:text`.
 fn reference_lines(
     r: &symbols::Reference,
     path: &str,
+    blank: bool,
     new_file: bool,
-    after_a_file: bool,
     new_scope: bool,
 ) -> String {
     let mut lines = String::new();
+    if blank {
+        lines.push('\n');
+    }
     if new_file {
-        if after_a_file {
-            lines.push('\n');
-        }
         lines.push_str(path);
         lines.push('\n');
         if let Some(why) = r.unscoped {
             lines.push_str(unscoped_line(why));
         }
     }
-    if new_scope && let Some(d) = &r.enclosing {
-        lines.push_str(&format!(
-            "  in {} {} ({}-{})\n",
-            d.kind,
-            d.qualified(),
-            d.line,
-            d.end_line
-        ));
+    if new_scope && r.unscoped.is_none() && (r.enclosing.is_some() || !new_file) {
+        match &r.enclosing {
+            Some(d) => lines.push_str(&format!(
+                "@@ {} {} ({}-{})\n",
+                d.kind,
+                d.qualified(),
+                d.line,
+                d.end_line
+            )),
+            None => lines.push_str("@@ (outside any definition)\n"),
+        }
     }
     let mark = if r.is_definition {
         "  [definition]"
@@ -164,31 +200,6 @@ fn reference_lines(
     };
     lines.push_str(&format!("{}:{}{mark}\n", r.line, cut(&r.text, 500)));
     lines
-}
-
-/// One reference's structured entry.
-fn reference_out(r: &symbols::Reference, path: String) -> ReferenceOut {
-    ReferenceOut {
-        path,
-        line: r.line,
-        column: r.column,
-        text: r.text.clone(),
-        enclosing: r.enclosing.as_ref().map(|d| EnclosingOut {
-            name: d.name.clone(),
-            kind: d.kind.to_string(),
-            line: d.line,
-            end_line: d.end_line,
-            container: d.container.as_deref().map(str::to_string),
-        }),
-        definition: r.is_definition,
-        scope_unknown: r.unscoped.map(|why| {
-            match why {
-                symbols::find::Unscoped::TooLarge => "too_large",
-                symbols::find::Unscoped::Unparsed => "unparsed",
-            }
-            .to_string()
-        }),
-    }
 }
 
 /// The lines after the page: none found, where the next page starts, and what was left

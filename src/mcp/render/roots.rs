@@ -18,36 +18,44 @@ pub struct RootsOut {
     pub roots: Vec<RootOut>,
     /// How many roots are in force.
     pub total: usize,
-    pub truncated: bool,
     /// When more roots follow: the offset to ask for.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
-    /// The operator's --confine directories (empty when not set).
+    /// The operator's --confine directories (absent when not set).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub confine: Vec<String>,
     /// Directories the user granted for this session (the first 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub grants: Vec<AccessOut>,
     /// Paths the user refused during this session (the first 20).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub refusals: Vec<AccessOut>,
     /// Warnings about roots (ignored, dropped, missing; the first 20, then how many more).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct RootOut {
     pub path: String,
-    pub uri: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The client's name for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    pub exists: bool,
+    /// The root does not exist (kept, and reported).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub missing: bool,
     /// Why the root cannot be used now although it was set: its path is a symlink now, or
     /// leads through one. Nothing below it is listed, searched or read until it is the
     /// directory (or file) itself again.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub unavailable: Option<String>,
-    /// "directory" or "file".
-    pub kind: String,
-    /// Whether changes under this root are watched (live index and notifications).
-    pub watched: bool,
+    /// The root is a single file (absent for a directory).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub file: bool,
     /// Watch state: watching, starting, failed (with the reason), or off (--no-watch).
     pub watch: String,
     /// File index state: fresh (with the file count, full builds and incremental updates),
@@ -171,8 +179,8 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     }
 }
 
-/// The list_roots answer within `budget` bytes once serialized: the grants, refusals, notes
-/// and confine directories take at most half of it (long paths cut, the last items left out
+/// The list_roots answer within `budget` bytes per form once serialized: the grants,
+/// refusals, notes and confine directories take at most half of it (long paths cut, the last items left out
 /// and counted), and the page holds as many roots as fit in both forms (at least one, cut if
 /// it alone is too large), with the continuation line when more follow.
 pub(crate) fn fit_roots(
@@ -189,7 +197,7 @@ pub(crate) fn fit_roots(
     for text in out.notes.iter_mut().chain(out.confine.iter_mut()) {
         *text = cut_escaped(text, long);
     }
-    while render_roots(&out, offset, totals).size() > budget / 2 {
+    while !render_roots(&out, offset, totals).fits(budget / 2) {
         let lists = [
             out.grants.len(),
             out.refusals.len(),
@@ -208,7 +216,7 @@ pub(crate) fn fit_roots(
     let fits = |out: &mut RootsOut, kept: usize| {
         out.roots = roots[..kept].to_vec();
         set_next(out, offset, kept);
-        render_roots(out, offset, totals).size() <= budget
+        render_roots(out, offset, totals).fits(budget)
     };
     // The largest page that fits: fitting is monotone in the number of roots kept.
     let (mut low, mut high) = (0, roots.len());
@@ -228,7 +236,6 @@ pub(crate) fn fit_roots(
         let share = budget / 16;
         let mut root = first.clone();
         root.path = cut_escaped(&root.path, share);
-        root.uri = cut_escaped(&root.uri, share);
         root.name = root.name.map(|name| cut_escaped(&name, share));
         root.watch = cut_escaped(&root.watch, share);
         root.index = cut_escaped(&root.index, share);
@@ -242,8 +249,7 @@ pub(crate) fn fit_roots(
 }
 
 pub(crate) fn set_next(out: &mut RootsOut, offset: usize, kept: usize) {
-    out.truncated = offset + kept < out.total;
-    out.next_offset = out.truncated.then_some(offset + kept);
+    out.next_offset = (offset + kept < out.total).then_some(offset + kept);
 }
 
 /// The text and structured forms of a list_roots page (`totals`: grants, refusals and
@@ -252,10 +258,11 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
     let (granted, refused, confined) = totals;
     let mut text = format!("Roots ({}):\n", out.source);
     for root in &out.roots {
-        let mut flags = vec![root.kind.clone()];
+        let kind = if root.file { "file" } else { "directory" };
+        let mut flags = vec![kind.to_string()];
         match &root.unavailable {
             Some(why) => flags.push(format!("UNAVAILABLE: {why}")),
-            None if !root.exists => flags.push("MISSING".into()),
+            None if root.missing => flags.push("MISSING".into()),
             None => {}
         }
         flags.push(format!("watch: {}", root.watch));

@@ -1,36 +1,46 @@
-//! Rendering `search` results within the output budget: per result a header line (path
-//! and line range, kind, name, score, the query words it matched) and its excerpt, the
-//! same entries in the text and the structured result; then what the answer could not
-//! cover (roots without an index, changed files left out) and where the next page starts.
+//! Rendering `search` results within the output budget: per result a header line (kind,
+//! name, line range, score, the query words it matched) under its file's path, and its
+//! excerpt, the same entries in the text and the structured result; then what the answer
+//! could not cover (roots without an index, changed files left out) and where the next
+//! page starts.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::symbols::{cost, room};
+use crate::mcp::render::Rooms;
+use crate::mcp::render::paths::Paths;
+use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
+use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
 
+/// Consecutive results of one file, best first.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchFileOut {
+    pub path: String,
+    pub results: Vec<SearchResultOut>,
+}
+
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchResultOut {
-    pub path: String,
     /// First and last line of the definition or region (1-based).
     pub line: u64,
     pub end_line: u64,
     /// function, method, class, struct… or text (a region between definitions).
     pub kind: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Enclosing class, impl or module.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub container: Option<String>,
     /// BM25F score (higher is better; comparable within one answer).
     pub score: f64,
     /// Query words the result holds (name, comment above, body or path).
     pub matched: Vec<String>,
-    /// The lines shown, each `N│text`: short definitions whole, else the signature and
+    /// The lines shown, each `N:text`: short definitions whole, else the signature and
     /// the lines holding query words.
     pub text: String,
     /// Lines of the range not shown (read them with read_file).
@@ -44,23 +54,35 @@ fn is_zero(n: &u64) -> bool {
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchOut {
-    pub results: Vec<SearchResultOut>,
+    /// The directory the paths are relative to (the only root); absent when they are
+    /// absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// The results best first, consecutive ones of a file under its path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SearchFileOut>,
     /// Documents holding a query word (within the filters).
     pub total: usize,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where the next page starts (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// Some files were not ranked from the index: roots whose index is not ready (their
     /// candidates came from a text pre-filter), or changed files left out; `notes` says which.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    #[serde(default, skip_serializing_if = "SearchStatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: SearchStatsOut,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+/// How the answer was ranked, each count only when not zero (the time it took is left out:
+/// a client measures it).
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct SearchStatsOut {
     /// Files ranked from the index.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub indexed_files: u64,
     /// Changed files indexed by this query first.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -71,12 +93,20 @@ pub struct SearchStatsOut {
     /// Files ranked without an index (the text pre-filter's candidates).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub candidates: u64,
-    pub elapsed_ms: u64,
 }
 
+impl SearchStatsOut {
+    fn is_empty(&self) -> bool {
+        self.indexed_files + self.on_demand + self.left_out + self.candidates == 0
+    }
+}
+
+/// `recall`: lines this session showed before, which an excerpt need not repeat (the
+/// lines shown are remembered).
 pub(crate) fn render_search(
     request: &SearchRequest,
     outcome: &SearchOutcome,
+    (paths, recall): (&Paths, &Recall),
     budget: usize,
 ) -> Answer {
     if outcome.no_terms {
@@ -86,13 +116,11 @@ pub(crate) fn render_search(
         );
     }
     let notes = notes(outcome);
-    let notes_len: usize = notes.iter().map(|n| 2 * json_len(n) + 8).sum();
-    let (mut text, results) = page(
-        &outcome.hits,
-        request.offset,
-        room(budget).saturating_sub(notes_len),
-    );
-    let shown = results.len();
+    let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
+    let mut rooms = rooms(budget, paths);
+    rooms.spend(notes_len, notes_len);
+    let (mut text, files) = page(&outcome.hits, (paths, recall), rooms);
+    let shown: usize = files.iter().map(|file| file.results.len()).sum();
     let next_offset = if shown < outcome.hits.len() {
         Some(request.offset + shown.max(1))
     } else {
@@ -121,9 +149,9 @@ pub(crate) fn render_search(
     }
     let stats = &outcome.stats;
     let out = SearchOut {
-        results,
+        root: paths.root(),
+        files,
         total: outcome.total,
-        truncated: next_offset.is_some(),
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
         notes,
@@ -138,35 +166,68 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
         on_demand: stats.on_demand,
         left_out: stats.left_out,
         candidates: stats.candidates,
-        elapsed_ms: stats.elapsed.as_millis() as u64,
     }
 }
 
-/// The results that fit in `room`, as text and structured entries (at least one, so
-/// paging advances).
-fn page(hits: &[SearchHit], offset: usize, room: usize) -> (String, Vec<SearchResultOut>) {
-    let mut used = 0;
+/// The results that fit in `rooms`, as text and structured entries (at least one, so
+/// paging advances). Consecutive results of one file share its path line and its entry.
+fn page(
+    hits: &[SearchHit],
+    (paths, recall): (&Paths, &Recall),
+    mut rooms: Rooms,
+) -> (String, Vec<SearchFileOut>) {
     let mut text = String::new();
-    let mut listed = Vec::new();
-    for (i, hit) in hits.iter().enumerate() {
-        let (block, entry) = result(offset + i + 1, hit);
-        let more = json_len(&block) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
+    let mut files: Vec<SearchFileOut> = Vec::new();
+    for hit in hits {
+        let path = paths.show(&hit.path);
+        let new_file = files.last().is_none_or(|last| last.path != path);
+        let stamp = Stamp::of(&hit.path);
+        let (mut block, entry, lines) = result(hit, &recall.seen(&hit.path, stamp));
+        let mut structured = cost(&entry);
+        if new_file {
+            let heading = match files.is_empty() {
+                true => format!("{path}\n"),
+                false => format!("\n{path}\n"),
+            };
+            block.insert_str(0, &heading);
+            // `{"path":…,"results":[]},`
+            structured += json_len(&path) + 24;
+        }
+        let first = files.is_empty();
+        if !admit(&mut rooms, first, json_len(&block) - 2, structured) {
             break;
         }
-        used += more;
         text.push_str(&block);
-        listed.push(entry);
+        recall.record(&hit.path, stamp, &lines);
+        if new_file {
+            files.push(SearchFileOut {
+                path,
+                results: Vec::new(),
+            });
+        }
+        if let Some(file) = files.last_mut() {
+            file.results.push(entry);
+        }
     }
-    (text, listed)
+    (text, files)
 }
 
-/// One result: its text block and its structured entry.
-fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
-    let path = path_text(&hit.path);
+/// One result: its text block (without its file's path line), its structured entry, and
+/// the lines it shows; a run of its lines in `seen` (shown before) is one note.
+fn result(hit: &SearchHit, seen: &[(u64, u64)]) -> (String, SearchResultOut, Vec<(u64, u64)>) {
     let mut lines = String::new();
-    for (n, line) in &hit.lines {
-        lines.push_str(&format!("{n}│{line}\n"));
+    let numbered: Vec<(u64, &str)> = hit.lines.iter().map(|(n, l)| (*n, l.as_str())).collect();
+    let mut shown_lines = Vec::new();
+    for piece in shown::elide(&numbered, seen) {
+        match piece {
+            Piece::Line(n, line) => {
+                lines.push_str(&format!("{n}:{line}\n"));
+                shown_lines.push(n);
+            }
+            Piece::Unchanged(first, last) => {
+                lines.push_str(&shown::unchanged_note(first, last, ""));
+            }
+        }
     }
     let label = match (&hit.name, &hit.container) {
         (Some(name), Some(container)) => format!("{} {container}::{name}", hit.kind),
@@ -174,7 +235,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         _ => hit.kind.to_string(),
     };
     let mut block = format!(
-        "{rank}. {path}:{}-{} {label} — score {:.2}; matched: {}\n{lines}",
+        "@@ {label} ({}-{}) score {:.2}; matched: {}\n{lines}",
         hit.line,
         hit.end_line,
         hit.score,
@@ -197,7 +258,6 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         block.push_str(&format!("  … {} more lines: {how}\n", hit.omitted));
     }
     let entry = SearchResultOut {
-        path,
         line: hit.line,
         end_line: hit.end_line,
         kind: hit.kind.to_string(),
@@ -208,7 +268,7 @@ fn result(rank: usize, hit: &SearchHit) -> (String, SearchResultOut) {
         text: lines,
         omitted: hit.omitted,
     };
-    (block, entry)
+    (block, entry, shown::ranges_of(shown_lines))
 }
 
 /// What the answer could not cover, said once each.

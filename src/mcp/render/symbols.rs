@@ -1,92 +1,120 @@
 //! Rendering `symbols` results within the output budget, with the same entries in the text
-//! and the structured result; and what the code-intelligence tools' renderings share
-//! (`outline.rs`, `references.rs`): their stats, the room for entries, an entry's cost and
-//! the note on skipped files.
+//! and the structured result, grouped by file; and what the code-intelligence tools'
+//! renderings share (`outline.rs`, `references.rs`, `search.rs`): their stats, the room for
+//! entries, an entry's cost and the note on skipped files.
 
 use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::progress::thousands;
-use crate::mcp::render::{Answer, ENVELOPE, json_len, page_note, serialized_len};
-use crate::roots::path_text;
-use crate::symbols::{self, Located, SymbolQuery, SymbolStats, Tier};
+use crate::mcp::render::paths::Paths;
+use crate::mcp::render::rows::{SymbolFileRow, SymbolRow};
+use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
+use crate::symbols::{self, Located, SymbolQuery, SymbolStats};
 
 // ---------------------------------------------------------------------------------------
 // results
 
 #[derive(Debug, Serialize, JsonSchema)]
-pub struct SymbolOut {
-    pub name: String,
-    pub kind: String,
-    pub path: String,
-    /// First line of the definition (1-based).
-    pub line: u64,
-    pub end_line: u64,
-    /// The definition's line with its name, trimmed.
-    pub signature: String,
-    /// Enclosing class, impl, module or function.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub container: Option<String>,
-    pub language: String,
-    /// exact, prefix, substring or fuzzy.
-    #[serde(rename = "match")]
-    pub tier: String,
-}
-
-#[derive(Debug, Serialize, JsonSchema)]
 pub struct SymbolsOut {
-    pub symbols: Vec<SymbolOut>,
+    /// The directory the paths are relative to (the only root); absent when they are
+    /// absolute.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// The definitions by file, best first (exact names, then prefixes, then by path);
+    /// consecutive definitions of one file share its row.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<SymbolFileRow>,
     /// Matching definitions in all.
     pub total: usize,
-    pub truncated: bool,
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// Where the next page starts (absent on the last page).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_offset: Option<usize>,
     /// No name starts with the query, so names containing it or holding its letters in
     /// order were listed.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub fuzzy: bool,
     /// The query is one character: only definitions named exactly that were looked for
     /// (no prefix, substring or fuzzy matches; give two or more characters for those).
+    #[serde(default, skip_serializing_if = "is_false")]
     pub whole_names_only: bool,
+    #[serde(default, skip_serializing_if = "StatsOut::is_empty")]
+    #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: StatsOut,
 }
 
-#[derive(Debug, Serialize, JsonSchema)]
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What the query looked at and what it could not cover, each count only when not zero.
+#[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct StatsOut {
-    /// Files whose text contained the query (the only ones parsed).
-    pub candidates: u64,
-    pub parsed: u64,
-    /// C/C++ candidates not parsed: no line mentioning the name could define it.
-    pub sieved: u64,
     /// Files over the 1 MiB parse cap.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub too_large: u64,
     /// Python files nested deeper than the parser keeps (511 indentation levels): not
     /// parsed, since their outline would be wrong.
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub too_deep: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub unreadable: u64,
+    /// Only the first files containing the query were parsed (narrow with path).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub candidates_capped: bool,
+    /// Files whose text contained the query (the only ones parsed).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub candidates: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub parsed: u64,
+    /// C/C++ candidates not parsed: no line mentioning the name could define it.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub sieved: u64,
     /// Answered from the symbol index: the files it holds for the query's paths (`parsed`
     /// then counts files parsed on demand because they changed since).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub indexed_files: Option<u64>,
-    pub elapsed_ms: u64,
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub indexed_files: u64,
 }
 
-pub(crate) fn stats_out(stats: &SymbolStats) -> StatsOut {
-    StatsOut {
-        candidates: stats.candidates,
-        parsed: stats.parsed,
-        sieved: stats.sieved,
-        too_large: stats.too_large,
-        too_deep: stats.too_deep,
-        unreadable: stats.unreadable,
-        indexed_files: stats.indexed_files,
-        elapsed_ms: stats.elapsed.as_millis() as u64,
+impl StatsOut {
+    pub(crate) fn is_empty(&self) -> bool {
+        serialized_len(self) <= 2
     }
 }
 
-/// Room for entries: the budget less the envelope and the fixed fields and last line.
-pub(crate) fn room(budget: usize) -> usize {
-    budget.saturating_sub(ENVELOPE + 700)
+/// The structured stats of an answer (the time it took is left out: a client measures it).
+pub(crate) fn stats_out(stats: &SymbolStats) -> StatsOut {
+    StatsOut {
+        too_large: stats.too_large,
+        too_deep: stats.too_deep,
+        unreadable: stats.unreadable,
+        candidates_capped: stats.candidates_capped,
+        candidates: stats.candidates,
+        parsed: stats.parsed,
+        sieved: stats.sieved,
+        indexed_files: stats.indexed_files.unwrap_or(0),
+    }
+}
+
+/// Room for entries in each form: the budget less the envelope, the fixed fields (the
+/// root's path among them) and the last lines.
+pub(crate) fn rooms(budget: usize, paths: &Paths) -> Rooms {
+    Rooms::new(budget, ENVELOPE + 700, 700 + paths.root_len())
+}
+
+/// Takes an entry's bytes from `rooms` when it fits, or when it is the first of the page
+/// (`first`: shown whatever it costs, so paging advances); false when the page is full.
+pub(crate) fn admit(rooms: &mut Rooms, first: bool, text: usize, structured: usize) -> bool {
+    if !rooms.fits(text, structured) && !first {
+        return false;
+    }
+    rooms.spend(text, structured);
+    true
 }
 
 /// Serialized size of one structured entry, with its comma.
@@ -94,13 +122,54 @@ pub(crate) fn cost<T: Serialize>(entry: &T) -> usize {
     serialized_len(entry) + 1
 }
 
+/// What a file's group adds besides its entries: the path line and a blank line in the
+/// text, `{"path":…,"<list>":[]},` in the structured form.
+pub(crate) fn file_cost(path: &str) -> (usize, usize) {
+    (json_len(path), json_len(path) + 32)
+}
+
 pub(crate) fn render_symbols(
     query: &SymbolQuery,
     outcome: &symbols::SymbolOutcome,
+    paths: &Paths,
     budget: usize,
 ) -> Answer {
-    let (mut text, listed) = symbols_page(&outcome.entries, room(budget));
-    let shown = listed.len();
+    let mut rooms = rooms(budget, paths);
+    let mut text = String::new();
+    let mut files: Vec<SymbolFileRow> = Vec::new();
+    let mut shown = 0;
+    for (_, found) in &outcome.entries {
+        let path = paths.show(&found.path);
+        let (row, line) = symbol_entry(found);
+        // Consecutive definitions of one file share its path line and its row.
+        let new_file = files.last().is_none_or(|last| last.path != path);
+        let (mut text_cost, mut structured) = (json_len(&line) - 2, cost(&row));
+        if new_file {
+            (text_cost, structured) = (
+                text_cost + json_len(&path),
+                structured + json_len(&path) + 6,
+            );
+        }
+        if !admit(&mut rooms, shown == 0, text_cost, structured) {
+            break;
+        }
+        if new_file {
+            if shown > 0 {
+                text.push('\n');
+            }
+            text.push_str(&path);
+            text.push('\n');
+            files.push(SymbolFileRow {
+                path,
+                symbols: Vec::new(),
+            });
+        }
+        text.push_str(&line);
+        if let Some(file) = files.last_mut() {
+            file.symbols.push(row);
+        }
+        shown += 1;
+    }
     let next_offset = if shown < outcome.entries.len() {
         Some(query.offset + shown.max(1))
     } else {
@@ -108,9 +177,9 @@ pub(crate) fn render_symbols(
     };
     symbols_notes(query, outcome, shown, next_offset, &mut text);
     let out = SymbolsOut {
-        symbols: listed,
+        root: paths.root(),
+        files,
         total: outcome.total,
-        truncated: next_offset.is_some(),
         next_offset,
         fuzzy: outcome.fuzzy,
         whole_names_only: outcome.whole_names_only,
@@ -119,50 +188,21 @@ pub(crate) fn render_symbols(
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
-/// The definitions that fit in `room`, as text lines and structured entries (at least one,
-/// so paging advances).
-fn symbols_page(entries: &[(Tier, Located)], room: usize) -> (String, Vec<SymbolOut>) {
-    let mut used = 0;
-    let mut text = String::new();
-    let mut listed = Vec::new();
-    for (tier, found) in entries {
-        let (line, entry) = symbol_entry(*tier, found);
-        let more = json_len(&line) + cost(&entry);
-        if used + more > room && !listed.is_empty() {
-            break;
-        }
-        used += more;
-        text.push_str(&line);
-        listed.push(entry);
-    }
-    (text, listed)
-}
-
-/// One definition's text line (`path:first-last  kind  name — signature`) and its
-/// structured entry.
-fn symbol_entry(tier: Tier, found: &Located) -> (String, SymbolOut) {
+/// One definition's row and its text line (`first-last kind name: signature`).
+fn symbol_entry(found: &Located) -> (SymbolRow, String) {
     let d = &found.def;
-    let path = path_text(&found.path);
-    let entry = SymbolOut {
-        name: d.name.clone(),
-        kind: d.kind.to_string(),
-        path: path.clone(),
+    let row = SymbolRow {
         line: d.line,
         end_line: d.end_line,
+        kind: d.kind.to_string(),
+        name: d.qualified(),
         signature: d.signature.clone(),
-        container: d.container.as_deref().map(str::to_string),
-        language: found.lang.name().to_string(),
-        tier: tier.name().to_string(),
     };
     let line = format!(
-        "{path}:{}-{}  {}  {} — {}\n",
-        d.line,
-        d.end_line,
-        d.kind,
-        d.qualified(),
-        d.signature
+        "{}-{} {} {}: {}\n",
+        d.line, d.end_line, row.kind, row.name, d.signature
     );
-    (line, entry)
+    (row, line)
 }
 
 /// The lines after the page: why nothing matched, how the query was matched, where the

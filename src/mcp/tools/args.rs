@@ -16,9 +16,16 @@ pub const GLOB_DEFAULT_LIMIT: usize = 100;
 /// A string or a list of strings.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(untagged)]
+#[schemars(schema_with = "one_or_many")]
 pub enum OneOrMany {
     One(String),
     Many(Vec<String>),
+}
+
+/// [`OneOrMany`]'s schema, in fewer bytes than `anyOf` (`items` applies to a list only).
+fn one_or_many(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let schema = serde_json::json!({"type": ["string", "array"], "items": {"type": "string"}});
+    schemars::Schema::try_from(schema).unwrap_or_default()
 }
 
 impl OneOrMany {
@@ -49,23 +56,21 @@ pub enum Sort {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GrepArgs {
-    /// Regular expression (Rust regex syntax; escape literal braces), or a literal string
-    /// with fixed_strings.
+    /// Rust regex (escape literal braces).
     pub pattern: String,
-    /// File or directory to search, or a list of them (default: every workspace root).
+    /// File(s) or directories (default: the roots).
     #[serde(default, alias = "file_path", alias = "paths")]
     pub path: Option<OneOrMany>,
-    /// Glob filter(s) on the path relative to the search root, rg --glob style; a leading
-    /// '!' excludes. E.g. "*.rs", ["*.ts", "!*.test.ts"].
+    /// Glob(s) on the relative path, '!' excludes: "*.rs".
     #[serde(default, alias = "include")]
     pub glob: Option<OneOrMany>,
-    /// ripgrep file type(s), e.g. "rust", "py", "js", "ts", "go", "cpp".
+    /// rg type(s): rust, py…
     #[serde(default, rename = "type", alias = "file_type")]
     pub file_type: Option<OneOrMany>,
-    /// files_with_matches (default), content, or count.
+    /// files_with_matches (default), content or count.
     #[serde(default)]
     pub output_mode: Option<Mode>,
-    /// Case-insensitive search (default false).
+    /// Ignore case.
     #[serde(
         default,
         rename = "-i",
@@ -73,20 +78,19 @@ pub struct GrepArgs {
         alias = "ignore_case"
     )]
     pub case_insensitive: Option<bool>,
-    /// Case-insensitive unless the pattern has an uppercase letter (default false).
+    /// Ignore case unless it has uppercase.
     #[serde(default)]
     pub smart_case: Option<bool>,
-    /// Treat the pattern as a literal string (default false).
+    /// Literal pattern.
     #[serde(default, alias = "literal")]
     pub fixed_strings: Option<bool>,
-    /// Match whole words only (default false).
+    /// Whole words.
     #[serde(default, alias = "word_regexp")]
     pub word: Option<bool>,
-    /// Let matches span lines; '.' also matches newlines (default false).
+    /// '.' matches newlines.
     #[serde(default)]
     pub multiline: Option<bool>,
-    /// Lines of context after each match (content mode; at most 1000, larger values are
-    /// clamped).
+    /// Lines after.
     #[serde(
         default,
         rename = "-A",
@@ -95,8 +99,7 @@ pub struct GrepArgs {
     )]
     #[schemars(range(max = MAX_CONTEXT))]
     pub after: Option<usize>,
-    /// Lines of context before each match (content mode; at most 1000, larger values are
-    /// clamped).
+    /// Lines before.
     #[serde(
         default,
         rename = "-B",
@@ -105,8 +108,7 @@ pub struct GrepArgs {
     )]
     #[schemars(range(max = MAX_CONTEXT))]
     pub before: Option<usize>,
-    /// Lines of context before and after each match (content mode; at most 1000, larger
-    /// values are clamped).
+    /// Lines around.
     #[serde(
         default,
         rename = "-C",
@@ -115,35 +117,33 @@ pub struct GrepArgs {
     )]
     #[schemars(range(max = MAX_CONTEXT))]
     pub context: Option<usize>,
-    /// Show line numbers in content mode (default true).
+    /// Line numbers (default true).
     #[serde(default, rename = "-n", alias = "line_numbers")]
     pub line_numbers: Option<bool>,
-    /// Name each match's enclosing definition (function, method, class…), like
-    /// `git grep -p`: content mode (implied when output_mode is not given). Languages with
-    /// symbols: rust, c, cpp, python, javascript, typescript, tsx, go, java; other files
-    /// have no scope.
+    /// Name each match's enclosing definition; implies content.
     #[serde(default, alias = "show_function")]
     pub scope: Option<bool>,
-    /// Maximum entries (files, lines or counts) to return (default 250; 0 = only the output
-    /// budget limits; at most 20000, larger values are clamped).
+    /// With scope: repeat lines shown before.
+    #[serde(default)]
+    pub repeat: Option<bool>,
+    /// Most entries (default 250; 0: as many as fit; at most 20000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Entries to skip first, for paging (default 0; at most 100000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
-    /// "path" (default) or "modified" (newest files first).
+    /// path (default) or modified (newest first).
     #[serde(default)]
     pub sort: Option<Sort>,
-    /// Search hidden files and directories too (default false).
+    /// Hidden files too.
     #[serde(default)]
     pub hidden: Option<bool>,
-    /// Do not respect .gitignore/.ignore files (default false).
+    /// Ignore .gitignore.
     #[serde(default)]
     pub no_ignore: Option<bool>,
-    /// Skip files larger than this: bytes, or a size like "10M", "512K" (at most 1 TiB,
-    /// larger values are clamped).
+    /// Skip larger files: bytes or "10M" (at most 1 TiB).
     #[serde(default, deserialize_with = "opt_size")]
     #[schemars(with = "Option<SizeSchema>")]
     pub max_filesize: Option<u64>,
@@ -152,31 +152,29 @@ pub struct GrepArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GlobArgs {
-    /// Glob matched against the path relative to the search root, e.g. "**/*.rs",
-    /// "src/**/*.{ts,tsx}"; without '/', it matches at any depth.
+    /// Glob on the relative path: "src/**/*.ts" ("*.rs": at any depth).
     pub pattern: String,
-    /// Directory to search, or a list of them (default: every workspace root).
+    /// Directories (default: the roots).
     #[serde(default, alias = "file_path", alias = "paths")]
     pub path: Option<OneOrMany>,
-    /// ripgrep file type(s) to keep, e.g. "rust", "py".
+    /// rg type(s): rust, py…
     #[serde(default, rename = "type", alias = "file_type")]
     pub file_type: Option<OneOrMany>,
-    /// Maximum paths to return (default 100; 0 = only the output budget limits; at most
-    /// 20000, larger values are clamped).
+    /// Most paths (default 100; 0: as many as fit; at most 20000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Paths to skip first, for paging (default 0; at most 100000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
-    /// "modified" (newest first; default) or "path".
+    /// modified (newest first; default) or path.
     #[serde(default)]
     pub sort: Option<Sort>,
-    /// Include hidden files and directories (default false).
+    /// Hidden files too.
     #[serde(default)]
     pub hidden: Option<bool>,
-    /// Do not respect .gitignore/.ignore files (default false).
+    /// Ignore .gitignore.
     #[serde(default)]
     pub no_ignore: Option<bool>,
 }

@@ -29,6 +29,19 @@ impl Call<'_> {
         self.session.config.max_output_bytes
     }
 
+    /// What this call's answer may leave out as shown before in this session (see
+    /// [`crate::mcp::shown`]): nothing for a 2026-07-28 request, which stands alone.
+    pub fn recall(&self, repeat: Option<bool>) -> crate::mcp::shown::Recall {
+        let shown = self.modern.is_none().then(|| self.session.shown.clone());
+        crate::mcp::shown::Recall::new(shown, repeat.unwrap_or(false))
+    }
+
+    /// How this call's answer names the files it lists (relative to the one root, or
+    /// absolute).
+    pub fn paths(&self) -> crate::mcp::render::paths::Paths {
+        crate::mcp::render::paths::Paths::new(&self.roots, self.session.config.paths)
+    }
+
     /// The live file index (none with `--no-watch` or in `rootgrep call`).
     pub fn file_index(&self) -> Option<Arc<crate::index::FileIndex>> {
         self.session.live.as_ref().map(|live| live.index.clone())

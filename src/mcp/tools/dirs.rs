@@ -27,19 +27,16 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "list_directory",
-            "List one directory level: directories (marked /), files, symlinks (with their \
-             target) and special files, with entries the ignore rules (.gitignore, .ignore) \
-             skip marked [ignored]. Optional sizes; sort by name (directories first), size or \
-             modified time; paged with head_limit/offset. Default: each workspace root.",
+            "One directory level (default: each root): directories end in /, links \
+             show targets, ignored entries are marked.",
             schema_of::<ListArgs>(),
         )
         .with_raw_output_schema(schema_of::<ListOut>())
         .with_annotations(read_only_annotations("List directory")),
         Tool::new(
             "directory_tree",
-            "A compact indented tree of a directory (directories end in /), gitignore-aware, \
-             max_depth levels deep (default 3) and at most head_limit entries (default 500); \
-             says where it cut depth or entries. Default: each workspace root.",
+            "An indented tree of a directory (default: each root), gitignore-aware, \
+             max_depth levels (default 3), at most head_limit entries (default 500).",
             schema_of::<TreeArgs>(),
         )
         .with_annotations(read_only_annotations("Directory tree")),
@@ -100,25 +97,23 @@ pub(crate) async fn target_dirs(
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {
-    /// The directory (default: each workspace root).
+    /// Default: each root.
     #[serde(default, alias = "file_path")]
     pub path: Option<String>,
-    /// Show file sizes (default false).
+    /// File sizes.
     #[serde(default)]
     pub sizes: Option<bool>,
-    /// Sort order: "name" (directories first; default), "size" (largest first) or
-    /// "modified" (newest first).
+    /// name (default, directories first), size or modified (largest, newest first).
     #[serde(default)]
     pub sort: Option<ListSort>,
-    /// Include hidden entries (names starting with '.'; default true).
+    /// Include hidden entries (default true).
     #[serde(default)]
     pub hidden: Option<bool>,
-    /// Maximum entries to return (default 500; 0 = only the output budget limits; at most
-    /// 100,000).
+    /// Most entries (default 500; 0: as many as fit; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Entries to skip first (for paging; default 0; at most 100,000,000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_LIST_OFFSET))]
     pub offset: Option<usize>,
@@ -188,7 +183,7 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
         Ok(Err(err)) => return Answer::io_error(&err),
         Err(answer) => return answer,
     };
-    let (text, out) = render_listings(&listings, first, call.budget());
+    let (text, out) = render_listings(&listings, first, &call.paths(), call.budget());
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
@@ -198,22 +193,21 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct TreeArgs {
-    /// The directory (default: each workspace root).
+    /// Default: each root.
     #[serde(default, alias = "file_path")]
     pub path: Option<String>,
-    /// Levels below the directory to show (default 3; at most 64).
+    /// Levels shown (default 3; at most 64).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_TREE_DEPTH))]
     pub max_depth: Option<usize>,
-    /// Maximum entries shown (default 500; 0 = only the output budget limits; at most
-    /// 100,000).
+    /// Most entries (default 500; 0: as many as fit; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_HEAD_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Include hidden entries (default false).
+    /// Hidden entries too.
     #[serde(default)]
     pub hidden: Option<bool>,
-    /// Show entries the ignore rules (.gitignore, .ignore) would skip (default false).
+    /// Show what .gitignore/.ignore skip.
     #[serde(default)]
     pub no_ignore: Option<bool>,
 }

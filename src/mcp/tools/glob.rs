@@ -17,11 +17,8 @@ use crate::search::{self, Control, GlobQuery, SortBy};
 pub fn tool() -> Tool {
     Tool::new(
         "glob",
-        "Find files by glob pattern matched against the path relative to the search \
-         root: \"**/*.rs\", \"src/**/*.ts\", \"*.{json,yaml}\" (a pattern without / matches \
-         at any depth). Respects .gitignore/.ignore and skips hidden files by default. \
-         Newest-modified first by default (sort: \"path\" for alphabetical); paged with \
-         head_limit (default 100) and offset.",
+        "Find files by glob on the path relative to the root (\"src/**/*.ts\"); \
+         gitignore-aware; newest first.",
         schema_of::<GlobArgs>(),
     )
     .with_raw_output_schema(schema_of::<GlobOut>())
@@ -74,6 +71,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     );
     // A glob the fresh index answers (it knows the total) reads nothing from the disk.
     let lane = lane_for(&targets, total.is_some()).await;
+    let paths = call.paths();
     let work = move |control: &Control, threads: usize| {
         let query = GlobQuery { threads, ..query };
         let outcome = match &index {
@@ -81,7 +79,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
             None => search::glob(&query, &targets, control),
         };
         match outcome {
-            Ok(outcome) => render_glob(&outcome, query.offset, budget).bounded(budget),
+            Ok(outcome) => render_glob(&outcome, query.offset, &paths, budget).bounded(budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

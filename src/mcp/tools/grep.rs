@@ -25,13 +25,10 @@ use crate::symbols;
 pub fn tool() -> Tool {
     Tool::new(
         "grep",
-        "Search file contents with a regular expression (Rust regex syntax, like ripgrep) \
-         across the workspace roots or a given path. Respects .gitignore/.ignore and skips \
-         hidden and binary files by default. output_mode: files_with_matches (default: \
-         matching file paths), content (matching lines grouped by file, with -A/-B/-C \
-         context), or count (matches per file). Filter files with glob (e.g. \"*.rs\", \
-         \"!**/test/**\") or type (e.g. rust, py, js). Results are sorted and paged: \
-         head_limit (default 250) and offset.",
+        "Regex search of file contents (ripgrep), gitignore-aware: matching files, \
+         lines by file with context, or counts. scope names each match's enclosing \
+         definition; with it, lines already shown this session are one \"unchanged since \
+         shown\" line (repeat: true shows them).",
         schema_of::<GrepArgs>(),
     )
     .with_raw_output_schema(schema_of::<GrepOut>())
@@ -112,6 +109,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         Err(answer) => return answer,
     };
     let numbers = args.line_numbers.unwrap_or(true);
+    let paths = call.paths();
+    let recall = call.recall(args.repeat);
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
     let index = call.file_index();
     let symbol_index = call.symbol_index();
@@ -153,7 +152,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             }
             _ => Vec::new(),
         };
-        render_grep(&outcome, &scopes, query.offset, numbers, budget).bounded(budget)
+        let context = (scopes.as_slice(), &recall);
+        render_grep(&outcome, context, query.offset, numbers, &paths, budget).bounded(budget)
     };
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {

@@ -38,6 +38,29 @@ pub(crate) use schema::{lenient, read_only_annotations, schema_of};
 /// Tools that change files (hidden and refused with `--read-only`).
 pub const WRITE_TOOLS: &[&str] = &["write_file", "edit_file", "create_directory", "move_file"];
 
+/// Tools `tools/list` leaves out unless asked for (`--tools`): every tool offered costs
+/// every session its description and schemas before the first call, and each of these does
+/// what an offered tool does too (read_file per file; write_file with create_dirs;
+/// list_directory with sizes, and read_file; list_directory and glob; grep with word and
+/// scope) or serves diagnosis more than work (list_roots: errors name the roots). Called by
+/// name, they still answer.
+pub const OFF_BY_DEFAULT: &[&str] = &[
+    "read_files",
+    "create_directory",
+    "file_info",
+    "directory_tree",
+    "list_roots",
+    "references",
+];
+
+/// The name of every tool, in `tools/list` order.
+pub fn names() -> Vec<String> {
+    all_tools()
+        .iter()
+        .map(|tool| tool.name.to_string())
+        .collect()
+}
+
 /// Every tool, built once: the schemas come from schemars and are the same for the whole
 /// process, so `tools/list` and every `tools/call` reuse them.
 fn all_tools() -> &'static [Tool] {
@@ -51,8 +74,17 @@ fn all_tools() -> &'static [Tool] {
         tools.extend(dirs::tools());
         tools.extend(writes::tools());
         for tool in &mut tools {
+            let mut input = Value::Object((*tool.input_schema).clone());
+            schema::compact(&mut input, false);
+            if let Value::Object(input) = input {
+                tool.input_schema = Arc::new(input);
+            }
             if let Some(schema) = &mut tool.output_schema {
-                *schema = Arc::new(accepting_errors(schema));
+                let mut output = Value::Object(accepting_errors(schema));
+                schema::compact(&mut output, true);
+                if let Value::Object(output) = output {
+                    *schema = Arc::new(output);
+                }
             }
         }
         tools
@@ -65,15 +97,11 @@ fn all_tools() -> &'static [Tool] {
 /// success fields are required only when there is no `error`.
 fn accepting_errors(schema: &JsonObject) -> JsonObject {
     let mut schema = schema.clone();
+    // (`path` and `allowedRoots` may come beside `reason`: README, "Errors a program can
+    // read".)
     let error = json!({
         "type": "object",
-        "description": "Only when isError is true: why the call failed (README: Errors a \
-                        program can read)",
-        "properties": {
-            "reason": {"type": "string"},
-            "path": {"type": "string"},
-            "allowedRoots": {"type": "array", "items": {"type": "string"}},
-        },
+        "properties": {"reason": {"type": "string"}},
         "required": ["reason"],
     });
     if let Some(Value::Object(properties)) = schema.get_mut("properties") {
@@ -88,11 +116,13 @@ fn accepting_errors(schema: &JsonObject) -> JsonObject {
     schema
 }
 
-/// The tools this server offers.
-pub fn tool_list(read_only: bool) -> Vec<Tool> {
+/// The tools this server offers (`tools/list`): all but the write tools with
+/// `--read-only`, and those the configuration hides.
+pub fn tool_list(config: &crate::config::Config) -> Vec<Tool> {
     all_tools()
         .iter()
-        .filter(|tool| !(read_only && WRITE_TOOLS.contains(&tool.name.as_ref())))
+        .filter(|tool| !(config.read_only && WRITE_TOOLS.contains(&tool.name.as_ref())))
+        .filter(|tool| !config.tools_hidden.iter().any(|name| *name == tool.name))
         .cloned()
         .collect()
 }
@@ -120,6 +150,18 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
                 "{name} is disabled: this server runs with --read-only, so no files are changed"
             ),
         ),
+        _ if call
+            .session
+            .config
+            .tools_refused
+            .iter()
+            .any(|off| off == name) =>
+        {
+            Answer::refused(
+                Reason::UnknownTool,
+                format!("{name} is turned off on this server (--tools, --no-tools)"),
+            )
+        }
         "grep" => run!(grep::grep),
         "glob" => run!(glob::glob),
         "list_roots" => run!(roots::list_roots),
@@ -247,6 +289,8 @@ mod tests {
                 checked += 1;
             }
         }
-        assert!(checked >= 20, "only {checked} limits checked");
+        // (Descriptions state the limits a model needs to know, head_limit and the like;
+        // an offset's or a context's is the schema's `maximum` alone.)
+        assert!(checked >= 14, "only {checked} limits checked");
     }
 }

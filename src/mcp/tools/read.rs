@@ -17,35 +17,31 @@ use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::read::{FileInfoOut, image_cost, image_room, info_answer, render_page};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
+use crate::mcp::shown::{Recall, Stamp};
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "file_info",
-            "Facts about one file or directory without reading it whole: type, size, \
-             modified time, permissions, symlink target, whether it is text or binary, its \
-             encoding, and its line count (text files up to 16 MiB).",
+            "Facts about a file or directory without reading it: type, size, time, \
+             permissions, symlink target, text or binary, encoding, line count.",
             schema_of::<FileInfoArgs>(),
         )
         .with_raw_output_schema(schema_of::<FileInfoOut>())
         .with_annotations(read_only_annotations("File info")),
         Tool::new(
             "read_file",
-            "Read a text file with line numbers (cat -n style), from line `offset` (1-based) \
-             for `limit` lines (default 2000); says when more lines remain. UTF-16 files are \
-             decoded, invalid UTF-8 shown as U+FFFD. Images (png, jpeg, gif, webp) are \
-             returned as images; other binary files get a short description. Paths are \
-             absolute, file:// URIs, or relative to the workspace roots. With `symbol` \
-             (e.g. \"parse\" or \"Parser::parse\") instead of offset/limit, reads exactly \
-             that definition's lines (source files of the languages `symbols` supports).",
+            "Read a file as numbered lines (offset, limit), or one definition (symbol: \
+             \"Parser::parse\"); images as images. Lines already shown this session are one \
+             \"unchanged since shown\" line (repeat: true shows them).",
             schema_of::<ReadFileArgs>(),
         )
         .with_annotations(read_only_annotations("Read file")),
         Tool::new(
             "read_files",
-            "Read several files in one call (same rules as read_file, `limit` lines each). \
-             A file that cannot be read is reported inline and does not fail the others.",
+            "Read several files in one call (as read_file, limit lines each); a file that \
+             fails is reported inline.",
             schema_of::<ReadFilesArgs>(),
         )
         .with_annotations(read_only_annotations("Read files")),
@@ -58,7 +54,7 @@ pub fn tools() -> Vec<Tool> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct FileInfoArgs {
-    /// The file or directory: absolute path, file:// URI, or relative to the roots.
+    /// Absolute, file:// URI, or relative to the roots.
     #[serde(alias = "file_path")]
     pub path: String,
 }
@@ -102,7 +98,9 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     match &facts.content {
         Some(info::Content::Text { encoding, lines }) => {
             out.content = Some("text".into());
-            out.encoding = Some(encoding.label().into());
+            // UTF-8 goes without saying.
+            out.encoding =
+                (!matches!(encoding, read::Encoding::Utf8)).then(|| encoding.label().into());
             out.lines = *lines;
         }
         Some(info::Content::Image(mime)) => {
@@ -117,7 +115,7 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     }
     let budget = call.budget();
     let answer = info_answer(&out);
-    if answer.size() <= budget {
+    if answer.fits(budget) {
         return answer;
     }
     // A path (or link target) too long for the budget in both forms: shown cut.
@@ -131,26 +129,26 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFileArgs {
-    /// The file: absolute path, file:// URI, or relative to the workspace roots.
+    /// Absolute, file:// URI, or relative to the roots.
     #[serde(alias = "file_path")]
     pub path: String,
-    /// 1-based line to start at (default 1; at most 1,000,000,000).
+    /// First line, 1-based (at most 1,000,000,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_OFFSET))]
     pub offset: Option<usize>,
-    /// Maximum number of lines to return (default 2000; at most 100,000, and the output
-    /// budget applies anyway).
+    /// Most lines (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
-    /// Prefix lines with their numbers, cat -n style (default true).
+    /// Line numbers (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
-    /// Read only this definition instead of offset/limit: a name ("parse") or
-    /// container-qualified ("Parser::parse", "Parser.parse"). Several matches are listed
-    /// for you to choose.
+    /// A definition to read instead of offset/limit: "parse", "Parser::parse".
     #[serde(default)]
     pub symbol: Option<String>,
+    /// Repeat lines shown before.
+    #[serde(default)]
+    pub repeat: Option<bool>,
 }
 
 /// Largest `offset` (a line number) read_file accepts.
@@ -179,13 +177,13 @@ fn clamp_limit(limit: Option<usize>) -> usize {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReadFilesArgs {
-    /// The files to read.
+    /// The files.
     pub paths: Vec<String>,
-    /// Maximum number of lines per file (default 2000; at most 100,000).
+    /// Most lines per file (default 2000; at most 100,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_LIMIT))]
     pub limit: Option<usize>,
-    /// Prefix lines with their numbers (default true).
+    /// Line numbers (default true).
     #[serde(default)]
     pub line_numbers: Option<bool>,
 }
@@ -193,12 +191,14 @@ pub struct ReadFilesArgs {
 pub const DEFAULT_READ_LIMIT: usize = 2000;
 
 /// Reads one file already authorized within `budget` bytes of text (as serialized:
-/// JSON-escaped) and `room` bytes of image, or returns the error text.
+/// JSON-escaped) and `room` bytes of image, or returns the error text. Lines `recall`
+/// says were shown before (the file unchanged since) are one note; the lines shown are
+/// remembered.
 async fn read_authorized(
     call: &Call<'_>,
     resolved: Resolved,
     (offset, limit): (usize, usize),
-    numbers: bool,
+    (numbers, recall): (bool, &Recall),
     budget: usize,
     room: usize,
 ) -> Result<(String, Option<(String, String)>), Failure> {
@@ -210,14 +210,20 @@ async fn read_authorized(
         max_bytes: budget.saturating_sub(300),
         max_image_bytes: image_room(room),
     };
-    let outcome = blocking(move || read::read(&target, &request))
+    // The stamp before the read: a change during it counts as a change.
+    let (stamp, outcome) = blocking(move || (Stamp::of(&target), read::read(&target, &request)))
         .await
-        .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?
-        .map_err(|err| Failure::of(&err).about(&sent))?;
+        .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?;
+    let outcome = outcome.map_err(|err| Failure::of(&err).about(&sent))?;
     // A path too long for the room is shown cut (short enough to leave an image its room).
     let name = |path: &std::path::Path| cut_escaped(&path_text(path), (budget / 4).min(300));
     Ok(match outcome {
-        read::ReadOutcome::Text(page) => (render_page(&page, numbers, budget), None),
+        read::ReadOutcome::Text(page) => {
+            let seen = recall.seen(&page.path, stamp);
+            let (text, lines) = render_page(&page, numbers, budget, &seen);
+            recall.record(&page.path, stamp, &lines);
+            (text, None)
+        }
         read::ReadOutcome::Image { path, mime, bytes } => (
             format!(
                 "{} is a {mime} image ({}); it is attached.",
@@ -277,11 +283,12 @@ pub async fn read_file(call: &Call<'_>, args: ReadFileArgs) -> Answer {
         Err(answer) => return answer,
     };
     // The image's share: the budget less room for the sentence that accompanies it.
+    let recall = call.recall(args.repeat);
     match read_authorized(
         call,
         resolved,
         range,
-        args.line_numbers.unwrap_or(true),
+        (args.line_numbers.unwrap_or(true), &recall),
         budget.saturating_sub(ENVELOPE),
         budget.saturating_sub(512),
     )
@@ -343,11 +350,12 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
                 one.end_line
             );
             let room = budget.saturating_sub(ENVELOPE + json_len(&heading));
+            let recall = call.recall(args.repeat);
             match read_authorized(
                 call,
                 resolved,
                 (one.line as usize, lines.min(MAX_LIMIT)),
-                args.line_numbers.unwrap_or(true),
+                (args.line_numbers.unwrap_or(true), &recall),
                 room,
                 room,
             )
@@ -419,13 +427,13 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         if used + READ_FILES_RESERVE > budget {
             break;
         }
-        // Headings carry the absolute path, like every result.
-        // Checked before the heading is made: a path outside the roots is headed as sent,
-        // never by where it leads.
+        // Headings name the file as every result does (relative to the one root, else
+        // absolute). Checked before the heading is made: a path outside the roots is
+        // headed as sent, never by where it leads.
         let resolved =
             super::context::checked_path(call, path, Access::Read, crate::roots::resolve).await;
         let heading = match &resolved {
-            Ok(resolved) => path_text(&resolved.path),
+            Ok(resolved) => call.paths().show(&resolved.path),
             Err(_) => crate::quote::echo(path),
         };
         let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));
@@ -434,8 +442,9 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         used += json_len(&heading) - 2;
         let read = match resolved {
             Ok(resolved) => {
-                let numbers = args.line_numbers.unwrap_or(true);
-                read_authorized(call, resolved, (1, limit), numbers, share.min(left), left).await
+                // Several files at once are shown whole: nothing is left out or remembered.
+                let shown = (args.line_numbers.unwrap_or(true), &Recall::default());
+                read_authorized(call, resolved, (1, limit), shown, share.min(left), left).await
             }
             Err(failure) => Err(failure),
         };

@@ -17,7 +17,7 @@ use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
     AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
 };
-use crate::roots::{Displaced, Root, file_uri_from_path, path_text};
+use crate::roots::{Displaced, Root, path_text};
 use crate::symbols::SymbolStatus;
 use crate::watch::RootStatus;
 
@@ -25,10 +25,8 @@ use crate::watch::RootStatus;
 pub fn tool() -> Tool {
     Tool::new(
         "list_roots",
-        "List the workspace roots this server may access (and where they came from: the \
-         client, the command line, or the working directory), the --confine boundary, \
-         and the directories the user granted or refused during this session. Roots are \
-         paged with head_limit/offset (default 100).",
+        "The workspace roots, their watch and index state, --confine, and the paths \
+         the user granted or refused.",
         schema_of::<ListRootsArgs>(),
     )
     .with_raw_output_schema(schema_of::<RootsOut>())
@@ -38,11 +36,11 @@ pub fn tool() -> Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ListRootsArgs {
-    /// Roots to return (default 100; at most 1,000; the output budget applies too).
+    /// Most roots (default 100; at most 1,000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 1, max = MAX_ROOTS_SHOWN))]
     pub head_limit: Option<usize>,
-    /// Roots to skip first (for paging; default 0).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(min = 0, max = MAX_ROOTS_OFFSET))]
     pub offset: Option<usize>,
@@ -74,7 +72,6 @@ pub async fn list_roots(call: &Call<'_>, args: ListRootsArgs) -> Answer {
     let out = RootsOut {
         source: roots.source.label().to_string(),
         total: roots.roots.len(),
-        truncated: false,
         next_offset: None,
         roots: page()
             .zip(displaced)
@@ -205,7 +202,6 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
     let watch = live.watch_of(path);
     RootOut {
         path: path_text(path),
-        uri: file_uri_from_path(path),
         // A client's display name is free text: keep its start.
         name: root
             .name
@@ -214,7 +210,8 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
                 Some((cut, _)) => format!("{}…", &name[..cut]),
                 None => name.clone(),
             }),
-        exists: present,
+        // Not there at all; a root swapped for a symlink is `unavailable` instead.
+        missing: root.canonical.is_none() || displaced == Some(Displaced::Missing),
         unavailable: displaced
             .filter(|displaced| *displaced != Displaced::Missing)
             .map(|displaced| {
@@ -223,8 +220,7 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
                      directory again"
                 )
             }),
-        kind: if root.is_file { "file" } else { "directory" }.to_string(),
-        watched: present && watch == "watching",
+        file: root.is_file,
         watch: if gone { ROOT_GONE.to_string() } else { watch },
         index: if gone {
             ROOT_GONE.to_string()

@@ -1,6 +1,7 @@
 //! How tools describe themselves: argument and result schemas as clients read them
-//! (inlined, no numeric formats), the annotations of read and write tools, and the lenient
-//! number deserializers the argument structs use.
+//! (inlined, no numeric formats, nothing `tools/list` would carry for no reader), the
+//! annotations of read and write tools, and the lenient number deserializers the argument
+//! structs use.
 
 use std::sync::Arc;
 
@@ -68,11 +69,11 @@ fn strip_numeric_formats(value: &mut Value) {
     }
 }
 
+/// A read-only tool: `destructiveHint` and `idempotentHint` mean something only for a tool
+/// that writes (MCP), so they are left out.
 pub(crate) fn read_only_annotations(title: &str) -> ToolAnnotations {
     ToolAnnotations::with_title(title)
         .read_only(true)
-        .destructive(false)
-        .idempotent(true)
         .open_world(false)
 }
 
@@ -86,6 +87,92 @@ pub(crate) fn write_annotations(
         .destructive(destructive)
         .idempotent(idempotent)
         .open_world(false)
+}
+
+/// A schema as `tools/list` sends it, every byte of which every session pays for before its
+/// first call: no `default: null` (absent is the default), no `null` among the types of
+/// optional fields (an optional value is left out, never sent as null), no `minimum: 0`
+/// (every count is unsigned), descriptions on one line. In an `output` schema the only
+/// descriptions kept are those of rows (`[line, text]`: what each position holds); the
+/// field meanings are documented in the README.
+pub(crate) fn compact(value: &mut Value, output: bool) {
+    compact_in(value, output, false);
+}
+
+/// [`compact`] of a schema; `field`: the schema of an object's property (null among its
+/// types means "may be left out", which its absence from `required` already says).
+fn compact_in(value: &mut Value, output: bool, field: bool) {
+    let Value::Object(object) = value else {
+        if let Value::Array(items) = value {
+            items
+                .iter_mut()
+                .for_each(|item| compact_in(item, output, false));
+        }
+        return;
+    };
+    if object.get("default").is_some_and(Value::is_null) {
+        object.remove("default");
+    }
+    if object.get("minimum").and_then(Value::as_u64) == Some(0) {
+        object.remove("minimum");
+    }
+    if let Some(Value::Array(types)) = object.get_mut("type")
+        && field
+    {
+        types.retain(|kind| kind != "null");
+        if types.len() == 1 {
+            let only = types.remove(0);
+            object.insert("type".into(), only);
+        }
+    }
+    if let Some(Value::Array(values)) = object.get_mut("enum")
+        && field
+    {
+        values.retain(|value| !value.is_null());
+    }
+    // `anyOf: [X, {type: null}]` (an optional field): X itself.
+    if let Some(Value::Array(branches)) = object.get_mut("anyOf")
+        && field
+    {
+        branches.retain(|branch| *branch != json!({"type": "null"}));
+        if branches.len() == 1
+            && let Value::Object(only) = branches.remove(0)
+        {
+            object.remove("anyOf");
+            for (key, inner) in only {
+                if key != "description" || !object.contains_key("description") {
+                    object.insert(key, inner);
+                }
+            }
+        }
+    }
+    let row = object.contains_key("prefixItems");
+    match object.get("description").and_then(Value::as_str) {
+        Some(_) if output && !row => drop(object.remove("description")),
+        Some(text) => {
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            object.insert("description".into(), Value::String(one_line));
+        }
+        None => {}
+    }
+    if let Some(Value::Array(positions)) = object.get_mut("prefixItems") {
+        // The row's description names its positions.
+        for position in positions.iter_mut() {
+            if let Value::Object(position) = position {
+                position.remove("description");
+            }
+        }
+    }
+    for (key, child) in object.iter_mut() {
+        match (key.as_str(), child) {
+            ("properties", Value::Object(fields)) => {
+                fields
+                    .values_mut()
+                    .for_each(|f| compact_in(f, output, true));
+            }
+            (_, child) => compact_in(child, output, false),
+        }
+    }
 }
 
 /// Deserializers that accept numbers sent as strings ("20"), which some clients do.

@@ -26,15 +26,10 @@ pub const MAX_OFFSET: usize = 1_000;
 pub fn tool() -> Tool {
     Tool::new(
         "search",
-        "Ranked code search for a question in words: a bug report, a task, an error \
-         message or log line, identifiers or paths. Returns the definitions (functions, \
-         methods, types) and text regions most likely to answer it, best first, from an \
-         index kept live by the watcher (never stale; BM25F over names, containers, paths, \
-         comments and bodies). Each result has its line range, kind, name, score, the query \
-         words it matched, and its text: short definitions whole, else the signature and \
-         the lines holding query words (read the rest with read_file + symbol). Use it \
-         when you do not know the exact name; grep for exact text, symbols for a known \
-         name. Paged with head_limit (default 10) and offset.",
+        "Ranked search for a question in words (a bug report, an error): the \
+         definitions most likely to answer it, with excerpts. Use it when you do not know \
+         the name (grep: exact text; symbols: a name). Lines already shown this session \
+         are one \"unchanged since shown\" line (repeat: true shows them).",
         schema_of::<SearchArgs>(),
     )
     .with_raw_output_schema(schema_of::<SearchOut>())
@@ -44,29 +39,30 @@ pub fn tool() -> Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// The question in free text: words, identifiers (foo_bar, Type::method, f()), paths,
-    /// an error message or log line. A leading "subsystem/path: " favours that path.
+    /// The question: words, identifiers, paths, an error message. A leading
+    /// "subsystem/path: " favours that path.
     #[serde(alias = "q", alias = "question", alias = "pattern")]
     pub query: String,
-    /// File or directory to search, or a list of them (default: every workspace root).
+    /// File(s) or directories (default: the roots).
     #[serde(default, alias = "file_path", alias = "paths")]
     pub path: Option<OneOrMany>,
-    /// Language(s) to keep: rust, c, cpp, python, javascript, typescript, tsx, go, java.
+    /// Language(s): rust, c, cpp, python, javascript, typescript, tsx, go, java.
     #[serde(default, alias = "lang")]
     pub language: Option<OneOrMany>,
-    /// Kind(s) to keep: function (also methods), method, class (also structs, enums,
-    /// interfaces, traits), struct, enum, union, interface, trait, type, constructor, or
-    /// text (regions between definitions: includes, macros, prose).
+    /// Kind(s): function, class, method, struct, type…, or text (between definitions).
     #[serde(default)]
     pub kind: Option<OneOrMany>,
-    /// Results to return (default 10; at most 100, larger values are clamped).
+    /// Most results (default 10; at most 100).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Results to skip first, for paging (default 0; at most 1000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
+    /// Repeat lines shown before.
+    #[serde(default)]
+    pub repeat: Option<bool>,
 }
 
 /// Whether the search index of every target's root is ready.
@@ -140,6 +136,8 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
         .is_some_and(|index| indexed(index, &targets));
     let lane = pool::lane_for(&targets, indexed).await;
     let budget = call.budget();
+    let paths = call.paths();
+    let recall = call.recall(args.repeat);
     let work = move |control: &Control, threads: usize| {
         let request = SearchRequest { threads, ..request };
         match ranked::search(
@@ -151,7 +149,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             index.as_deref(),
             control,
         ) {
-            Ok(outcome) => render_search(&request, &outcome, budget),
+            Ok(outcome) => render_search(&request, &outcome, (&paths, &recall), budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

@@ -32,38 +32,24 @@ pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "symbols",
-            "Find definitions (functions, methods, classes, structs, enums, traits, \
-             interfaces, types, constants, macros, modules) by name across the workspace, \
-             parsed with tree-sitter: Rust, C, C++, Python, JavaScript, TypeScript/TSX, Go, \
-             Java. Ranked exact > prefix (then by path); when no name starts with the query, \
-             names containing it, then fuzzy matches (its letters in order). Smart case. `Type::method` or \
-             `Type.method` narrows to a container; a one-character query matches that exact \
-             name only. Each result has its line range and first \
-             line; read one with read_file + symbol. Paged with head_limit (default 50) and \
-             offset.",
+            "Find definitions by name (exact, then prefix, then fuzzy), with line range \
+             and signature; \"Type::name\" narrows. Rust, C, C++, Python, JS, TS, Go, Java.",
             schema_of::<SymbolsArgs>(),
         )
         .with_raw_output_schema(schema_of::<SymbolsOut>())
         .with_annotations(read_only_annotations("Find definitions")),
         Tool::new(
             "outline",
-            "The definitions of a file, or of every supported file in a directory, nested \
-             (methods under their class/impl), each with its line range and first line: a \
-             fraction of the bytes of reading the file. Filter with kind; paged with \
-             head_limit (default 500 definitions) and offset.",
+            "A file's definitions, nested, with line ranges and signatures (or each \
+             file's in a directory): its shape for a fraction of reading it.",
             schema_of::<OutlineArgs>(),
         )
         .with_raw_output_schema(schema_of::<OutlineOut>())
         .with_annotations(read_only_annotations("Outline a file")),
         Tool::new(
             "references",
-            "Where a name is used: whole-word, case-sensitive matches of the name in \
-             supported source files, each with its enclosing definition (function, method, \
-             class). Matches by name, not by type: a same-named symbol elsewhere also \
-             matches, and calls through aliases or macros do not. Files over 1 MiB are \
-             searched but not parsed: their references have no enclosing definition \
-             (scope_unknown says why). kind keeps references inside definitions of that \
-             kind. Paged with head_limit (default 100) and offset.",
+            "Uses of a name (whole word, case-sensitive), each under its enclosing \
+             definition; kind keeps uses inside such definitions. Matches by name, not by type.",
             schema_of::<ReferencesArgs>(),
         )
         .with_raw_output_schema(schema_of::<ReferencesOut>())
@@ -74,30 +60,27 @@ pub fn tools() -> Vec<Tool> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SymbolsArgs {
-    /// Name, prefix, substring or fuzzy name of the definition; `Type::name` or
-    /// `Type.name` also matches the container. Case-insensitive unless it has an
-    /// uppercase letter.
+    /// A name or its start (smart case); "Type::name" narrows to a container.
     #[serde(alias = "name", alias = "symbol", alias = "pattern")]
     pub query: String,
-    /// Kind(s) to keep: function, method, class, struct, enum, union, interface, trait,
-    /// type, constant, macro, module, namespace, impl, constructor ("class" also keeps
-    /// structs, enums, interfaces, traits; "function" also keeps methods).
+    /// Kind(s): function (and methods), class (and structs, enums, traits…), method,
+    /// struct, enum, type, constant, macro, module, impl…
     #[serde(default)]
     pub kind: Option<OneOrMany>,
-    /// File or directory to search, or a list of them (default: every workspace root).
+    /// File(s) or directories (default: the roots).
     #[serde(default, alias = "file_path", alias = "paths")]
     pub path: Option<OneOrMany>,
-    /// Language(s) to keep: rust, c, cpp, python, javascript, typescript, tsx, go, java.
+    /// Language(s): rust, c, cpp, python, javascript, typescript, tsx, go, java.
     #[serde(default, alias = "lang")]
     pub language: Option<OneOrMany>,
-    /// Only definitions named exactly `query` (default false).
+    /// Exact name only.
     #[serde(default)]
     pub exact: Option<bool>,
-    /// Definitions to return (default 50; at most 5000, larger values are clamped).
+    /// Most definitions (default 50; at most 5000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Definitions to skip first, for paging (default 0; at most 100000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
@@ -106,17 +89,17 @@ pub struct SymbolsArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct OutlineArgs {
-    /// File or directory to outline (a directory: each supported file below it, by path).
+    /// A file, or a directory (each supported file below it).
     #[serde(alias = "file_path")]
     pub path: String,
-    /// Kind(s) to keep (see symbols).
+    /// Kind(s), as for symbols.
     #[serde(default)]
     pub kind: Option<OneOrMany>,
-    /// Definitions to return (default 500; at most 5000, larger values are clamped).
+    /// Most definitions (default 500; at most 5000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
-    /// Definitions to skip first, for paging (default 0; at most 100000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
@@ -125,20 +108,20 @@ pub struct OutlineArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ReferencesArgs {
-    /// The identifier to find (whole word, case-sensitive), e.g. "parse".
+    /// The identifier.
     #[serde(alias = "symbol", alias = "query")]
     pub name: String,
-    /// File or directory to search, or a list of them (default: every workspace root).
+    /// File(s) or directories (default: the roots).
     #[serde(default, alias = "file_path", alias = "paths")]
     pub path: Option<OneOrMany>,
-    /// Keep only references inside definitions of these kinds (see symbols).
+    /// Only uses inside definitions of these kinds.
     #[serde(default)]
     pub kind: Option<OneOrMany>,
-    /// References to return (default 100; at most 5000, larger values are clamped).
+    /// Most uses (default 100; at most 5000).
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_LIMIT))]
     pub head_limit: Option<usize>,
-    /// References to skip first, for paging (default 0; at most 100000).
+    /// For paging.
     #[serde(default, deserialize_with = "lenient::opt_usize")]
     #[schemars(range(max = MAX_OFFSET))]
     pub offset: Option<usize>,
@@ -254,6 +237,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
@@ -265,7 +249,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
             control,
             abort,
         ) {
-            Ok(outcome) => render_symbols(&query, &outcome, budget),
+            Ok(outcome) => render_symbols(&query, &outcome, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };
@@ -296,11 +280,12 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     };
     let kinds = list(args.kind);
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
         &targets, &kinds, offset, limit, threads, control, abort,
     ) {
-        Ok(outcome) => render_outline(&outcome, offset, limit, budget),
+        Ok(outcome) => render_outline(&outcome, offset, limit, &paths, budget),
         Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
         Err(err) => Answer::error(hints::search(&err)),
     };
@@ -338,6 +323,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     let index = call.file_index();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
+    let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
     let work =
         move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
@@ -352,7 +338,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
             control,
             abort,
         ) {
-            Ok(outcome) => render_references(&name, &outcome, filtered, offset, budget),
+            Ok(outcome) => render_references(&name, &outcome, filtered, offset, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
         };
     run(call, "references", lane, work)

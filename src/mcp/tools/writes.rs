@@ -14,42 +14,35 @@ use super::schema::{schema_of, write_annotations};
 use crate::access::Access;
 use crate::files::{edit, mv, write};
 use crate::mcp::failure::Reason;
-use crate::mcp::render::{Answer, cut_escaped, fit_escaped};
+use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, fit_escaped};
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
         Tool::new(
             "write_file",
-            "Create or replace a file with `content`, atomically (a reader sees the old or \
-             the new content, never a mix); an existing file keeps its permissions. Missing \
-             parent directories are created only with create_dirs: true.",
+            "Create or replace a file atomically, keeping its permissions; create_dirs \
+             makes missing parents.",
             schema_of::<WriteArgs>(),
         )
         .with_annotations(write_annotations("Write file", true, true)),
         Tool::new(
             "edit_file",
-            "Replace exact text in a file: `old_string` must occur exactly once (or set \
-             replace_all), else nothing changes and the error says how many matches and on \
-             which lines. Or pass `edits` (a list of {old_string, new_string, replace_all}) \
-             applied in order, all or nothing. Keeps CRLF line endings and a BOM. Returns a \
-             unified diff; dry_run shows the diff without writing. Atomic like write_file. Files \
-             up to 16 MiB; at most 1,000 edits per call.",
+            "Replace exact text (old_string found once, or replace_all; or edits in \
+             order, all or nothing), else nothing changes and the error says where. Keeps \
+             CRLF and BOM; returns a diff. At most 1,000 edits; files up to 16 MiB.",
             schema_of::<EditArgs>(),
         )
         .with_annotations(write_annotations("Edit file", true, false)),
         Tool::new(
             "create_directory",
-            "Create a directory and any missing parents (mkdir -p); succeeds if it already \
-             exists.",
+            "Create a directory and its missing parents (mkdir -p).",
             schema_of::<PathArgs>(),
         )
         .with_annotations(write_annotations("Create directory", false, true)),
         Tool::new(
             "move_file",
-            "Move or rename a file or directory. Never overwrites: fails if the destination \
-             exists (checked atomically by the filesystem, no race). Both paths must be in \
-             the workspace (or granted for writing).",
+            "Move or rename; never overwrites (checked atomically).",
             schema_of::<MoveArgs>(),
         )
         // A move removes the source path: destructive for whoever relied on it.
@@ -63,12 +56,12 @@ pub fn tools() -> Vec<Tool> {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct WriteArgs {
-    /// The file to create or replace.
+    /// The file.
     #[serde(alias = "file_path")]
     pub path: String,
-    /// The complete new content (UTF-8 text).
+    /// The whole new content.
     pub content: String,
-    /// Create missing parent directories (default false).
+    /// Make missing parents.
     #[serde(default)]
     pub create_dirs: Option<bool>,
 }
@@ -157,7 +150,7 @@ fn created_dirs_text(dirs: &[PathBuf]) -> String {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct PathArgs {
-    /// The directory to create (with any missing parents).
+    /// The directory.
     #[serde(alias = "file_path")]
     pub path: String,
 }
@@ -191,22 +184,22 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditArgs {
-    /// The file to edit.
+    /// The file.
     #[serde(alias = "file_path")]
     pub path: String,
-    /// The exact text to replace (must occur exactly once unless replace_all).
+    /// Exact text, found once (or replace_all).
     #[serde(default, alias = "oldText")]
     pub old_string: Option<String>,
-    /// The replacement text.
+    /// Its replacement.
     #[serde(default, alias = "newText")]
     pub new_string: Option<String>,
-    /// Replace every occurrence of old_string (default false).
+    /// Every occurrence.
     #[serde(default, alias = "replaceAll")]
     pub replace_all: Option<bool>,
-    /// Several edits applied in order, all or nothing (instead of old_string/new_string).
+    /// Edits applied in order, all or nothing.
     #[serde(default)]
     pub edits: Option<Vec<EditItem>>,
-    /// Return the diff without writing (default false).
+    /// Diff only.
     #[serde(default, alias = "dryRun")]
     pub dry_run: Option<bool>,
 }
@@ -214,13 +207,13 @@ pub struct EditArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct EditItem {
-    /// The exact text to replace.
+    /// Exact text.
     #[serde(alias = "oldText")]
     pub old_string: String,
-    /// The replacement text.
+    /// Its replacement.
     #[serde(alias = "newText")]
     pub new_string: String,
-    /// Replace every occurrence (default false).
+    /// Every occurrence.
     #[serde(default, alias = "replaceAll")]
     pub replace_all: bool,
 }
@@ -313,13 +306,12 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     if outcome.late_write {
         structured["late_write"] = true.into();
     }
-    // The diff takes what the structured result leaves of the budget.
-    let others = Answer::default().with_structured(structured.clone()).size();
+    // The diff takes the text's budget (the structured result has its own).
     let summary = cut_escaped(&summary, budget / 4);
     let mut text = format!("{summary}\n{}", outcome.diff);
     fit_escaped(
         &mut text,
-        budget.saturating_sub(others),
+        budget.saturating_sub(ENVELOPE),
         "[diff cut at the output budget; read the file to see the rest]",
     );
     Answer::text(text).with_structured(structured)
@@ -331,10 +323,10 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct MoveArgs {
-    /// What to move (a file, directory or symlink — a symlink is moved as a link).
+    /// What to move (a symlink moves as a link).
     #[serde(alias = "from", alias = "src")]
     pub source: String,
-    /// Where to move it; must not exist.
+    /// Where; must not exist.
     #[serde(alias = "to", alias = "dst", alias = "dest")]
     pub destination: String,
 }

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { accessSync, constants, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, dirname, isAbsolute, join, resolve } from "node:path";
+import { basename, dirname, join, relative, resolve } from "node:path";
 import { test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -132,7 +132,9 @@ async function connect(ctx, host = {}) {
         });
     }
 
-    const transport = new StdioClientTransport({ command: binaryOrFail(), args: [], stderr: "pipe" });
+    // Every tool offered (the default set leaves a few out), so the SDK checks every
+    // structuredContent against its tool's outputSchema.
+    const transport = new StdioClientTransport({ command: binaryOrFail(), args: ["--tools", "all"], stderr: "pipe" });
     let stderr = "";
     transport.stderr?.on("data", (chunk) => {
         stderr = (stderr + chunk).slice(-4000);
@@ -192,8 +194,13 @@ async function quietSchemaWarnings(ctx, fn) {
 }
 
 /** `cat -n` style rows, as read_file renders them. */
+/** A path of a structured result made absolute: joined to its `root` when it has one. */
+function absolute(structured, path) {
+    return structured?.root ? join(structured.root, path) : path;
+}
+
 function numbered(lines, first = 1) {
-    return lines.map((line, i) => `${String(first + i).padStart(6)}\t${line}`);
+    return lines.map((line, i) => `${first + i}\t${line}`);
 }
 
 /** Poll list_roots until the server shows the client's roots (it fetches them asynchronously). */
@@ -269,22 +276,25 @@ itest("tools/call: grep, glob and read_file (structuredContent checked against o
     // (and fails the call when a tool with an outputSchema returns none).
     await quietSchemaWarnings(ctx, () => client.listTools(undefined, opts));
 
-    // grep, default mode: the matching files, sorted.
+    // grep, default mode: the matching files, sorted, relative to the one root (which the
+    // structured result names once).
+    const rel = (path) => relative(ws.root, path);
     let result = await call(client, "grep", { pattern: "fn \\w+\\(" });
-    assert.deepEqual(ok(result).split("\n").filter(Boolean), [libRs, mainRs]);
-    assert.deepEqual(result.structuredContent?.files, [libRs, mainRs]);
+    assert.deepEqual(ok(result).split("\n").filter(Boolean), [rel(libRs), rel(mainRs)]);
+    assert.deepEqual(result.structuredContent?.files.map((f) => absolute(result.structuredContent, f)), [libRs, mainRs]);
 
-    // grep, content mode: grouped by file, `N:text` rows.
+    // grep, content mode: grouped by file, `N:text` rows; the same rows structured.
     result = await call(client, "grep", { pattern: "println", output_mode: "content" });
     const lines = ok(result).split("\n");
-    assert.deepEqual(lines.slice(0, 2), [mainRs, '2:    println!("hello");']);
+    assert.deepEqual(lines.slice(0, 2), [rel(mainRs), '2:    println!("hello");']);
     assert.match(lines[1], /^\d+:/);
+    assert.deepEqual(result.structuredContent?.matches[0].matches, [[2, '    println!("hello");']]);
 
     // glob: the pattern matches paths relative to the root.
     result = await call(client, "glob", { pattern: "**/*.rs", sort: "path" });
-    assert.deepEqual(ok(result).split("\n").slice(0, 2), [libRs, mainRs]);
+    assert.deepEqual(ok(result).split("\n").slice(0, 2), [rel(libRs), rel(mainRs)]);
     result = await call(client, "glob", { pattern: "src/m*.rs" });
-    assert.deepEqual(ok(result).split("\n").filter((line) => isAbsolute(line)), [mainRs]);
+    assert.deepEqual(result.structuredContent?.files.map((f) => absolute(result.structuredContent, f)), [mainRs]);
 
     // read_file: numbered lines; relative paths resolve against the root.
     result = await call(client, "read_file", { path: "src/main.rs" });
@@ -312,21 +322,25 @@ itest("tools/call: symbols, outline, references, read_file + symbol (structuredC
 
     let result = await call(client, "symbols", { query: "add" });
     ok(result);
+    // Per file, rows of [line, end_line, kind, name, signature].
     assert.deepEqual(
-        result.structuredContent?.symbols.map((s) => [s.name, s.kind, s.path, s.line]),
+        result.structuredContent?.files.flatMap(([path, rows]) =>
+            rows.map(([line, , kind, name]) => [name, kind, absolute(result.structuredContent, path), line])),
         [["add", "function", libRs, 1]],
     );
     result = await call(client, "outline", { path: libRs });
-    assert.equal(ok(result).split("\n")[1], "  1-3 function pub fn add(a: i32, b: i32) -> i32 {");
+    assert.equal(ok(result).split("\n")[1], "1-3 function pub fn add(a: i32, b: i32) -> i32 {");
     result = await call(client, "references", { name: "add" });
     ok(result);
-    assert.equal(result.structuredContent?.references[0].definition, true);
+    assert.deepEqual(result.structuredContent?.files[0].definitions, [1]);
     result = await call(client, "read_file", { path: libRs, symbol: "add" });
     assert.deepEqual(ok(result).split("\n").slice(1, 4), numbered(["pub fn add(a: i32, b: i32) -> i32 {", "    a + b", "}"]));
     result = await call(client, "search", { query: "add two numbers" });
     ok(result);
     assert.deepEqual(
-        result.structuredContent?.results.map((r) => [r.name, r.kind, r.path, r.line, r.end_line]).slice(0, 1),
+        result.structuredContent?.files
+            .flatMap((f) => f.results.map((r) => [r.name, r.kind, absolute(result.structuredContent, f.path), r.line, r.end_line]))
+            .slice(0, 1),
         [["add", "function", libRs, 1, 3]],
     );
 });
@@ -338,7 +352,8 @@ itest("roots: the client's roots/list answer is the boundary (list_roots source:
 
     const listing = await waitForClientRoots(client, [ws.root]);
     assert.equal(listing.source, "client");
-    assert.equal(listing.roots[0].uri, pathToFileURL(ws.root).href);
+    // The root named by its path (the client's URI decoded), as every answer names paths.
+    assert.equal(pathToFileURL(listing.roots[0].path).href, pathToFileURL(ws.root).href);
     assert.ok(host.rootsRequests >= 1, "the server asked roots/list");
 
     // A relative path resolves against the client's root, not the server's cwd.

@@ -75,8 +75,8 @@ pub struct GrepQuery {
     pub limit: Option<usize>,
     /// Lines longer than this many characters are cut around the match.
     pub max_line_chars: usize,
-    /// Content mode: bytes the page's entries may take (each stored line costs about twice
-    /// its text, see [`line_cost`](super::sink::line_cost)); the page stops early when they
+    /// Content mode: bytes the page's entries may take (each stored line costs about its
+    /// text, see [`line_cost`](super::sink::line_cost)); the page stops early when they
     /// are spent, and an entry that alone exceeds them is cut. `None`: no limit.
     pub max_bytes: Option<usize>,
     /// Threads to search with; 0 means one per core.

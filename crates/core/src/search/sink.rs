@@ -82,15 +82,15 @@ pub(crate) struct Build<'a> {
     pub first: bool,
 }
 
-/// Bytes charged for one stored line: its text twice (the text rendering and the structured
-/// copy) plus numbers and punctuation.
+/// Bytes charged for a stored line: text, numbers, punctuation (once: each form has a budget).
 pub fn line_cost(text: &str) -> usize {
-    2 * text.len() + 32
+    text.len() + 8
 }
 
-/// Bytes charged for an entry besides its lines: the path, twice, and the fields.
-pub(crate) fn entry_cost(path: &Path) -> usize {
-    2 * path.as_os_str().len() + 64
+/// Bytes charged for an entry besides its lines: its fields, and for a file's `first` its
+/// path (an answer names a file once).
+pub(crate) fn entry_cost(path: &Path, first: bool) -> usize {
+    4 + usize::from(first) * (path.as_os_str().len() + 28)
 }
 
 /// Collects one file's results.
@@ -371,7 +371,7 @@ impl<'a> FileSink<'a> {
     ) {
         let (text, column) =
             match_text(line, found.map(|(s, e)| s..e), self.settings.max_line_chars);
-        let cost = entry_cost(self.path) + line_cost(&text);
+        let cost = entry_cost(self.path, self.matches.is_empty()) + line_cost(&text);
         let first = self.build.as_ref().is_some_and(|b| b.first) && self.matches.is_empty();
         if !self.charge(cost) {
             if !first {

@@ -3,61 +3,149 @@
 use super::*;
 use std::path::PathBuf;
 
+use crate::mcp::render::rows::LineRow;
 use crate::mcp::tools::schema_of;
+use crate::search::{ContextLine, GrepMatch};
+
+fn line(line: u64, text: &str) -> ContextLine {
+    ContextLine {
+        line,
+        text: text.into(),
+    }
+}
+
+fn matched(path: &str, line: u64, before: Vec<ContextLine>, after: Vec<ContextLine>) -> GrepMatch {
+    GrepMatch {
+        path: PathBuf::from(path),
+        line,
+        column: 3,
+        end_line: line,
+        text: format!("match {line} \"é\""),
+        before,
+        after,
+        omitted: 0,
+    }
+}
+
+fn page(
+    matches: &[GrepMatch],
+    scopes: &[Option<Definition>],
+) -> (String, Vec<FileMatchesOut>, Rooms) {
+    let mut rooms = Rooms::new(1 << 20, 0, 0);
+    let before = rooms;
+    let mut text = String::new();
+    let page = content::render(
+        matches,
+        (scopes, &content::Recalled::default()),
+        true,
+        &Paths::absolute(),
+        &mut rooms,
+        &mut text,
+    );
+    assert_eq!(page.shown, matches.len());
+    let spent = Rooms {
+        text: before.text - rooms.text,
+        structured: before.structured - rooms.structured,
+    };
+    (text, page.files, spent)
+}
 
 #[test]
-fn structured_costs_are_exact_within_a_comma_per_list() {
-    let m = GrepMatch {
-        path: PathBuf::from("/a/\"b\".rs"),
-        line: 12,
-        column: 3,
-        end_line: 12,
-        text: "x\ty".into(),
-        before: vec![search::ContextLine {
-            line: 11,
-            text: "é".into(),
-        }],
-        after: vec![],
-        omitted: 7,
-    };
-    // Exact but for one comma per list, counted for every line.
-    let path = m.path.display().to_string();
-    let serialized = serde_json::to_string(&match_out(&m, &path)).unwrap();
+fn each_line_is_one_row_and_the_costs_bound_the_serialized_size() {
+    // Overlapping context: line 11 follows match 10 and precedes match 12, which is
+    // also written as context of match 10 (-A 2) before its own entry.
+    let matches = [
+        matched(
+            "/a/x.rs",
+            10,
+            vec![line(9, "nine")],
+            vec![line(11, "eleven"), line(12, "match 12 \"é\"")],
+        ),
+        matched(
+            "/a/x.rs",
+            12,
+            vec![line(11, "eleven")],
+            vec![line(13, "thirteen")],
+        ),
+        matched("/a/y.rs", 1, vec![], vec![]),
+    ];
+    let (text, files, spent) = page(&matches, &[]);
     assert_eq!(
-        match_out_cost(&m, json_len(&path)),
-        serialized.len() + 1 + 1
+        text,
+        "/a/x.rs\n9-nine\n10:match 10 \"é\"\n11-eleven\n12:match 12 \"é\"\n13-thirteen\n\n\
+         /a/y.rs\n1:match 1 \"é\"\n\n"
     );
-    // Without context the empty lists are left out, and the cost follows.
-    let bare = GrepMatch {
-        before: vec![],
-        omitted: 0,
-        ..m.clone()
+    assert_eq!(files.len(), 2);
+    let rows = |rows: &[LineRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
+    assert_eq!(rows(&files[0].matches), [10, 12]);
+    let context: Vec<u64> = files[0].context.iter().map(|c| c.line).collect();
+    assert_eq!(context, [9, 11, 13], "each line once, as the text marks it");
+    let serialized = serde_json::to_string(&files).unwrap().len();
+    assert!(
+        spent.structured >= serialized,
+        "{} < {serialized}",
+        spent.structured
+    );
+    assert!(
+        spent.structured <= serialized + 256,
+        "{} ≫ {serialized}",
+        spent.structured
+    );
+    assert_eq!(
+        spent.text,
+        json_len(&text) - 2 - 2,
+        "all but the last blank line"
+    );
+}
+
+#[test]
+fn matches_are_listed_under_their_scopes() {
+    let def = |line: u64, end_line: u64, name: &str| Definition {
+        name: name.into(),
+        kind: "function",
+        line,
+        end_line,
+        name_line: line,
+        signature: format!("fn {name}()"),
+        container: None,
+        depth: 0,
     };
-    let serialized = serde_json::to_string(&match_out(&bare, &path)).unwrap();
-    assert!(!serialized.contains("before") && !serialized.contains("after"));
-    assert_eq!(match_out_cost(&bare, json_len(&path)), serialized.len() + 1);
-    // The output schema does not require what may be left out.
+    let matches = [
+        matched("/a/x.rs", 2, vec![], vec![]),
+        matched("/a/x.rs", 3, vec![], vec![]),
+        matched("/a/x.rs", 20, vec![], vec![]),
+        matched("/a/x.rs", 30, vec![], vec![]),
+    ];
+    let scopes = [
+        Some(def(1, 5, "f")),
+        Some(def(1, 5, "f")),
+        None,
+        Some(def(25, 40, "g")),
+    ];
+    let (text, files, spent) = page(&matches, &scopes);
+    assert!(text.contains("@@ function f (1-5)\n2:"), "{text}");
+    assert!(text.contains("@@ (outside any definition)\n20:"), "{text}");
+    let outside: Vec<u64> = files[0].matches.iter().map(|m| m.line).collect();
+    assert_eq!(outside, [20]);
+    let scoped: Vec<(&str, Vec<u64>)> = files[0]
+        .scopes
+        .iter()
+        .map(|s| (s.name.as_str(), s.lines.iter().map(|l| l.line).collect()))
+        .collect();
+    assert_eq!(scoped, [("f", vec![2, 3]), ("g", vec![30])]);
+    assert!(spent.structured >= serde_json::to_string(&files).unwrap().len());
+}
+
+#[test]
+fn the_schema_requires_only_what_is_always_there() {
     let schema = Value::Object((*schema_of::<GrepOut>()).clone());
-    let mut item = &schema["properties"]["matches"]["items"];
-    if let Some(name) = item["$ref"].as_str() {
-        item = &schema["$defs"][name.rsplit('/').next().unwrap()];
-    }
-    let required = item["required"].to_string();
-    assert!(required.contains("\"text\""), "{item}");
-    assert!(!required.contains("before") && !required.contains("after"));
-    assert!(!required.contains("scope"));
-    // A scope adds exactly its field's size.
-    let mut scoped = match_out(&bare, &path);
-    scoped.scope = Some(ScopeOut {
-        kind: "method".into(),
-        name: "pa\"rse".into(),
-        container: Some("Ü".into()),
-        line: 3,
-        end_line: 1_000_000,
-    });
-    let with_scope = serde_json::to_string(&scoped).unwrap();
-    assert_eq!(
-        match_out_cost(&bare, json_len(&path)) + scope_cost(&scoped.scope),
-        with_scope.len() + 1
-    );
+    let required = |schema: &Value| schema["required"].to_string();
+    assert_eq!(required(&schema), r#"["total"]"#);
+    let file = &schema["properties"]["matches"]["items"];
+    assert_eq!(required(file), r#"["path"]"#);
+    let row = &file["properties"]["matches"]["items"];
+    assert_eq!(row["minItems"], 2, "{row}");
+    // Nothing empty or zero is written.
+    let out = GrepOut::default();
+    assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"total":0}"#);
 }

@@ -42,7 +42,13 @@ fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
         stats: SymbolStats::default(),
         cancelled: false,
     };
-    let answer = render_outline(&outcome, 1, 3, 100_000);
+    let answer = render_outline(
+        &outcome,
+        1,
+        3,
+        &crate::mcp::render::paths::Paths::absolute(),
+        100_000,
+    );
     let structured = answer.structured.expect("structured");
     let names: Vec<(String, String)> = structured["files"]
         .as_array()
@@ -56,7 +62,7 @@ fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
                 .map(|d| {
                     (
                         f["path"].as_str().unwrap_or("").to_string(),
-                        d["name"].as_str().unwrap_or("").to_string(),
+                        d[3].as_str().unwrap_or("").to_string(),
                     )
                 })
                 .collect::<Vec<_>>()
@@ -64,7 +70,7 @@ fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
         .collect();
     let expected: Vec<(String, String)> = [("a.c", "a2"), ("b.c", "b1"), ("b.c", "b2")]
         .iter()
-        .map(|(f, n)| (format!("/t/{f}"), n.to_string()))
+        .map(|(f, n)| (format!("/t/{f}"), format!("void {n}(void)")))
         .collect();
     assert_eq!(names, expected);
     assert_eq!(structured["next_offset"], 4);

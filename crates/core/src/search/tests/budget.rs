@@ -27,7 +27,7 @@ fn huge_context_is_neither_allocated_nor_copied() {
     assert_eq!(ms.len(), 1);
     assert_eq!(ms[0].line, 1);
     assert!(ms[0].omitted > 0);
-    let kept: usize = ms[0].after.iter().map(|c| c.text.len() + 32).sum();
+    let kept: usize = ms[0].after.iter().map(|c| c.text.len() + 8).sum();
     assert!(kept <= 64 * 1024, "{kept} bytes of context kept");
     assert_eq!(out.next_offset, Some(1));
 }

@@ -1,0 +1,500 @@
+//! A content page of `grep`: matches grouped by file like `rg --heading` (the path once,
+//! `N:text` for matching lines, `N-text` for context, `--` between non-adjacent groups, a
+//! blank line between files, and with `scope` an `@@ kind name (first-last)` line before
+//! each definition's matches), and the same lines as structured rows, one row per line of
+//! the text (`:` lines are match rows, `-` lines context rows): each line once, however the
+//! entries' context overlaps, so both forms are linear in the page.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::mcp::render::paths::Paths;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use crate::mcp::render::rows::{LineRow, ScopeRow};
+use crate::mcp::render::{Rooms, json_len, serialized_len};
+use crate::mcp::shown::{self, Piece, Recall, Stamp};
+use crate::search::{self, GrepMatch};
+use crate::symbols::Definition;
+
+/// One file's part of a content page: its lines as the text shows them, each once.
+#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
+pub struct FileMatchesOut {
+    pub path: String,
+    /// The matching lines (marked `:` in the text); with `scope`, those outside every
+    /// definition.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<LineRow>,
+    /// With `scope`: the definitions enclosing matching lines, each with its lines.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub scopes: Vec<ScopeRow>,
+    /// The context lines (marked `-`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context: Vec<LineRow>,
+    /// Lines of matches (context, or the rest of a match spanning lines) left out because
+    /// a match alone exceeds the output budget.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u64,
+    /// With `scope`: runs of lines this session showed before, the file unchanged since,
+    /// each `[first, last]`, one note in the text (`repeat: true` shows them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unchanged: Vec<(u64, u64)>,
+    /// The file, and the lines the page shows of it: what the session remembers.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) source: PathBuf,
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub(crate) shown: Vec<u64>,
+}
+
+impl FileMatchesOut {
+    /// Whether the file holds a matching line, or a note for lines shown before.
+    pub(crate) fn has_matches(&self) -> bool {
+        !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
+    }
+}
+
+/// Adds a matching line to `scopes` under `def` (a new row the first time it is named),
+/// or to `outside` without one.
+pub(crate) fn add_scoped(
+    outside: &mut Vec<LineRow>,
+    scopes: &mut Vec<ScopeRow>,
+    def: Option<&Definition>,
+    row: LineRow,
+) {
+    let Some(d) = def else {
+        outside.push(row);
+        return;
+    };
+    let name = d.qualified();
+    match scopes
+        .iter_mut()
+        .find(|s| s.line == d.line && s.end_line == d.end_line && s.name == name)
+    {
+        Some(scope) => scope.lines.push(row),
+        None => scopes.push(ScopeRow {
+            line: d.line,
+            end_line: d.end_line,
+            kind: d.kind.to_string(),
+            name,
+            lines: vec![row],
+        }),
+    }
+}
+
+/// What a scope row costs besides its lines, serialized with its comma.
+pub(crate) fn scope_cost(d: &Definition) -> usize {
+    let row = ScopeRow {
+        line: d.line,
+        end_line: d.end_line,
+        kind: d.kind.to_string(),
+        name: d.qualified(),
+        lines: Vec::new(),
+    };
+    serialized_len(&row) + 1
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// What a page may leave out of each file (with `scope`): the runs of more than a few of
+/// the lines it would show that the session showed before, the file unchanged since; and
+/// each file's stamp, to remember what the page shows.
+#[derive(Default)]
+pub(crate) struct Recalled {
+    files: Vec<FileRecall>,
+}
+
+/// A file of the page: its path, its stamp, and the runs it may leave out.
+type FileRecall = (PathBuf, Option<Stamp>, Vec<(u64, u64)>);
+
+impl Recalled {
+    /// The runs each file of `matches` may leave out, as `recall` knows them (the files'
+    /// stamps are taken now, before anything is remembered).
+    pub(crate) fn of(matches: &[GrepMatch], recall: &Recall) -> Recalled {
+        let mut files: Vec<FileRecall> = Vec::new();
+        for run in matches.chunk_by(|a, b| a.path == b.path) {
+            let mut lines: Vec<u64> = run
+                .iter()
+                .flat_map(|m| {
+                    let before = m.before.iter().map(|c| c.line);
+                    before.chain([m.line]).chain(m.after.iter().map(|c| c.line))
+                })
+                .collect();
+            lines.sort_unstable();
+            lines.dedup();
+            let stamp = Stamp::of(&run[0].path);
+            let seen = recall.seen(&run[0].path, stamp);
+            let numbered: Vec<(u64, &str)> = lines.iter().map(|&n| (n, "")).collect();
+            let runs = shown::elide(&numbered, &seen)
+                .into_iter()
+                .filter_map(|piece| match piece {
+                    Piece::Unchanged(first, last) => Some((first, last)),
+                    Piece::Line(..) => None,
+                })
+                .collect();
+            files.push((run[0].path.clone(), stamp, runs));
+        }
+        Recalled { files }
+    }
+
+    fn runs(&self, path: &Path) -> Vec<(u64, u64)> {
+        let file = self.files.iter().find(|(known, ..)| known == path);
+        file.map(|(.., runs)| runs.clone()).unwrap_or_default()
+    }
+
+    /// Remembers the lines each file of the page shows.
+    pub(crate) fn record(&self, files: &[FileMatchesOut], recall: &Recall) {
+        for file in files {
+            let known = self.files.iter().find(|(path, ..)| *path == file.source);
+            if let Some((path, stamp, _)) = known {
+                recall.record(path, *stamp, &shown::ranges_of(file.shown.iter().copied()));
+            }
+        }
+    }
+}
+
+/// What [`render`] made of a page.
+pub(crate) struct Page {
+    /// The structured form, by file.
+    pub files: Vec<FileMatchesOut>,
+    /// Entries of the page shown.
+    pub shown: usize,
+    /// The first entry was cut to fit (its size is an estimate).
+    pub shrunk: bool,
+}
+
+/// Renders matches while the text and their structured rows each fit in their room; a
+/// first entry too large alone is cut (see [`shrink`]). `scopes` (empty, or one per match)
+/// name each match's enclosing definition; `recalled` says which runs of lines are one
+/// "unchanged since shown" note.
+pub(crate) fn render(
+    matches: &[GrepMatch],
+    (scopes, recalled): (&[Option<Definition>], &Recalled),
+    numbers: bool,
+    paths: &Paths,
+    rooms: &mut Rooms,
+    text: &mut String,
+) -> Page {
+    let scoped = !scopes.is_empty();
+    let scope_of = |k: usize| scopes.get(k).and_then(Option::as_ref);
+    let mut page = Page {
+        files: Vec::new(),
+        shown: 0,
+        shrunk: false,
+    };
+    let mut group = Group::default();
+    let mut file = FileMatchesOut::default();
+    let mut block = String::new();
+    let mut rows: Vec<Shown> = Vec::new();
+    for (k, m) in matches.iter().enumerate() {
+        let new_file = group.path != Some(m.path.as_path());
+        if new_file {
+            if k > 0 {
+                page.files.push(std::mem::take(&mut file));
+            }
+            group = Group::start(&m.path, k, recalled.runs(&m.path));
+            file.path = paths.show(&m.path);
+            file.source = m.path.clone();
+        }
+        block.clear();
+        rows.clear();
+        // `{"path":…,"matches":[],"context":[],"scopes":[],"omitted":N},`
+        let mut structured = if new_file {
+            json_len(&file.path) + 70
+        } else {
+            0
+        };
+        if new_file {
+            if k > 0 {
+                block.push('\n');
+            }
+            block.push_str(&file.path);
+            block.push('\n');
+        }
+        // With scopes, a new enclosing definition is named before the match's lines.
+        let scope = scope_of(k);
+        let scope_changed = scoped
+            && (new_file && scope.is_some() || !new_file && key(scope) != key(scope_of(k - 1)));
+        let header = match scope_changed {
+            true => scope_line(scope),
+            false => String::new(),
+        };
+        let mut trial = group.clone();
+        trial.render(matches, m, numbers, &header, &mut block, &mut rows);
+        structured += rows_cost(&rows, &file, scopes);
+        if rooms.take(json_len(&block) - 2, structured) {
+            text.push_str(&block);
+            group = trial;
+            keep(&mut file, &rows, scopes);
+            file.omitted += m.omitted;
+            page.shown += 1;
+            continue;
+        }
+        if k == 0 {
+            // Paging must progress: the first entry is shown, cut to the room.
+            let cut = shrink(m, *rooms, numbers);
+            let mut block = format!("{}\n", file.path);
+            rows.clear();
+            let mut alone = Group::start(&m.path, 0, recalled.runs(&m.path));
+            alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
+            text.push_str(&block);
+            keep(&mut file, &rows, scopes);
+            file.omitted += cut.omitted;
+            page.shown = 1;
+            page.shrunk = true;
+        }
+        break;
+    }
+    if page.shown > 0 {
+        text.push('\n');
+    }
+    // (A file whose first entry did not fit has its path only: it is not on this page.)
+    if file.has_matches() {
+        page.files.push(file);
+    }
+    page
+}
+
+/// A line written for an entry: a matching line (with the entry whose scope it is in), a
+/// context line, or the note standing for a run of lines shown before (to `unchanged`).
+struct Shown {
+    line: u64,
+    text: String,
+    /// For a matching line, the entry covering it.
+    matched: Option<usize>,
+    /// For the note, the run's last line.
+    unchanged: Option<u64>,
+}
+
+/// What `rows` add to `file`'s structured form, commas included: each row, and the rows
+/// of the scopes they name that the file does not hold yet.
+fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>]) -> usize {
+    let mut new_scopes: Vec<(u64, &str)> = Vec::new();
+    let mut cost = 0;
+    for row in rows {
+        if let Some(last) = row.unchanged {
+            cost += 4 + digits(row.line) + digits(last);
+            continue;
+        }
+        cost += 6 + digits(row.line) + json_len(&row.text);
+        let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
+            continue;
+        };
+        let held = file
+            .scopes
+            .iter()
+            .any(|s| s.line == d.line && s.end_line == d.end_line);
+        if !held && !new_scopes.contains(&(d.line, d.name.as_str())) {
+            new_scopes.push((d.line, d.name.as_str()));
+            cost += scope_cost(d);
+        }
+    }
+    cost
+}
+
+/// Adds an entry's rows to its file: context rows to the context, matching rows under
+/// their scope (or to `matches`).
+fn keep(file: &mut FileMatchesOut, rows: &[Shown], scopes: &[Option<Definition>]) {
+    for row in rows {
+        if let Some(last) = row.unchanged {
+            file.unchanged.push((row.line, last));
+            continue;
+        }
+        file.shown.push(row.line);
+        let line = LineRow {
+            line: row.line,
+            text: row.text.clone(),
+        };
+        match row.matched {
+            None => file.context.push(line),
+            Some(entry) => {
+                let def = scopes.get(entry).and_then(Option::as_ref);
+                add_scoped(&mut file.matches, &mut file.scopes, def, line);
+            }
+        }
+    }
+}
+
+/// The scope line written before a match whose enclosing definition differs from the
+/// previous match's in the same file: `@@ method Parser::parse (12-40)`, like a diff hunk
+/// header. Leaving every definition is said too, so no match looks scoped when it is not.
+fn scope_line(def: Option<&Definition>) -> String {
+    match def {
+        Some(d) => format!(
+            "@@ {} {} ({}-{})\n",
+            d.kind,
+            search::lines::cut_around(&d.qualified(), 0, 0, 200),
+            d.line,
+            d.end_line
+        ),
+        None => "@@ (outside any definition)\n".to_string(),
+    }
+}
+
+/// What makes two scopes the same definition (the page's matches of one file).
+fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
+    def.map(|d| (d.line, d.end_line, d.name.as_str()))
+}
+
+/// Decimal digits of `n`.
+fn digits(n: u64) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// The rendering state of the file being written.
+#[derive(Clone, Default)]
+struct Group<'a> {
+    path: Option<&'a Path>,
+    /// Index (in the page) of the file's first entry.
+    first: usize,
+    /// Last line written for this file.
+    last: Option<u64>,
+    /// Entries of this file whose match starts at or before the line being written.
+    started: usize,
+    /// Largest end line among those.
+    match_end: u64,
+    /// Runs of lines written as one "unchanged since shown" note.
+    unchanged: Vec<(u64, u64)>,
+}
+
+impl<'a> Group<'a> {
+    fn start(path: &'a Path, first: usize, unchanged: Vec<(u64, u64)>) -> Group<'a> {
+        Group {
+            path: Some(path),
+            first,
+            last: None,
+            started: first,
+            match_end: 0,
+            unchanged,
+        }
+    }
+
+    /// Writes the lines of `m` not written yet, `header` (a scope line, or empty) before
+    /// the first of them, after the `--` that separates it from the previous group, and
+    /// lists them in `rows`. A line is marked as matching when any entry of the page's file
+    /// covers it, whichever entry's context brings it.
+    fn render(
+        &mut self,
+        page: &[GrepMatch],
+        m: &GrepMatch,
+        numbers: bool,
+        header: &str,
+        out: &mut String,
+        rows: &mut Vec<Shown>,
+    ) {
+        let mut header = Some(header).filter(|h| !h.is_empty());
+        let lines = m
+            .before
+            .iter()
+            .map(|c| (c.line, c.text.as_str()))
+            .chain([(m.line, m.text.as_str())])
+            .chain(m.after.iter().map(|c| (c.line, c.text.as_str())));
+        for (line, text) in lines {
+            if self.last.is_some_and(|last| line <= last) {
+                continue;
+            }
+            if let Some(last) = self.last
+                && line > last + 1
+            {
+                out.push_str("--\n");
+            }
+            if let Some(header) = header.take() {
+                out.push_str(header);
+            }
+            let previous = self.last.replace(line);
+            while self.started < page.len()
+                && page[self.started].path == page[self.first].path
+                && page[self.started].line <= line
+            {
+                self.match_end = self.match_end.max(page[self.started].end_line);
+                self.started += 1;
+            }
+            if let Some(&(first, last)) = self
+                .unchanged
+                .iter()
+                .find(|(a, b)| *a <= line && line <= *b)
+            {
+                // The run's first line written here says it; the others go unsaid.
+                if previous.is_none_or(|previous| previous < first) {
+                    out.push_str(&shown::unchanged_note(first, last, ""));
+                    let (text, matched, unchanged) = (String::new(), None, Some(last));
+                    rows.push(Shown {
+                        line: first,
+                        text,
+                        matched,
+                        unchanged,
+                    });
+                }
+                continue;
+            }
+            let own = m.line <= line && line <= m.end_line;
+            let is_match = self.match_end >= line || own;
+            if numbers {
+                let sep = if is_match { ':' } else { '-' };
+                let _ = writeln!(out, "{line}{sep}{text}");
+            } else {
+                out.push_str(text);
+                out.push('\n');
+            }
+            // The last entry starting at or before this line (it, or an earlier one,
+            // covers it).
+            let matched = is_match.then(|| self.started.saturating_sub(1).max(self.first));
+            let text = text.to_string();
+            rows.push(Shown {
+                line,
+                text,
+                matched,
+                unchanged: None,
+            });
+        }
+        if m.omitted > 0 {
+            out.push_str(&format!(
+                "[… {} more lines of this match cut: over the output budget; ask for less context]\n",
+                m.omitted
+            ));
+        }
+    }
+}
+
+/// A copy of `m` whose text rendering and structured rows each fit in their room: context
+/// lines are dropped from the far ends (after, then before) and counted in `omitted`, then
+/// the line itself is cut around the match. (Measured on both forms together against
+/// twice the smaller room: each line costs about the same in either.)
+fn shrink(m: &GrepMatch, rooms: Rooms, numbers: bool) -> GrepMatch {
+    let room = 2 * rooms.least();
+    let mut cut = m.clone();
+    let line_cost = |c: &search::ContextLine| {
+        let number = if numbers { 21 } else { 0 };
+        2 * json_len(&c.text) + number + 30
+    };
+    let path = m.path.display().to_string();
+    let fixed = 2 * json_len(&path) + 300;
+    let mut total = fixed + 2 * json_len(&m.text) + 80;
+    total += m
+        .before
+        .iter()
+        .chain(&m.after)
+        .map(line_cost)
+        .sum::<usize>();
+    while total > room {
+        let dropped = match cut.after.pop() {
+            Some(line) => line,
+            None if !cut.before.is_empty() => cut.before.remove(0),
+            None => break,
+        };
+        total -= line_cost(&dropped);
+        cut.omitted += 1;
+    }
+    let mut chars = cut.text.chars().count();
+    while total > room && chars > 1 {
+        chars /= 2;
+        let shorter = search::lines::cut_around(&m.text, 0, 0, chars);
+        total = total - 2 * json_len(&cut.text) + 2 * json_len(&shorter);
+        cut.text = shorter;
+    }
+    cut
+}

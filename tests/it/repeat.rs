@@ -1,0 +1,194 @@
+//! Nothing said twice in a session: `read_file` (with or without `symbol`), `search` and
+//! `grep` + `scope` leave out runs of lines the session already showed from an unchanged
+//! file ("lines A-B: unchanged since shown"), unless the call passes `repeat: true`; a
+//! save (the server's own, or another program's seen by the watcher) shows them again.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const UNCHANGED: &str = "unchanged since shown";
+
+/// A Rust file of `functions` functions, each 8 lines long.
+fn source(functions: usize, tag: &str) -> String {
+    (0..functions)
+        .map(|i| {
+            format!(
+                "/// Drains queue {i}.\npub fn drain_{i}(queue: &mut Vec<u32>) -> u32 {{\n    \
+                 let mut total = 0;\n    while let Some(item) = queue.pop() {{\n        \
+                 total += item; // {tag}\n    }}\n    total\n}}\n"
+            )
+        })
+        .collect()
+}
+
+fn server(ws: &Workspace, watch: bool) -> Client {
+    let mut args = vec!["--no-cache"];
+    if !watch {
+        args.push("--no-watch");
+    }
+    let mut client = Client::spawn(&args, &ws.app);
+    client.handshake(json!({}));
+    client
+}
+
+fn read(client: &mut Client, args: Value) -> String {
+    let result = client.call("read_file", args);
+    assert!(!is_error(&result), "{result}");
+    text(&result)
+}
+
+#[test]
+fn a_repeated_read_is_left_out_unless_asked_and_a_save_shows_it_again() {
+    let ws = workspace();
+    let file = ws.app.join("src").join("queue.rs");
+    std::fs::write(&file, source(10, "first")).unwrap();
+    let mut client = server(&ws, false);
+    let first = read(&mut client, json!({"path": "src/queue.rs"}));
+    assert!(first.contains("pub fn drain_3"), "{first}");
+    assert!(!first.contains(UNCHANGED), "{first}");
+    // The same lines again: one note.
+    let again = read(&mut client, json!({"path": "src/queue.rs"}));
+    assert_eq!(
+        again,
+        format!("[lines 1-80: {UNCHANGED}; repeat: true shows them]\n")
+    );
+    // Partly new: the new lines shown, the old ones one note.
+    let window = read(
+        &mut client,
+        json!({"path": "src/queue.rs", "offset": 75, "limit": 10}),
+    );
+    assert!(
+        window.starts_with(&format!("[lines 75-80: {UNCHANGED}")),
+        "{window}"
+    );
+    // A few lines are cheaper than the note: shown again.
+    let few = read(
+        &mut client,
+        json!({"path": "src/queue.rs", "offset": 2, "limit": 3}),
+    );
+    assert!(few.starts_with("2\tpub fn drain_0"), "{few}");
+    // repeat: true shows them.
+    let repeated = read(&mut client, json!({"path": "src/queue.rs", "repeat": true}));
+    assert_eq!(repeated, first);
+    // The definition read by name: already shown too.
+    let symbol = read(
+        &mut client,
+        json!({"path": "src/queue.rs", "symbol": "drain_4"}),
+    );
+    assert!(symbol.contains(UNCHANGED), "{symbol}");
+    assert!(!symbol.contains("total += item"), "{symbol}");
+    // A save through the server: shown again, with the new text.
+    let saved = client.call(
+        "write_file",
+        json!({"path": "src/queue.rs", "content": source(10, "second")}),
+    );
+    assert!(!is_error(&saved), "{saved}");
+    let after = read(&mut client, json!({"path": "src/queue.rs"}));
+    assert!(
+        after.contains("// second") && !after.contains(UNCHANGED),
+        "{after}"
+    );
+    // Another program's save changes the size or time: shown again without the watcher.
+    std::fs::write(&file, source(10, "third!")).unwrap();
+    let external = read(&mut client, json!({"path": "src/queue.rs"}));
+    assert!(
+        external.contains("// third!") && !external.contains(UNCHANGED),
+        "{external}"
+    );
+}
+
+/// A save that keeps the file's size and modification time is seen by the watcher: its
+/// event makes the lines shown again. (Linux: inotify reports every write; the other
+/// platforms' watchers are not run here.)
+#[cfg(target_os = "linux")]
+#[test]
+fn the_watcher_forgets_a_file_saved_with_the_same_size_and_time() {
+    use std::time::{Duration, Instant};
+    let ws = workspace();
+    let file = ws.app.join("src").join("queue.rs");
+    std::fs::write(&file, source(10, "aaaa")).unwrap();
+    let mut client = server(&ws, true);
+    wait_indexed(&mut client);
+    read(&mut client, json!({"path": "src/queue.rs"}));
+    assert!(read(&mut client, json!({"path": "src/queue.rs"})).contains(UNCHANGED));
+    let modified = std::fs::metadata(&file).unwrap().modified().unwrap();
+    std::fs::write(&file, source(10, "bbbb")).unwrap();
+    let handle = std::fs::File::options().write(true).open(&file).unwrap();
+    handle.set_modified(modified).unwrap();
+    drop(handle);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = read(&mut client, json!({"path": "src/queue.rs"}));
+        if text.contains("// bbbb") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "never shown again: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn search_and_grep_scope_leave_out_what_a_read_showed() {
+    let ws = workspace();
+    std::fs::write(ws.app.join("src").join("queue.rs"), source(10, "first")).unwrap();
+    let mut client = server(&ws, false);
+    // grep + scope first: its lines are new.
+    let args = json!({"pattern": "total \\+= item", "scope": true, "-C": 3});
+    let grep = client.call("grep", args.clone());
+    assert!(!text(&grep).contains(UNCHANGED), "{}", text(&grep));
+    // Again: each definition's run of lines is one note, in both forms.
+    let grep = client.call("grep", args.clone());
+    let body = text(&grep);
+    assert!(
+        body.contains("@@ function drain_0 (2-8)\n[lines 2-8: unchanged"),
+        "{body}"
+    );
+    assert!(!body.contains("total += item"), "{body}");
+    let file = &grep["structuredContent"]["matches"][0];
+    assert_eq!(file["unchanged"][0], json!([2, 8]), "{grep}");
+    assert!(
+        file.get("scopes").is_none() && file.get("context").is_none(),
+        "{grep}"
+    );
+    let mut repeated = args.clone();
+    repeated["repeat"] = json!(true);
+    assert!(text(&client.call("grep", repeated)).contains("total += item"));
+    // search after a read of the file: the excerpts are notes.
+    read(&mut client, json!({"path": "src/queue.rs", "repeat": true}));
+    let search = client.call(
+        "search",
+        json!({"query": "drain the queue", "head_limit": 3}),
+    );
+    let body = text(&search);
+    assert!(body.contains(UNCHANGED), "{body}");
+    let first = &search_results(&search)[0];
+    assert!(
+        first["text"].as_str().unwrap().contains(UNCHANGED),
+        "{search}"
+    );
+    let search = client.call(
+        "search",
+        json!({"query": "drain the queue", "head_limit": 3, "repeat": true}),
+    );
+    assert!(!text(&search).contains(UNCHANGED), "{}", text(&search));
+}
+
+#[test]
+fn the_descriptions_say_so() {
+    let ws = workspace();
+    let mut client = server(&ws, false);
+    let listed = client.request("tools/list", json!({}));
+    for tool in listed["result"]["tools"].as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        let says = tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("repeat: true");
+        let has = tool["inputSchema"]["properties"].get("repeat").is_some();
+        assert_eq!(says, has, "{name}");
+        if ["read_file", "search", "grep"].contains(&name) {
+            assert!(says, "{name}: {tool}");
+        }
+    }
+}

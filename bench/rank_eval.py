@@ -978,15 +978,21 @@ def mcp_search(corpus, binary, wait_s, log, extra=None):
         if "error" in msg or result.get("isError"):
             raise RuntimeError(f"search failed: {json.dumps(msg)[:300]}")
         items = []
-        for r in (result.get("structuredContent") or {}).get("results", [])[:TOP]:
-            path = r.get("path", "")
+        sc = result.get("structuredContent") or {}
+        # Results come grouped by file (`files[].results[]`), paths relative to `root` when
+        # there is one root.
+        for f in sc.get("files", []):
+            path = f.get("path", "")
             if path.startswith("file://"):
                 path = path[len("file://"):]
+            if sc.get("root") and not os.path.isabs(path):
+                path = os.path.join(sc["root"], path)
             if path.startswith(root):
                 path = path[len(root):]
-            line = r.get("line") or 0
-            items.append((path, r.get("name") or "", line, r.get("end_line") or line))
-        return items, size
+            for r in f.get("results", []):
+                line = r.get("line") or 0
+                items.append((path, r.get("name") or "", line, r.get("end_line") or line))
+        return items[:TOP], size
     rank.close = server.close
     return rank, "definitions"
 

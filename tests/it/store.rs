@@ -214,6 +214,10 @@ fn two_servers_started_at_once_build_once_and_agree() {
     let settled =
         |l: &str| l.starts_with("ready") && (l.contains("stored,") || l.contains("from the store"));
     let lines = [wait_line(&mut a, settled), wait_line(&mut b, settled)];
+    // And both search indexes ready (else one answers from the text pre-filter).
+    for client in [&mut a, &mut b] {
+        wait_search(client, |l| l.starts_with("ready"));
+    }
     // One wrote the store; the other read it (or, started late enough, loaded it).
     let wrote = lines.iter().filter(|l| l.contains("stored,")).count();
     assert_eq!(wrote, 1, "{lines:?}");

@@ -99,7 +99,10 @@ mod tests {
         let one = Paths::new(&roots(&[&root]), PathDisplay::Relative);
         assert_eq!(one.root(), None, "nothing shown yet");
         // Relative with the platform's separator (`src\main.rs` on Windows).
-        assert_eq!(one.show(&inside), path_text(&Path::new("src").join("main.rs")));
+        assert_eq!(
+            one.show(&inside),
+            path_text(&Path::new("src").join("main.rs"))
+        );
         assert_eq!(one.root(), Some(path_text(&root)));
         assert_eq!(one.show(&root), path_text(&root), "the root itself");
         let outside = Path::new("/elsewhere/x.rs");

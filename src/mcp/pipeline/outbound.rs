@@ -2,6 +2,7 @@
 //! request ids (and listen subscription ids) put back, written a whole line at a time.
 
 use super::*;
+use rmcp::model::{ErrorData, ServerResult};
 
 impl Router {
     /// Handles what a service sent: its output, or its end.
@@ -16,35 +17,28 @@ impl Router {
     /// `{"jsonrpc":"2.0","id":…,"result"|"error":…}` around the serialized payload, so a
     /// large result is serialized once.
     pub(super) async fn write_out(&mut self, message: ServerJsonRpcMessage) {
-        let (id, payload, failed) = match message {
-            JsonRpcMessage::Response(response) => (
-                Some(response.id),
-                serde_json::to_vec(&response.result),
-                false,
-            ),
+        let (id, body, failed) = match message {
+            JsonRpcMessage::Response(response) => {
+                (response.id, Body::Result(Box::new(response.result)), false)
+            }
             JsonRpcMessage::Error(JsonRpcError {
                 id: Some(id),
                 error,
                 ..
-            }) => (Some(id), serde_json::to_vec(&error), true),
-            other => (None, serde_json::to_vec(&other), false),
-        };
-        let mut payload = match payload {
-            Ok(payload) => payload,
-            Err(err) => {
-                tracing::error!("could not serialize an outgoing message: {err}");
+            }) => (id, Body::Error(error), true),
+            other => {
+                // A request or notification of ours (a listen stream's notifications name
+                // their subscription).
+                let Some(mut line) = serialized(&other, Vec::new()) else {
+                    return;
+                };
+                if self.streams > 0 {
+                    self.restore_subscription_id(&mut line, "/params", None);
+                }
+                line.push(b'\n');
+                self.write_line(line).await;
                 return;
             }
-        };
-        let Some(id) = id else {
-            // A request or notification of ours (a listen stream's notifications name
-            // their subscription).
-            if self.streams > 0 {
-                self.restore_subscription_id(&mut payload, "/params", None);
-            }
-            payload.push(b'\n');
-            self.write_line(payload).await;
-            return;
         };
         let entry = match id {
             RequestId::Number(n) => self.entries.remove(&n).map(|e| (n, e)),
@@ -65,21 +59,32 @@ impl Router {
                 service.input = None;
             }
         }
-        if entry.listen {
-            // A listen stream's final result names its subscription.
-            self.restore_subscription_id(&mut payload, "", Some((n, &entry.original)));
-        }
         let original = serde_json::to_vec(&entry.original).unwrap_or_else(|_| b"null".to_vec());
         let key: &[u8] = if failed { b"error" } else { b"result" };
-        let mut line = Vec::with_capacity(payload.len() + original.len() + 40);
+        let mut line = Vec::with_capacity(original.len() + 40);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(&original);
         line.extend_from_slice(b",\"");
         line.extend_from_slice(key);
         line.extend_from_slice(b"\":");
-        line.extend_from_slice(&payload);
+        let start = line.len();
+        // The payload is serialized once, straight into the line: a large answer is not
+        // copied again.
+        let Some(mut line) = (match &body {
+            Body::Result(result) => serialized(result, line),
+            Body::Error(error) => serialized(error, line),
+        }) else {
+            return;
+        };
+        if entry.listen {
+            // A listen stream's final result names its subscription.
+            let mut payload = line.split_off(start);
+            self.restore_subscription_id(&mut payload, "", Some((n, &entry.original)));
+            line.extend_from_slice(&payload);
+        }
         line.extend_from_slice(b"}\n");
         self.write_line(line).await;
+        // (`body`, perhaps a large tree, is freed once its line is on its way.)
     }
 
     pub(super) async fn write_line(&mut self, line: Vec<u8>) {
@@ -118,6 +123,23 @@ impl Router {
             if let Ok(patched) = serde_json::to_vec(&value) {
                 *json = patched;
             }
+        }
+    }
+}
+
+/// What an answer carries: its result, or its error.
+enum Body {
+    Result(Box<ServerResult>),
+    Error(ErrorData),
+}
+
+/// `value` serialized at the end of `into`; `None` (logged) when it cannot be.
+fn serialized<T: serde::Serialize>(value: &T, mut into: Vec<u8>) -> Option<Vec<u8>> {
+    match serde_json::to_writer(&mut into, value) {
+        Ok(()) => Some(into),
+        Err(err) => {
+            tracing::error!("could not serialize an outgoing message: {err}");
+            None
         }
     }
 }

@@ -322,14 +322,30 @@ pub fn serialized_len<T: serde::Serialize>(value: &T) -> usize {
 
 /// Length of `text` as a JSON string (quotes and escapes included).
 pub fn json_len(text: &str) -> usize {
-    2 + text
-        .bytes()
-        .map(|b| match b {
-            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
-            0..=0x1f => 6,
-            _ => 1,
+    // Every page measures each line it shows, so the escapes are counted in a way the
+    // compiler vectorizes (byte-wide sums over chunks that cannot overflow them): each of
+    // `"`, `\\` and the control characters escapes to at least two bytes; the control
+    // characters without a short escape (`\u0001`) to six.
+    let bytes = text.as_bytes();
+    let escaped = count_bytes(bytes, |b| b < 0x20 || b == b'"' || b == b'\\');
+    let long = match escaped {
+        0 => 0,
+        _ => count_bytes(bytes, |b| {
+            b < 0x20 && !matches!(b, b'\n' | b'\r' | b'\t' | 0x08 | 0x0c)
+        }),
+    };
+    2 + bytes.len() + escaped + 4 * long
+}
+
+/// How many of `bytes` satisfy `test`.
+fn count_bytes(bytes: &[u8], test: impl Fn(u8) -> bool + Copy) -> usize {
+    bytes
+        .chunks(255)
+        .map(|chunk| {
+            let hits = chunk.iter().fold(0u8, |n, &b| n + u8::from(test(b)));
+            usize::from(hits)
         })
-        .sum::<usize>()
+        .sum()
 }
 
 /// [`fit_to_budget`] measured in escaped bytes: cuts `text` at a line so that its JSON
@@ -531,6 +547,11 @@ mod tests {
         assert_eq!(json_len("\u{1}"), 8);
         let text = "a\"\\\n\u{1}é";
         assert_eq!(json_len(text), serde_json::to_string(text).unwrap().len());
+        for b in 0u8..0x80 {
+            let text = format!("x{}y", b as char);
+            let serialized = serde_json::to_string(&text).unwrap().len();
+            assert_eq!(json_len(&text), serialized, "byte {b:#x}");
+        }
     }
 
     #[test]

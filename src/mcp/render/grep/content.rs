@@ -189,7 +189,7 @@ pub(crate) fn render(
     let mut group = Group::default();
     let mut file = FileMatchesOut::default();
     let mut block = String::new();
-    let mut rows: Vec<Shown> = Vec::new();
+    let mut rows: Vec<Shown<'_>> = Vec::new();
     for (k, m) in matches.iter().enumerate() {
         let new_file = group.path != Some(m.path.as_path());
         if new_file {
@@ -238,7 +238,7 @@ pub(crate) fn render(
             // Paging must progress: the first entry is shown, cut to the room.
             let cut = shrink(m, *rooms, numbers);
             let mut block = format!("{}\n", file.path);
-            rows.clear();
+            let mut rows = Vec::new();
             let mut alone = Group::start(&m.path, 0, recalled.runs(&m.path));
             alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
             text.push_str(&block);
@@ -261,9 +261,10 @@ pub(crate) fn render(
 
 /// A line written for an entry: a matching line (with the entry whose scope it is in), a
 /// context line, or the note standing for a run of lines shown before (to `unchanged`).
-struct Shown {
+struct Shown<'a> {
     line: u64,
-    text: String,
+    /// Borrowed from the entry: copied once, when the row is kept.
+    text: &'a str,
     /// For a matching line, the entry covering it.
     matched: Option<usize>,
     /// For the note, the run's last line.
@@ -272,7 +273,7 @@ struct Shown {
 
 /// What `rows` add to `file`'s structured form, commas included: each row, and the rows
 /// of the scopes they name that the file does not hold yet.
-fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>]) -> usize {
+fn rows_cost(rows: &[Shown<'_>], file: &FileMatchesOut, scopes: &[Option<Definition>]) -> usize {
     let mut new_scopes: Vec<(u64, &str)> = Vec::new();
     let mut cost = 0;
     for row in rows {
@@ -280,7 +281,7 @@ fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>
             cost += 4 + digits(row.line) + digits(last);
             continue;
         }
-        cost += 6 + digits(row.line) + json_len(&row.text);
+        cost += 6 + digits(row.line) + json_len(row.text);
         let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
             continue;
         };
@@ -298,7 +299,7 @@ fn rows_cost(rows: &[Shown], file: &FileMatchesOut, scopes: &[Option<Definition>
 
 /// Adds an entry's rows to its file: context rows to the context, matching rows under
 /// their scope (or to `matches`).
-fn keep(file: &mut FileMatchesOut, rows: &[Shown], scopes: &[Option<Definition>]) {
+fn keep(file: &mut FileMatchesOut, rows: &[Shown<'_>], scopes: &[Option<Definition>]) {
     for row in rows {
         if let Some(last) = row.unchanged {
             file.unchanged.push((row.line, last));
@@ -307,7 +308,7 @@ fn keep(file: &mut FileMatchesOut, rows: &[Shown], scopes: &[Option<Definition>]
         file.shown.push(row.line);
         let line = LineRow {
             line: row.line,
-            text: row.text.clone(),
+            text: row.text.to_owned(),
         };
         match row.matched {
             None => file.context.push(line),
@@ -377,14 +378,14 @@ impl<'a> Group<'a> {
     /// the first of them, after the `--` that separates it from the previous group, and
     /// lists them in `rows`. A line is marked as matching when any entry of the page's file
     /// covers it, whichever entry's context brings it.
-    fn render(
+    fn render<'m>(
         &mut self,
         page: &[GrepMatch],
-        m: &GrepMatch,
+        m: &'m GrepMatch,
         numbers: bool,
         header: &str,
         out: &mut String,
-        rows: &mut Vec<Shown>,
+        rows: &mut Vec<Shown<'m>>,
     ) {
         let mut header = Some(header).filter(|h| !h.is_empty());
         let lines = m
@@ -421,7 +422,7 @@ impl<'a> Group<'a> {
                 // The run's first line written here says it; the others go unsaid.
                 if previous.is_none_or(|previous| previous < first) {
                     out.push_str(&shown::unchanged_note(first, last, ""));
-                    let (text, matched, unchanged) = (String::new(), None, Some(last));
+                    let (text, matched, unchanged) = ("", None, Some(last));
                     rows.push(Shown {
                         line: first,
                         text,
@@ -443,7 +444,6 @@ impl<'a> Group<'a> {
             // The last entry starting at or before this line (it, or an earlier one,
             // covers it).
             let matched = is_match.then(|| self.started.saturating_sub(1).max(self.first));
-            let text = text.to_string();
             rows.push(Shown {
                 line,
                 text,

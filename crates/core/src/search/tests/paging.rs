@@ -145,8 +145,9 @@ fn retention_is_bounded_by_the_page_not_the_result() {
     assert_eq!(out.total, 5000);
     assert_eq!(out.entries.len(), 10);
     assert!(out.truncated);
-    // Per thread: the collector (10) plus one file's staging (10); then the final merge.
-    let bound = thread_count() * 20 + 10;
+    // Per thread: the collector (at most twice the page: 20) plus one file's staging
+    // (10); then the final merge.
+    let bound = thread_count() * 30 + 10;
     assert!(
         out.stats.peak_retained <= bound,
         "peak {} > {bound}",

@@ -2,6 +2,7 @@
 //! request ids (and listen subscription ids) put back, written a whole line at a time.
 
 use super::*;
+use crate::mcp::sealed;
 use rmcp::model::{ErrorData, ServerResult};
 
 impl Router {
@@ -17,7 +18,7 @@ impl Router {
     /// `{"jsonrpc":"2.0","id":…,"result"|"error":…}` around the serialized payload, so a
     /// large result is serialized once.
     pub(super) async fn write_out(&mut self, message: ServerJsonRpcMessage) {
-        let (id, body, failed) = match message {
+        let (id, mut body, failed) = match message {
             JsonRpcMessage::Response(response) => {
                 (response.id, Body::Result(Box::new(response.result)), false)
             }
@@ -59,9 +60,15 @@ impl Router {
                 service.input = None;
             }
         }
+        // Structured content a tool gave as JSON text is written as that text.
+        let json = match &mut body {
+            Body::Result(result) => sealed::unseal(result),
+            Body::Error(_) => None,
+        };
         let original = serde_json::to_vec(&entry.original).unwrap_or_else(|_| b"null".to_vec());
         let key: &[u8] = if failed { b"error" } else { b"result" };
-        let mut line = Vec::with_capacity(original.len() + 40);
+        let reserve = json.as_ref().map_or(0, String::len);
+        let mut line = Vec::with_capacity(original.len() + 40 + reserve);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(&original);
         line.extend_from_slice(b",\"");
@@ -76,6 +83,20 @@ impl Router {
         }) else {
             return;
         };
+        if let (Some(json), Body::Result(result)) = (json, &mut body)
+            && !sealed::splice(&mut line, start, &json)
+        {
+            // Not where the writer put it (cannot happen): the tree, the slow way.
+            tracing::error!("sealed structured content without its placeholder");
+            if let ServerResult::CallToolResult(call) = &mut **result {
+                call.structured_content = serde_json::from_str(&json).ok();
+            }
+            line.truncate(start);
+            let Some(again) = serialized(result, line) else {
+                return;
+            };
+            line = again;
+        }
         if entry.listen {
             // A listen stream's final result names its subscription.
             let mut payload = line.split_off(start);

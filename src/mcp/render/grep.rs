@@ -8,7 +8,6 @@ use std::path::{Path, PathBuf};
 
 use schemars::JsonSchema;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::mcp::progress::thousands;
 use crate::mcp::render::paths::Paths;
@@ -172,8 +171,7 @@ pub fn render_grep(
         text.push_str(&format!("[{note}]\n"));
     }
     // Every entry and line above was measured as serialized, within its room.
-    let answer =
-        Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null));
+    let answer = Answer::text(text).with_structured_json(&out);
     if exact { answer.fitted() } else { answer }
 }
 

@@ -31,11 +31,38 @@ use serde_json::{Value, json};
 use crate::mcp::failure::{Failure, Reason};
 use crate::roots::RootSet;
 
+/// A tool's structured content: a JSON tree, or the JSON text of an object serialized
+/// straight from the tool's typed result, which large answers use to skip building and
+/// freeing a tree of every entry (it travels sealed, see [`crate::mcp::sealed`]).
+#[derive(Debug)]
+pub enum Structured {
+    Tree(Value),
+    Json(String),
+}
+
+impl Structured {
+    /// The content as a tree (parsing the text form once).
+    fn tree(&mut self) -> &mut Value {
+        if let Structured::Json(json) = self {
+            *self = Structured::Tree(serde_json::from_str(json).unwrap_or(Value::Null));
+        }
+        match self {
+            Structured::Tree(value) => value,
+            Structured::Json(_) => unreachable!("made a tree above"),
+        }
+    }
+
+    /// The content as a tree, consumed.
+    pub fn into_tree(mut self) -> Value {
+        std::mem::take(self.tree())
+    }
+}
+
 /// What a tool produced, before it becomes an MCP result.
 #[derive(Debug, Default)]
 pub struct Answer {
     pub text: String,
-    pub structured: Option<Value>,
+    pub structured: Option<Structured>,
     pub images: Vec<(String, String)>, // (mime, base64 data)
     pub is_error: bool,
     /// Why an error answer failed (reason code, argument as sent); `None` on success.
@@ -116,11 +143,11 @@ impl Answer {
         }
         let (reason, sent) = self.failure.get_or_insert((Reason::Internal, None)).clone();
         let object = crate::mcp::failure::error_object(reason, sent.as_deref(), "path", roots);
-        match &mut self.structured {
+        match self.structured.as_mut().map(Structured::tree) {
             Some(Value::Object(map)) => {
                 map.insert("error".into(), object);
             }
-            _ => self.structured = Some(json!({ "error": object })),
+            _ => self.structured = Some(Structured::Tree(json!({ "error": object }))),
         }
         // The object was added after the tool fitted its answer: the guard measures again.
         self.fitted = false;
@@ -128,7 +155,13 @@ impl Answer {
     }
 
     pub fn with_structured(mut self, value: Value) -> Answer {
-        self.structured = Some(value);
+        self.structured = Some(Structured::Tree(value));
+        self
+    }
+
+    /// The structured content serialized from `value` (an object) as it is, no tree built.
+    pub fn with_structured_json<T: serde::Serialize>(mut self, value: &T) -> Answer {
+        self.structured = serde_json::to_string(value).ok().map(Structured::Json);
         self
     }
 
@@ -151,7 +184,11 @@ impl Answer {
 
     /// Bytes of the structured content once serialized, with its key (0 without one).
     pub fn structured_size(&self) -> usize {
-        self.structured.as_ref().map_or(0, structured_len)
+        match &self.structured {
+            None => 0,
+            Some(Structured::Tree(value)) => structured_len(value),
+            Some(Structured::Json(json)) => json.len() + 22,
+        }
     }
 
     /// Whether both forms are within `budget` bytes each (see [`Answer::bounded`]).
@@ -192,8 +229,11 @@ impl Answer {
                 "[… output cut: over the output budget]",
             );
         }
-        if let Some(structured) = self.structured.as_mut() {
-            bound_structured(structured, budget);
+        match self.structured.as_mut() {
+            // Text already serialized is measured as it is; a tree is made only to cut it.
+            Some(Structured::Json(json)) if json.len() + 22 <= budget => {}
+            Some(structured) => bound_structured(structured.tree(), budget),
+            None => {}
         }
         self
     }
@@ -212,7 +252,10 @@ impl Answer {
         // legacy peers) with `isError` absent unless the answer is an error.
         let mut result = CallToolResult::default();
         result.content = content;
-        result.structured_content = self.structured;
+        result.structured_content = self.structured.map(|structured| match structured {
+            Structured::Tree(value) => value,
+            Structured::Json(json) => crate::mcp::sealed::seal(json),
+        });
         result.is_error = self.is_error.then_some(true);
         result
     }

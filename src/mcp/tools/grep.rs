@@ -13,7 +13,7 @@ use super::args::{
     head_limit,
 };
 use super::context::Call;
-use super::pool::{known_total, lane_for, run, targets};
+use super::pool::{free_later, known_total, lane_for, run, targets};
 use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
@@ -153,7 +153,12 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
             _ => Vec::new(),
         };
         let context = (scopes.as_slice(), &recall);
-        render_grep(&outcome, context, query.offset, numbers, &paths, budget).bounded(budget)
+        let answer =
+            render_grep(&outcome, context, query.offset, numbers, &paths, budget).bounded(budget);
+        if outcome.entries.len() > 1000 {
+            free_later(outcome);
+        }
+        answer
     };
     let on_cancel = move || abort_on_cancel.store(1, Ordering::Relaxed);
     match run(call, "matches", lane, total, on_cancel, work).await {

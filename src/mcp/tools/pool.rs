@@ -140,6 +140,16 @@ pub(super) async fn run(
     }
 }
 
+/// Frees `value` on a blocking thread instead of here: a large search outcome (an entry
+/// with its strings for every line of a page) takes a while to free, time its answer need
+/// not wait for.
+pub(super) fn free_later<T: Send + 'static>(value: T) {
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(move || drop(value))),
+        Err(_) => drop(value),
+    }
+}
+
 /// The number of files a search will examine, when the fresh index knows it: every target
 /// a directory with a fresh snapshot, and a query the index can answer. Progress then
 /// carries a `total`.

@@ -1,6 +1,7 @@
 //! Unit tests of the grep rendering.
 
 use super::*;
+use serde_json::Value;
 use std::path::PathBuf;
 
 use crate::mcp::render::rows::LineRow;

@@ -49,7 +49,7 @@ fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
         &crate::mcp::render::paths::Paths::absolute(),
         100_000,
     );
-    let structured = answer.structured.expect("structured");
+    let structured = answer.structured.expect("structured").into_tree();
     let names: Vec<(String, String)> = structured["files"]
         .as_array()
         .expect("files")

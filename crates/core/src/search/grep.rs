@@ -382,11 +382,13 @@ impl Collected {
                 self.staged_peak = self.staged_peak.max(sink.starts.len());
                 let recorded = sink.starts.len();
                 let path: Arc<Path> = Arc::from(path);
+                let mut texts = sink.texts.into_iter();
                 for line in sink.starts {
                     let item = MatchKey {
                         path: path.clone(),
                         line,
                         explicit,
+                        shown: texts.next(),
                     };
                     best.push(Ranked { rank, item });
                 }
@@ -495,6 +497,7 @@ mod key_tests {
             path: path.clone(),
             line,
             explicit: false,
+            shown: None,
         }
     }
 

@@ -3,7 +3,7 @@
 //! within the byte allowance, a batch of files in parallel at a time.
 
 use std::cmp::Ordering;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use grep_searcher::{BinaryDetection, Searcher};
@@ -13,7 +13,7 @@ use super::indexed::for_each_parallel;
 use super::outcome::{GrepMatch, Stats};
 use super::query::GrepQuery;
 use super::retain::{Ranked, path_cmp};
-use super::sink::{Build, FileSink, SinkSettings, searcher};
+use super::sink::{Build, FileSink, SinkSettings, entry_cost, line_cost, searcher};
 use super::walk::{CancellableReader, open_regular, threads_for};
 
 /// A content entry of the search pass: where a match starts. The page pass turns the keys
@@ -24,6 +24,9 @@ pub(super) struct MatchKey {
     pub(super) line: u64,
     /// The file was named explicitly (searched with NULs replaced, never dropped).
     pub(super) explicit: bool,
+    /// The line's text and the match's column, when the search pass kept them (see
+    /// [`SinkSettings::keeps_text`]); not part of the order.
+    pub(super) shown: Option<(String, u64)>,
 }
 
 impl MatchKey {
@@ -84,6 +87,9 @@ impl PagePass<'_> {
         keys: Vec<Ranked<MatchKey>>,
         stats: &mut Stats,
     ) -> (Vec<GrepMatch>, usize) {
+        if !keys.is_empty() && keys.iter().all(|key| key.item.shown.is_some()) {
+            return self.page_of_lines(keys, stats);
+        }
         let listed = keys.len();
         let files = group_by_file(&keys);
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
@@ -144,6 +150,55 @@ impl PagePass<'_> {
         }
         stats.peak_retained = stats.peak_retained.max(built.len());
         (built, consumed.max(usize::from(listed > 0)))
+    }
+
+    /// The page pass when every key holds its line (no context): the entries are the keys'
+    /// lines, charged to the byte allowance as [`FileSink`] charges them; no file is read
+    /// again. Returns the entries and how many keys they consumed.
+    fn page_of_lines(
+        &self,
+        keys: Vec<Ranked<MatchKey>>,
+        stats: &mut Stats,
+    ) -> (Vec<GrepMatch>, usize) {
+        let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
+        let mut built: Vec<GrepMatch> = Vec::with_capacity(keys.len());
+        let mut file: Option<(Arc<Path>, PathBuf)> = None;
+        for key in keys {
+            if self.control.is_cancelled() {
+                break;
+            }
+            let MatchKey {
+                path, line, shown, ..
+            } = key.item;
+            let Some((text, column)) = shown else { break };
+            let first_in_file = !file
+                .as_ref()
+                .is_some_and(|(last, _)| Arc::ptr_eq(last, &path) || **last == *path);
+            if first_in_file {
+                file = Some((path.clone(), path.to_path_buf()));
+            }
+            let cost = entry_cost(&path, first_in_file) + line_cost(&text);
+            match cost <= room {
+                true => room -= cost,
+                // The page's first entry is built whatever it costs, so paging progresses.
+                false if built.is_empty() => room = 0,
+                false => break,
+            }
+            let path = file.as_ref().map_or_else(PathBuf::new, |(_, p)| p.clone());
+            built.push(GrepMatch {
+                path,
+                line,
+                column,
+                end_line: line,
+                text,
+                before: Vec::new(),
+                after: Vec::new(),
+                omitted: 0,
+            });
+        }
+        stats.peak_retained = stats.peak_retained.max(built.len());
+        let consumed = built.len().max(1);
+        (built, consumed)
     }
 
     /// Builds `files` in parallel, each with `room` (see [`Job::build_page`]); `first`

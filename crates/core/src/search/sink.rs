@@ -16,6 +16,10 @@
 //! budget): once it is spent no entry starts (except the first, so paging always
 //! progresses) and the lines still wanted are only counted in the entry's `omitted`.
 //!
+//! Without context (and not multiline) the search pass also keeps the text of each match
+//! it records ([`SinkSettings::keeps_text`]): an entry is then its line alone, and the page
+//! is built from the keys without searching its files again.
+//!
 //! Cancellation is checked on every callback.
 
 use std::collections::VecDeque;
@@ -117,6 +121,8 @@ pub(crate) struct FileSink<'a> {
     discard_binary: bool,
     /// Keys pass: lines where recorded matches start, in order (at most `keep`).
     pub starts: Vec<u64>,
+    /// Keys pass, when the settings keep text: each recorded line's text and column.
+    pub texts: Vec<(String, u64)>,
     /// Entries pass: built entries, in line order.
     pub matches: Vec<GrepMatch>,
     /// Matching lines seen, recorded or not.
@@ -128,6 +134,14 @@ pub(crate) struct FileSink<'a> {
     recent: VecDeque<ContextLine>,
     /// Indices into `matches` still collecting `after` lines, with their last line wanted.
     pending: Vec<(usize, u64)>,
+}
+
+impl SinkSettings<'_> {
+    /// Whether the search pass keeps each recorded match's text and column: when an entry
+    /// is its matching line and nothing else (content mode, no context, not multiline).
+    pub fn keeps_text(&self) -> bool {
+        self.mode == OutputMode::Content && !self.multiline && self.before == 0 && self.after == 0
+    }
 }
 
 impl<'a> FileSink<'a> {
@@ -175,6 +189,7 @@ impl<'a> FileSink<'a> {
             line_bytes: 0,
             discard_binary,
             starts: Vec::new(),
+            texts: Vec::new(),
             matches: Vec::new(),
             match_lines: 0,
             bytes_searched: 0,
@@ -242,10 +257,16 @@ impl<'a> FileSink<'a> {
         self.required
     }
 
-    /// Keys pass: records a match starting on line `number`.
-    fn record_start(&mut self, number: u64) {
+    /// Keys pass: records a match starting on line `number` (the `line`'s bytes).
+    fn record_start(&mut self, number: u64, line: &[u8]) {
         if self.starts.len() < self.keep {
             self.starts.push(number);
+            if self.settings.keeps_text() {
+                let found = find_first(self.settings.matcher, line);
+                let max = self.settings.max_line_chars;
+                self.texts
+                    .push(match_text(line, found.map(|(s, e)| s..e), max));
+            }
         }
     }
 
@@ -423,7 +444,7 @@ impl<'a> FileSink<'a> {
     fn matched_line(&mut self, number: u64, line: &[u8]) {
         self.count_match_lines(1);
         if self.build.is_none() {
-            self.record_start(number);
+            self.record_start(number, line);
             return;
         }
         if self.tracking_lines() {
@@ -443,7 +464,8 @@ impl<'a> FileSink<'a> {
         self.count_match_lines(starts.len() as u64);
         if self.build.is_none() {
             for start in &starts {
-                self.record_start(first + start.line_index as u64);
+                // (Multiline: the text is never kept, the page pass builds the entries.)
+                self.record_start(first + start.line_index as u64, &[]);
             }
             return;
         }

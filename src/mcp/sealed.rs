@@ -46,6 +46,20 @@ pub fn unseal(result: &mut ServerResult) -> Option<String> {
     }
 }
 
+/// Bytes of a tool result's text content (what its serialized form holds besides the
+/// sealed text, about), so the line can be allocated once.
+pub fn text_len(result: &ServerResult) -> usize {
+    match result {
+        ServerResult::CallToolResult(call) => call
+            .content
+            .iter()
+            .filter_map(|block| block.as_text())
+            .map(|text| text.text.len())
+            .sum(),
+        _ => 0,
+    }
+}
+
 /// Puts the JSON text in the placeholder's place in `line` (from `start`, where the
 /// serialized result begins). False when the placeholder is not there (then nothing
 /// changed). The placeholder cannot occur inside a string of the result: there every

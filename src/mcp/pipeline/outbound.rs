@@ -67,7 +67,13 @@ impl Router {
         };
         let original = serde_json::to_vec(&entry.original).unwrap_or_else(|_| b"null".to_vec());
         let key: &[u8] = if failed { b"error" } else { b"result" };
-        let reserve = json.as_ref().map_or(0, String::len);
+        let reserve = match (&json, &body) {
+            (Some(json), Body::Result(result)) => {
+                let text = sealed::text_len(result);
+                json.len() + text + text / 16 + 1024
+            }
+            _ => 0,
+        };
         let mut line = Vec::with_capacity(original.len() + 40 + reserve);
         line.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
         line.extend_from_slice(&original);

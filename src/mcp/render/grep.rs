@@ -119,7 +119,12 @@ pub fn render_grep(
     let (notes, notes_cost) = ignore_notes(&outcome.stats.skipped_ignore_files);
     let reserve = FIXED + notes_cost;
     let mut rooms = Rooms::new(budget, reserve + ENVELOPE, reserve + paths.root_len());
-    let mut text = String::new();
+    // About what the page's text will take, so it is not copied as it grows.
+    let lines = match &outcome.entries {
+        GrepEntries::Matches(matches) => matches.iter().map(|m| m.text.len() + 8).sum(),
+        _ => 0,
+    };
+    let mut text = String::with_capacity(lines.min(budget) + 1024);
     let mut out = GrepOut::default();
     // A first entry shrunk to fit is measured by estimate only: let the guard check it.
     let mut exact = true;

@@ -26,7 +26,7 @@ use content::Recalled;
 pub(crate) use content::{add_scoped, scope_cost};
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
-pub struct GrepOut {
+pub struct GrepOut<'a> {
     /// The directory the paths are relative to (the only root); absent when they are
     /// absolute.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -36,7 +36,7 @@ pub struct GrepOut {
     pub files: Vec<String>,
     /// content: the matching lines, by file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<FileMatchesOut>,
+    pub matches: Vec<FileMatchesOut<'a>>,
     /// count: matching lines per file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub counts: Vec<CountRow>,

@@ -25,10 +25,10 @@ pub struct ReferenceFileOut {
     pub scope_unknown: Option<String>,
     /// The innermost definitions holding uses, each with its uses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow>,
+    pub scopes: Vec<ScopeRow<'static>>,
     /// Uses outside every definition (or in a file not parsed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<LineRow>,
+    pub matches: Vec<LineRow<'static>>,
     /// Lines (of those listed) where the name itself is defined.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub definitions: Vec<u64>,
@@ -98,7 +98,7 @@ pub(crate) fn render_references(
         let lines = reference_lines(r, &path, new_file && shown > 0, new_file, new_scope);
         let row = LineRow {
             line: r.line,
-            text: cut(&r.text, 500),
+            text: cut(&r.text, 500).into(),
         };
         // The row, a line number in `definitions`, the file's frame, and a new scope's row.
         let (mut t, mut s) = (json_len(&lines) - 2, cost(&row) + 8);

@@ -39,19 +39,21 @@ pub fn counts_schema(_: &mut SchemaGenerator) -> Schema {
 }
 
 /// A line of a file: `[line, text]` (a matching line, a use, or a context line).
+/// The text is borrowed from the search outcome when the page is serialized while it
+/// lives (a grep page: no copy of every line), owned otherwise.
 #[derive(Debug, Clone)]
-pub struct LineRow {
+pub struct LineRow<'a> {
     pub line: u64,
-    pub text: String,
+    pub text: Cow<'a, str>,
 }
 
-impl Serialize for LineRow {
+impl Serialize for LineRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (self.line, &self.text).serialize(serializer)
     }
 }
 
-impl JsonSchema for LineRow {
+impl JsonSchema for LineRow<'_> {
     fn schema_name() -> Cow<'static, str> {
         "LineRow".into()
     }
@@ -68,15 +70,15 @@ impl JsonSchema for LineRow {
 /// A definition with the lines found inside it: `[line, end_line, kind, name, lines]`,
 /// the name as the text shows it (`Container::name`).
 #[derive(Debug, Clone)]
-pub struct ScopeRow {
+pub struct ScopeRow<'a> {
     pub line: u64,
     pub end_line: u64,
     pub kind: String,
     pub name: String,
-    pub lines: Vec<LineRow>,
+    pub lines: Vec<LineRow<'a>>,
 }
 
-impl Serialize for ScopeRow {
+impl Serialize for ScopeRow<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (
             self.line,
@@ -89,13 +91,13 @@ impl Serialize for ScopeRow {
     }
 }
 
-impl JsonSchema for ScopeRow {
+impl JsonSchema for ScopeRow<'_> {
     fn schema_name() -> Cow<'static, str> {
         "ScopeRow".into()
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let lines = generator.subschema_for::<Vec<LineRow>>();
+        let lines = generator.subschema_for::<Vec<LineRow<'static>>>();
         let schema = json!({
             "type": "array",
             "description": "[line, end_line, kind, name, [[line, text]…]]",

@@ -31,7 +31,7 @@ pub fn tool() -> Tool {
          shown\" line (repeat: true shows them).",
         schema_of::<GrepArgs>(),
     )
-    .with_raw_output_schema(schema_of::<GrepOut>())
+    .with_raw_output_schema(schema_of::<GrepOut<'static>>())
     .with_annotations(read_only_annotations("Search file contents"))
 }
 

@@ -5,6 +5,7 @@
 //! the text (`:` lines are match rows, `-` lines context rows): each line once, however the
 //! entries' context overlaps, so both forms are linear in the page.
 
+use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
 use crate::mcp::render::paths::Paths;
@@ -19,18 +20,18 @@ use crate::symbols::Definition;
 
 /// One file's part of a content page: its lines as the text shows them, each once.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct FileMatchesOut {
+pub struct FileMatchesOut<'a> {
     pub path: String,
     /// The matching lines (marked `:` in the text); with `scope`, those outside every
     /// definition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<LineRow>,
+    pub matches: Vec<LineRow<'a>>,
     /// With `scope`: the definitions enclosing matching lines, each with its lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow>,
+    pub scopes: Vec<ScopeRow<'a>>,
     /// The context lines (marked `-`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub context: Vec<LineRow>,
+    pub context: Vec<LineRow<'a>>,
     /// Lines of matches (context, or the rest of a match spanning lines) left out because
     /// a match alone exceeds the output budget.
     #[serde(default, skip_serializing_if = "is_zero")]
@@ -48,7 +49,7 @@ pub struct FileMatchesOut {
     pub(crate) shown: Vec<u64>,
 }
 
-impl FileMatchesOut {
+impl FileMatchesOut<'_> {
     /// Whether the file holds a matching line, or a note for lines shown before.
     pub(crate) fn has_matches(&self) -> bool {
         !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
@@ -57,11 +58,11 @@ impl FileMatchesOut {
 
 /// Adds a matching line to `scopes` under `def` (a new row the first time it is named),
 /// or to `outside` without one.
-pub(crate) fn add_scoped(
-    outside: &mut Vec<LineRow>,
-    scopes: &mut Vec<ScopeRow>,
+pub(crate) fn add_scoped<'a>(
+    outside: &mut Vec<LineRow<'a>>,
+    scopes: &mut Vec<ScopeRow<'a>>,
     def: Option<&Definition>,
-    row: LineRow,
+    row: LineRow<'a>,
 ) {
     let Some(d) = def else {
         outside.push(row);
@@ -146,7 +147,7 @@ impl Recalled {
     }
 
     /// Remembers the lines each file of the page shows.
-    pub(crate) fn record(&self, files: &[FileMatchesOut], recall: &Recall) {
+    pub(crate) fn record(&self, files: &[FileMatchesOut<'_>], recall: &Recall) {
         for file in files {
             let known = self.files.iter().find(|(path, ..)| *path == file.source);
             if let Some((path, stamp, _)) = known {
@@ -157,9 +158,9 @@ impl Recalled {
 }
 
 /// What [`render`] made of a page.
-pub(crate) struct Page {
+pub(crate) struct Page<'a> {
     /// The structured form, by file.
-    pub files: Vec<FileMatchesOut>,
+    pub files: Vec<FileMatchesOut<'a>>,
     /// Entries of the page shown.
     pub shown: usize,
     /// The first entry was cut to fit (its size is an estimate).
@@ -170,14 +171,14 @@ pub(crate) struct Page {
 /// first entry too large alone is cut (see [`shrink`]). `scopes` (empty, or one per match)
 /// name each match's enclosing definition; `recalled` says which runs of lines are one
 /// "unchanged since shown" note.
-pub(crate) fn render(
-    matches: &[GrepMatch],
+pub(crate) fn render<'a>(
+    matches: &'a [GrepMatch],
     (scopes, recalled): (&[Option<Definition>], &Recalled),
     numbers: bool,
     paths: &Paths,
     rooms: &mut Rooms,
     text: &mut String,
-) -> Page {
+) -> Page<'a> {
     let scoped = !scopes.is_empty();
     let scope_of = |k: usize| scopes.get(k).and_then(Option::as_ref);
     let mut page = Page {
@@ -241,6 +242,8 @@ pub(crate) fn render(
             let mut alone = Group::start(&m.path, 0, recalled.runs(&m.path));
             alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
             text.push_str(&block);
+            // The cut copy's lines are its own: the rows take copies.
+            let rows: Vec<Shown<'a>> = rows.into_iter().map(Shown::owned).collect();
             keep(&mut file, &rows, scopes);
             file.omitted += cut.omitted;
             page.shown = 1;
@@ -262,17 +265,31 @@ pub(crate) fn render(
 /// context line, or the note standing for a run of lines shown before (to `unchanged`).
 struct Shown<'a> {
     line: u64,
-    /// Borrowed from the entry: copied once, when the row is kept.
-    text: &'a str,
+    /// Borrowed from the entry, as the structured rows hold it.
+    text: Cow<'a, str>,
     /// For a matching line, the entry covering it.
     matched: Option<usize>,
     /// For the note, the run's last line.
     unchanged: Option<u64>,
 }
 
+impl Shown<'_> {
+    /// The row with its text copied.
+    fn owned(self) -> Shown<'static> {
+        Shown {
+            text: Cow::Owned(self.text.into_owned()),
+            ..self
+        }
+    }
+}
+
 /// What `rows` add to `file`'s structured form, commas included: each row, and the rows
 /// of the scopes they name that the file does not hold yet.
-fn rows_cost(rows: &[Shown<'_>], file: &FileMatchesOut, scopes: &[Option<Definition>]) -> usize {
+fn rows_cost(
+    rows: &[Shown<'_>],
+    file: &FileMatchesOut<'_>,
+    scopes: &[Option<Definition>],
+) -> usize {
     let mut new_scopes: Vec<(u64, &str)> = Vec::new();
     let mut cost = 0;
     for row in rows {
@@ -280,7 +297,7 @@ fn rows_cost(rows: &[Shown<'_>], file: &FileMatchesOut, scopes: &[Option<Definit
             cost += 4 + digits(row.line) + digits(last);
             continue;
         }
-        cost += 6 + digits(row.line) + json_len(row.text);
+        cost += 6 + digits(row.line) + json_len(&row.text);
         let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
             continue;
         };
@@ -298,7 +315,7 @@ fn rows_cost(rows: &[Shown<'_>], file: &FileMatchesOut, scopes: &[Option<Definit
 
 /// Adds an entry's rows to its file: context rows to the context, matching rows under
 /// their scope (or to `matches`).
-fn keep(file: &mut FileMatchesOut, rows: &[Shown<'_>], scopes: &[Option<Definition>]) {
+fn keep<'a>(file: &mut FileMatchesOut<'a>, rows: &[Shown<'a>], scopes: &[Option<Definition>]) {
     for row in rows {
         if let Some(last) = row.unchanged {
             file.unchanged.push((row.line, last));
@@ -307,7 +324,7 @@ fn keep(file: &mut FileMatchesOut, rows: &[Shown<'_>], scopes: &[Option<Definiti
         file.shown.push(row.line);
         let line = LineRow {
             line: row.line,
-            text: row.text.to_owned(),
+            text: row.text.clone(),
         };
         match row.matched {
             None => file.context.push(line),
@@ -436,7 +453,7 @@ impl<'a> Group<'a> {
                 // The run's first line written here says it; the others go unsaid.
                 if previous.is_none_or(|previous| previous < first) {
                     out.push_str(&shown::unchanged_note(first, last, ""));
-                    let (text, matched, unchanged) = ("", None, Some(last));
+                    let (text, matched, unchanged) = (Cow::Borrowed(""), None, Some(last));
                     rows.push(Shown {
                         line: first,
                         text,
@@ -463,7 +480,7 @@ impl<'a> Group<'a> {
             let matched = is_match.then(|| self.started.saturating_sub(1).max(self.first));
             rows.push(Shown {
                 line,
-                text,
+                text: Cow::Borrowed(text),
                 matched,
                 unchanged: None,
             });

@@ -28,10 +28,10 @@ fn matched(path: &str, line: u64, before: Vec<ContextLine>, after: Vec<ContextLi
     }
 }
 
-fn page(
-    matches: &[GrepMatch],
+fn page<'a>(
+    matches: &'a [GrepMatch],
     scopes: &[Option<Definition>],
-) -> (String, Vec<FileMatchesOut>, Rooms) {
+) -> (String, Vec<FileMatchesOut<'a>>, Rooms) {
     let mut rooms = Rooms::new(1 << 20, 0, 0);
     let before = rooms;
     let mut text = String::new();

@@ -17,12 +17,14 @@
 //! Reading order: [`query`] (what to search), [`outcome`] (what comes back), [`control`]
 //! (cancellation and progress), then [`grep`](mod@grep) and [`glob`](mod@glob) (the two
 //! entry points), which rest on [`walk`] (targets, walker, safe file opening), [`sink`]
-//! (turning searcher callbacks into entries), [`lines`] (line text, cutting, columns) and
-//! [`retain`] (the bounded, sorted collector that makes paging cheap and memory flat).
+//! (turning searcher callbacks into entries; `starts` finds where its matches start),
+//! [`lines`] (line text, cutting, columns) and [`retain`] (the bounded, sorted collector
+//! that makes paging cheap and memory flat).
 //!
 //! Memory is bounded whatever the query: content searches retain only where matches start
-//! (sort keys), and the page's entries are built afterwards by searching the page's files
-//! again, with context, within a byte allowance (`GrepQuery::max_bytes`); each searcher
+//! (sort keys; without context, each with its line), and the page's entries are built
+//! afterwards, within a byte allowance (`GrepQuery::max_bytes`): from the keys' lines, or
+//! with context by searching the page's files again; each searcher
 //! holds at most [`sink::MAX_BUFFER`] bytes of a file at once; patterns and globs too
 //! costly to compile are refused before any work. `threads` in a query is how many threads
 //! it starts; of those, at most as many work at once as its [`Control`]'s share of the
@@ -40,6 +42,7 @@ mod page;
 pub mod query;
 pub mod retain;
 pub mod sink;
+mod starts;
 pub mod walk;
 
 #[cfg(test)]

@@ -27,7 +27,6 @@ use std::io;
 use std::path::Path;
 
 use grep_matcher::LineTerminator;
-use grep_matcher::Matcher;
 use grep_regex::RegexMatcher;
 use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkFinish, SinkMatch,
@@ -37,6 +36,7 @@ use super::control::Control;
 use super::lines::{context_text, match_text};
 use super::outcome::{ContextLine, GrepMatch};
 use super::query::{GrepQuery, OutputMode};
+use super::starts::{find_first, match_starts};
 
 /// Most bytes a searcher holds at once: the longest line searched (or, in multiline mode,
 /// the largest file). Longer lines and larger multiline files are skipped and counted as
@@ -139,7 +139,7 @@ pub(crate) struct FileSink<'a> {
 impl SinkSettings<'_> {
     /// Whether the search pass keeps each recorded match's text and column: when an entry
     /// is its matching line and nothing else (content mode, no context, not multiline).
-    pub fn keeps_text(&self) -> bool {
+    pub(crate) fn keeps_text(&self) -> bool {
         self.mode == OutputMode::Content && !self.multiline && self.before == 0 && self.after == 0
     }
 }
@@ -489,83 +489,6 @@ impl<'a> FileSink<'a> {
             self.cancelled = true;
         }
         self.cancelled
-    }
-}
-
-/// The byte range of the first match in a line, for the column and the cut window.
-fn find_first(matcher: &RegexMatcher, line: &[u8]) -> Option<(usize, usize)> {
-    let found = matcher.find(line).ok().flatten()?;
-    Some((found.start(), found.end()))
-}
-
-/// Where a match starts inside a multiline block (byte offsets into the block).
-#[derive(Debug)]
-struct MatchStart {
-    line_index: usize,
-    end_line_index: usize,
-    start: usize,
-    end: usize,
-}
-
-/// The first match starting on each line of `block`, with the line on which it ends.
-/// Linear in the block: a block can be a whole file when matches touch each other.
-fn match_starts(matcher: &RegexMatcher, block: &[u8]) -> Vec<MatchStart> {
-    let mut lines = LineCounter {
-        block,
-        offset: 0,
-        line: 0,
-    };
-    let mut starts: Vec<MatchStart> = Vec::new();
-    let _ = matcher.find_iter(block, |m| {
-        let line_index = lines.line_at(m.start());
-        // A match ending right after a `\n` ends on the line that `\n` terminates.
-        let end_line_index = lines.line_at(m.end().saturating_sub(1).max(m.start()));
-        match starts.last_mut() {
-            Some(last) if last.line_index == line_index => {
-                last.end_line_index = last.end_line_index.max(end_line_index);
-            }
-            _ => starts.push(MatchStart {
-                line_index,
-                end_line_index,
-                start: m.start(),
-                end: m.end(),
-            }),
-        }
-        true
-    });
-    if starts.is_empty() {
-        // The searcher saw a match we cannot re-find in isolation; report its first line.
-        let only = MatchStart {
-            line_index: 0,
-            end_line_index: 0,
-            start: 0,
-            end: 0,
-        };
-        starts.push(only);
-    }
-    starts
-}
-
-/// Line index (0-based) of byte offsets into one block, asked in non-decreasing order, so
-/// each byte is scanned once.
-struct LineCounter<'a> {
-    block: &'a [u8],
-    offset: usize,
-    line: usize,
-}
-
-impl LineCounter<'_> {
-    fn line_at(&mut self, offset: usize) -> usize {
-        let offset = offset.min(self.block.len());
-        if offset < self.offset {
-            (self.offset, self.line) = (0, 0);
-        }
-        self.line += self.block[self.offset..offset]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        self.offset = offset;
-        self.line
     }
 }
 

@@ -194,6 +194,23 @@ fn legacy_and_modern_clients_on_one_build() {
         json!({}),
     );
     assert_eq!(answer["result"]["resultType"], "complete");
+    // A content page's structured content (serialized once, sealed through rmcp) arrives
+    // as the object itself, with no trace of the seal.
+    let content = call(
+        &mut modern,
+        json!({}),
+        "grep",
+        json!({"pattern": "println", "output_mode": "content"}),
+        json!({}),
+    );
+    let structured = &content["result"]["structuredContent"];
+    assert_eq!(structured["matches"][0]["path"], "src/main.rs", "{content}");
+    assert!(
+        structured["matches"][0]["matches"][0][1]
+            .as_str()
+            .is_some_and(|line| line.contains("println"))
+    );
+    assert!(!content.to_string().contains("io.rootgrep/structured-json"));
     let ping = modern.request("ping", json!({"_meta": meta(json!({}))}));
     assert_eq!(ping["error"]["code"], -32601);
 }

@@ -256,6 +256,9 @@ struct Worker<'a> {
     job: &'a Job<'a>,
     searcher: Searcher,
     collected: Collected,
+    /// Bytes of matching lines this thread may still keep with their keys: twice the page's
+    /// allowance (the page's own lines, and as many that a later, smaller key evicts).
+    text_room: usize,
 }
 
 impl PerThread for Worker<'_> {
@@ -274,6 +277,7 @@ impl<'a> Worker<'a> {
             job,
             searcher: searcher(job.query, false),
             collected: Collected::new(job.query.mode, job.cap),
+            text_room: job.query.max_bytes.unwrap_or(usize::MAX).saturating_mul(2),
         }
     }
 
@@ -302,7 +306,8 @@ impl<'a> Worker<'a> {
         };
         self.searcher.set_binary_detection(detection);
         let control = self.job.control;
-        let mut sink = FileSink::keys(self.job.settings, control, path, keep, !explicit);
+        let mut sink = FileSink::keys(self.job.settings, control, path, keep, !explicit)
+            .keep_text(self.text_room);
         let reader = CancellableReader::new(file, control);
         let result = self
             .searcher
@@ -310,6 +315,7 @@ impl<'a> Worker<'a> {
         if sink.cancelled || control.is_cancelled() {
             return;
         }
+        self.text_room = sink.text_room;
         let stats = &mut self.collected.stats;
         if let Err(err) = result {
             tracing::debug!(path = %path.display(), %err, "file skipped");

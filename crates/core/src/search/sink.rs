@@ -121,8 +121,11 @@ pub(crate) struct FileSink<'a> {
     discard_binary: bool,
     /// Keys pass: lines where recorded matches start, in order (at most `keep`).
     pub starts: Vec<u64>,
-    /// Keys pass, when the settings keep text: each recorded line's text and column.
+    /// Keys pass, when the settings keep text: the text and column of the first recorded
+    /// lines, while `text_room` lasts (a prefix of `starts`).
     pub texts: Vec<(String, u64)>,
+    /// Keys pass: bytes of text still to keep (see [`FileSink::keep_text`]); 0 keeps none.
+    pub text_room: usize,
     /// Entries pass: built entries, in line order.
     pub matches: Vec<GrepMatch>,
     /// Matching lines seen, recorded or not.
@@ -154,6 +157,14 @@ impl<'a> FileSink<'a> {
         discard_binary: bool,
     ) -> Self {
         Self::new(settings, control, path, keep, None, discard_binary)
+    }
+
+    /// Keys pass: keeps the text of recorded lines (when the settings allow it) up to `room`
+    /// bytes, then none: what a thread keeps is bounded by the page's allowance, not by the
+    /// number of matches a page may need.
+    pub(crate) fn keep_text(mut self, room: usize) -> Self {
+        self.text_room = room;
+        self
     }
 
     /// A sink for the page pass: builds the entries of `build.wanted`.
@@ -190,6 +201,7 @@ impl<'a> FileSink<'a> {
             discard_binary,
             starts: Vec::new(),
             texts: Vec::new(),
+            text_room: 0,
             matches: Vec::new(),
             match_lines: 0,
             bytes_searched: 0,
@@ -261,11 +273,19 @@ impl<'a> FileSink<'a> {
     fn record_start(&mut self, number: u64, line: &[u8]) {
         if self.starts.len() < self.keep {
             self.starts.push(number);
-            if self.settings.keeps_text() {
+            // Texts stay a prefix of the starts: once one does not fit, none is kept.
+            if self.settings.keeps_text() && self.texts.len() + 1 == self.starts.len() {
                 let found = find_first(self.settings.matcher, line);
                 let max = self.settings.max_line_chars;
-                self.texts
-                    .push(match_text(line, found.map(|(s, e)| s..e), max));
+                let (text, column) = match_text(line, found.map(|(s, e)| s..e), max);
+                let cost = text.len() + 48; // the text, its String and the key's share
+                match cost <= self.text_room {
+                    true => {
+                        self.text_room -= cost;
+                        self.texts.push((text, column));
+                    }
+                    false => self.text_room = 0,
+                }
             }
         }
     }

@@ -175,3 +175,61 @@ fn no_limit_retains_at_most_max_retained() {
     assert_eq!(matches(&rest)[0].line, MAX_RETAINED as u64 + 1);
     assert!(!rest.truncated);
 }
+
+/// Without context, the search pass keeps matching lines only up to twice the page's
+/// allowance per thread; past it, the page is built by reading its files again. Either
+/// way the page is the same: a small allowance gives a prefix of a large one's page, with
+/// the same lines, and paging on from it continues exactly.
+#[test]
+fn pages_are_the_same_whether_or_not_their_lines_were_kept() {
+    let tree = Tree::new();
+    let long = "x".repeat(300);
+    for i in 0..40 {
+        let body: String = (0..50).map(|n| format!("word {i} {n} {long}\n")).collect();
+        let rel = format!("f{i:02}.txt");
+        tree.file(&rel, &body);
+        tree.touch(&rel, 1_000 + i as u64);
+    }
+    // Newest first: the page's files are searched last, when a small allowance has no room
+    // left for their lines.
+    let base = GrepQuery {
+        max_line_chars: 0,
+        sort: SortBy::Modified,
+        ..content("word")
+    };
+    let large = run(
+        &GrepQuery {
+            max_bytes: Some(64 << 20),
+            ..base.clone()
+        },
+        &tree.root(),
+    );
+    let small = run(
+        &GrepQuery {
+            max_bytes: Some(16 << 10),
+            ..base.clone()
+        },
+        &tree.root(),
+    );
+    let (GrepEntries::Matches(all), GrepEntries::Matches(page)) = (&large.entries, &small.entries)
+    else {
+        panic!("content entries");
+    };
+    assert_eq!(all.len(), 2000);
+    assert!(!page.is_empty() && page.len() < all.len());
+    assert_eq!(&all[..page.len()], &page[..]);
+    let next = small.next_offset.expect("more pages");
+    assert_eq!(next, page.len());
+    let rest = run(
+        &GrepQuery {
+            offset: next,
+            max_bytes: Some(64 << 20),
+            ..base
+        },
+        &tree.root(),
+    );
+    let GrepEntries::Matches(rest) = &rest.entries else {
+        panic!("content entries");
+    };
+    assert_eq!(&all[next..], &rest[..]);
+}

@@ -204,7 +204,10 @@ fn legacy_and_modern_clients_on_one_build() {
         json!({}),
     );
     let structured = &content["result"]["structuredContent"];
-    assert_eq!(structured["matches"][0]["path"], "src/main.rs", "{content}");
+    let path = structured["matches"][0]["path"]
+        .as_str()
+        .unwrap_or_default();
+    assert_eq!(path.replace('\\', "/"), "src/main.rs", "{content}");
     assert!(
         structured["matches"][0]["matches"][0][1]
             .as_str()

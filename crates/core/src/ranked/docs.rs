@@ -25,21 +25,6 @@ pub(crate) const CONTAINER: usize = 1;
 pub(crate) const COMMENT: usize = 2;
 pub(crate) const BODY: usize = 3;
 
-/// Definition kinds that are documents; other definitions (macros, constants, variables,
-/// modules, impl blocks) are part of the region or document around them.
-pub(crate) const DOC_KINDS: &[&str] = &[
-    "function",
-    "method",
-    "constructor",
-    "class",
-    "struct",
-    "enum",
-    "union",
-    "interface",
-    "trait",
-    "type",
-];
-
 /// The kind of a region document.
 pub(crate) const REGION: &str = "text";
 
@@ -57,6 +42,14 @@ pub(crate) const KIND_NAMES: &[&str] = &[
     "type",
     REGION,
 ];
+
+/// Definition kinds that are documents (every kind but [`REGION`]); other definitions
+/// (macros, constants, variables, modules, impl blocks) are part of the region or document
+/// around them.
+pub(crate) const DOC_KINDS: &[&str] = match KIND_NAMES.split_last() {
+    Some((_, definitions)) => definitions,
+    None => &[],
+};
 
 /// A region is cut after this many lines (at a blank line after [`REGION_MIN_LINES`]).
 pub(crate) const REGION_MAX_LINES: u32 = 40;

@@ -590,12 +590,12 @@ fn cut_at_char(text: &str, max: usize) -> &str {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::ranked::docs::file_docs;
     use crate::symbols::Definition;
 
-    fn def(name: &str, line: u64, end_line: u64) -> Definition {
+    pub(crate) fn def(name: &str, line: u64, end_line: u64) -> Definition {
         Definition {
             name: name.into(),
             kind: "function",
@@ -608,7 +608,9 @@ mod tests {
         }
     }
 
-    fn sample() -> Segment {
+    /// Three files (definitions, a skipped file, a text file): the segment the ranked
+    /// tests share.
+    pub(crate) fn sample() -> Segment {
         let mut b = Builder::default();
         let a = "fn reset_timer() {\n  stop(); stop();\n}\nfn other() { go(); }\n";
         b.add(
@@ -630,7 +632,7 @@ mod tests {
         b.finish()
     }
 
-    fn all(seg: &Segment, token: &str) -> Vec<Posting> {
+    pub(crate) fn all(seg: &Segment, token: &str) -> Vec<Posting> {
         let mut out = Vec::new();
         seg.postings(terms::hash(token), |p| out.push(p));
         out

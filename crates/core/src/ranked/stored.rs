@@ -113,50 +113,9 @@ impl crate::store::publish::Stored for Segment {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ranked::docs::file_docs;
-    use crate::ranked::segment::{Builder, Posting};
+    use crate::ranked::segment::tests::{all, sample};
     use crate::ranked::terms;
     use crate::store::publish::Stored;
-    use crate::symbols::Definition;
-
-    fn sample() -> Segment {
-        let def = |name: &str, line, end_line| Definition {
-            name: name.into(),
-            kind: "function",
-            line,
-            end_line,
-            name_line: line,
-            signature: String::new(),
-            container: Some(std::sync::Arc::from("Timer")),
-            depth: 0,
-        };
-        let mut b = Builder::default();
-        let a = "fn reset_timer() {\n  stop(); stop();\n}\nfn other() { go(); }\n";
-        let defs = [def("reset_timer", 1, 3), def("other", 4, 4)];
-        b.add(
-            b"src/timer.rs",
-            (1, 2, 3),
-            0,
-            FileState::Indexed,
-            &file_docs(a, &defs, false),
-        );
-        b.add(b"big.bin", (9, 9, 9), u8::MAX, FileState::Skipped, &[]);
-        let c = "# Timer\nreset the timer twice\n";
-        b.add(
-            b"docs/timer.md",
-            (4, 5, 6),
-            u8::MAX,
-            FileState::Indexed,
-            &file_docs(c, &[], false),
-        );
-        b.finish()
-    }
-
-    fn all(seg: &Segment, token: &str) -> Vec<Posting> {
-        let mut out = Vec::new();
-        seg.postings(terms::hash(token), |p| out.push(p));
-        out
-    }
 
     #[test]
     fn stored_segments_come_back_equal() {

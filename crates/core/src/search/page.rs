@@ -162,7 +162,8 @@ impl PagePass<'_> {
     ) -> (Vec<GrepMatch>, usize) {
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
         let mut built: Vec<GrepMatch> = Vec::with_capacity(keys.len());
-        let mut file: Option<(Arc<Path>, PathBuf)> = None;
+        // The current file's path, owned once and cloned into each of its entries.
+        let mut file: Option<PathBuf> = None;
         for key in keys {
             if self.control.is_cancelled() {
                 break;
@@ -171,11 +172,9 @@ impl PagePass<'_> {
                 path, line, shown, ..
             } = key.item;
             let Some((text, column)) = shown else { break };
-            let first_in_file = !file
-                .as_ref()
-                .is_some_and(|(last, _)| Arc::ptr_eq(last, &path) || **last == *path);
+            let first_in_file = file.as_deref() != Some(&*path);
             if first_in_file {
-                file = Some((path.clone(), path.to_path_buf()));
+                file = Some(path.to_path_buf());
             }
             let cost = entry_cost(&path, first_in_file) + line_cost(&text);
             match cost <= room {
@@ -184,9 +183,8 @@ impl PagePass<'_> {
                 false if built.is_empty() => room = 0,
                 false => break,
             }
-            let path = file.as_ref().map_or_else(PathBuf::new, |(_, p)| p.clone());
             built.push(GrepMatch {
-                path,
+                path: file.clone().unwrap_or_default(),
                 line,
                 column,
                 end_line: line,

@@ -274,7 +274,8 @@ impl<'a> FileSink<'a> {
         if self.starts.len() < self.keep {
             self.starts.push(number);
             // Texts stay a prefix of the starts: once one does not fit, none is kept.
-            if self.settings.keeps_text() && self.texts.len() + 1 == self.starts.len() {
+            let kept_all = self.texts.len() + 1 == self.starts.len();
+            if self.text_room > 0 && kept_all && self.settings.keeps_text() {
                 let found = find_first(self.settings.matcher, line);
                 let max = self.settings.max_line_chars;
                 let (text, column) = match_text(line, found.map(|(s, e)| s..e), max);

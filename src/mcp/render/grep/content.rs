@@ -357,21 +357,6 @@ fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
     def.map(|d| (d.line, d.end_line, d.name.as_str()))
 }
 
-/// Appends `n` in decimal (without `write!`'s formatting machinery: once per line shown).
-fn push_number(out: &mut String, mut n: u64) {
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    out.extend(digits[at..].iter().map(|&d| char::from(d)));
-}
-
 /// Decimal digits of `n`.
 fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -467,7 +452,8 @@ impl<'a> Group<'a> {
             let is_match = self.match_end >= line || own;
             if numbers {
                 let sep = if is_match { ':' } else { '-' };
-                push_number(out, line);
+                // (itoa, not `write!`: once per line shown.)
+                out.push_str(itoa::Buffer::new().format(line));
                 out.push(sep);
                 out.push_str(text);
                 out.push('\n');

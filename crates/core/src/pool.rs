@@ -30,8 +30,11 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::task::{Context, Poll, Waker};
 
 /// The cores this process may use: the size of the pool, and of every parallel walk.
+/// Read once: on Linux the standard library reads the cgroup's CPU quota from several
+/// files at every call, which a search would pay each time it sizes its walk.
 pub fn cores() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    static CORES: OnceLock<usize> = OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// What a request needs from the pool.

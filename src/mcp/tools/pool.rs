@@ -152,8 +152,11 @@ pub(super) fn free_later<T: Send + 'static>(value: T) {
 
 /// The number of files a search will examine, when the fresh index knows it: every target
 /// a directory with a fresh snapshot, and a query the index can answer. Progress then
-/// carries a `total`.
+/// carries a `total`. Only asked when the client wants progress: a fresh snapshot costs a
+/// round of the watcher's barrier (two thread hops), which a call without a progress token
+/// would pay for nothing.
 pub(crate) fn known_total(call: &Call<'_>, targets: &[PathBuf], walks_more: bool) -> Option<u64> {
+    call.ctx.meta.get_progress_token()?;
     let live = call.session.live.as_ref()?;
     if walks_more {
         return None;

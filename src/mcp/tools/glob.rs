@@ -6,7 +6,7 @@ use rmcp::model::Tool;
 
 use super::args::{GLOB_DEFAULT_LIMIT, GlobArgs, OneOrMany, Sort, checked_offset, head_limit};
 use super::context::Call;
-use super::pool::{known_total, lane_for, run, targets};
+use super::pool::{index_serves, known_total, lane_for, run, targets};
 use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
@@ -64,13 +64,10 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
         Err(answer) => return answer,
     };
     let index = call.file_index();
-    let total = known_total(
-        call,
-        &targets,
-        query.hidden || query.no_ignore || !query.types.is_empty(),
-    );
-    // A glob the fresh index answers (it knows the total) reads nothing from the disk.
-    let lane = lane_for(&targets, total.is_some()).await;
+    let walks_more = query.hidden || query.no_ignore || !query.types.is_empty();
+    let total = known_total(call, &targets, walks_more).await;
+    // A glob the fresh index answers reads nothing from the disk.
+    let lane = lane_for(&targets, index_serves(call, &targets, walks_more)).await;
     let paths = call.paths();
     let work = move |control: &Control, threads: usize| {
         let query = GlobQuery { threads, ..query };

@@ -123,7 +123,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         call,
         &targets,
         query.hidden || query.no_ignore || !query.globs.is_empty() || !query.types.is_empty(),
-    );
+    )
+    .await;
     // Only a grep of a few small files is quick: one served by the index still reads
     // every file.
     let lane = lane_for(&targets, false).await;
@@ -141,7 +142,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         let scopes = match (&outcome.entries, scope) {
             (GrepEntries::Matches(matches), true) => {
                 let entries: Vec<(&Path, u64)> =
-                    matches.iter().map(|m| (m.path.as_path(), m.line)).collect();
+                    matches.iter().map(|m| (&*m.path, m.line)).collect();
                 symbols::scope::enclosing(
                     &entries,
                     symbol_index.as_deref(),

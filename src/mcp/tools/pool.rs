@@ -153,19 +153,38 @@ pub(super) fn free_later<T: Send + 'static>(value: T) {
 /// The number of files a search will examine, when the fresh index knows it: every target
 /// a directory with a fresh snapshot, and a query the index can answer. Progress then
 /// carries a `total`. Only asked when the client wants progress: a fresh snapshot costs a
-/// round of the watcher's barrier (two thread hops), which a call without a progress token
-/// would pay for nothing.
-pub(crate) fn known_total(call: &Call<'_>, targets: &[PathBuf], walks_more: bool) -> Option<u64> {
+/// round of the watcher's barrier (a rename and two thread hops, up to `SYNC_WAIT` when
+/// the watcher is behind), which a call without a progress token would pay for nothing;
+/// and asked off the executor, since that round blocks.
+pub(crate) async fn known_total(
+    call: &Call<'_>,
+    targets: &[PathBuf],
+    walks_more: bool,
+) -> Option<u64> {
     call.ctx.meta.get_progress_token()?;
-    let live = call.session.live.as_ref()?;
+    let index = call.session.live.as_ref()?.index.clone();
     if walks_more {
         return None;
     }
-    let mut total = 0u64;
-    for target in targets {
-        let snapshot = live.index.snapshot_for(target)?;
-        let rel = target.strip_prefix(snapshot.root()).ok()?;
-        total += snapshot.files_under(rel).len() as u64;
-    }
-    Some(total)
+    let targets = targets.to_vec();
+    let count = move || -> Option<u64> {
+        let mut total = 0u64;
+        for target in &targets {
+            let snapshot = index.snapshot_for(target)?;
+            let rel = target.strip_prefix(snapshot.root()).ok()?;
+            total += snapshot.files_under(rel).len() as u64;
+        }
+        Some(total)
+    };
+    super::blocking(count).await.ok().flatten()
+}
+
+/// Whether the fresh file index will serve a search of `targets` (every target under a
+/// fresh root, `walks_more` false), as far as the events applied so far go: a glob it
+/// serves reads nothing from the disk and takes the quick lane.
+pub(crate) fn index_serves(call: &Call<'_>, targets: &[PathBuf], walks_more: bool) -> bool {
+    let Some(live) = call.session.live.as_ref() else {
+        return false;
+    };
+    !walks_more && targets.iter().all(|t| live.index.looks_fresh_for(t))
 }

@@ -251,6 +251,18 @@ impl FileIndex {
         })
     }
 
+    /// Whether a fresh index holds `dir` as far as the events applied so far go, asked
+    /// without a round of the barrier: for choices a stale view cannot make wrong (which
+    /// pool lane a request takes), never for answers ([`FileIndex::snapshot_for`]).
+    pub fn looks_fresh_for(&self, dir: &Path) -> bool {
+        let state = self.lock();
+        state
+            .slots
+            .iter()
+            .filter(|s| dir.starts_with(&s.root))
+            .any(|s| s.fresh().is_some())
+    }
+
     /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
     /// that would rather wait briefly than walk).
     pub fn wait_fresh(&self, root: &Path, timeout: Duration) -> Option<Arc<RootIndex>> {
@@ -545,6 +557,22 @@ pub(crate) mod tests {
         );
         drop(running);
         assert!(index.wait_fresh(&f.root, DEADLINE).is_some());
+    }
+
+    /// The lane check sees what a snapshot would serve, without a round of the barrier: a
+    /// fresh root and what lies under it; not a directory outside every root, nor a root
+    /// with an event still settling.
+    #[test]
+    fn looks_fresh_for_sees_what_a_snapshot_would_serve() {
+        let f = Fixture::new();
+        let clock = crate::clock::ManualClock::new();
+        let index = f.live_on(Arc::clone(&clock) as Arc<dyn crate::clock::Clock>);
+        assert!(index.looks_fresh_for(&f.root));
+        assert!(index.looks_fresh_for(&f.root.join("a")));
+        assert!(!index.looks_fresh_for(Path::new("/elsewhere")));
+        index.apply(&WatchEvent::Pending(f.root.join("a/new.rs")));
+        assert!(!index.looks_fresh_for(&f.root));
+        assert!(!index.looks_fresh_for(&f.root.join("a")));
     }
 
     /// A rebuild waits while other events are still settling (a burst of creations is

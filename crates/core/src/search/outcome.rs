@@ -4,7 +4,8 @@
 //! found); text is lossy UTF-8 with the line terminator stripped, already cut to the query's
 //! `max_line_chars`. Rendering (grouping by file, budgets) is the caller's job.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 pub use crate::walk::Stats;
@@ -12,7 +13,9 @@ pub use crate::walk::Stats;
 /// One matching line in content mode, with its context. Ordered by path, then line.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct GrepMatch {
-    pub path: PathBuf,
+    /// Shared by the entries of one file: a page of many lines of one file holds its path
+    /// once.
+    pub path: Arc<Path>,
     /// 1-based number of the line where the match starts.
     pub line: u64,
     /// 1-based column, in characters of the full (uncut) line, where the first match starts.

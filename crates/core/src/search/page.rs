@@ -3,7 +3,7 @@
 //! within the byte allowance, a batch of files in parallel at a time.
 
 use std::cmp::Ordering;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
 use grep_searcher::{BinaryDetection, Searcher};
@@ -162,8 +162,7 @@ impl PagePass<'_> {
     ) -> (Vec<GrepMatch>, usize) {
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
         let mut built: Vec<GrepMatch> = Vec::with_capacity(keys.len());
-        // The current file's path, owned once and cloned into each of its entries.
-        let mut file: Option<PathBuf> = None;
+        let mut file: Option<Arc<Path>> = None;
         for key in keys {
             if self.control.is_cancelled() {
                 break;
@@ -172,9 +171,9 @@ impl PagePass<'_> {
                 path, line, shown, ..
             } = key.item;
             let Some((text, column)) = shown else { break };
-            let first_in_file = file.as_deref() != Some(&*path);
+            let first_in_file = file.as_ref().is_none_or(|file| !Arc::ptr_eq(file, &path));
             if first_in_file {
-                file = Some(path.to_path_buf());
+                file = Some(path.clone());
             }
             let cost = entry_cost(&path, first_in_file) + line_cost(&text);
             match cost <= room {
@@ -184,7 +183,7 @@ impl PagePass<'_> {
                 false => break,
             }
             built.push(GrepMatch {
-                path: file.clone().unwrap_or_default(),
+                path,
                 line,
                 column,
                 end_line: line,

@@ -25,6 +25,7 @@
 use std::collections::VecDeque;
 use std::io;
 use std::path::Path;
+use std::sync::Arc;
 
 use grep_matcher::LineTerminator;
 use grep_regex::RegexMatcher;
@@ -128,6 +129,8 @@ pub(crate) struct FileSink<'a> {
     pub text_room: usize,
     /// Entries pass: built entries, in line order.
     pub matches: Vec<GrepMatch>,
+    /// Entries pass: the path the entries share, made with the first.
+    entry_path: Option<Arc<Path>>,
     /// Matching lines seen, recorded or not.
     pub match_lines: u64,
     pub bytes_searched: u64,
@@ -203,6 +206,7 @@ impl<'a> FileSink<'a> {
             texts: Vec::new(),
             text_room: 0,
             matches: Vec::new(),
+            entry_path: None,
             match_lines: 0,
             bytes_searched: 0,
             binary: false,
@@ -212,6 +216,13 @@ impl<'a> FileSink<'a> {
             recent: VecDeque::new(),
             pending: Vec::new(),
         }
+    }
+
+    /// The file's path, one allocation for all its entries.
+    fn shared_path(&mut self) -> Arc<Path> {
+        self.entry_path
+            .get_or_insert_with(|| Arc::from(self.path))
+            .clone()
     }
 
     /// Entries pass: whether a wanted line is still to come.
@@ -445,8 +456,9 @@ impl<'a> FileSink<'a> {
         }
         self.recent = recent;
         before.reverse();
+        let path = self.shared_path();
         self.matches.push(GrepMatch {
-            path: self.path.to_path_buf(),
+            path,
             line: number,
             column,
             end_line,

@@ -7,6 +7,7 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::mcp::render::paths::Paths;
 use schemars::JsonSchema;
@@ -136,7 +137,7 @@ impl Recalled {
                     Piece::Line(..) => None,
                 })
                 .collect();
-            files.push((run[0].path.clone(), stamp, runs));
+            files.push((run[0].path.to_path_buf(), stamp, runs));
         }
         Recalled { files }
     }
@@ -191,14 +192,17 @@ pub(crate) fn render<'a>(
     let mut block = String::new();
     let mut rows: Vec<Shown<'_>> = Vec::new();
     for (k, m) in matches.iter().enumerate() {
-        let new_file = group.path != Some(m.path.as_path());
+        // (The entries of one file share their path: most are the same allocation.)
+        let new_file = group
+            .path
+            .is_none_or(|path| !std::ptr::eq(path, &*m.path) && path != &*m.path);
         if new_file {
             if k > 0 {
                 page.files.push(std::mem::take(&mut file));
             }
             group = Group::start(&m.path, k, recalled.runs(&m.path));
             file.path = paths.show(&m.path);
-            file.source = m.path.clone();
+            file.source = m.path.to_path_buf();
         }
         block.clear();
         rows.clear();
@@ -357,6 +361,11 @@ fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
     def.map(|d| (d.line, d.end_line, d.name.as_str()))
 }
 
+/// Whether two entries name the same file (the entries of one file share their path).
+fn same_path(a: &Arc<Path>, b: &Arc<Path>) -> bool {
+    Arc::ptr_eq(a, b) || a == b
+}
+
 /// Decimal digits of `n`.
 fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -424,7 +433,7 @@ impl<'a> Group<'a> {
             }
             let previous = self.last.replace(line);
             while self.started < page.len()
-                && page[self.started].path == page[self.first].path
+                && same_path(&page[self.started].path, &page[self.first].path)
                 && page[self.started].line <= line
             {
                 self.match_end = self.match_end.max(page[self.started].end_line);

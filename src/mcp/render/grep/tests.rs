@@ -2,7 +2,6 @@
 
 use super::*;
 use serde_json::Value;
-use std::path::PathBuf;
 
 use crate::mcp::render::rows::LineRow;
 use crate::mcp::tools::schema_of;
@@ -17,7 +16,7 @@ fn line(line: u64, text: &str) -> ContextLine {
 
 fn matched(path: &str, line: u64, before: Vec<ContextLine>, after: Vec<ContextLine>) -> GrepMatch {
     GrepMatch {
-        path: PathBuf::from(path),
+        path: Path::new(path).into(),
         line,
         column: 3,
         end_line: line,

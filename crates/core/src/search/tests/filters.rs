@@ -178,7 +178,7 @@ fn several_targets_are_merged_and_overlaps_reported_once() {
         one.path("x/a.txt"),
     ];
     let out = run(&content("needle"), &targets);
-    let paths: Vec<_> = matches(&out).iter().map(|m| m.path.clone()).collect();
+    let paths: Vec<_> = matches(&out).iter().map(|m| m.path.to_path_buf()).collect();
     let mut expected = vec![
         one.path("b.txt"),
         one.path("x/a.txt"),

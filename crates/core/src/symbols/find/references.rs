@@ -98,7 +98,7 @@ pub fn references(
         stats.candidates_capped = outcome.truncated;
     }
     let parsed = crate::symbols::scope::definitions_of_files(
-        matches.iter().map(|m| m.path.as_path()),
+        matches.iter().map(|m| &*m.path),
         symbols,
         threads,
         control,
@@ -161,7 +161,7 @@ fn reference(
     parsed: &HashMap<PathBuf, Result<Vec<Definition>, FileError>>,
     name: &str,
 ) -> Reference {
-    let (defs, unscoped) = match parsed.get(&m.path) {
+    let (defs, unscoped) = match parsed.get(&*m.path) {
         Some(Ok(defs)) => (Some(defs), None),
         Some(Err(FileError::TooLarge)) => (None, Some(Unscoped::TooLarge)),
         // A file of a supported language that was not parsed (unreadable, too
@@ -173,7 +173,7 @@ fn reference(
     let is_definition =
         defs.is_some_and(|defs| defs.iter().any(|d| d.name == name && d.name_line == m.line));
     Reference {
-        path: m.path,
+        path: m.path.to_path_buf(),
         line: m.line,
         column: m.column,
         text: m.text,

@@ -10,6 +10,7 @@
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
 pub mod access;
+pub(crate) mod background;
 mod clock;
 pub mod complete;
 pub mod config;

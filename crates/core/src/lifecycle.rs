@@ -1,9 +1,9 @@
 //! Where the work on one root's index stands, as one enum with named transitions
-//! ([`Phase`]), shared by the file index and the symbol index (and ready for a search
-//! index): nothing to do (`Idle`), a job due from a given time (`Due`), or a job running,
-//! with whatever got due meanwhile (`Running`). The state that is one index's own (the
-//! paths a job will take, overlays, counters, the result itself) stays in that index's
-//! slot, beside its phase.
+//! ([`Phase`]), shared by the file index, the symbol index and the search index (those two
+//! through `background.rs`): nothing to do (`Idle`), a job due from a given time (`Due`),
+//! or a job running, with whatever got due meanwhile (`Running`). The state that is one
+//! index's own (the paths a job will take, overlays, counters, the result itself) stays
+//! in that index's slot, beside its phase.
 //!
 //! Two cuts differ from "not watched / waiting / building / ready / stale", because both
 //! indexes say otherwise:

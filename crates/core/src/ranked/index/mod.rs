@@ -14,8 +14,8 @@
 //! (the stale files and the update's own, read into a new update segment).
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -30,8 +30,9 @@ pub(crate) mod check;
 mod state;
 mod worker;
 
+use crate::background::Slots;
 use check::Check;
-use state::{Shared, Slot, State};
+use state::{Shared, Slot};
 
 /// Stale files a query indexes itself; beyond, they are left out and the answer says so.
 pub(crate) const MAX_ON_DEMAND: usize = 64;
@@ -119,12 +120,7 @@ impl SearchIndex {
             files,
             symbols,
             store,
-            state: Mutex::new(State {
-                slots: Vec::new(),
-                stop: false,
-            }),
-            wake: Condvar::new(),
-            clock,
+            slots: Slots::new(clock),
         });
         let for_worker = shared.clone();
         let worker = std::thread::Builder::new()
@@ -142,12 +138,12 @@ impl SearchIndex {
     pub(crate) fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
         let (base, update, dirty) = {
             let state = self.shared.lock();
-            let slot = state.slots.iter().find(|s| s.root == root)?;
-            if !slot.watched {
+            let slot = state.slots.iter().find(|s| s.work.root == root)?;
+            if !slot.work.watched {
                 return None;
             }
-            let mut dirty = slot.dirty.clone();
-            if let Some(taken) = slot.in_flight() {
+            let mut dirty = slot.work.dirty.clone();
+            if let Some(taken) = slot.work.in_flight() {
                 dirty.extend(taken.iter().cloned());
             }
             (slot.base.clone()?, slot.update.clone(), dirty)
@@ -165,13 +161,7 @@ impl SearchIndex {
 
     /// The innermost root holding `path`.
     pub(crate) fn root_of(&self, path: &Path) -> Option<PathBuf> {
-        let state = self.shared.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| path.starts_with(&s.root))
-            .max_by_key(|s| s.root.as_os_str().len())
-            .map(|s| s.root.clone())
+        self.shared.slots.root_of(path)
     }
 
     /// Waits while a root holding one of `targets` is loading its stored index (a
@@ -180,22 +170,15 @@ impl SearchIndex {
     /// a moment later beats ranking the pre-filter's candidates.
     pub(crate) fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
         let deadline = std::time::Instant::now() + RESTORE_WAIT;
-        let mine = |s: &Slot| targets.iter().any(|t| t.starts_with(&s.root));
-        let restoring = || {
-            self.shared
-                .lock()
-                .slots
-                .iter()
-                .any(|s| s.restoring && mine(s))
-        };
-        while restoring() && !cancelled() && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let mine = |s: &Slot| targets.iter().any(|t| t.starts_with(&s.work.root));
+        self.shared
+            .slots
+            .await_restored(targets, deadline, &cancelled);
         let based: Vec<PathBuf> = {
             let state = self.shared.lock();
             (state.slots.iter())
-                .filter(|s| s.base.is_some() && s.watched && mine(s))
-                .map(|s| s.root.clone())
+                .filter(|s| s.base.is_some() && s.work.watched && mine(s))
+                .map(|s| s.work.root.clone())
                 .collect()
         };
         for root in based {
@@ -239,7 +222,8 @@ impl SearchIndex {
             .slots
             .iter()
             .map(|slot| {
-                let files = file_states.iter().find(|s| s.root == slot.root);
+                let work = &slot.work;
+                let files = file_states.iter().find(|s| s.root == work.root);
                 let search_state = match files.map(|s| &s.state) {
                     Some(crate::index::IndexState::Unavailable(why)) => {
                         SearchState::Unavailable(format!(
@@ -247,12 +231,12 @@ impl SearchIndex {
                         ))
                     }
                     _ if slot.base.is_some() => SearchState::Ready,
-                    _ if !slot.watched => SearchState::Waiting("the file index"),
+                    _ if !work.watched => SearchState::Waiting("the file index"),
                     _ if slot.waiting_for_symbols => SearchState::Waiting("the symbol index"),
-                    _ if slot.running() && slot.total.load(Ordering::Relaxed) != usize::MAX => {
+                    _ if work.running() && work.total.load(Ordering::Relaxed) != usize::MAX => {
                         SearchState::Building {
-                            done: slot.done.load(Ordering::Relaxed),
-                            total: slot.total.load(Ordering::Relaxed),
+                            done: work.done.load(Ordering::Relaxed),
+                            total: work.total.load(Ordering::Relaxed),
                         }
                     }
                     _ => SearchState::Waiting("the file index"),
@@ -260,7 +244,7 @@ impl SearchIndex {
                 let segments = [slot.base.as_deref(), slot.update.as_deref()];
                 let sum = |f: fn(&Segment) -> usize| segments.iter().flatten().map(|s| f(s)).sum();
                 SearchStatus {
-                    root: slot.root.clone(),
+                    root: work.root.clone(),
                     state: search_state,
                     documents: sum(|s| s.docs().len()),
                     files: slot.base.as_deref().map_or(0, |s| s.files().len()),
@@ -268,59 +252,53 @@ impl SearchIndex {
                     heap_bytes: sum(Segment::heap_bytes),
                     index_bytes: sum(Segment::size),
                     in_place: slot.base.as_deref().is_some_and(Segment::is_mapped),
-                    updates: slot.updates,
-                    last_build: slot.last_build,
-                    store: slot.store_note.clone(),
+                    updates: work.updates,
+                    last_build: work.last_build,
+                    store: work.store_note.clone(),
                 }
             })
             .collect()
     }
 
     fn mark(&self, path: &Path) {
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         let mut state = self.shared.lock();
         let mut any = false;
         for slot in state.slots.iter_mut() {
-            if let Ok(rel) = path.strip_prefix(&slot.root) {
+            if let Ok(rel) = path.strip_prefix(&slot.work.root) {
                 slot.mark_dirty(rel.as_os_str().as_bytes().to_vec(), now);
                 any = true;
             }
         }
         drop(state);
         if any {
-            self.shared.wake.notify_all();
+            self.shared.slots.notify();
         }
     }
 
     /// Something may have changed anywhere in every root (lost events, a re-watch): an
     /// update compares every file again.
     fn recheck_all(&self, root: Option<&Path>, watched: Option<bool>) {
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         let mut state = self.shared.lock();
         for slot in state.slots.iter_mut() {
-            if root.is_some_and(|r| r != slot.root) {
+            let work = &mut slot.work;
+            if root.is_some_and(|r| r != work.root) {
                 continue;
             }
             if let Some(watched) = watched {
-                slot.watched = watched;
+                work.watched = watched;
             }
-            slot.phase.schedule(now, false);
+            work.phase.schedule(now, false);
         }
         drop(state);
-        self.shared.wake.notify_all();
+        self.shared.slots.notify();
     }
 }
 
 impl Drop for SearchIndex {
     fn drop(&mut self) {
-        {
-            let mut state = self.shared.lock();
-            state.stop = true;
-            for slot in &state.slots {
-                slot.cancel();
-            }
-        }
-        self.shared.wake.notify_all();
+        self.shared.slots.stop();
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
@@ -330,26 +308,7 @@ impl Drop for SearchIndex {
 impl Consumer for SearchIndex {
     fn set_roots(&self, roots: &[PathBuf]) {
         let store = self.shared.store.as_deref();
-        let stored: Vec<bool> = (roots.iter())
-            .map(|root| store.is_some_and(|s| s.has(root, crate::store::Kind::Search)))
-            .collect();
-        let mut state = self.shared.lock();
-        state.slots.retain(|slot| {
-            let keep = roots.contains(&slot.root);
-            if !keep {
-                slot.cancel();
-            }
-            keep
-        });
-        for (root, stored) in roots.iter().zip(stored) {
-            if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
-                let mut slot = Slot::new(root.clone(), self.shared.clock.now());
-                slot.restoring = stored;
-                state.slots.push(slot);
-            }
-        }
-        drop(state);
-        self.shared.wake.notify_all();
+        (self.shared.slots).set_roots(roots, store, crate::store::Kind::Search);
     }
 
     fn apply(&self, event: &WatchEvent) {
@@ -364,10 +323,9 @@ impl Consumer for SearchIndex {
                 let watched = *status == RootStatus::Watching;
                 self.recheck_all(Some(root), Some(watched));
                 if matches!(status, RootStatus::Failed(_)) {
-                    let mut state = self.shared.lock();
-                    if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
-                        slot.restoring = false;
-                    }
+                    // No job will run to load a stored base.
+                    let restored = |slot: &mut Slot| slot.work.restoring = false;
+                    self.shared.slots.with_slot(root, restored);
                 }
             }
         }

@@ -5,12 +5,13 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use super::check::check;
-use super::state::{Handle, MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
+use super::state::{MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
+use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::ranked::build::Indexer;
 use crate::ranked::segment::{Builder, Segment, stamp_of};
@@ -27,38 +28,21 @@ pub(super) fn worker_loop(shared: &Shared) {
     while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job, &mut stores);
         let built = match &outcome {
-            Outcome::Built { base, read, .. } => Some((base.clone(), *read)),
+            Outcome::Built { base, read, .. } => Some(Landed {
+                result: base.clone(),
+                redone: *read,
+                changed: true,
+            }),
             _ => None,
         };
-        let mut state = shared.lock();
-        stores.retain(|root| state.slots.iter().any(|s| s.root == root));
-        let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
-            continue;
-        };
-        land(slot, &job, outcome, shared.clock.now());
-        drop(state);
-        shared.wake.notify_all();
-        if let Some((base, read)) = built {
-            // After landing: queries use it while it is written; then they use the stored
-            // copy, read in place, and the heap's copy goes.
-            if stores.save(&job.root, &base, read)
-                && let Some(stored) = stores.in_place(&job.root)
-            {
-                let mut state = shared.lock();
-                let slot = state.slots.iter_mut().find(|s| s.root == job.root);
-                let same = |s: &&mut Slot| s.base.as_ref().is_some_and(|b| Arc::ptr_eq(b, &base));
-                if let Some(slot) = slot.filter(same) {
-                    slot.base = Some(stored);
-                }
-            }
-            drop(base);
-            crate::memory::release_freed();
-        }
-        if let Some(note) = stores.note(&job.root) {
-            let mut state = shared.lock();
-            if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
-                slot.store_note = Some(note);
-            }
+        let roots = shared.slots.roots();
+        stores.retain(|root| roots.iter().any(|r| r == root));
+        let now = shared.now();
+        let landed = (shared.slots).with_slot(&job.root, |slot| land(slot, &job, outcome, now));
+        shared.slots.notify();
+        if landed.is_some() {
+            // Queries use the new base while it is written, then its stored copy.
+            (shared.slots).store_landed(&mut stores, &job.root, built, Slot::base_mut);
         }
     }
 }
@@ -98,91 +82,66 @@ enum Outcome {
 
 /// Waits for a root with work due and starts its job; `None` once the index stops.
 fn next_job(shared: &Shared) -> Option<Job> {
-    let mut state = shared.lock();
-    loop {
-        if state.stop {
-            return None;
-        }
-        let now = shared.clock.now();
-        let due = (state.slots.iter())
-            .position(|s| s.has_work(now) && s.restoring)
-            .or_else(|| state.slots.iter().position(|s| s.has_work(now)));
-        if let Some(at) = due {
-            return Some(start(&mut state.slots[at]));
-        }
-        state = shared
-            .wake
-            .wait_timeout(state, Duration::from_millis(500))
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-    }
+    shared.slots.next_job(start)
 }
 
 fn start(slot: &mut Slot) -> Job {
-    slot.total.store(usize::MAX, Ordering::Relaxed);
-    slot.done.store(0, Ordering::Relaxed);
-    let cancel = Arc::<AtomicBool>::default();
-    let dirty = std::mem::take(&mut slot.dirty);
-    let handle = Handle {
-        cancel: cancel.clone(),
-        in_flight: dirty.clone(),
-    };
-    let full = slot.phase.start(handle, slot.base.is_some());
+    let started = slot.work.start(slot.base.is_some());
     Job {
-        root: slot.root.clone(),
-        full,
+        root: slot.work.root.clone(),
+        full: started.full,
         base: slot.base.clone(),
         update: slot.update.clone(),
-        dirty,
-        cancel,
-        done: slot.done.clone(),
-        total: slot.total.clone(),
+        dirty: started.dirty,
+        cancel: started.cancel,
+        done: slot.work.done.clone(),
+        total: slot.work.total.clone(),
     }
 }
 
 fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
-    slot.restoring = false;
     slot.waiting_for_symbols = false;
-    let taken = slot.phase.land().map(|h| h.in_flight).unwrap_or_default();
+    let work = &mut slot.work;
+    let taken = work.land();
     match outcome {
         Outcome::Built { base, elapsed, .. } => {
             slot.base = Some(base);
             slot.update = None;
-            slot.last_build = Some(elapsed);
-            slot.updates = 0;
+            work.last_build = Some(elapsed);
+            work.updates = 0;
         }
         Outcome::Restored { base } => {
             slot.base = Some(base);
             slot.update = None;
-            slot.give_back(taken, now);
-            slot.phase.schedule(now, false);
+            work.give_back(taken, now);
+            work.phase.schedule(now, false);
         }
         Outcome::Updated { update, indexed } => {
             slot.update = update;
-            slot.updates += indexed;
+            work.updates += indexed;
         }
         Outcome::NeedsFull => {
-            slot.give_back(taken, now);
-            slot.phase.schedule(now, true);
+            work.give_back(taken, now);
+            work.phase.schedule(now, true);
         }
         Outcome::WaitForWriter => {
-            slot.give_back(taken, now);
-            slot.phase.reschedule(now + WRITER_POLL, true);
+            work.give_back(taken, now);
+            work.phase.reschedule(now + WRITER_POLL, true);
         }
         Outcome::Gave { later } => {
-            slot.give_back(taken, now);
+            work.give_back(taken, now);
             if job.full {
-                slot.phase.schedule(now, true);
+                work.phase.schedule(now, true);
             }
-            if later && slot.phase.due().is_some() {
-                slot.phase.reschedule(now + UNAVAILABLE_RETRY, job.full);
+            if later && work.phase.due().is_some() {
+                work.phase.reschedule(now + UNAVAILABLE_RETRY, job.full);
             }
         }
     }
 }
 
 fn stopped(shared: &Shared, job: &Job) -> bool {
-    job.cancel.load(Ordering::Relaxed) || shared.lock().stop
+    job.cancel.load(Ordering::Relaxed) || shared.slots.stopping()
 }
 
 /// The root's fresh file list, waited for; `Err(later)` when the index stopped or the
@@ -211,7 +170,7 @@ fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Segment>) -> Outcome 
         if let Some(base) = stores.newer(&job.root, false) {
             return Outcome::Restored { base };
         }
-        set_slot(shared, &job.root, |slot| slot.restoring = false);
+        (shared.slots).with_slot(&job.root, |slot| slot.work.restoring = false);
     }
     let files = match fresh_files(shared, job) {
         Ok(files) => files,
@@ -230,19 +189,12 @@ fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Segment>) -> Outcome 
     build(shared, job, &files, symbols.as_ref())
 }
 
-fn set_slot(shared: &Shared, root: &std::path::Path, f: impl FnOnce(&mut Slot)) {
-    let mut state = shared.lock();
-    if let Some(slot) = state.slots.iter_mut().find(|s| s.root == root) {
-        f(slot);
-    }
-}
-
 /// The symbol index's snapshot of the root once it is ready (`None`: there is no symbol
 /// index for it, or it did not get ready in [`SYMBOLS_WAIT`]; then files are parsed here).
 fn wait_for_symbols(shared: &Shared, job: &Job) -> Option<Snapshot> {
     let symbols = shared.symbols.as_ref()?;
     let deadline = Instant::now() + SYMBOLS_WAIT;
-    set_slot(shared, &job.root, |slot| slot.waiting_for_symbols = true);
+    (shared.slots).with_slot(&job.root, |slot| slot.waiting_for_symbols = true);
     let found = loop {
         if let Some(snapshot) = symbols.snapshot(&job.root) {
             break Some(snapshot);
@@ -256,7 +208,7 @@ fn wait_for_symbols(shared: &Shared, job: &Job) -> Option<Snapshot> {
         }
         std::thread::sleep(Duration::from_millis(200));
     };
-    set_slot(shared, &job.root, |slot| slot.waiting_for_symbols = false);
+    (shared.slots).with_slot(&job.root, |slot| slot.waiting_for_symbols = false);
     found
 }
 

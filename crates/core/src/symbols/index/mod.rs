@@ -29,8 +29,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -56,8 +56,9 @@ mod stored;
 mod table;
 mod worker;
 
+use crate::background::Slots;
 pub use snapshot::{Lookup, Snapshot, SnapshotStats};
-use state::{Shared, Slot, State};
+use state::Shared;
 use table::Overlay;
 pub use table::{FileSyms, Table, pack_files};
 pub(crate) use worker::lower_priority;
@@ -138,13 +139,8 @@ impl SymbolIndex {
         let shared = Arc::new(Shared {
             files,
             store,
-            state: Mutex::new(State {
-                slots: Vec::new(),
-                stop: false,
-            }),
-            wake: Condvar::new(),
+            slots: Slots::new(clock),
             threads: threads.max(1),
-            clock,
         });
         let for_worker = shared.clone();
         let worker = std::thread::Builder::new()
@@ -163,18 +159,18 @@ impl SymbolIndex {
     pub fn snapshot(&self, root: &Path) -> Option<Snapshot> {
         let (table, overlay, dirty) = {
             let state = self.shared.lock();
-            let slot = state.slots.iter().find(|s| s.root == root)?;
-            if slot.syncing() || !slot.watched {
+            let slot = state.slots.iter().find(|s| s.work.root == root)?;
+            if slot.syncing() || !slot.work.watched {
                 return None;
             }
             let table = slot.table.clone()?;
-            let in_flight = slot.in_flight();
-            if slot.dirty.len() + in_flight.map_or(0, HashSet::len) > MAX_DIRTY_ON_DEMAND {
+            let (marked, in_flight) = (&slot.work.dirty, slot.work.in_flight());
+            if marked.len() + in_flight.map_or(0, HashSet::len) > MAX_DIRTY_ON_DEMAND {
                 return None;
             }
             let dirty: Vec<PathBuf> = match in_flight {
-                Some(in_flight) => slot.dirty.union(in_flight).cloned().collect(),
-                None => slot.dirty.iter().cloned().collect(),
+                Some(in_flight) => marked.union(in_flight).cloned().collect(),
+                None => marked.iter().cloned().collect(),
             };
             (table, slot.overlay.clone(), dirty)
         };
@@ -216,16 +212,9 @@ impl SymbolIndex {
     /// table a moment later beats parsing on demand. Returns at once otherwise.
     pub(crate) fn await_restored(&self, targets: &[PathBuf], cancelled: impl Fn() -> bool) {
         let deadline = std::time::Instant::now() + RESTORE_WAIT;
-        let restoring = || {
-            let state = self.shared.lock();
-            state
-                .slots
-                .iter()
-                .any(|s| s.restoring && targets.iter().any(|t| t.starts_with(&s.root)))
-        };
-        while restoring() && !cancelled() && std::time::Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        self.shared
+            .slots
+            .await_restored(targets, deadline, cancelled);
     }
 
     /// [`SymbolIndex::snapshot`] of the root holding `path`.
@@ -235,13 +224,7 @@ impl SymbolIndex {
 
     /// The innermost root holding `path`.
     pub(crate) fn root_of(&self, path: &Path) -> Option<PathBuf> {
-        let state = self.shared.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| path.starts_with(&s.root))
-            .max_by_key(|s| s.root.as_os_str().len())
-            .map(|s| s.root.clone())
+        self.shared.slots.root_of(path)
     }
 
     /// Distinct definition names starting with `prefix` (smart case) over the roots built,
@@ -318,21 +301,22 @@ impl SymbolIndex {
             .slots
             .iter()
             .map(|slot| {
-                let files = file_states.iter().find(|s| s.root == slot.root);
+                let work = &slot.work;
+                let files = file_states.iter().find(|s| s.root == work.root);
                 let progress = (
-                    slot.done.load(Ordering::Relaxed),
-                    slot.total.load(Ordering::Relaxed),
+                    work.done.load(Ordering::Relaxed),
+                    work.total.load(Ordering::Relaxed),
                 );
                 let symbol_state = match files.map(|s| &s.state) {
                     Some(IndexState::Unavailable(why)) => SymbolState::Unavailable(format!(
                         "no file index ({why}); symbols are parsed on demand"
                     )),
-                    _ if !slot.watched => SymbolState::Waiting,
+                    _ if !work.watched => SymbolState::Waiting,
                     // Running, but still waiting for a fresh file list.
-                    _ if slot.running() && progress.1 == usize::MAX && slot.table.is_none() => {
+                    _ if work.running() && progress.1 == usize::MAX && slot.table.is_none() => {
                         SymbolState::Waiting
                     }
-                    _ if slot.table.is_none() && slot.running() => SymbolState::Building {
+                    _ if slot.table.is_none() && work.running() => SymbolState::Building {
                         done: progress.0,
                         total: progress.1,
                     },
@@ -349,7 +333,7 @@ impl SymbolIndex {
                 };
                 let table = slot.table.as_deref();
                 SymbolStatus {
-                    root: slot.root.clone(),
+                    root: work.root.clone(),
                     state: symbol_state,
                     definitions: table.map_or(0, Table::len)
                         + slot
@@ -363,48 +347,41 @@ impl SymbolIndex {
                     heap_bytes: table.map_or(0, Table::heap_bytes),
                     table_bytes: table.map_or(0, Table::size),
                     in_place: table.is_some_and(Table::is_mapped),
-                    updates: slot.updates,
-                    last_build: slot.last_build,
-                    store: slot.store_note.clone(),
+                    updates: work.updates,
+                    last_build: work.last_build,
+                    store: work.store_note.clone(),
                 }
             })
             .collect()
     }
 
     fn mark(&self, path: &Path) {
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         let mut state = self.shared.lock();
         let mut any = false;
         for slot in state.slots.iter_mut() {
-            if path.starts_with(&slot.root) {
+            if path.starts_with(&slot.work.root) {
                 if path
                     .file_name()
                     .is_some_and(|n| n == ".gitignore" || n == ".ignore")
                 {
                     slot.sync(now);
                 } else {
-                    slot.mark_dirty(path.to_path_buf(), now);
+                    slot.work.mark_dirty(path.to_path_buf(), now);
                 }
                 any = true;
             }
         }
         drop(state);
         if any {
-            self.shared.wake.notify_all();
+            self.shared.slots.notify();
         }
     }
 }
 
 impl Drop for SymbolIndex {
     fn drop(&mut self) {
-        {
-            let mut state = self.shared.lock();
-            state.stop = true;
-            for slot in &state.slots {
-                slot.cancel();
-            }
-        }
-        self.shared.wake.notify_all();
+        self.shared.slots.stop();
         if let Some(worker) = self.worker.take() {
             let _ = worker.join();
         }
@@ -413,28 +390,8 @@ impl Drop for SymbolIndex {
 
 impl Consumer for SymbolIndex {
     fn set_roots(&self, roots: &[PathBuf]) {
-        // Which roots have a stored table, read before the lock (a stat per root).
         let store = self.shared.store.as_deref();
-        let stored: Vec<bool> = (roots.iter())
-            .map(|root| store.is_some_and(|s| s.has(root, crate::store::Kind::Symbols)))
-            .collect();
-        let mut state = self.shared.lock();
-        state.slots.retain(|slot| {
-            let keep = roots.contains(&slot.root);
-            if !keep {
-                slot.cancel();
-            }
-            keep
-        });
-        for (root, stored) in roots.iter().zip(stored) {
-            if root.is_dir() && !state.slots.iter().any(|s| &s.root == root) {
-                let mut slot = Slot::new(root.clone(), self.shared.clock.now());
-                slot.restoring = stored;
-                state.slots.push(slot);
-            }
-        }
-        drop(state);
-        self.shared.wake.notify_all();
+        (self.shared.slots).set_roots(roots, store, crate::store::Kind::Symbols);
     }
 
     fn apply(&self, event: &WatchEvent) {
@@ -445,26 +402,24 @@ impl Consumer for SymbolIndex {
             | WatchEvent::Removed(path) => self.mark(path),
             WatchEvent::Quiet => {}
             WatchEvent::Overflow | WatchEvent::Error(_) => {
-                let now = self.shared.clock.now();
+                let now = self.shared.now();
                 let mut state = self.shared.lock();
                 for slot in state.slots.iter_mut() {
                     slot.sync(now);
                 }
                 drop(state);
-                self.shared.wake.notify_all();
+                self.shared.slots.notify();
             }
             WatchEvent::Status(root, status) => {
-                let now = self.shared.clock.now();
-                let mut state = self.shared.lock();
-                if let Some(slot) = state.slots.iter_mut().find(|s| &s.root == root) {
+                let now = self.shared.now();
+                self.shared.slots.with_slot(root, |slot| {
                     // Events may have been missed while not watched: compare again.
-                    slot.watched = *status == RootStatus::Watching;
+                    slot.work.watched = *status == RootStatus::Watching;
                     // Failed: no job will run to check a stored table.
-                    slot.restoring &= !matches!(status, RootStatus::Failed(_));
+                    slot.work.restoring &= !matches!(status, RootStatus::Failed(_));
                     slot.sync(now);
-                }
-                drop(state);
-                self.shared.wake.notify_all();
+                });
+                self.shared.slots.notify();
             }
         }
     }

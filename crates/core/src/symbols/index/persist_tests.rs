@@ -72,6 +72,7 @@ fn is_stored(note: &str) -> bool {
 /// Files the root's last full pack parsed.
 fn parsed(symbols: &SymbolIndex) -> usize {
     symbols.shared.lock().slots[0]
+        .work
         .total
         .load(std::sync::atomic::Ordering::Relaxed)
 }

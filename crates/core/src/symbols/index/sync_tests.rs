@@ -74,7 +74,10 @@ fn directory_changes_resync_and_keep_what_did_not_change() {
     assert!(!Arc::ptr_eq(&first, &now), "a new table");
     // keep.py was carried over: the sync parsed only new/b.rs.
     assert_eq!(
-        symbols.shared.lock().slots[0].total.load(Ordering::Relaxed),
+        symbols.shared.lock().slots[0]
+            .work
+            .total
+            .load(Ordering::Relaxed),
         1
     );
 }

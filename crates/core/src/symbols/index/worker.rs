@@ -9,8 +9,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
-use super::state::{Handle, MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
+use super::state::{MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
 use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos, stamp_of};
+use crate::background::Landed;
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
@@ -27,106 +28,52 @@ pub(super) fn worker_loop(shared: &Shared) {
     while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job, &mut stores);
         let packed = match &outcome {
-            Outcome::Packed { table, changed, .. } => Some((table.clone(), *changed)),
+            Outcome::Packed { table, changed, .. } => Some(Landed {
+                result: table.clone(),
+                redone: job.total.load(Ordering::Relaxed),
+                changed: *changed,
+            }),
             _ => None,
         };
-        let mut state = shared.lock();
-        stores.retain(|root| state.slots.iter().any(|s| s.root == root));
-        let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) else {
-            continue;
-        };
-        land(slot, &job, outcome, shared.clock.now());
-        drop(state);
-        shared.wake.notify_all();
-        if let Some((table, changed)) = packed {
-            // After landing: the index answers while the table is written; then it answers
-            // from the stored copy, read in place, and the heap's copy goes.
-            if changed
-                && stores.save(&job.root, &table, job.total.load(Ordering::Relaxed))
-                && let Some(stored) = stores.in_place(&job.root)
-            {
-                let mut state = shared.lock();
-                let slot = state.slots.iter_mut().find(|s| s.root == job.root);
-                if let Some(slot) =
-                    slot.filter(|s| s.table.as_ref().is_some_and(|t| Arc::ptr_eq(t, &table)))
-                {
-                    slot.table = Some(stored);
-                }
-            }
-            drop(table);
-            // The build's transient memory (parse trees, unpacked lists, the stored bytes)
-            // is free now, and the replaced table too: give it back rather than keep the
-            // build's peak.
-            crate::memory::release_freed();
-        }
-        if let Some(note) = stores.note(&job.root) {
-            let mut state = shared.lock();
-            if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
-                slot.store_note = Some(note);
-            }
+        let roots = shared.slots.roots();
+        stores.retain(|root| roots.iter().any(|r| r == root));
+        let now = shared.now();
+        let landed = (shared.slots).with_slot(&job.root, |slot| land(slot, &job, outcome, now));
+        shared.slots.notify();
+        if landed.is_some() {
+            // The index answers from the new table while it is written, then from its
+            // stored copy; the build's transient memory (parse trees, unpacked lists, the
+            // stored bytes) is given back.
+            (shared.slots).store_landed(&mut stores, &job.root, packed, Slot::table_mut);
         }
     }
 }
 
 /// Waits for a root with work due and starts its job; `None` once the index stops.
 fn next_job(shared: &Shared) -> Option<Job> {
-    let mut state = shared.lock();
-    loop {
-        if state.stop {
-            return None;
-        }
-        let now = shared.clock.now();
-        // A root restoring its stored table first: it is ready in a moment, and queries
-        // on it wait for it.
-        let due = state
-            .slots
-            .iter()
-            .position(|s| s.has_work(now) && s.restoring);
-        let due = due.or_else(|| state.slots.iter().position(|s| s.has_work(now)));
-        if let Some(at) = due {
-            return Some(start(&mut state.slots[at]));
-        }
-        state = shared
-            .wake
-            .wait_timeout(state, Duration::from_millis(500))
-            .unwrap_or_else(PoisonError::into_inner)
-            .0;
-    }
+    shared.slots.next_job(start)
 }
 
 /// Starts the slot's due job: a sync when one was asked for or nothing is packed yet,
-/// else re-parsing the dirty paths (which it takes).
+/// else re-parsing the dirty paths (which it takes). A sync asked for while this one runs
+/// is another one.
 fn start(slot: &mut Slot) -> Job {
-    // Unknown until the file list is read (see `status`).
-    slot.total.store(usize::MAX, Ordering::Relaxed);
-    slot.done.store(0, Ordering::Relaxed);
-    let cancel = Arc::<AtomicBool>::default();
-    let in_flight = std::mem::take(&mut slot.dirty);
-    let dirty = in_flight.iter().cloned().collect();
-    let handle = Handle {
-        cancel: cancel.clone(),
-        in_flight,
-    };
-    // A sync asked for while this one runs is another one.
-    let sync = slot.phase.start(handle, slot.table.is_some());
+    let started = slot.work.start(slot.table.is_some());
     Job {
-        root: slot.root.clone(),
-        sync,
+        root: slot.work.root.clone(),
+        sync: started.full,
         table: slot.table.clone(),
         overlay: slot.overlay.clone(),
-        dirty,
-        cancel,
-        done: slot.done.clone(),
-        total: slot.total.clone(),
+        dirty: started.dirty.into_iter().collect(),
+        cancel: started.cancel,
+        done: slot.work.done.clone(),
+        total: slot.work.total.clone(),
     }
 }
 
 /// Hands a job's outcome to its root's slot: what got due meanwhile is due now.
 fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
-    slot.restoring = false;
-    // The paths the job took (none when the root was set again meanwhile: a new slot).
-    let taken = slot.phase.land().map(|handle| handle.in_flight);
-    let taken = taken.unwrap_or_default();
+    let taken = slot.work.land();
     match outcome {
         Outcome::Packed {
             table,
@@ -137,7 +84,7 @@ fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
             slot.table = Some(table);
             slot.overlay = Arc::default();
             slot.too_large = too_large;
-            slot.last_build = Some(elapsed);
+            slot.work.last_build = Some(elapsed);
         }
         Outcome::WaitForWriter { loaded } => {
             // Another server builds this root: look for its publication again soon (the
@@ -145,26 +92,26 @@ fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
             if slot.table.is_none() {
                 slot.table = loaded;
             }
-            slot.give_back(taken, now);
+            slot.work.give_back(taken, now);
             slot.sync(now);
-            slot.phase.reschedule(now + WRITER_POLL, false);
+            slot.work.phase.reschedule(now + WRITER_POLL, false);
         }
         Outcome::Updated { overlay, parsed } => {
             slot.overlay = Arc::new(overlay);
-            slot.updates += parsed;
+            slot.work.updates += parsed;
         }
         Outcome::NeedsSync => {
-            slot.give_back(taken, now);
+            slot.work.give_back(taken, now);
             slot.sync(now);
         }
         Outcome::Gave { later } => {
             // Not fresh yet or cancelled: the paths stay dirty for the next try.
-            slot.give_back(taken, now);
+            slot.work.give_back(taken, now);
             if job.sync {
                 slot.sync(now);
             }
-            if later && slot.phase.due().is_some() {
-                slot.phase.reschedule(now + UNAVAILABLE_RETRY, false);
+            if later && slot.work.phase.due().is_some() {
+                slot.work.phase.reschedule(now + UNAVAILABLE_RETRY, false);
             }
         }
     }
@@ -205,7 +152,7 @@ pub(super) enum Outcome {
 }
 
 pub(super) fn stopped(shared: &Shared, job: &Job) -> bool {
-    job.cancel.load(Ordering::Relaxed) || shared.lock().stop
+    job.cancel.load(Ordering::Relaxed) || shared.slots.stopping()
 }
 
 pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>) -> Outcome {
@@ -219,10 +166,7 @@ pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>) ->
     };
     if base.is_none() {
         // Nothing stored after all (or refused): queries need not wait for this job.
-        let mut state = shared.lock();
-        if let Some(slot) = state.slots.iter_mut().find(|s| s.root == job.root) {
-            slot.restoring = false;
-        }
+        (shared.slots).with_slot(&job.root, |slot| slot.work.restoring = false);
     }
     // The index stands on a fresh file list; wait for it (re-checking for a stop).
     let files = loop {
@@ -466,7 +410,7 @@ fn parse_on_threads(
             }
             order.push(at);
             job.done.fetch_add(1, Ordering::Relaxed);
-            if i.is_multiple_of(64) && shared.lock().stop {
+            if i.is_multiple_of(64) && shared.slots.stopping() {
                 job.cancel.store(true, Ordering::Relaxed);
             }
         }

@@ -351,3 +351,86 @@ impl<S: Slot> Slots<S> {
         self.notify();
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clock::ManualClock;
+
+    struct TestSlot(Work<u32>);
+
+    impl Slot for TestSlot {
+        type Dirty = u32;
+        fn new(root: PathBuf, now: Instant) -> TestSlot {
+            TestSlot(Work::new(root, now))
+        }
+        fn work(&self) -> &Work<u32> {
+            &self.0
+        }
+        fn work_mut(&mut self) -> &mut Work<u32> {
+            &mut self.0
+        }
+    }
+
+    /// Marked paths go to the job that starts (and stay visible as in flight until it
+    /// lands); the ones it gives back are marked again and make the next job due.
+    #[test]
+    fn a_job_takes_the_marked_paths_and_gives_back_what_it_did_not_index() {
+        let clock = ManualClock::new();
+        let now = clock.now();
+        let mut work = Work::<u32>::new(PathBuf::from("/r"), now);
+        work.watched = true;
+        let first = work.start(false);
+        assert!(first.full, "nothing built yet: the first job is a full one");
+        assert!(work.land().is_empty());
+        work.mark_dirty(7, now);
+        work.mark_dirty(8, now);
+        assert!(work.has_work(now));
+        let patch = work.start(true);
+        assert!(!patch.full);
+        assert_eq!(patch.dirty, HashSet::from([7, 8]));
+        assert!(work.dirty.is_empty());
+        assert_eq!(work.in_flight(), Some(&HashSet::from([7, 8])));
+        assert_eq!(work.total.load(Ordering::Relaxed), usize::MAX);
+        work.mark_dirty(9, now);
+        let taken = work.land();
+        assert_eq!(taken, HashSet::from([7, 8]));
+        work.give_back(taken, now);
+        assert_eq!(work.dirty, HashSet::from([7, 8, 9]));
+        assert!(work.has_work(now));
+    }
+
+    /// The worker starts a root restoring its stored copy before others due earlier, and
+    /// leaves its loop once the index stops; a root no longer set loses its slot and its
+    /// running job is cancelled.
+    #[test]
+    fn restoring_roots_go_first_and_removed_roots_are_cancelled() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        std::fs::create_dir_all(&a).unwrap();
+        std::fs::create_dir_all(&b).unwrap();
+        let slots = Slots::<TestSlot>::new(ManualClock::new());
+        slots.set_roots(&[a.clone(), b.clone()], None, Kind::Symbols);
+        for slot in slots.lock().slots.iter_mut() {
+            slot.0.watched = true;
+        }
+        slots.with_slot(&b, |slot| slot.0.restoring = true);
+        let started = slots.next_job(|slot| {
+            let cancel = slot.0.start(false).cancel;
+            (slot.0.root.clone(), cancel)
+        });
+        let (root, cancel) = started.expect("a job");
+        assert_eq!(root, b, "the restoring root first");
+        assert_eq!(slots.root_of(&b.join("x/y.rs")), Some(b.clone()));
+        slots.set_roots(std::slice::from_ref(&a), None, Kind::Symbols);
+        assert!(
+            cancel.load(Ordering::Relaxed),
+            "its root was removed: cancelled"
+        );
+        assert_eq!(slots.roots(), vec![a.clone()]);
+        assert_eq!(slots.with_slot(&b, |_| ()), None);
+        slots.stop();
+        assert!(slots.stopping());
+        assert!(slots.next_job(|_| ()).is_none(), "stopped: no more jobs");
+    }
+}

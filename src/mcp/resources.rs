@@ -114,18 +114,11 @@ pub async fn list(
     // `crate::pool`), on one walker thread, so many listings at once queue instead of each
     // starting a thread per core. One the fresh index serves from memory is quick: it
     // never waits behind a long search.
-    let served = match &index {
-        // Asking for a snapshot may wait for the watcher's barrier: off the executor.
-        Some(index) => {
-            let (index, listed) = (index.clone(), targets.clone());
-            tokio::task::spawn_blocking(move || {
-                listed.iter().all(|t| index.snapshot_for(t).is_some())
-            })
-            .await
-            .unwrap_or(false)
-        }
-        None => false,
-    };
+    // (Asked without a round of the watcher's barrier, which the listing itself takes:
+    // the lane is a choice a stale view cannot make wrong.)
+    let served = index
+        .as_ref()
+        .is_some_and(|index| targets.iter().all(|t| index.looks_fresh_for(t)));
     let lease = Pool::global()
         .acquire(if served { Lane::Quick } else { Lane::Wide })
         .await;

@@ -98,7 +98,7 @@ impl Kernel for NotifyKernel {
             {
                 return;
             }
-            gather.pause_in_bursts(Instant::now());
+            let now = Instant::now();
             // Never block notify's thread (the kernel queue would overflow behind it) and
             // never queue without limit: a full queue loses the event, and says so.
             if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
@@ -107,6 +107,8 @@ impl Kernel for NotifyKernel {
                 // set: wake it. If the queue is still full, it is busy and sees the flag.
                 let _ = sender.try_send(Msg::Lost);
             }
+            // After the event in hand is on its way: a pause delays only the ones after it.
+            gather.pause_in_bursts(now);
         };
         // Never follow symlinks: a link inside a root may point anywhere on the machine.
         let config = notify::Config::default()
@@ -148,9 +150,11 @@ impl Kernel for NotifyKernel {
 /// Lets a burst of raw events pile up in the kernel's queue for a moment instead of
 /// waking notify's thread and the actor once per event: while a build or an unpack creates
 /// thousands of files, every wake-up (two threads, each event) cost more than handling the
-/// event. An event after a quiet spell passes at once, so a lone change (and the barrier's
-/// sentinel) is never delayed; inside a burst, each pause lets at most [`GATHER`] of events
-/// gather (tens of events at the fastest writers, far below the kernel's queue).
+/// event. The pause comes after the event that finds a burst under way has been handed on,
+/// so no event is ever held back by it, only the ones still in the kernel's queue: a lone
+/// change, and the barrier's sentinel (a rename: two or three events in a row, the one
+/// that releases the readers among them), pass at once. Each pause lets at most [`GATHER`]
+/// of events gather (tens of events at the fastest writers, far below the kernel's queue).
 #[derive(Default)]
 pub(super) struct Gather {
     /// When the last event passed.
@@ -160,8 +164,8 @@ pub(super) struct Gather {
 }
 
 impl Gather {
-    /// Pauses (true) when `now` follows the last event within [`GATHER`] and no pause
-    /// ended within it.
+    /// Pauses (true) when `now`, the time of the event just handed on, follows the last
+    /// event within [`GATHER`] and no pause ended within it.
     pub(super) fn pause_in_bursts(&mut self, now: Instant) -> bool {
         let in_burst = self
             .last
@@ -246,7 +250,7 @@ mod tests {
         assert!(!gather.pause_in_bursts(later), "after a quiet spell too");
         assert!(
             gather.pause_in_bursts(later + GATHER / 10),
-            "the next event of a burst waits for more to gather"
+            "after the next event of a burst, more gather"
         );
         let resumed = Instant::now();
         assert!(

@@ -208,12 +208,6 @@ impl<S: Slot> Slots<S> {
         Some(f(slot))
     }
 
-    /// The roots set now.
-    pub(crate) fn roots(&self) -> Vec<PathBuf> {
-        let state = self.lock();
-        state.slots.iter().map(|s| s.work().root.clone()).collect()
-    }
-
     /// The roots are now `roots`: a root no longer set loses its slot (its job is
     /// cancelled), a new directory gets one, restoring first when `store` holds a copy of
     /// its `kind`.
@@ -297,12 +291,38 @@ impl<S: Slot> Slots<S> {
         }
     }
 
+    /// Hands a finished job's outcome to `root`'s slot (`land`, when the root is still set)
+    /// and wakes everyone waiting on the slots; the store's writers of roots no longer set
+    /// are let go. Then, when it landed, stores the job's new result (`new`, see
+    /// [`Slots::store_landed`]).
+    pub(crate) fn land<T: Stored>(
+        &self,
+        stores: &mut Stores<T>,
+        root: &Path,
+        land: impl FnOnce(&mut S),
+        new: Option<Landed<T>>,
+        held: fn(&mut S) -> &mut Option<Arc<T>>,
+    ) {
+        let mut state = self.lock();
+        stores.retain(|set| state.slots.iter().any(|s| s.work().root == set));
+        let landed = state
+            .slots
+            .iter_mut()
+            .find(|s| s.work().root == root)
+            .map(land);
+        drop(state);
+        self.notify();
+        if landed.is_some() {
+            self.store_landed(stores, root, new, held);
+        }
+    }
+
     /// After `root`'s job landed: stores its new result, if any, and once it is saved lets
     /// the slot read the stored copy in place instead (`held` is where the slot keeps its
     /// result: replaced only while it still holds this one), so the heap's copy goes; gives
     /// the job's freed memory back rather than keep the build's peak; and notes how the root
     /// stands in the store.
-    pub(crate) fn store_landed<T: Stored>(
+    fn store_landed<T: Stored>(
         &self,
         stores: &mut Stores<T>,
         root: &Path,
@@ -427,7 +447,13 @@ mod tests {
             cancel.load(Ordering::Relaxed),
             "its root was removed: cancelled"
         );
-        assert_eq!(slots.roots(), vec![a.clone()]);
+        let roots: Vec<PathBuf> = slots
+            .lock()
+            .slots
+            .iter()
+            .map(|s| s.0.root.clone())
+            .collect();
+        assert_eq!(roots, vec![a.clone()]);
         assert_eq!(slots.with_slot(&b, |_| ()), None);
         slots.stop();
         assert!(slots.stopping());

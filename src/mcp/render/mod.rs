@@ -194,7 +194,7 @@ impl Answer {
         match &self.structured {
             None => 0,
             Some(Structured::Tree(value)) => structured_len(value),
-            Some(Structured::Json(json)) => json.len() + 22,
+            Some(Structured::Json(json)) => json.len() + STRUCTURED_KEY,
         }
     }
 
@@ -238,7 +238,7 @@ impl Answer {
         }
         match self.structured.as_mut() {
             // Text already serialized is measured as it is; a tree is made only to cut it.
-            Some(Structured::Json(json)) if json.len() + 22 <= budget => {}
+            Some(Structured::Json(json)) if json.len() + STRUCTURED_KEY <= budget => {}
             Some(structured) => bound_structured(structured.tree(), budget),
             None => {}
         }
@@ -445,9 +445,12 @@ fn escaped_prefix(text: &str, room: usize) -> usize {
     cut
 }
 
-/// Bytes of structured content as serialized, with its key (`,"structuredContent":`).
+/// Bytes the structured content's key adds to it (`,"structuredContent":`).
+const STRUCTURED_KEY: usize = 22;
+
+/// Bytes of structured content as serialized, with its key.
 fn structured_len(value: &Value) -> usize {
-    serde_json::to_string(value).map_or(0, |s| s.len()) + 22
+    serde_json::to_string(value).map_or(0, |s| s.len()) + STRUCTURED_KEY
 }
 
 /// Cuts structured content to `budget` bytes as serialized: long strings first, then

@@ -242,25 +242,14 @@ impl FileIndex {
 
     /// The fresh index of a root containing `dir`, if there is one.
     pub fn snapshot_for(&self, dir: &Path) -> Option<Arc<RootIndex>> {
-        self.fresh_synced(|state| {
-            state
-                .slots
-                .iter()
-                .filter(|s| dir.starts_with(&s.root))
-                .find_map(|s| s.fresh().cloned())
-        })
+        self.fresh_synced(|state| fresh_for(state, dir))
     }
 
     /// Whether a fresh index holds `dir` as far as the events applied so far go, asked
     /// without a round of the barrier: for choices a stale view cannot make wrong (which
     /// pool lane a request takes), never for answers ([`FileIndex::snapshot_for`]).
     pub fn looks_fresh_for(&self, dir: &Path) -> bool {
-        let state = self.lock();
-        state
-            .slots
-            .iter()
-            .filter(|s| dir.starts_with(&s.root))
-            .any(|s| s.fresh().is_some())
+        fresh_for(&self.lock(), dir).is_some()
     }
 
     /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
@@ -398,6 +387,15 @@ impl FileIndex {
             self.shared.wake.notify_all();
         }
     }
+}
+
+/// The fresh index of a root containing `dir`, as far as the events applied so far go.
+fn fresh_for(state: &State, dir: &Path) -> Option<Arc<RootIndex>> {
+    state
+        .slots
+        .iter()
+        .filter(|s| dir.starts_with(&s.root))
+        .find_map(|s| s.fresh().cloned())
 }
 
 impl Drop for FileIndex {

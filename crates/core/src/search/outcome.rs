@@ -33,6 +33,13 @@ pub struct GrepMatch {
     pub omitted: u64,
 }
 
+impl GrepMatch {
+    /// Whether `other` is an entry of the same file (most often the same shared path).
+    pub fn same_file(&self, other: &GrepMatch) -> bool {
+        Arc::ptr_eq(&self.path, &other.path) || self.path == other.path
+    }
+}
+
 /// A line shown around a match.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub struct ContextLine {

@@ -162,7 +162,6 @@ impl PagePass<'_> {
     ) -> (Vec<GrepMatch>, usize) {
         let mut room = self.query.max_bytes.unwrap_or(usize::MAX);
         let mut built: Vec<GrepMatch> = Vec::with_capacity(keys.len());
-        let mut file: Option<Arc<Path>> = None;
         for key in keys {
             if self.control.is_cancelled() {
                 break;
@@ -171,18 +170,7 @@ impl PagePass<'_> {
                 path, line, shown, ..
             } = key.item;
             let Some((text, column)) = shown else { break };
-            let first_in_file = file.as_ref().is_none_or(|file| !Arc::ptr_eq(file, &path));
-            if first_in_file {
-                file = Some(path.clone());
-            }
-            let cost = entry_cost(&path, first_in_file) + line_cost(&text);
-            match cost <= room {
-                true => room -= cost,
-                // The page's first entry is built whatever it costs, so paging progresses.
-                false if built.is_empty() => room = 0,
-                false => break,
-            }
-            built.push(GrepMatch {
+            let entry = GrepMatch {
                 path,
                 line,
                 column,
@@ -191,7 +179,16 @@ impl PagePass<'_> {
                 before: Vec::new(),
                 after: Vec::new(),
                 omitted: 0,
-            });
+            };
+            let first_in_file = built.last().is_none_or(|last| !last.same_file(&entry));
+            let cost = entry_cost(&entry.path, first_in_file) + line_cost(&entry.text);
+            match cost <= room {
+                true => room -= cost,
+                // The page's first entry is built whatever it costs, so paging progresses.
+                false if built.is_empty() => room = 0,
+                false => break,
+            }
+            built.push(entry);
         }
         stats.peak_retained = stats.peak_retained.max(built.len());
         let consumed = built.len().max(1);

@@ -150,19 +150,12 @@ impl<T: Ord> Best<T> {
     /// Keeps the `cap` smallest of the pool, the greatest of them last (the bound).
     fn select(&mut self) {
         let cap = self.cap;
-        if self.pool.len() > cap {
-            // Puts the cap-th smallest at `cap - 1`, everything before it no greater.
-            self.pool.select_nth_unstable(cap - 1);
-            self.pool.truncate(cap);
-        } else if self.pool.len() == cap {
-            let greatest = (0..cap).fold(0, |g, i| match self.pool[i] > self.pool[g] {
-                true => i,
-                false => g,
-            });
-            self.pool.swap(greatest, cap - 1);
-        } else {
+        if self.pool.len() < cap {
             return;
         }
+        // Puts the cap-th smallest at `cap - 1`, everything before it no greater.
+        self.pool.select_nth_unstable(cap - 1);
+        self.pool.truncate(cap);
         self.bounded = true;
     }
 

@@ -7,7 +7,6 @@
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use crate::mcp::render::paths::Paths;
 use schemars::JsonSchema;
@@ -117,7 +116,7 @@ impl Recalled {
     /// stamps are taken now, before anything is remembered).
     pub(crate) fn of(matches: &[GrepMatch], recall: &Recall) -> Recalled {
         let mut files: Vec<FileRecall> = Vec::new();
-        for run in matches.chunk_by(|a, b| a.path == b.path) {
+        for run in matches.chunk_by(GrepMatch::same_file) {
             let mut lines: Vec<u64> = run
                 .iter()
                 .flat_map(|m| {
@@ -192,15 +191,12 @@ pub(crate) fn render<'a>(
     let mut block = String::new();
     let mut rows: Vec<Shown<'_>> = Vec::new();
     for (k, m) in matches.iter().enumerate() {
-        // (The entries of one file share their path: most are the same allocation.)
-        let new_file = group
-            .path
-            .is_none_or(|path| !std::ptr::eq(path, &*m.path) && path != &*m.path);
+        let new_file = k == 0 || !m.same_file(&matches[k - 1]);
         if new_file {
             if k > 0 {
                 page.files.push(std::mem::take(&mut file));
             }
-            group = Group::start(&m.path, k, recalled.runs(&m.path));
+            group = Group::start(k, recalled.runs(&m.path));
             file.path = paths.show(&m.path);
             file.source = m.path.to_path_buf();
         }
@@ -243,7 +239,7 @@ pub(crate) fn render<'a>(
             let cut = shrink(m, *rooms, numbers);
             let mut block = format!("{}\n", file.path);
             let mut rows = Vec::new();
-            let mut alone = Group::start(&m.path, 0, recalled.runs(&m.path));
+            let mut alone = Group::start(0, recalled.runs(&m.path));
             alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
             text.push_str(&block);
             // The cut copy's lines are its own: the rows take copies.
@@ -361,11 +357,6 @@ fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
     def.map(|d| (d.line, d.end_line, d.name.as_str()))
 }
 
-/// Whether two entries name the same file (the entries of one file share their path).
-fn same_path(a: &Arc<Path>, b: &Arc<Path>) -> bool {
-    Arc::ptr_eq(a, b) || a == b
-}
-
 /// Decimal digits of `n`.
 fn digits(n: u64) -> usize {
     n.checked_ilog10().map_or(1, |d| d as usize + 1)
@@ -373,8 +364,7 @@ fn digits(n: u64) -> usize {
 
 /// The rendering state of the file being written.
 #[derive(Clone, Default)]
-struct Group<'a> {
-    path: Option<&'a Path>,
+struct Group {
     /// Index (in the page) of the file's first entry.
     first: usize,
     /// Last line written for this file.
@@ -387,10 +377,9 @@ struct Group<'a> {
     unchanged: Vec<(u64, u64)>,
 }
 
-impl<'a> Group<'a> {
-    fn start(path: &'a Path, first: usize, unchanged: Vec<(u64, u64)>) -> Group<'a> {
+impl Group {
+    fn start(first: usize, unchanged: Vec<(u64, u64)>) -> Group {
         Group {
-            path: Some(path),
             first,
             last: None,
             started: first,
@@ -433,7 +422,7 @@ impl<'a> Group<'a> {
             }
             let previous = self.last.replace(line);
             while self.started < page.len()
-                && same_path(&page[self.started].path, &page[self.first].path)
+                && page[self.started].same_file(&page[self.first])
                 && page[self.started].line <= line
             {
                 self.match_end = self.match_end.max(page[self.started].end_line);

@@ -35,15 +35,10 @@ pub(super) fn worker_loop(shared: &Shared) {
             }),
             _ => None,
         };
-        let roots = shared.slots.roots();
-        stores.retain(|root| roots.iter().any(|r| r == root));
         let now = shared.now();
-        let landed = (shared.slots).with_slot(&job.root, |slot| land(slot, &job, outcome, now));
-        shared.slots.notify();
-        if landed.is_some() {
-            // Queries use the new base while it is written, then its stored copy.
-            (shared.slots).store_landed(&mut stores, &job.root, built, Slot::base_mut);
-        }
+        let landing = |slot: &mut Slot| land(slot, &job, outcome, now);
+        // Queries use a new base while it is written, then its stored copy.
+        (shared.slots).land(&mut stores, &job.root, landing, built, Slot::base_mut);
     }
 }
 

@@ -35,17 +35,12 @@ pub(super) fn worker_loop(shared: &Shared) {
             }),
             _ => None,
         };
-        let roots = shared.slots.roots();
-        stores.retain(|root| roots.iter().any(|r| r == root));
         let now = shared.now();
-        let landed = (shared.slots).with_slot(&job.root, |slot| land(slot, &job, outcome, now));
-        shared.slots.notify();
-        if landed.is_some() {
-            // The index answers from the new table while it is written, then from its
-            // stored copy; the build's transient memory (parse trees, unpacked lists, the
-            // stored bytes) is given back.
-            (shared.slots).store_landed(&mut stores, &job.root, packed, Slot::table_mut);
-        }
+        let landing = |slot: &mut Slot| land(slot, &job, outcome, now);
+        // The index answers from a new table while it is written, then from its stored
+        // copy; the build's transient memory (parse trees, unpacked lists, the stored
+        // bytes) is given back.
+        (shared.slots).land(&mut stores, &job.root, landing, packed, Slot::table_mut);
     }
 }
 

@@ -157,7 +157,7 @@ pub(crate) trait Slot: Send + 'static {
     fn work_mut(&mut self) -> &mut Work<Self::Dirty>;
 }
 
-/// A new result a job landed, for [`Slots::store_landed`].
+/// A new result a job landed, for [`Slots::land`].
 pub(crate) struct Landed<T> {
     pub(crate) result: Arc<T>,
     /// Files the job built it from (what a writer waiting on this one is told).

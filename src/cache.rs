@@ -1,6 +1,8 @@
-//! `rootgrep cache [list|clear] [DIR]... [--cache-dir DIR]`: what the index store holds
-//! (per root: its size, when a server last opened it, the pid of the server writing it
-//! now), and clearing it. Output on stdout, one entry per line; errors on stderr.
+//! `rootgrep cache [list|clear] [DIR]... [--missing] [--cache-dir DIR]`: what the index
+//! store holds (per root: its size, when a server last opened it, the pid of the server
+//! writing it now, whether the root is gone), and clearing it. Output on stdout, one entry
+//! per line; errors on stderr. The store's own checks apply (`store::list`): a cache
+//! directory someone else could have planted is refused, not listed or emptied.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -13,6 +15,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
     let Command::Cache {
         action,
         dirs,
+        missing,
         cache_dir,
     } = command
     else {
@@ -32,9 +35,18 @@ pub(crate) fn run(command: &Command) -> ExitCode {
         },
     };
     let store = Store::new(&dir, rootgrep::store::DEFAULT_MAX_MB);
+    let refused = |err: std::io::Error| {
+        crate::report(&format!(
+            "rootgrep cache: {err}; nothing was listed or removed"
+        ));
+        ExitCode::FAILURE
+    };
     match action {
         CacheAction::List => {
-            let entries = store.list();
+            let entries = match store.list() {
+                Ok(entries) => entries,
+                Err(err) => return refused(err),
+            };
             let total: u64 = entries.iter().map(|e| e.bytes).sum();
             let mut text = format!(
                 "{}: {} entries, {}\n",
@@ -54,10 +66,19 @@ pub(crate) fn run(command: &Command) -> ExitCode {
                 // The form the server keys entries by (on Windows without `\\?\`).
                 .map(|d| rootgrep::roots::canonicalize(d).unwrap_or_else(|_| d.clone()))
                 .collect();
-            let (removed, busy) = store.clear(&roots);
-            let mut text = format!("removed {} entries\n", removed.len());
-            for entry in &busy {
+            let cleared = match store.clear(&roots, *missing) {
+                Ok(cleared) => cleared,
+                Err(err) => return refused(err),
+            };
+            let mut text = format!("removed {} entries\n", cleared.removed.len());
+            for entry in &cleared.busy {
                 text.push_str(&format!("kept (in use) {}", line(entry)));
+            }
+            for entry in &cleared.foreign {
+                text.push_str(&format!(
+                    "kept (holds files not the store's) {}",
+                    line(entry)
+                ));
             }
             crate::print(&text);
             ExitCode::SUCCESS
@@ -67,7 +88,8 @@ pub(crate) fn run(command: &Command) -> ExitCode {
 
 fn line(entry: &EntryInfo) -> String {
     let root = match &entry.root {
-        Some(root) => root.display().to_string(),
+        Some(root) if entry.gone => format!("(gone) {}", quote_path(root)),
+        Some(root) => quote_path(root),
         None => format!("(no description) {}", entry.dir.display()),
     };
     let used = entry
@@ -78,6 +100,12 @@ fn line(entry: &EntryInfo) -> String {
         .writer
         .map_or(String::new(), |pid| format!(", written by pid {pid}"));
     format!("{root}\t{}\tused {used}{writer}\n", size(entry.bytes))
+}
+
+/// A root's path as a line of the listing: control characters escaped, so a root named
+/// with a newline cannot forge another entry.
+fn quote_path(root: &std::path::Path) -> String {
+    rootgrep::quote::escape_for_display(&root.display().to_string()).into_owned()
 }
 
 /// A byte count for people: KiB below a MiB, then MiB.

@@ -79,6 +79,10 @@ pub enum Command {
         /// With clear: only these roots' entries.
         #[arg(value_name = "DIR")]
         dirs: Vec<PathBuf>,
+        /// With clear: only the entries of roots that are gone (removed, or another
+        /// directory now at their path).
+        #[arg(long)]
+        missing: bool,
         /// The cache directory (default: the user's cache directory).
         #[arg(long, value_name = "DIR")]
         cache_dir: Option<PathBuf>,

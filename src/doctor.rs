@@ -217,7 +217,16 @@ fn cache(options: &Options) -> Vec<Finding> {
             if let Err(err) = probe_write(dir) {
                 return vec![unwritable(err, dir)];
             }
-            let entries = store.list();
+            let entries = match store.list() {
+                Ok(entries) => entries,
+                Err(err) => {
+                    return vec![Finding::problem(
+                        format!("the index store is refused: {err}"),
+                        "remove it (it may have been planted by another user), or pass \
+                         --cache-dir DIR (in the host config's args)",
+                    )];
+                }
+            };
             let total: u64 = entries.iter().map(|entry| entry.bytes).sum();
             let mut findings = vec![Finding::ok(format!(
                 "{}: writable, {} entries, {} of at most {} MiB (--cache-max-mb)",
@@ -231,6 +240,13 @@ fn cache(options: &Options) -> Vec<Finding> {
                 findings.push(Finding::advice(
                     format!("{junk} entries describe no root (left by an interrupted write)"),
                     "rootgrep cache clear (entries a running server writes are kept)",
+                ));
+            }
+            let gone = entries.iter().filter(|entry| entry.gone).count();
+            if gone > 0 {
+                findings.push(Finding::advice(
+                    format!("{gone} entries are of roots that are gone"),
+                    "rootgrep cache clear --missing",
                 ));
             }
             findings

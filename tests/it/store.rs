@@ -535,3 +535,73 @@ fn roots_named_in_other_scripts_restart_from_the_store() {
         .unwrap();
     assert!(String::from_utf8_lossy(&listed.stdout).contains("项目 ünïcode"));
 }
+
+/// `rootgrep cache` on a cache directory where someone planted `rootgrep/roots` (or
+/// `rootgrep`) as a symlink to a victim directory: nothing is listed or removed (exit 1,
+/// the reason on stderr) and the victim keeps every file. Entries of roots that are gone
+/// are marked, and `clear --missing` removes only those.
+#[cfg(unix)]
+#[test]
+fn rootgrep_cache_never_follows_a_planted_symlink() {
+    use std::os::unix::fs::PermissionsExt;
+    let ws = workspace();
+    let run = |cache: &Path, args: &[&str]| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_rootgrep"))
+            .arg("cache")
+            .args(args)
+            .args(["--cache-dir", s(cache)])
+            .output()
+            .unwrap()
+    };
+    let victim = ws.base.join("victim");
+    for sub in ["0123456789abcdef", "fedcba9876543210"] {
+        std::fs::create_dir_all(victim.join(sub)).unwrap();
+        std::fs::write(victim.join(sub).join("used"), "precious").unwrap();
+    }
+    for level in ["rootgrep/roots", "rootgrep"] {
+        let cache = ws.base.join(format!("shared-{}", level.len()));
+        let link = cache.join(level);
+        std::fs::create_dir_all(link.parent().unwrap()).unwrap();
+        let private = std::fs::Permissions::from_mode(0o700);
+        std::fs::set_permissions(link.parent().unwrap(), private).unwrap();
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        for args in [&[][..], &["clear"][..]] {
+            let out = run(&cache, args);
+            assert_eq!(out.status.code(), Some(1), "{level} {args:?}: {out:?}");
+            let stderr = String::from_utf8_lossy(&out.stderr);
+            assert!(stderr.contains("not a directory of this user"), "{stderr}");
+            assert!(out.stdout.is_empty(), "{out:?}");
+        }
+        for sub in ["0123456789abcdef", "fedcba9876543210"] {
+            assert_eq!(
+                std::fs::read_to_string(victim.join(sub).join("used")).unwrap(),
+                "precious",
+                "{level}"
+            );
+        }
+    }
+
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 3);
+    let gone = ws.base.join("gone");
+    tree(&gone, 3);
+    for root in [&ws.app, &gone] {
+        let mut client = server(root, Some(&cache));
+        ready_and_stored(&mut client);
+    }
+    std::fs::remove_dir_all(&gone).unwrap();
+    let listed = String::from_utf8(run(&cache, &[]).stdout).unwrap();
+    assert!(listed.contains(&format!("(gone) {}", s(&gone))), "{listed}");
+    assert!(
+        !listed.contains(&format!("(gone) {}", s(&ws.app))),
+        "{listed}"
+    );
+    let out = run(&cache, &["clear", "--missing"]);
+    let cleared = String::from_utf8(out.stdout).unwrap();
+    assert!(cleared.starts_with("removed 1 entries"), "{cleared}");
+    let listed = String::from_utf8(run(&cache, &[]).stdout).unwrap();
+    assert!(
+        listed.contains("1 entries") && listed.contains(s(&ws.app)),
+        "{listed}"
+    );
+}

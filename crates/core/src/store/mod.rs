@@ -21,6 +21,7 @@ use std::time::SystemTime;
 
 use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
+mod dirs;
 pub(crate) mod format;
 pub(crate) mod lock;
 pub(crate) mod mapped;
@@ -83,6 +84,20 @@ pub struct EntryInfo {
     pub used: Option<SystemTime>,
     /// The pid of the live server writing it, if any.
     pub writer: Option<u32>,
+    /// The root it describes is no longer there (or another directory is at its path):
+    /// no server will use this entry again.
+    pub gone: bool,
+}
+
+/// What [`Store::clear`] did.
+#[derive(Debug, Default)]
+pub struct Cleared {
+    pub removed: Vec<EntryInfo>,
+    /// Entries a live server is writing: left as they are.
+    pub busy: Vec<EntryInfo>,
+    /// Entries holding files the store never writes: its own files removed, the directory
+    /// and the rest left.
+    pub foreign: Vec<EntryInfo>,
 }
 
 impl Store {
@@ -130,7 +145,9 @@ impl Store {
     /// Opens (creating it, 0700) the entry of the canonical `root`, and marks it used.
     pub(crate) fn open(&self, root: &Path) -> io::Result<Entry> {
         let dir = self.entry_dir(root);
-        create_private_dirs(&dir)?;
+        let hash = dir.file_name().unwrap_or_default().to_string_lossy();
+        let cache = self.dir.parent().unwrap_or(Path::new("."));
+        dirs::create_private(cache, &["rootgrep", "roots", &hash])?;
         let entry = Entry {
             dir,
             root: root.to_path_buf(),
@@ -141,53 +158,67 @@ impl Store {
         Ok(entry)
     }
 
-    /// Every entry, most recently used first.
-    pub fn list(&self) -> Vec<EntryInfo> {
-        let Ok(dirs) = std::fs::read_dir(self.roots_dir()) else {
-            return Vec::new();
-        };
-        let mut out: Vec<EntryInfo> = dirs
+    /// Every entry, most recently used first. Only the store's own directories are read
+    /// (see [`dirs`]): a `rootgrep/` or `roots/` that is a symlink, another user's or open
+    /// to others is an error, and a directory in `roots/` that is not an entry's is left out.
+    pub fn list(&self) -> io::Result<Vec<EntryInfo>> {
+        let roots = self.roots_dir();
+        for dir in [&self.dir, &roots] {
+            match dirs::check_private(dir, false) {
+                Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+                other => other?,
+            }
+        }
+        let mut out: Vec<EntryInfo> = std::fs::read_dir(&roots)?
             .flatten()
             .filter(|d| d.file_type().is_ok_and(|t| t.is_dir()))
+            .filter(|d| dirs::is_entry_name(&d.file_name().to_string_lossy()))
+            .filter(|d| dirs::check_private(&d.path(), false).is_ok())
             .map(|d| info(&d.path()))
             .collect();
         out.sort_by_key(|e| std::cmp::Reverse(e.used));
-        out
+        Ok(out)
     }
 
-    /// Removes the entries of `roots` (all entries when empty) that no live server is
-    /// writing; returns the removed and the skipped (in use) ones.
-    pub fn clear(&self, roots: &[PathBuf]) -> (Vec<EntryInfo>, Vec<EntryInfo>) {
-        let (mut removed, mut busy) = (Vec::new(), Vec::new());
-        for info in self.list() {
+    /// Removes the entries of `roots` (all entries when empty; only those whose root is
+    /// gone when `gone_only`) that no live server is writing.
+    pub fn clear(&self, roots: &[PathBuf], gone_only: bool) -> io::Result<Cleared> {
+        let mut cleared = Cleared::default();
+        for info in self.list()? {
             let wanted = roots.is_empty()
                 || info
                     .root
                     .as_ref()
                     .is_some_and(|r| roots.iter().any(|want| want == r));
-            if !wanted {
+            if !wanted || (gone_only && !info.gone) {
                 continue;
             }
             if info.writer.is_some() {
-                busy.push(info);
-            } else if std::fs::remove_dir_all(&info.dir).is_ok() {
-                removed.push(info);
+                cleared.busy.push(info);
+            } else {
+                match dirs::remove_entry(&info.dir) {
+                    Ok(true) => cleared.removed.push(info),
+                    Ok(false) => cleared.foreign.push(info),
+                    Err(_) => {}
+                }
             }
         }
-        (removed, busy)
+        Ok(cleared)
     }
 
     /// Evicts the least recently used entries (never `keep`, never one a live server
     /// writes) until the store holds at most its maximum.
     pub(crate) fn evict(&self, keep: &Entry) {
-        let mut entries = self.list();
+        let Ok(mut entries) = self.list() else {
+            return;
+        };
         let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
         while total > self.max_bytes {
             let Some(oldest) = entries.pop() else { break };
             if oldest.dir == keep.dir || oldest.writer.is_some() {
                 continue;
             }
-            if std::fs::remove_dir_all(&oldest.dir).is_ok() {
+            if dirs::remove_entry(&oldest.dir).is_ok() {
                 tracing::info!(
                     "store over {} MiB: evicted {}",
                     self.max_bytes / (1024 * 1024),
@@ -226,45 +257,19 @@ fn info(dir: &Path) -> EntryInfo {
         })
         .unwrap_or(0);
     let lock = dir.join("writer.lock");
+    let gone = described
+        .as_ref()
+        .is_some_and(|d| RootId::of(&d.path).ok().as_ref() != Some(d));
     EntryInfo {
         dir: dir.to_path_buf(),
         root: described.map(|d| d.path),
         bytes,
-        used: std::fs::metadata(dir.join("used"))
+        used: std::fs::symlink_metadata(dir.join("used"))
             .and_then(|m| m.modified())
             .ok(),
         writer: lock::is_held(&lock).then(|| lock::holder(&lock).unwrap_or(0)),
+        gone,
     }
-}
-
-/// `mkdir -p` with 0700 for what it creates; on Unix the store's own directories
-/// (`rootgrep/`, `roots/` and the entry) must belong to this user and are made 0700, so no
-/// one else can plant a table a server would load.
-fn create_private_dirs(dir: &Path) -> io::Result<()> {
-    let mut builder = std::fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-        builder.mode(0o700);
-        builder.create(dir)?;
-        let me = rustix::process::geteuid().as_raw();
-        for own in dir.ancestors().take(3) {
-            let meta = std::fs::symlink_metadata(own)?;
-            if !meta.is_dir() || meta.uid() != me {
-                return Err(io::Error::new(
-                    io::ErrorKind::PermissionDenied,
-                    format!("{} is not a directory of this user", own.display()),
-                ));
-            }
-            if meta.permissions().mode() & 0o077 != 0 {
-                std::fs::set_permissions(own, std::fs::Permissions::from_mode(0o700))?;
-            }
-        }
-        Ok(())
-    }
-    #[cfg(not(unix))]
-    builder.create(dir)
 }
 
 /// A root's path and identity (device and inode on Unix; zero where unknown).
@@ -319,6 +324,10 @@ impl Entry {
         if matches!(writer, Writer::Me(_)) {
             self.remove_temps();
             let id = RootId::of(&self.root)?;
+            // The symbol and search indexes of one server both hold its lock: one of them
+            // describes the entry, the other then finds it described.
+            static DESCRIBING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+            let _one = crate::mutex::lock(&DESCRIBING);
             if self.described() != Some(id.clone()) {
                 for kind in DATA_KINDS {
                     self.discard(kind);
@@ -375,7 +384,9 @@ impl Entry {
         for file in files.flatten() {
             let name = file.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') && name.ends_with(".tmp") {
+            // This process's own temps may be being written by its other index.
+            let mine = format!(".{}.", std::process::id());
+            if name.starts_with('.') && name.ends_with(".tmp") && !name.contains(&mine) {
                 let _ = std::fs::remove_file(file.path());
             }
         }

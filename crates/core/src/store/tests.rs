@@ -111,7 +111,7 @@ fn one_writer_per_entry_and_the_lock_goes_with_its_holder() {
         Writer::Other(pid) => assert_eq!(pid, Some(std::process::id())),
         Writer::Me(_) => panic!("two writers"),
     }
-    assert_eq!(store.list()[0].writer, Some(std::process::id()));
+    assert_eq!(store.list().unwrap()[0].writer, Some(std::process::id()));
     // Another index of the same server shares the lock.
     let again = store.open(&root_path).unwrap().try_writer().unwrap();
     assert!(matches!(again, Writer::Me(_)));
@@ -197,17 +197,21 @@ fn the_least_recently_used_entries_go_first_and_clear_keeps_busy_ones() {
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     store.evict(&entries[2]);
-    let left: Vec<PathBuf> = store.list().into_iter().filter_map(|e| e.root).collect();
+    let left: Vec<PathBuf> = (store.list().unwrap().into_iter())
+        .filter_map(|e| e.root)
+        .collect();
     assert_eq!(left, vec![roots[2].path().to_path_buf()]);
 
     let busy = entries[2].try_writer().unwrap();
-    let (removed, kept) = store.clear(&[]);
-    assert!(removed.is_empty());
-    assert_eq!(kept.len(), 1);
+    let cleared = store.clear(&[], false).unwrap();
+    assert!(cleared.removed.is_empty());
+    assert_eq!(cleared.busy.len(), 1);
     drop(busy);
-    let (removed, _) = store.clear(&[roots[2].path().to_path_buf()]);
-    assert_eq!(removed.len(), 1);
-    assert!(store.list().is_empty());
+    let cleared = store
+        .clear(&[roots[2].path().to_path_buf()], false)
+        .unwrap();
+    assert_eq!(cleared.removed.len(), 1);
+    assert!(store.list().unwrap().is_empty());
 }
 
 #[test]
@@ -307,4 +311,200 @@ fn special_files_planted_in_an_entry_are_refused_without_hanging() {
 /// What `entry` holds of the symbol kind, as plain bytes.
 fn loaded(entry: &super::Entry) -> Result<Vec<u8>, Refused> {
     entry.load(Kind::Symbols).map(|b| b.as_slice().to_vec())
+}
+
+/// A victim's directory with two subdirectories and a file in each, as someone else would
+/// have it; returns it.
+#[cfg(unix)]
+fn victim_dir(at: &Path) -> PathBuf {
+    let victim = at.join("victim");
+    for sub in ["0123456789abcdef", "work"] {
+        std::fs::create_dir_all(victim.join(sub)).unwrap();
+        std::fs::write(victim.join(sub).join("used"), b"precious").unwrap();
+    }
+    victim
+}
+
+/// A symlink planted at any level of the store's path (`rootgrep`, `roots`, an entry) is
+/// never followed: `list` and `clear` refuse or skip it and the victim keeps every file;
+/// a server refuses the store without creating anything where the link points.
+#[cfg(unix)]
+#[test]
+fn a_symlink_at_any_level_of_the_store_is_never_followed() {
+    let count = |dir: &Path| walkdir_count(dir);
+    for level in ["rootgrep", "roots", "entry"] {
+        let cache = temp();
+        let root = temp();
+        let victim = victim_dir(cache.path());
+        let before = count(&victim);
+        let store = Store::new(cache.path(), 10);
+        let link = match level {
+            "rootgrep" => store.dir().to_path_buf(),
+            "roots" => {
+                std::fs::create_dir_all(store.dir()).unwrap();
+                set_mode(store.dir(), 0o700);
+                store.dir().join("roots")
+            }
+            _ => {
+                std::fs::create_dir_all(store.dir().join("roots")).unwrap();
+                set_mode(store.dir(), 0o700);
+                set_mode(&store.dir().join("roots"), 0o700);
+                store.entry_dir(root.path())
+            }
+        };
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        match level {
+            "entry" => {
+                assert!(
+                    store.list().unwrap().is_empty(),
+                    "a linked entry is skipped"
+                );
+                let cleared = store.clear(&[], false).unwrap();
+                assert!(cleared.removed.is_empty(), "{level}");
+            }
+            _ => {
+                let err = store.list().unwrap_err();
+                assert!(
+                    err.to_string().contains("not a directory"),
+                    "{level}: {err}"
+                );
+                assert!(store.clear(&[], false).is_err(), "{level}");
+            }
+        }
+        let err = store.open(root.path()).unwrap_err();
+        assert_eq!(
+            err.kind(),
+            io::ErrorKind::PermissionDenied,
+            "{level}: {err}"
+        );
+        assert_eq!(count(&victim), before, "{level}: the victim is untouched");
+        assert!(
+            !victim.join("roots").exists(),
+            "{level}: nothing created there"
+        );
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&victim).unwrap().permissions(),
+        );
+        assert_ne!(mode & 0o077, 0, "{level}: the victim's mode is kept");
+    }
+}
+
+/// `list` and `clear` read only directories private to this user: a store directory open
+/// to others is refused (a server, which created it, makes it private again).
+#[cfg(unix)]
+#[test]
+fn a_store_open_to_others_is_not_listed_or_cleared() {
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    drop(store.open(root.path()).unwrap());
+    set_mode(&store.dir().join("roots"), 0o777);
+    assert!(store.list().is_err());
+    assert!(store.clear(&[], false).is_err());
+    assert!(store.entry_dir(root.path()).exists());
+    drop(store.open(root.path()).unwrap());
+    assert_eq!(store.list().unwrap().len(), 1);
+}
+
+/// `clear` removes only what the store writes: a directory in `roots/` that is not named
+/// as an entry is not listed, and an entry holding another file keeps it.
+#[cfg(unix)]
+#[test]
+fn clear_removes_only_what_the_store_wrote() {
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10);
+    let entry = store.open(root.path()).unwrap();
+    let Writer::Me(lock) = entry.try_writer().unwrap() else {
+        panic!()
+    };
+    entry.save(Kind::Symbols, b"x").unwrap();
+    drop(lock);
+    let stranger = store.dir().join("roots").join("not-an-entry");
+    std::fs::create_dir(&stranger).unwrap();
+    set_mode(&stranger, 0o700);
+    std::fs::write(stranger.join("used"), b"keep").unwrap();
+    std::fs::write(entry.dir().join("notes.txt"), b"keep").unwrap();
+    assert_eq!(store.list().unwrap().len(), 1);
+    let cleared = store.clear(&[], false).unwrap();
+    assert!(cleared.removed.is_empty());
+    assert_eq!(cleared.foreign.len(), 1);
+    assert_eq!(
+        std::fs::read(entry.dir().join("notes.txt")).unwrap(),
+        b"keep"
+    );
+    assert!(
+        !entry.dir().join("symbols").exists(),
+        "the store's own files went"
+    );
+    assert_eq!(std::fs::read(stranger.join("used")).unwrap(), b"keep");
+}
+
+/// An entry whose root is gone is marked, and `clear` with `gone_only` removes just those.
+#[test]
+fn entries_of_gone_roots_are_marked_and_cleared_alone() {
+    let cache = temp();
+    let kept = temp();
+    let gone = temp();
+    let store = Store::new(cache.path(), 10);
+    for root in [kept.path(), gone.path()] {
+        let entry = store.open(root).unwrap();
+        let Writer::Me(lock) = entry.try_writer().unwrap() else {
+            panic!()
+        };
+        drop(lock);
+    }
+    let gone_path = gone.path().to_path_buf();
+    drop(gone);
+    let list = store.list().unwrap();
+    let marked: Vec<_> = list.iter().filter(|e| e.gone).collect();
+    assert_eq!(marked.len(), 1);
+    assert_eq!(marked[0].root.as_deref(), Some(gone_path.as_path()));
+    let cleared = store.clear(&[], true).unwrap();
+    assert_eq!(cleared.removed.len(), 1);
+    let left = store.list().unwrap();
+    assert_eq!(left.len(), 1);
+    assert_eq!(left[0].root.as_deref(), Some(kept.path()));
+}
+
+/// Two indexes of one server describing the same entry at once use their own temp files:
+/// no write fails and the description is whole.
+#[test]
+fn writers_in_one_process_never_share_a_temp_file() {
+    let cache = temp();
+    let root = temp();
+    let store = Store::new(cache.path(), 10).with_write_pause(std::time::Duration::from_millis(30));
+    let entry = store.open(root.path()).unwrap();
+    let results: Vec<io::Result<()>> = std::thread::scope(|s| {
+        let writes: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| entry.save(Kind::Symbols, &[9u8; 4096])))
+            .collect();
+        writes.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    assert!(results.iter().all(Result::is_ok), "{results:?}");
+    assert_eq!(loaded_kind(&entry, Kind::Symbols), vec![9u8; 4096]);
+}
+
+fn loaded_kind(entry: &super::Entry, kind: Kind) -> Vec<u8> {
+    let bytes = mapped::load(&entry.file(kind), kind).unwrap();
+    bytes.as_slice().to_vec()
+}
+
+#[cfg(unix)]
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Files and directories below `dir` (symlinks not followed).
+#[cfg(unix)]
+fn walkdir_count(dir: &Path) -> usize {
+    let mut n = 0;
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        n += 1;
+        if entry.file_type().unwrap().is_dir() {
+            n += walkdir_count(&entry.path());
+        }
+    }
+    n
 }

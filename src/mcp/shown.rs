@@ -5,16 +5,17 @@
 //! shown" instead, unless the call passes `repeat: true`.
 //!
 //! A file is forgotten when it changes: the watcher's change events and the server's own
-//! writes forget it at once, and a size or modification time that differs from the one
-//! recorded forgets it when it is next looked at (without the watcher, or before its event
-//! came). The memory is bounded: at most [`MAX_FILES`] files (the least recently shown
+//! writes forget it at once, and a stamp (size, mtime, inode and change time) that differs
+//! from the one recorded forgets it when it is next looked at, whatever the watcher said or
+//! has not said yet. Only a file that last changed a while before the call is remembered
+//! ([`SETTLED`]), so a change after its lines were read always shows as a new stamp. The memory is bounded: at most [`MAX_FILES`] files (the least recently shown
 //! dropped first), at most [`MAX_RANGES`] ranges each (the smallest dropped first). Forgetting
 //! only ever makes an answer show lines again, never hide lines not shown.
 
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Most files remembered.
 pub const MAX_FILES: usize = 512;
@@ -24,11 +25,25 @@ pub const MAX_RANGES: usize = 32;
 /// repeating a few lines costs less than the note.
 pub const FEW_LINES: u64 = 3;
 
-/// A file's size and modification time: what says it is unchanged.
+/// How long before a call a file must have last changed for what the call shows of it to
+/// be remembered, on a file system that keeps change times to the nanosecond: more than the
+/// kernel's coarse clock lags (a tick), so a change during the call (between the read of
+/// its lines and its stamp, in `search` and `grep`) never looks older than the call.
+pub const SETTLED: Duration = Duration::from_millis(100);
+/// The same where change times are whole seconds (HFS+, FAT, some network file systems):
+/// more than their granularity, so any later change, even a rewrite of the same size with
+/// its mtime put back, gives the file a different change time.
+pub const SETTLED_COARSE: Duration = Duration::from_secs(2);
+
+/// What says a file is unchanged: its size, modification time, and its identity (inode
+/// and change time on Unix: `platform::os::identity`), the same facts the indexes check.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
+    identity: u64,
+    /// When its status last changed (not compared: [`Recall::record`] reads it).
+    changed: Option<SystemTime>,
 }
 
 impl Stamp {
@@ -39,7 +54,30 @@ impl Stamp {
         Some(Stamp {
             len: meta.len(),
             modified: meta.modified().ok(),
+            identity: rootgrep_core::platform::os::identity(&meta),
+            changed: rootgrep_core::platform::os::changed(&meta),
         })
+    }
+
+    /// Whether the file last changed at least [`SETTLED`] (whole-second change times:
+    /// [`SETTLED_COARSE`]) before `since`: only then is what a call started at `since`
+    /// showed of it remembered. A file that changed during the call or just before it is
+    /// shown again next time instead.
+    fn settled_before(&self, since: SystemTime) -> bool {
+        let Some(changed) = self.changed else {
+            return false;
+        };
+        let whole_seconds = changed
+            .duration_since(std::time::UNIX_EPOCH)
+            .is_ok_and(|d| d.subsec_nanos() == 0);
+        let settle = if whole_seconds {
+            SETTLED_COARSE
+        } else {
+            SETTLED
+        };
+        since
+            .checked_sub(settle)
+            .is_some_and(|limit| changed < limit)
     }
 }
 
@@ -162,15 +200,27 @@ fn merged(mut ranges: Vec<(u64, u64)>) -> Vec<(u64, u64)> {
 /// What one call may leave out as shown before: the session's memory (none for a
 /// 2026-07-28 request, which stands alone), and whether the call asked to see such lines
 /// again (`repeat`: then nothing is left out, and what it shows is still remembered).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Recall {
     shown: Option<std::sync::Arc<Shown>>,
     repeat: bool,
+    /// When the call started (see [`Stamp::settled_before`]).
+    since: SystemTime,
+}
+
+impl Default for Recall {
+    fn default() -> Recall {
+        Recall::new(None, false)
+    }
 }
 
 impl Recall {
     pub fn new(shown: Option<std::sync::Arc<Shown>>, repeat: bool) -> Recall {
-        Recall { shown, repeat }
+        Recall {
+            shown,
+            repeat,
+            since: SystemTime::now(),
+        }
     }
 
     /// The lines of `path` (as it is now: `stamp`) this answer need not repeat.
@@ -186,10 +236,14 @@ impl Recall {
         }
     }
 
-    /// Remembers the lines of `path` this answer showed.
+    /// Remembers the lines of `path` this answer showed, when the file had settled before
+    /// the call started (else it may have changed after its lines were read).
     pub fn record(&self, path: &Path, stamp: Option<Stamp>, lines: &[(u64, u64)]) {
+        let Some(stamp) = stamp.filter(|s| s.settled_before(self.since)) else {
+            return;
+        };
         if let Some(shown) = &self.shown {
-            shown.record(path, stamp, lines);
+            shown.record(path, Some(stamp), lines);
         }
     }
 }

@@ -18,7 +18,7 @@ pub use self::windows::{MetadataExt, OsStrExt, OsStringExt};
 /// program can set back, unlike the mtime that `cp -p`, `rsync -t` or `tar` restore); on
 /// Windows its creation time (see [`MetadataExt`] there). Equal numbers mean "probably the
 /// same content" only together with equal size and mtime.
-pub(crate) fn identity(meta: &std::fs::Metadata) -> u64 {
+pub fn identity(meta: &std::fs::Metadata) -> u64 {
     #[cfg(unix)]
     let (id, change) = (
         meta.ino(),
@@ -29,6 +29,19 @@ pub(crate) fn identity(meta: &std::fs::Metadata) -> u64 {
     #[cfg(not(any(unix, windows)))]
     let (id, change) = (0u64, 0u64);
     id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ change
+}
+
+/// When the file's status last changed: its change time (`ctime`) on Unix, which any write
+/// moves to the clock's present and nothing sets back; elsewhere its modification time.
+pub fn changed(meta: &std::fs::Metadata) -> Option<std::time::SystemTime> {
+    #[cfg(unix)]
+    {
+        let secs = u64::try_from(meta.ctime()).ok()?;
+        let nanos = u32::try_from(meta.ctime_nsec()).ok()?;
+        std::time::UNIX_EPOCH.checked_add(std::time::Duration::new(secs, nanos))
+    }
+    #[cfg(not(unix))]
+    meta.modified().ok()
 }
 
 /// Which bytes separate the components of a path: `/` on Unix; on Windows `\` (what the

@@ -123,7 +123,6 @@ fn a_repeated_read_is_left_out_unless_asked_and_a_save_shows_it_again() {
 #[cfg(target_os = "linux")]
 #[test]
 fn the_watcher_forgets_a_file_saved_with_the_same_size_and_time() {
-    use std::time::{Duration, Instant};
     let ws = workspace();
     let file = ws.app.join("src").join("queue.rs");
     std::fs::write(&file, source(10, "aaaa")).unwrap();

@@ -605,3 +605,65 @@ fn rootgrep_cache_never_follows_a_planted_symlink() {
         "{listed}"
     );
 }
+
+/// A store file cut short while a server reads it in place (`truncate -s 0`, `cp` or
+/// `rsync --inplace` over the cache, a cleaner): the server never dies (no SIGBUS); a call
+/// that read it as it broke says so and asks to call again, and every answer after that is
+/// a fresh build's.
+#[cfg(unix)]
+#[test]
+fn a_store_file_truncated_while_mapped_costs_a_rebuild_not_the_server() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 40);
+    store_once(&ws.app, &cache);
+    let mut again = server(&ws.app, Some(&cache));
+    let line = wait_line(&mut again, |l| {
+        l.starts_with("ready") && l.contains("in place")
+    });
+    assert!(line.contains("loaded from the store"), "{line}");
+    wait_search(&mut again, |l| {
+        l.starts_with("ready") && l.contains("in place")
+    });
+    let entries: Vec<PathBuf> = std::fs::read_dir(cache.join("rootgrep/roots"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    for kind in ["symbols", "search"] {
+        let file = entries[0].join(kind);
+        let handle = std::fs::File::options().write(true).open(&file).unwrap();
+        handle.set_len(0).unwrap();
+    }
+    let mut fresh = ready_server(&ws.app, None);
+    let want = answers(&mut fresh);
+    // Each call either reads zeros as the damage is found (an error saying so) or is
+    // answered from the files; once rebuilt, exactly as a fresh build answers.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let calls = [
+            ("symbols", json!({"query": "persisted_", "head_limit": 500})),
+            ("search", json!({"query": "persisted holder get"})),
+            ("grep", json!({"pattern": "persisted_1\\(", "scope": true})),
+        ];
+        for (tool, args) in calls {
+            let result = again.call(tool, args.clone());
+            if is_error(&result) {
+                assert!(text(&result).contains("call again"), "{tool}: {result}");
+            }
+        }
+        let ready = symbols_state(&mut again).starts_with("ready")
+            && wait_search(&mut again, |_| true).starts_with("ready");
+        if ready {
+            let got = answers(&mut again);
+            assert_eq!(got, want);
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never rebuilt");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let pong = again.request("ping", json!({}));
+    assert!(
+        pong.get("result").is_some(),
+        "the server still answers: {pong}"
+    );
+}

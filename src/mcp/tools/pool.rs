@@ -88,6 +88,11 @@ pub(super) async fn lane_for(targets: &[PathBuf], indexed: bool) -> Lane {
     }
 }
 
+/// The answer to a call during which a stored index it may have read was cut short by
+/// another program (`store::faults`).
+pub(crate) const DAMAGED_MEANWHILE: &str = "a stored index file was cut short by another \
+    program while this call read it; the index is rebuilt from the files: call again";
+
 /// Runs a blocking search, and the rendering of its answer, off the async executor with
 /// progress reporting; `None` when the call was cancelled (the search is told to stop, and
 /// rmcp sends no response). The work runs on a lease of the process-wide search pool
@@ -117,8 +122,14 @@ pub(super) async fn run(
     let reporter = Reporter::start(call.ctx, control.clone(), total, noun);
     let worker = control.clone();
     let mut handle = tokio::task::spawn_blocking(move || {
-        let answer = work(&worker, threads);
+        let faults = rootgrep_core::store::faults::count();
+        let mut answer = work(&worker, threads);
         drop(lease); // the slots are free again only when the work is done
+        if rootgrep_core::store::faults::count() != faults {
+            // A mapped store file was cut short while this ran: the answer may rest on
+            // zeros. The index dropped it; the next call reads the files.
+            answer = Answer::error(DAMAGED_MEANWHILE.to_string());
+        }
         answer
     });
     let outcome = tokio::select! {

@@ -222,6 +222,11 @@ impl Segment {
         self.bytes.is_mapped()
     }
 
+    /// Its stored file was cut short while mapped: what it says may be zeros.
+    pub(crate) fn damaged(&self) -> bool {
+        self.bytes.damaged()
+    }
+
     /// Distinct terms held.
     pub(crate) fn term_count(&self) -> usize {
         self.words(TERMS).len()

@@ -8,7 +8,8 @@
 //! Loading checks the header and the payload's checksum with ordinary reads (through the
 //! page cache, so checking does not make the whole file resident in this process), then
 //! maps the same open file. Store files are never written in place (a new version is a new
-//! file renamed over the old), so a mapping sees one version from start to end.
+//! file renamed over the old), so a mapping sees one version from start to end; a file
+//! another program truncates while mapped is caught by [`super::faults`] ([`Bytes::damaged`]).
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -24,9 +25,10 @@ pub(crate) struct Bytes {
 enum Inner {
     /// In memory: `len` bytes at the start of the words.
     Owned(Vec<u64>, usize),
-    /// A stored file's payload, mapped.
+    /// A stored file's payload, mapped; its guard (dropped first) turns a truncation into
+    /// damage instead of a crash ([`super::faults`]).
     #[cfg(unix)]
-    Mapped(memmap2::Mmap),
+    Mapped(super::faults::Guard, memmap2::Mmap),
 }
 
 impl Bytes {
@@ -54,7 +56,7 @@ impl Bytes {
         match &self.inner {
             Inner::Owned(words, len) => &zerocopy::IntoBytes::as_bytes(words.as_slice())[..*len],
             #[cfg(unix)]
-            Inner::Mapped(map) => &map[HEADER_LEN..],
+            Inner::Mapped(_, map) => &map[HEADER_LEN..],
         }
     }
 
@@ -67,7 +69,17 @@ impl Bytes {
         match &self.inner {
             Inner::Owned(words, _) => words.capacity() * 8,
             #[cfg(unix)]
-            Inner::Mapped(_) => 0,
+            Inner::Mapped(..) => 0,
+        }
+    }
+
+    /// Whether the stored file was cut short while mapped (its lost pages read as zeros):
+    /// what was read from it since may be wrong, and it must be dropped and rebuilt.
+    pub(crate) fn damaged(&self) -> bool {
+        match &self.inner {
+            Inner::Owned(..) => false,
+            #[cfg(unix)]
+            Inner::Mapped(guard, _) => guard.damaged(),
         }
     }
 
@@ -146,16 +158,23 @@ fn in_place(file: File, payload_len: usize) -> Result<Bytes, Refused> {
     // the user's own store, opened without following symlinks. Store files are never
     // changed in place: a new version is written to a temp file and renamed over, which
     // leaves this inode and its bytes as they are for as long as it is mapped, and
-    // clearing the store unlinks (the inode lives on). Only a process of the same user
-    // truncating this very file could fault it, as it could write this process's memory.
+    // clearing the store unlinks (the inode lives on). A process of the same user
+    // truncating this very file faults its lost pages: the guard registered below makes
+    // that damage (zeros read, the table dropped), not a crash. Bytes written into it in
+    // place are read as they are: tables are decoded with bounds checks, never trusted
+    // as pointers, so they can make an answer wrong but not unsafe.
     let map = unsafe { memmap2::MmapOptions::new().map(&file) }
         .map_err(|err| Refused::Io(err.to_string()))?;
     if map.len() != HEADER_LEN + payload_len {
         return Err(Refused::Truncated);
     }
-    Ok(Bytes {
-        inner: Inner::Mapped(map),
-    })
+    match super::faults::Guard::register(map.as_ptr() as usize, map.len()) {
+        Some(guard) => Ok(Bytes {
+            inner: Inner::Mapped(guard, map),
+        }),
+        // Not guarded (no slot left): read into memory rather than risk a crash.
+        None => Ok(Bytes::owned(&map[HEADER_LEN..])),
+    }
 }
 
 /// The payload of the checked, open `file` as [`Bytes`]: read into memory (a mapped file

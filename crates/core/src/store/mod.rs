@@ -22,6 +22,7 @@ use std::time::SystemTime;
 use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
 mod dirs;
+pub mod faults;
 pub(crate) mod format;
 pub(crate) mod lock;
 pub(crate) mod mapped;

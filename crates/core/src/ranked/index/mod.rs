@@ -137,8 +137,15 @@ impl SearchIndex {
     /// is not fresh (the caller then ranks what the text pre-filter finds).
     pub(crate) fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
         let (base, update, dirty) = {
-            let state = self.shared.lock();
-            let slot = state.slots.iter().find(|s| s.work.root == root)?;
+            let now = self.shared.now();
+            let mut state = self.shared.lock();
+            let slot = state.slots.iter_mut().find(|s| s.work.root == root)?;
+            if slot.drop_damaged() {
+                slot.work.phase.schedule(now, true);
+                drop(state);
+                self.shared.slots.notify();
+                return None;
+            }
             if !slot.work.watched {
                 return None;
             }

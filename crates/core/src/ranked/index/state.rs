@@ -60,6 +60,22 @@ impl Slot {
         &mut self.base
     }
 
+    /// Drops a base whose stored file was cut short while mapped (`store::faults`): the
+    /// next job, a full build for want of a base, reads the files (the damaged stored file
+    /// is refused and deleted). Whether it did.
+    pub(super) fn drop_damaged(&mut self) -> bool {
+        if !self.base.as_deref().is_some_and(Segment::damaged) {
+            return false;
+        }
+        tracing::warn!(
+            "the stored search index of {} was cut short while in use: rebuilding it",
+            self.work.root.display()
+        );
+        self.base = None;
+        self.update = None;
+        true
+    }
+
     /// `rel` changed: indexed again once the burst is over.
     pub(super) fn mark_dirty(&mut self, rel: Vec<u8>, now: Instant) {
         self.work.mark_dirty(rel, now + UPDATE_DELAY);

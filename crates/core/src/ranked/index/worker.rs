@@ -81,6 +81,8 @@ fn next_job(shared: &Shared) -> Option<Job> {
 }
 
 fn start(slot: &mut Slot) -> Job {
+    // A job never starts from a base that read zeros (a full build instead).
+    slot.drop_damaged();
     let started = slot.work.start(slot.base.is_some());
     Job {
         root: slot.work.root.clone(),
@@ -223,6 +225,10 @@ fn build(shared: &Shared, job: &Job, files: &RootIndex, symbols: Option<&Snapsho
         indexer.add_to(&mut builder, file.rel, stamp_of(&file));
         job.done.fetch_add(1, Ordering::Relaxed);
     }
+    if symbols.is_some_and(Snapshot::damaged) {
+        // Definitions taken from a symbol table that read zeros: from the files again.
+        return Outcome::NeedsFull;
+    }
     Outcome::Built {
         base: Arc::new(builder.finish()),
         read: files.len(),
@@ -261,6 +267,9 @@ fn update(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
         let file = files.file(id);
         indexer.add_to(&mut builder, file.rel, stamp_of(&file));
         job.done.fetch_add(1, Ordering::Relaxed);
+    }
+    if base.damaged() || symbols.as_ref().is_some_and(Snapshot::damaged) {
+        return Outcome::NeedsFull;
     }
     Outcome::Updated {
         update: Some(Arc::new(builder.finish())),

@@ -59,7 +59,6 @@ mod worker;
 use crate::background::Slots;
 pub use snapshot::{Lookup, Snapshot, SnapshotStats};
 use state::Shared;
-use table::Overlay;
 pub use table::{FileSyms, Table, pack_files};
 pub(crate) use worker::lower_priority;
 use worker::worker_loop;
@@ -158,8 +157,15 @@ impl SymbolIndex {
     /// takes the on-demand path).
     pub fn snapshot(&self, root: &Path) -> Option<Snapshot> {
         let (table, overlay, dirty) = {
-            let state = self.shared.lock();
-            let slot = state.slots.iter().find(|s| s.work.root == root)?;
+            let now = self.shared.now();
+            let mut state = self.shared.lock();
+            let slot = state.slots.iter_mut().find(|s| s.work.root == root)?;
+            if slot.drop_damaged() {
+                slot.sync(now);
+                drop(state);
+                self.shared.slots.notify();
+                return None;
+            }
             if slot.syncing() || !slot.work.watched {
                 return None;
             }
@@ -227,49 +233,30 @@ impl SymbolIndex {
         self.shared.slots.root_of(path)
     }
 
-    /// Distinct definition names starting with `prefix` (smart case) over the roots built,
-    /// sorted, at most `max`, and whether there were more (completion of symbol names:
-    /// suggestions, so a root being updated still offers what it holds).
+    /// Distinct definition names starting with `prefix` (smart case) over the roots that
+    /// answer from memory, sorted, at most `max`, and whether there were more (completion
+    /// of symbol names). Only what a query would vouch for is offered: a root whose table
+    /// is unchecked (restoring, syncing, another server still building) offers nothing, and
+    /// a file changed since it was parsed offers its new names, not its old ones.
     pub fn complete_names(&self, prefix: &str, max: usize) -> (Vec<String>, bool) {
         if prefix.is_empty() || max == 0 {
             return (Vec::new(), false);
         }
         let insensitive = !prefix.chars().any(char::is_uppercase);
-        let key = if insensitive {
-            prefix.to_lowercase()
-        } else {
-            prefix.to_string()
-        };
-        let held: Vec<(Arc<Table>, Arc<Overlay>)> = {
+        let roots: Vec<PathBuf> = {
             let state = self.shared.lock();
-            state
-                .slots
-                .iter()
-                .filter_map(|s| Some((s.table.clone()?, s.overlay.clone())))
-                .collect()
+            state.slots.iter().map(|s| s.work.root.clone()).collect()
         };
         // Ordered ignoring case first (`parse` beside `Parser`), then as written.
         let mut names: std::collections::BTreeSet<(String, String)> =
             std::collections::BTreeSet::new();
-        let entry = |name: String| (name.to_lowercase(), name);
-        for (table, overlay) in &held {
-            names.extend(
-                table
-                    .names_with_prefix(&key, insensitive, max + 1)
-                    .into_iter()
-                    .map(entry),
-            );
-            for file in overlay.values().flatten() {
-                for def in &file.defs {
-                    let folded = if insensitive {
-                        def.name.to_lowercase()
-                    } else {
-                        def.name.clone()
-                    };
-                    if folded.starts_with(&key) {
-                        names.insert(entry(def.name.clone()));
-                    }
-                }
+        for root in roots {
+            let Some(snapshot) = self.snapshot(&root) else {
+                continue;
+            };
+            let found = snapshot.names_with_prefix(prefix, insensitive, max + 1);
+            if !snapshot.damaged() {
+                names.extend(found.into_iter().map(|name| (name.to_lowercase(), name)));
             }
         }
         let more = names.len() > max;

@@ -152,7 +152,6 @@ fn a_table_reads_back_as_it_was_and_damage_never_panics() {
                         }
                     }
                 }
-                let _ = t.names_with_prefix("p", true, 10);
             }
         }
     }
@@ -349,4 +348,61 @@ fn a_second_index_on_the_root_waits_for_the_writer_instead_of_parsing() {
     let n = note(&reader, is_stored);
     assert!(is_stored(&n), "{n}");
     assert_eq!(parsed(&reader), 1);
+}
+
+/// While another server holds the writer lock, the stored table is unchecked: after every
+/// function was renamed while no server ran, completion offers none of the old names (and
+/// `symbols` answers on demand meanwhile).
+#[test]
+fn completion_never_offers_an_unchecked_stored_table() {
+    let (_dir, root) = tree(crate::store::publish::WRITER_WAIT_MIN + 50);
+    let cache = tempfile::tempdir().unwrap();
+    let (_, stored) = ready(&root, Some(cache.path()));
+    note(&stored, is_stored);
+    drop(stored);
+    for n in 0..crate::store::publish::WRITER_WAIT_MIN + 50 {
+        let text = format!("pub fn renamed_{n}() {{}}\npub struct Kept{n};\n");
+        std::fs::write(root.join(format!("src/m{n}.rs")), text).unwrap();
+    }
+    let store = Store::new(cache.path(), 64);
+    let entry = store.open(&root).unwrap();
+    let crate::store::Writer::Me(_lock) = entry.try_writer().unwrap() else {
+        panic!("the entry is free")
+    };
+    let (_files, reader) = start(&root, Some(cache.path()));
+    note(&reader, |n| n.starts_with("read from the store"));
+    std::thread::sleep(Duration::from_millis(1500));
+    assert_eq!(reader.complete_names("stored_", 10), (vec![], false));
+    assert_eq!(reader.complete_names("Kept1", 3).0, Vec::<String>::new());
+}
+
+/// On one live index, a file whose definitions were renamed or which was deleted offers
+/// its new names only, once the change is known (dirty or re-parsed), and none when gone.
+#[test]
+fn completion_drops_the_names_of_changed_and_deleted_files() {
+    let (_dir, root) = tree(5);
+    let (files, symbols) = ready(&root, None);
+    assert_eq!(symbols.complete_names("stored_1", 5).0, ["stored_1"]);
+    std::fs::write(root.join("src/m1.rs"), "pub fn renamed_1() {}\n").unwrap();
+    files.apply(&WatchEvent::Changed(root.join("src/m1.rs")));
+    symbols.apply(&WatchEvent::Changed(root.join("src/m1.rs")));
+    // Dirty (not yet re-parsed) or in the overlay: never the old name.
+    assert!(symbols.complete_names("stored_1", 5).0.is_empty());
+    assert!(symbols.wait_ready(&root, Duration::from_secs(10)));
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while symbols.complete_names("renamed_1", 5).0.is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the new name never came"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(symbols.complete_names("stored_1", 5).0.is_empty());
+    std::fs::remove_file(root.join("src/m2.rs")).unwrap();
+    files.apply(&WatchEvent::Removed(root.join("src/m2.rs")));
+    symbols.apply(&WatchEvent::Removed(root.join("src/m2.rs")));
+    assert!(symbols.complete_names("stored_2", 5).0.is_empty());
+    assert!(symbols.wait_ready(&root, Duration::from_secs(10)));
+    assert!(symbols.complete_names("stored_2", 5).0.is_empty());
+    assert_eq!(symbols.complete_names("stored_3", 5).0, ["stored_3"]);
 }

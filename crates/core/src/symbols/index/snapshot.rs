@@ -56,6 +56,11 @@ impl Snapshot {
         &self.root
     }
 
+    /// Its table's stored file was cut short while mapped: what was read may be zeros.
+    pub fn damaged(&self) -> bool {
+        self.table.damaged()
+    }
+
     /// Files held (table and overlay).
     pub fn files(&self) -> usize {
         self.table.files().len() + self.overlay.values().filter(|f| f.is_some()).count()
@@ -86,6 +91,62 @@ impl Snapshot {
             None => self.table.file_syms(self.table.find_file(key)?),
         };
         self.current(rel, held.stamp()).then_some(held.defs)
+    }
+
+    /// Distinct names starting with `prefix` (ignoring case when `insensitive`) of the
+    /// files memory vouches for (as [`Snapshot::visit`] decides), the first `max` in the
+    /// table's order, then the overlay's; a dirty file offers none (completion suggests,
+    /// it does not parse).
+    pub(super) fn names_with_prefix(
+        &self,
+        prefix: &str,
+        insensitive: bool,
+        max: usize,
+    ) -> Vec<String> {
+        let table = &self.table;
+        let mut out: Vec<String> = Vec::new();
+        let mut vouched: HashMap<usize, bool> = HashMap::new();
+        for rec in table.lookup(prefix, insensitive, true) {
+            if out.len() >= max {
+                break;
+            }
+            let name = table.name(rec);
+            if out.iter().any(|n| n == name) {
+                continue;
+            }
+            let file = table.file_of(rec);
+            let current = *vouched.entry(file).or_insert_with(|| {
+                let rel = table.rel(file);
+                let key = rel.as_os_str().as_bytes();
+                !self.overlay.contains_key(key)
+                    && !self.dirty.contains(key)
+                    && table
+                        .files()
+                        .get(file)
+                        .is_some_and(|f| self.current(rel, f.stamp()))
+            });
+            if current {
+                out.push(name.to_string());
+            }
+        }
+        let folded = |name: &str| match insensitive {
+            true => name.to_lowercase(),
+            false => name.to_string(),
+        };
+        let key = folded(prefix);
+        for (rel, file) in self.overlay.iter() {
+            let Some(file) = file else { continue };
+            let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+            if self.dirty.contains(rel.as_os_str().as_bytes()) || !self.current(rel, file.stamp()) {
+                continue;
+            }
+            for def in &file.defs {
+                if folded(&def.name).starts_with(&key) && !out.contains(&def.name) {
+                    out.push(def.name.clone());
+                }
+            }
+        }
+        out
     }
 
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)

@@ -64,6 +64,22 @@ impl Slot {
         self.work.phase.schedule(now, true);
     }
 
+    /// Drops a table whose stored file was cut short while mapped (`store::faults`): the
+    /// next job, a sync for want of a table, reads the files (the damaged stored file is
+    /// refused and deleted). Whether it did.
+    pub(super) fn drop_damaged(&mut self) -> bool {
+        if !self.table.as_deref().is_some_and(Table::damaged) {
+            return false;
+        }
+        tracing::warn!(
+            "the stored symbol table of {} was cut short while in use: rebuilding it",
+            self.work.root.display()
+        );
+        self.table = None;
+        self.overlay = Arc::default();
+        true
+    }
+
     /// Whether a sync is due or running: queries are on demand meanwhile.
     pub(super) fn syncing(&self) -> bool {
         self.work.phase.redo_pending()

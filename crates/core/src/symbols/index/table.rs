@@ -515,6 +515,11 @@ impl Table {
         self.bytes.is_mapped()
     }
 
+    /// Its stored file was cut short while mapped: what it says may be zeros.
+    pub(crate) fn damaged(&self) -> bool {
+        self.bytes.damaged()
+    }
+
     /// Record ids whose name equals `key` (ignoring case when `insensitive`), or starts
     /// with it when `prefix`: the run of the sorted table whose lowercase form matches the
     /// key's, then, when case counts, those whose name matches as written.
@@ -565,25 +570,4 @@ impl Table {
 
     /// Size of one stored definition (the memory test checks it stays small).
     pub const RECORD_BYTES: usize = std::mem::size_of::<Rec>();
-
-    /// Names that start with `prefix` (lowercase when `insensitive`), distinct, sorted
-    /// (completion).
-    pub(crate) fn names_with_prefix(
-        &self,
-        prefix: &str,
-        insensitive: bool,
-        max: usize,
-    ) -> Vec<String> {
-        let mut out: Vec<String> = Vec::new();
-        for rec in self.lookup(prefix, insensitive, true) {
-            let name = self.name(rec);
-            if out.last().is_none_or(|last| last != name) && !out.iter().any(|n| n == name) {
-                out.push(name.to_string());
-                if out.len() >= max {
-                    break;
-                }
-            }
-        }
-        out
-    }
 }

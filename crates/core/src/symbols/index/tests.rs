@@ -398,10 +398,6 @@ fn the_table_is_compact_and_round_trips() {
         names(table.lookup("pars", false, true)),
         ["parse_all", "parser"]
     );
-    assert_eq!(
-        table.names_with_prefix("p", true, 10),
-        ["Parse", "parse_all", "parser"]
-    );
     // A non-ASCII name keeps its `to_lowercase` form (stored once).
     let umlaut = pack_files(&[(
         PathBuf::from("u.rs"),

@@ -53,6 +53,8 @@ fn next_job(shared: &Shared) -> Option<Job> {
 /// else re-parsing the dirty paths (which it takes). A sync asked for while this one runs
 /// is another one.
 fn start(slot: &mut Slot) -> Job {
+    // A job never starts from a table that read zeros (a sync from the files instead).
+    slot.drop_damaged();
     let started = slot.work.start(slot.table.is_some());
     Job {
         root: slot.work.root.clone(),
@@ -81,12 +83,10 @@ fn land(slot: &mut Slot, job: &Job, outcome: Outcome, now: Instant) {
             slot.too_large = too_large;
             slot.work.last_build = Some(elapsed);
         }
-        Outcome::WaitForWriter { loaded } => {
-            // Another server builds this root: look for its publication again soon (the
-            // stored table, if any, serves completion meanwhile).
-            if slot.table.is_none() {
-                slot.table = loaded;
-            }
+        Outcome::WaitForWriter => {
+            // Another server builds this root: look for its publication again soon. What
+            // is stored meanwhile is unchecked, so nothing is served from it, completion
+            // included, until a sync checked it against the file list.
             slot.work.give_back(taken, now);
             slot.sync(now);
             slot.work.phase.reschedule(now + WRITER_POLL, false);
@@ -132,9 +132,7 @@ pub(super) enum Outcome {
         elapsed: Duration,
     },
     /// Another server is building this root; its publication is awaited.
-    WaitForWriter {
-        loaded: Option<Arc<Table>>,
-    },
+    WaitForWriter,
     Updated {
         overlay: Overlay,
         parsed: u64,
@@ -297,7 +295,7 @@ pub(super) fn pack(
         };
     }
     if stores.wait_for_writer(&job.root, todo.len()) {
-        return Outcome::WaitForWriter { loaded: base };
+        return Outcome::WaitForWriter;
     }
     let parts = parse_on_threads(shared, job, &plan, &todo);
     if job.cancel.load(Ordering::Relaxed) {
@@ -308,8 +306,13 @@ pub(super) fn pack(
             plan[at].src = Src::New(thread, local);
         }
     }
+    let table = Arc::new(assemble(job, base.as_deref(), plan, parts));
+    if base.as_deref().is_some_and(Table::damaged) {
+        // What it reused of the old table may be zeros: from the files again.
+        return Outcome::NeedsSync;
+    }
     Outcome::Packed {
-        table: Arc::new(assemble(job, base.as_deref(), plan, parts)),
+        table,
         changed: true,
         too_large,
         elapsed: started.elapsed(),

@@ -123,3 +123,51 @@ fn symbols_answers_while_the_index_is_building() {
     }
     eprintln!("first query during the build: {took:?} (index: {after})");
 }
+
+/// Completion offers what `symbols` finds: a function renamed in its file, or a file
+/// deleted, offers the new name and never the old one, from the moment the change is
+/// known.
+#[test]
+fn completion_follows_renames_and_deletions() {
+    let ws = workspace();
+    let file = ws.app.join("src").join("renamed.rs");
+    std::fs::write(&file, "pub fn old_name_alpha() -> u32 {\n    1\n}\n").unwrap();
+    std::fs::write(
+        ws.app.join("src").join("kept.rs"),
+        "pub fn old_name_kept() {}\n",
+    )
+    .unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    wait_symbols(&mut client, "ready", Duration::from_secs(30));
+    assert_eq!(
+        complete(&mut client, "old_name"),
+        json!(["old_name_alpha", "old_name_kept"])
+    );
+    std::fs::write(&file, "pub fn new_name_alpha() -> u32 {\n    1\n}\n").unwrap();
+    let found = poll(&mut client, "new_name_alpha", |r| {
+        r["structuredContent"]["total"] == 1
+    });
+    assert_eq!(found["structuredContent"]["total"], 1, "{found}");
+    assert_eq!(complete(&mut client, "old_name"), json!(["old_name_kept"]));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while complete(&mut client, "new_name") != json!(["new_name_alpha"]) {
+        assert!(Instant::now() < deadline, "the new name is never offered");
+        std::thread::sleep(Duration::from_millis(25));
+    }
+    std::fs::remove_file(&file).unwrap();
+    poll(&mut client, "new_name_alpha", |r| {
+        r["structuredContent"]["total"] == 0
+    });
+    assert_eq!(complete(&mut client, "new_name"), json!([]));
+    assert_eq!(complete(&mut client, "old_name"), json!(["old_name_kept"]));
+}
+
+fn complete(client: &mut Client, value: &str) -> serde_json::Value {
+    let completion = client.request(
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "find_usages"},
+               "argument": {"name": "symbol", "value": value}}),
+    );
+    completion["result"]["completion"]["values"].clone()
+}

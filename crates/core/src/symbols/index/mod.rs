@@ -233,29 +233,40 @@ impl SymbolIndex {
         self.shared.slots.root_of(path)
     }
 
-    /// Distinct definition names starting with `prefix` (smart case) over the roots that
-    /// answer from memory, sorted, at most `max`, and whether there were more (completion
-    /// of symbol names). Only what a query would vouch for is offered: a root whose table
-    /// is unchecked (restoring, syncing, another server still building) offers nothing, and
-    /// a file changed since it was parsed offers its new names, not its old ones.
+    /// Distinct definition names starting with `prefix` (smart case) over the roots built,
+    /// sorted, at most `max`, and whether there were more (completion of symbol names).
+    /// Only checked tables are read: a root whose table is not yet checked against the
+    /// file list (restored from the store, another server still building, a sync due after
+    /// lost events) offers nothing; a file changed since it was parsed (dirty, or parsed
+    /// again into the overlay) offers its new names, not its old ones.
     pub fn complete_names(&self, prefix: &str, max: usize) -> (Vec<String>, bool) {
         if prefix.is_empty() || max == 0 {
             return (Vec::new(), false);
         }
         let insensitive = !prefix.chars().any(char::is_uppercase);
-        let roots: Vec<PathBuf> = {
+        type Held = (Arc<Table>, Arc<table::Overlay>, HashSet<Vec<u8>>);
+        let held: Vec<Held> = {
             let state = self.shared.lock();
-            state.slots.iter().map(|s| s.work.root.clone()).collect()
+            (state.slots.iter())
+                .filter(|s| !s.syncing() && s.work.watched)
+                .filter_map(|s| {
+                    let table = s.table.clone().filter(|t| !t.damaged())?;
+                    let dirty = (s.work.dirty.iter())
+                        .chain(s.work.in_flight().into_iter().flatten())
+                        .filter_map(|p| p.strip_prefix(&s.work.root).ok())
+                        .map(|rel| rel.as_os_str().as_bytes().to_vec())
+                        .collect();
+                    Some((table, s.overlay.clone(), dirty))
+                })
+                .collect()
         };
         // Ordered ignoring case first (`parse` beside `Parser`), then as written.
         let mut names: std::collections::BTreeSet<(String, String)> =
             std::collections::BTreeSet::new();
-        for root in roots {
-            let Some(snapshot) = self.snapshot(&root) else {
-                continue;
-            };
-            let found = snapshot.names_with_prefix(prefix, insensitive, max + 1);
-            if !snapshot.damaged() {
+        for (table, overlay, dirty) in &held {
+            let found =
+                snapshot::names_with_prefix((table, overlay, dirty), prefix, insensitive, max + 1);
+            if !table.damaged() {
                 names.extend(found.into_iter().map(|name| (name.to_lowercase(), name)));
             }
         }

@@ -93,62 +93,6 @@ impl Snapshot {
         self.current(rel, held.stamp()).then_some(held.defs)
     }
 
-    /// Distinct names starting with `prefix` (ignoring case when `insensitive`) of the
-    /// files memory vouches for (as [`Snapshot::visit`] decides), the first `max` in the
-    /// table's order, then the overlay's; a dirty file offers none (completion suggests,
-    /// it does not parse).
-    pub(super) fn names_with_prefix(
-        &self,
-        prefix: &str,
-        insensitive: bool,
-        max: usize,
-    ) -> Vec<String> {
-        let table = &self.table;
-        let mut out: Vec<String> = Vec::new();
-        let mut vouched: HashMap<usize, bool> = HashMap::new();
-        for rec in table.lookup(prefix, insensitive, true) {
-            if out.len() >= max {
-                break;
-            }
-            let name = table.name(rec);
-            if out.iter().any(|n| n == name) {
-                continue;
-            }
-            let file = table.file_of(rec);
-            let current = *vouched.entry(file).or_insert_with(|| {
-                let rel = table.rel(file);
-                let key = rel.as_os_str().as_bytes();
-                !self.overlay.contains_key(key)
-                    && !self.dirty.contains(key)
-                    && table
-                        .files()
-                        .get(file)
-                        .is_some_and(|f| self.current(rel, f.stamp()))
-            });
-            if current {
-                out.push(name.to_string());
-            }
-        }
-        let folded = |name: &str| match insensitive {
-            true => name.to_lowercase(),
-            false => name.to_string(),
-        };
-        let key = folded(prefix);
-        for (rel, file) in self.overlay.iter() {
-            let Some(file) = file else { continue };
-            let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-            if self.dirty.contains(rel.as_os_str().as_bytes()) || !self.current(rel, file.stamp()) {
-                continue;
-            }
-            for def in &file.defs {
-                if folded(&def.name).starts_with(&key) && !out.contains(&def.name) {
-                    out.push(def.name.clone());
-                }
-            }
-        }
-        out
-    }
-
     /// Calls `each` with the definitions under `targets` (absolute paths below this root)
     /// that `lookup` selects, from memory when fresh, else parsed now. Overlay and
     /// on-demand files give all their definitions (the caller filters them anyway).
@@ -248,4 +192,53 @@ impl Snapshot {
         }
         stats
     }
+}
+
+/// Distinct names starting with `prefix` (ignoring case when `insensitive`) that `table`
+/// and `overlay` hold for files not `dirty` (relative paths as bytes): the table's first
+/// `max` in its order, skipping files the overlay holds again, then the overlay's.
+/// Completion suggests from what the watcher has told, without the file index's barrier
+/// (a query's [`Snapshot`] checks that); a dirty file offers none of its names until it
+/// was parsed again.
+pub(super) fn names_with_prefix(
+    (table, overlay, dirty): (&Table, &Overlay, &HashSet<Vec<u8>>),
+    prefix: &str,
+    insensitive: bool,
+    max: usize,
+) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut held: HashMap<usize, bool> = HashMap::new();
+    for rec in table.lookup(prefix, insensitive, true) {
+        if out.len() >= max {
+            break;
+        }
+        let name = table.name(rec);
+        if out.iter().any(|n| n == name) {
+            continue;
+        }
+        let file = table.file_of(rec);
+        let kept = *held.entry(file).or_insert_with(|| {
+            let key = table.rel(file).as_os_str().as_bytes();
+            !overlay.contains_key(key) && !dirty.contains(key)
+        });
+        if kept {
+            out.push(name.to_string());
+        }
+    }
+    let folded = |name: &str| match insensitive {
+        true => name.to_lowercase(),
+        false => name.to_string(),
+    };
+    let key = folded(prefix);
+    for (rel, file) in overlay.iter() {
+        let Some(file) = file.as_ref().filter(|_| !dirty.contains(rel)) else {
+            continue;
+        };
+        for def in &file.defs {
+            if folded(&def.name).starts_with(&key) && !out.contains(&def.name) {
+                out.push(def.name.clone());
+            }
+        }
+    }
+    out
 }

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rootgrep::cli::{CacheAction, Command};
-use rootgrep::store::{EntryInfo, Store, default_cache_dir};
+use rootgrep::store::{Cleared, EntryInfo, Store, default_cache_dir};
 
 /// Runs `command` (a `Command::Cache`).
 pub(crate) fn run(command: &Command) -> ExitCode {
@@ -66,24 +66,28 @@ pub(crate) fn run(command: &Command) -> ExitCode {
                 // The form the server keys entries by (on Windows without `\\?\`).
                 .map(|d| rootgrep::roots::canonicalize(d).unwrap_or_else(|_| d.clone()))
                 .collect();
-            let cleared = match store.clear(&roots, *missing) {
-                Ok(cleared) => cleared,
+            match store.clear(&roots, *missing) {
+                Ok(cleared) => crate::print(&cleared_text(&cleared)),
                 Err(err) => return refused(err),
-            };
-            let mut text = format!("removed {} entries\n", cleared.removed.len());
-            for entry in &cleared.busy {
-                text.push_str(&format!("kept (in use) {}", line(entry)));
             }
-            for entry in &cleared.foreign {
-                text.push_str(&format!(
-                    "kept (holds files not the store's) {}",
-                    line(entry)
-                ));
-            }
-            crate::print(&text);
             ExitCode::SUCCESS
         }
     }
+}
+
+/// What `cache clear` did: how many entries went, then each entry kept and why.
+fn cleared_text(cleared: &Cleared) -> String {
+    let mut text = format!("removed {} entries\n", cleared.removed.len());
+    for entry in &cleared.busy {
+        text.push_str(&format!("kept (in use) {}", line(entry)));
+    }
+    for entry in &cleared.foreign {
+        text.push_str(&format!(
+            "kept (holds files not the store's) {}",
+            line(entry)
+        ));
+    }
+    text
 }
 
 fn line(entry: &EntryInfo) -> String {

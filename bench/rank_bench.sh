@@ -6,11 +6,11 @@
 #
 # Environment (defaults in brackets):
 #   ROOTGREP_BIN  the binary: outline definitions, the mcp ranker [target/release/rootgrep]
-#   NUTTX_TREE    apache/nuttx at the tasks' commit [bench-corpora/nuttx, else /work/main/bench-corpora/nuttx]
+#   NUTTX_TREE    apache/nuttx at the tasks' commit [bench-corpora/nuttx]
 #   RG_TREE       BurntSushi/ripgrep at the tasks' commit [bench-corpora/ripgrep]
 #   NUTTX_GIT, RG_GIT  the repositories with history, to resolve answers with ambiguous names
-#                 [/work/.mirror/apache+nuttx/repo, /work/.mirror/BurntSushi+ripgrep/repo]
-#   CACHE         where tokenized indexes are pickled [/tmp/rank-bench/cache]
+#                 (required: a clone or a bare git directory of each)
+#   CACHE         where tokenized indexes are pickled [target/rank-bench/cache]
 #   RANKERS       [bm25-files,bm25-functions,grep-route,mcp,bm25-functions+comments]
 set -euo pipefail
 
@@ -18,14 +18,11 @@ HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(dirname "$HERE")"
 cd "$REPO"
 ROOTGREP_BIN="${ROOTGREP_BIN:-$REPO/target/release/rootgrep}"
-if [ -z "${NUTTX_TREE:-}" ]; then
-    NUTTX_TREE="$REPO/bench-corpora/nuttx"
-    [ -d "$NUTTX_TREE" ] || NUTTX_TREE=/work/main/bench-corpora/nuttx
-fi
+NUTTX_TREE="${NUTTX_TREE:-$REPO/bench-corpora/nuttx}"
 RG_TREE="${RG_TREE:-$REPO/bench-corpora/ripgrep}"
-NUTTX_GIT="${NUTTX_GIT:-/work/.mirror/apache+nuttx/repo}"
-RG_GIT="${RG_GIT:-/work/.mirror/BurntSushi+ripgrep/repo}"
-CACHE="${CACHE:-/tmp/rank-bench/cache}"
+NUTTX_GIT="${NUTTX_GIT:?set NUTTX_GIT to a clone or bare git directory of apache/nuttx}"
+RG_GIT="${RG_GIT:?set RG_GIT to a clone or bare git directory of BurntSushi/ripgrep}"
+CACHE="${CACHE:-$REPO/target/rank-bench/cache}"
 RANKERS="${RANKERS:-bm25-files,bm25-functions,grep-route,mcp,bm25-functions+comments}"
 OUT="${OUT:-$REPO/bench/results/rank-baseline}"
 

@@ -1412,7 +1412,7 @@ def main():
                    "(default: all but the last) and the prototype variants of proto_variants(); shell "
                    "patterns allowed (`fielded:w*`)")
     r.add_argument("--out", default=os.path.join(HERE, "results", "rank-baseline"))
-    r.add_argument("--cache", default="/tmp/rank-bench/cache", help="where tokenized indexes are pickled")
+    r.add_argument("--cache", default="target/rank-bench/cache", help="where tokenized indexes are pickled")
     r.add_argument("--defs", choices=("rootgrep", "ctags"), default="rootgrep",
                    help="where function definitions and their line ranges come from")
     r.add_argument("--bin", default=DEFAULT_BIN,

@@ -6,26 +6,18 @@
 #   bench/rank_proto.sh
 #
 # Environment: as bench/rank_bench.sh (ROOTGREP_BIN, NUTTX_TREE, RG_TREE, NUTTX_GIT, RG_GIT,
-# CACHE). The trees default to /work/main/bench-corpora/nuttx and /work/h-rank/bench-corpora/ripgrep
-# when this checkout has none. Runs niced, one set after the other.
+# CACHE), with the same defaults. Runs niced, one set after the other.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(dirname "$HERE")"
 cd "$REPO"
 ROOTGREP_BIN="${ROOTGREP_BIN:-$REPO/target/release/rootgrep}"
-[ -x "$ROOTGREP_BIN" ] || ROOTGREP_BIN=/work/main/target/release/rootgrep
-if [ -z "${NUTTX_TREE:-}" ]; then
-    NUTTX_TREE="$REPO/bench-corpora/nuttx"
-    [ -d "$NUTTX_TREE" ] || NUTTX_TREE=/work/main/bench-corpora/nuttx
-fi
-if [ -z "${RG_TREE:-}" ]; then
-    RG_TREE="$REPO/bench-corpora/ripgrep"
-    [ -d "$RG_TREE" ] || RG_TREE=/work/h-rank/bench-corpora/ripgrep
-fi
-NUTTX_GIT="${NUTTX_GIT:-/work/.mirror/apache+nuttx/repo}"
-RG_GIT="${RG_GIT:-/work/.mirror/BurntSushi+ripgrep/repo}"
-CACHE="${CACHE:-/tmp/rank-bench/cache}"
+NUTTX_TREE="${NUTTX_TREE:-$REPO/bench-corpora/nuttx}"
+RG_TREE="${RG_TREE:-$REPO/bench-corpora/ripgrep}"
+NUTTX_GIT="${NUTTX_GIT:?set NUTTX_GIT to a clone or bare git directory of apache/nuttx}"
+RG_GIT="${RG_GIT:?set RG_GIT to a clone or bare git directory of BurntSushi/ripgrep}"
+CACHE="${CACHE:-$REPO/target/rank-bench/cache}"
 RANKERS="${RANKERS:-bm25-files;bm25-functions;bm25-functions+comments;fielded:w*;fielded;fielded-no-*;fielded+file*;fielded+hint+code;proto-all*}"
 OUT="$REPO/bench/results/rank-proto"
 

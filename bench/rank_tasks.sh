@@ -6,12 +6,12 @@
 #   bench/rank_tasks.sh [nuttx] [ripgrep]        (default: both)
 #
 # Writes bench/results/rank-tasks/{nuttx,ripgrep}.jsonl. Environment (defaults in brackets):
-#   BUILD_TASKS   the builder [/work/shared/bench/build_tasks.py]
-#   NUTTX_GIT     apache/nuttx with full history [/work/.mirror/apache+nuttx/repo]
-#   NUTTX_TREE    a checkout of NUTTX_COMMIT [/work/main/bench-corpora/nuttx]
-#   RG_GIT        BurntSushi/ripgrep with full history [/work/.mirror/BurntSushi+ripgrep/repo]
+#   BUILD_TASKS   the shared task builder, build_tasks.py (required)
+#   NUTTX_GIT     apache/nuttx with full history (required for nuttx)
+#   NUTTX_TREE    a checkout of NUTTX_COMMIT [bench-corpora/nuttx]
+#   RG_GIT        BurntSushi/ripgrep with full history (required for ripgrep)
 #   RG_TREE       where its tree is laid out (cloned from RG_GIT if missing) [bench-corpora/ripgrep]
-#   WORK          scratch: tags files, the attributes file [/tmp/rank-bench]
+#   WORK          scratch: tags files, the attributes file [target/rank-bench]
 # build_tasks.py walks the history from the git directory's HEAD, so each HEAD must be the
 # pinned commit: the script stops otherwise (set NUTTX_COMMIT / RG_COMMIT to re-pin, and
 # rebuild the tasks and the baseline together).
@@ -19,14 +19,14 @@ set -euo pipefail
 
 HERE="$(cd "$(dirname "$0")" && pwd)"
 REPO="$(dirname "$HERE")"
-BUILD_TASKS="${BUILD_TASKS:-/work/shared/bench/build_tasks.py}"
-NUTTX_GIT="${NUTTX_GIT:-/work/.mirror/apache+nuttx/repo}"
-NUTTX_TREE="${NUTTX_TREE:-/work/main/bench-corpora/nuttx}"
+BUILD_TASKS="${BUILD_TASKS:?set BUILD_TASKS to the shared build_tasks.py}"
+NUTTX_GIT="${NUTTX_GIT:-}"
+NUTTX_TREE="${NUTTX_TREE:-$REPO/bench-corpora/nuttx}"
 NUTTX_COMMIT="${NUTTX_COMMIT:-4ebc8a7291df955dece09073b8798db2dfd6490b}"
-RG_GIT="${RG_GIT:-/work/.mirror/BurntSushi+ripgrep/repo}"
+RG_GIT="${RG_GIT:-}"
 RG_TREE="${RG_TREE:-$REPO/bench-corpora/ripgrep}"
 RG_COMMIT="${RG_COMMIT:-3fce3b5bb0236da2df6d99672afb8a719642eca7}"
-WORK="${WORK:-/tmp/rank-bench}"
+WORK="${WORK:-$REPO/target/rank-bench}"
 OUT="$REPO/bench/results/rank-tasks"
 
 sets=("$@")
@@ -50,6 +50,7 @@ tags() {  # TREE TAGS: tags of the tree, paths relative to its root (as build_ta
 for set in "${sets[@]}"; do
     case "$set" in
     nuttx)
+        [ -n "$NUTTX_GIT" ] || { echo "set NUTTX_GIT to apache/nuttx with its history" >&2; exit 2; }
         check_head "$NUTTX_GIT" "$NUTTX_COMMIT"
         tree_head="$(git -C "$NUTTX_TREE" rev-parse HEAD)"
         [ "$tree_head" = "$NUTTX_COMMIT" ] || { echo "$NUTTX_TREE is at $tree_head, not $NUTTX_COMMIT" >&2; exit 1; }
@@ -58,6 +59,7 @@ for set in "${sets[@]}"; do
             --since 2022-01-01 --until 2024-06-01 --n 200 --seed 3
         ;;
     ripgrep)
+        [ -n "$RG_GIT" ] || { echo "set RG_GIT to BurntSushi/ripgrep with its history" >&2; exit 2; }
         check_head "$RG_GIT" "$RG_COMMIT"
         if [ ! -d "$RG_TREE" ]; then
             mkdir -p "$(dirname "$RG_TREE")"

@@ -2,7 +2,7 @@
 """Restart probe for rootgrep's persistent indexes (PRODUCT §15): what a second start costs.
 
     python3 bench/restart_probe.py --server target/release/rootgrep \
-        --root bench-corpora/nuttx --cache-dir /tmp/rg-cache --json out.json [--restarts 3]
+        --root bench-corpora/nuttx --cache-dir target/rg-cache --json out.json [--restarts 3]
 
 Run 0 starts with an empty --cache-dir (a first start: the full build, then the table is
 stored). Each restart then starts a new server on the same root and measures, from the

@@ -3,7 +3,7 @@
 index, and how soon a saved file's definitions are answered (correct, then from memory).
 
     python3 bench/symbols_probe.py --server 'target/release/rootgrep' \
-        --root /work/main/bench-corpora/nuttx --json out.json [--n 200]
+        --root bench-corpora/nuttx --json out.json [--n 200]
 
 One server session with two roots: --root (read-only is fine) and a scratch directory the probe
 writes to (freshness is measured there: the corpus is not modified).

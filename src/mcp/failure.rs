@@ -8,9 +8,8 @@
 //! Domain errors get their reason here and only here (the `From` impls and
 //! [`Reason::of_io`]), from their variants, never by reading their text. The object names
 //! only what the client sent and the roots it may use, never a canonical path: outside the
-//! roots every path gets the same answer ("Outside the roots, every path gets the same
-//! answer" in ARCHITECTURE.md). `allowedRoots` is given with the reasons about the
-//! workspace boundary only, so an ordinary error does not pay for a long list of roots.
+//! roots every path gets the same answer (ARCHITECTURE.md, "Rules that hold").
+//! `allowedRoots` is given with the reasons about the workspace boundary only, so an ordinary error does not pay for a long list of roots.
 
 use std::io;
 

@@ -1,6 +1,6 @@
 //! Ranking: BM25F over the documents of one or more segments, with the weights and
 //! rules the ranking benchmark chose (`bench/results/rank-proto/DECISIONS.md`;
-//! ARCHITECTURE.md says what each measured).
+//! DECISIONS.md, "Ranked search", says what each measured).
 //!
 //! For a document d and a query term t, the fields' counts are summed after each is
 //! normalised by its own length: tf~ = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f);
@@ -215,7 +215,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
 
 /// What a document's kind is worth beside a function's (1): a type-like definition, a
 /// region of a source file, a region of any other file (docs, build files). Measured on
-/// the ranking benchmark (ARCHITECTURE.md): without them regions and types fill the first
+/// the ranking benchmark (DECISIONS.md): without them regions and types fill the first
 /// page and function hit@5 falls 10 to 14 points; these are the mildest that recover it.
 pub(crate) const TYPE_PRIOR: f32 = 0.7;
 pub(crate) const CODE_REGION_PRIOR: f32 = 0.5;

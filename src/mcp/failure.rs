@@ -9,7 +9,8 @@
 //! [`Reason::of_io`]), from their variants, never by reading their text. The object names
 //! only what the client sent and the roots it may use, never a canonical path: outside the
 //! roots every path gets the same answer (ARCHITECTURE.md, "Rules that hold").
-//! `allowedRoots` is given with the reasons about the workspace boundary only, so an ordinary error does not pay for a long list of roots.
+//! `allowedRoots` is given with the reasons about the workspace boundary only, so an
+//! ordinary error does not pay for a long list of roots.
 
 use std::io;
 

@@ -9,12 +9,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use rootgrep::complete::complete_with;
-use rootgrep::index::FileIndex;
-use rootgrep::search::{
-    Control, GlobQuery, GrepQuery, SortBy, glob, glob_indexed, grep, grep_indexed,
-};
-use rootgrep::watch::{RootStatus, WatchEvent, Watcher};
+use rootgrep_core::complete::complete_with;
+use rootgrep_core::index::FileIndex;
+use rootgrep_core::search::{GlobQuery, GrepQuery, SortBy, glob, glob_indexed, grep, grep_indexed};
+use rootgrep_core::walk::Control;
+use rootgrep_core::watch::{RootStatus, WatchEvent, Watcher};
 
 fn rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();

@@ -12,7 +12,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use rootgrep::roots::{Root, RootSet, RootSource, file_uri_from_path, path_from_file_uri, resolve};
+use rootgrep_core::roots::{
+    Root, RootSet, RootSource, file_uri_from_path, path_from_file_uri, resolve,
+};
 
 struct Fixture {
     _tmp: tempfile::TempDir,

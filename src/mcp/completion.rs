@@ -315,7 +315,7 @@ fn definitions(
         limit: COMPLETION_DEFINITIONS,
         threads: 1,
     };
-    let control = crate::search::Control::default();
+    let control = crate::walk::Control::default();
     let abort = std::sync::atomic::AtomicUsize::new(0);
     crate::symbols::find::find_symbols_with(&query, targets, files, symbols, &control, &abort)
         .map(|outcome| {

@@ -32,7 +32,8 @@ use crate::mcp::session::Session;
 use crate::mcp::tools::Asker;
 use crate::pool::{Lane, Pool};
 use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
-use crate::search::{self, Control, GlobQuery, SortBy};
+use crate::search::{self, GlobQuery, SortBy};
+use crate::walk::Control;
 
 /// The resource template: any file by absolute path.
 pub const TEMPLATE: &str = "file:///{+path}";

@@ -16,8 +16,8 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
 use crate::clock::Clock;
-use crate::lifecycle::Phase;
 use crate::mutex::lock;
+use crate::phase::Phase;
 use crate::store::publish::{Stored, Stores};
 use crate::store::{Kind, Store};
 

@@ -6,9 +6,8 @@
 //!
 //! It sits below `index` and `search` so that neither needs the other to walk: the index
 //! build is a walk with its own per-thread collector, a search is a walk with matchers.
-//! [`SearchRunning`] and [`yield_to_searches`] let background work (the index build, adding
-//! watches) step aside while a search runs, so that the first search of a session does not
-//! share the cores with it.
+//! A walk counts as a running search ([`SearchRunning`]): background work steps aside
+//! meanwhile (`pool::pacing`).
 //!
 //! Rules enforced here, for every walk: symlinks are never followed (a walk cannot leave
 //! its tree, and loops cannot occur), not even the start path, which `ignore` would follow
@@ -19,9 +18,9 @@
 //! those not applied are listed in [`Stats::skipped_ignore_files`].
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering, Ordering as AtomicOrdering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use ignore::overrides::Override;
 use ignore::types::Types;
@@ -29,11 +28,8 @@ use ignore::{DirEntry, ParallelVisitor, ParallelVisitorBuilder, WalkBuilder, Wal
 
 use crate::ignores::{Rules, SkippedIgnoreFile};
 use crate::mutex::lock;
+use crate::pool::pacing::{SearchRunning, thread_count};
 use crate::pool::{Gate, Turn};
-
-/// Longest pause of one piece of background work (an index build in all, or adding a
-/// watch) for running searches: work that never ran would leave every search walking.
-pub(crate) const YIELD_MAX: Duration = Duration::from_secs(2);
 
 // ---------------------------------------------------------------------------------------
 // Control: the stop flag and progress counters (polled from another thread)
@@ -279,19 +275,6 @@ impl std::ops::DerefMut for Walker {
     }
 }
 
-/// Worker threads for a walk: one per available core.
-pub(crate) fn thread_count() -> usize {
-    crate::pool::cores()
-}
-
-/// The threads a query asked for (`0`: one per core).
-pub(crate) fn threads_for(requested: usize) -> usize {
-    match requested {
-        0 => thread_count(),
-        n => n,
-    }
-}
-
 /// Per-thread state of a walk: what to do with each regular file, and where to count.
 pub(crate) trait PerThread: Send {
     fn stats(&mut self) -> &mut Stats;
@@ -304,44 +287,6 @@ pub(crate) trait PerThread: Send {
     /// Called for every entry the walk could not read (already counted in
     /// [`Stats::skipped_unreadable`]); the file index records where it was.
     fn failed(&mut self, _err: &ignore::Error) {}
-}
-
-/// Searches running now (see [`SearchRunning`]).
-static SEARCHES: AtomicUsize = AtomicUsize::new(0);
-
-/// Marks a search as running for as long as it is held: background work (the file index
-/// build, adding watches) waits meanwhile, so that a search, the first one of a session
-/// above all, never shares the cores with it.
-pub(crate) struct SearchRunning(());
-
-impl SearchRunning {
-    pub fn start() -> SearchRunning {
-        SEARCHES.fetch_add(1, AtomicOrdering::SeqCst);
-        SearchRunning(())
-    }
-}
-
-impl Drop for SearchRunning {
-    fn drop(&mut self) {
-        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
-    }
-}
-
-/// Whether a search is running now.
-pub(crate) fn searching() -> bool {
-    SEARCHES.load(AtomicOrdering::Relaxed) > 0
-}
-
-/// Blocks background work while a search runs, until `stop` says to give up, or at most
-/// `limit`. One atomic load when no search runs.
-pub(crate) fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
-    if !searching() {
-        return;
-    }
-    let deadline = Instant::now() + limit;
-    while searching() && !stop() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 /// Walks one directory in parallel, giving each thread its own state from `make`, and

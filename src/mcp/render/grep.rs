@@ -16,8 +16,9 @@ use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
 use crate::mcp::shown::Recall;
-use crate::search::{GrepEntries, GrepOutcome, Stats};
+use crate::search::{GrepEntries, GrepOutcome};
 use crate::symbols::Definition;
+use crate::walk::Stats;
 
 mod content;
 

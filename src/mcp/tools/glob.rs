@@ -11,7 +11,8 @@ use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::glob::{GlobOut, render_glob};
-use crate::search::{self, Control, GlobQuery, SortBy};
+use crate::search::{self, GlobQuery, SortBy};
+use crate::walk::Control;
 
 /// The `glob` tool as `tools/list` shows it.
 pub fn tool() -> Tool {

@@ -18,8 +18,9 @@ use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::grep::{GrepOut, render_grep};
-use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SortBy};
+use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SortBy};
 use crate::symbols;
+use crate::walk::Control;
 
 /// The `grep` tool as `tools/list` shows it.
 pub fn tool() -> Tool {

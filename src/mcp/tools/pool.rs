@@ -13,7 +13,7 @@ use crate::mcp::hints;
 use crate::mcp::progress::Reporter;
 use crate::mcp::render::Answer;
 use crate::pool::{Lane, Pool};
-use crate::search::Control;
+use crate::walk::Control;
 
 /// Resolves the `path` argument into search targets (or every root).
 pub(crate) async fn targets(

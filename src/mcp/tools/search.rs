@@ -14,8 +14,8 @@ use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::search::{SearchOut, render_search};
 use crate::ranked::{self, SearchRequest};
-use crate::search::Control;
 use crate::symbols::Lang;
+use crate::walk::Control;
 
 pub const SEARCH_DEFAULT_LIMIT: usize = 10;
 /// Largest `head_limit`; larger values are clamped.

@@ -19,8 +19,8 @@ use crate::mcp::render::outline::{OutlineOut, render_outline};
 use crate::mcp::render::references::{ReferencesOut, render_references};
 use crate::mcp::render::symbols::{SymbolsOut, render_symbols};
 use crate::pool::Lane;
-use crate::search::Control;
 use crate::symbols::{self, Lang, SymbolQuery};
+use crate::walk::Control;
 
 pub const SYMBOLS_DEFAULT_LIMIT: usize = 50;
 pub const OUTLINE_DEFAULT_LIMIT: usize = 500;

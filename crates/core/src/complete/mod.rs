@@ -27,7 +27,7 @@ use std::path::{Path, PathBuf};
 use crate::index::FileIndex;
 #[cfg(not(windows))]
 use crate::roots::file_uri_from_path;
-use crate::search::walk::WalkOptions;
+use crate::walk::WalkOptions;
 
 /// Most values returned (the protocol's limit).
 pub const MAX_VALUES: usize = 100;

@@ -10,9 +10,8 @@ use std::time::Instant;
 use ignore::DirEntry;
 
 use super::root::{RootIndex, to_nanos};
-use crate::walk::{
-    Control, PerThread, Stats, WalkOptions, YIELD_MAX, walk_dir_background, yield_to_searches,
-};
+use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
+use crate::walk::{Control, PerThread, Stats, WalkOptions, walk_dir_background};
 
 use super::pack::pack;
 use super::part::Part;
@@ -71,7 +70,7 @@ pub(super) fn collect(
     } else {
         // A whole root: after a reboot the walk waits on the disk for every directory and
         // `stat`, so more walkers than cores keep more reads in flight.
-        walker.threads(IO_WALKERS_PER_CORE * crate::walk::thread_count());
+        walker.threads(IO_WALKERS_PER_CORE * crate::pool::pacing::thread_count());
     }
     let make = || Collector {
         root,

@@ -1,7 +1,7 @@
 //! What each watcher event does to the roots' slots, under the index's lock: a root's
 //! watch state, lost events, a burst starting or settling, and one settled path (a content
 //! change refreshed in place, a creation or removal recorded for the next update, a change
-//! of ignore rules rebuilding). Each returns whether the builder thread or a waiter for
+//! of ignore rules rebuilding). Each returns whether the worker thread or a waiter for
 //! freshness has something new to look at.
 
 use crate::files::os::OsStrExt;
@@ -54,7 +54,7 @@ pub(super) fn quiet(state: &mut State) -> bool {
 }
 
 /// A burst of events at `path` started: the roots whose index it can concern are not
-/// served until it settles. Nothing gets due or fresh by it, so the builder is woken only
+/// served until it settles. Nothing gets due or fresh by it, so the worker is woken only
 /// when the watcher was quiet before (it defers rebuilds while a burst is in flight).
 pub(super) fn pending(state: &mut State, path: &Path) -> bool {
     let wake = !state.bursting;
@@ -78,9 +78,9 @@ pub(super) fn pending(state: &mut State, path: &Path) -> bool {
 }
 
 /// A settled event (`Changed`, `Created` or `Removed`) at `path`; `meta` is its `lstat`
-/// when the index holds the path (see `FileIndex::needs_stat`). Wakes the builder or a
+/// when the index holds the path (see `FileIndex::needs_stat`). Wakes the worker or a
 /// waiter only with news: a job got due (or due at another time), or a root became fresh
-/// (its last burst settled, an expected write was seen). The builder hears of the
+/// (its last burst settled, an expected write was seen). The worker hears of the
 /// watcher's quiet by `Quiet`.
 pub(super) fn settled(
     state: &mut State,
@@ -99,7 +99,7 @@ pub(super) fn settled(
         slot.expected.retain(|(p, _)| p != path);
         if rel.as_os_str().is_empty() {
             // The root itself was created, removed or replaced (a root nested in a
-            // watched one): whatever is there now is built again, and the builder checks
+            // watched one): whatever is there now is built again, and the worker checks
             // first that it is still the root.
             if !matches!(event, WatchEvent::Changed(_)) {
                 slot.schedule(now);

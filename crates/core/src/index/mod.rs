@@ -7,9 +7,9 @@
 //! - `root`: [`RootIndex`], one immutable build of one root (packed, with its queries).
 //! - `build`, `update`, `pack`: walking a root exactly as a default search does, listing
 //!   changed directories again, and packing the result.
-//! - `state`: each root's `Slot`, whose work is a `lifecycle::Phase` (idle, a job due, a
-//!   job running); `events`: what each watcher event does to the slots; `builder`: the
-//!   builder thread, one due root at a time.
+//! - `state`: each root's `Slot`, whose work is a `phase::Phase` (idle, a job due, a
+//!   job running); `events`: what each watcher event does to the slots; `worker`: the
+//!   worker thread, one due root at a time.
 //! - this module: [`FileIndex`], the live set of roots, and the freshness rules.
 //!   [`FileIndex::snapshot`] answers `None` whenever the answer could be out of date —
 //!   while building, after a create/remove/rename until the update that applies it lands
@@ -24,12 +24,12 @@
 //!   walked again only when that is needed (ignore rules changed, events lost, the root
 //!   re-watched) or cheaper (the directories to list hold most of the root). Events that
 //!   cannot concern the index (inside an ignored or hidden directory) are settled by a few
-//!   binary searches, without even an `lstat`. Applying an event wakes the builder thread
+//!   binary searches, without even an `lstat`. Applying an event wakes the worker thread
 //!   only when a job got due or a root fresh: a burst of creations is two events per file.
 //! - **Only the root itself.** Every build and update runs on a root that is
 //!   [`in_place`](crate::roots::in_place) before and after it (its path not a symlink, nor
 //!   leading through one): otherwise what it read is dropped, the root is `Unavailable`,
-//!   and the builder looks again every [`DISPLACED_RETRY`](state::DISPLACED_RETRY). The walker follows the path it
+//!   and the worker looks again every [`DISPLACED_RETRY`](state::DISPLACED_RETRY). The walker follows the path it
 //!   starts from, so without this a root swapped for a symlink would be indexed where it
 //!   points.
 //! - **Our own writes.** The server's writes are announced with
@@ -55,19 +55,19 @@
 //! sees them after the next rebuild (any structural event, or re-setting the roots).
 
 mod build;
-mod builder;
 mod events;
 mod pack;
 mod part;
 mod root;
 mod state;
 mod update;
+mod worker;
 
 pub use build::{DEFAULT_MAX_FILES, build};
-use builder::builder_loop;
 pub(crate) use root::cmp_paths;
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
 use state::{Shared, Slot, State, Watch};
+use worker::worker_loop;
 
 use crate::files::os::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -115,7 +115,7 @@ pub struct RootIndexStatus {
 /// [`FileIndex::apply`]; ask it with [`FileIndex::snapshot`].
 pub struct FileIndex {
     shared: Arc<Shared>,
-    builder: Option<JoinHandle<()>>,
+    worker: Option<JoinHandle<()>>,
 }
 
 impl Default for FileIndex {
@@ -125,7 +125,7 @@ impl Default for FileIndex {
 }
 
 impl FileIndex {
-    /// An empty index with its builder thread (idle until roots are set and watched).
+    /// An empty index with its worker thread (idle until roots are set and watched).
     pub fn new() -> FileIndex {
         FileIndex::with_max_files(DEFAULT_MAX_FILES)
     }
@@ -152,14 +152,14 @@ impl FileIndex {
             rounds: std::sync::atomic::AtomicU64::new(0),
             clock,
         });
-        let for_builder = Arc::clone(&shared);
-        let builder = std::thread::Builder::new()
+        let for_worker = Arc::clone(&shared);
+        let worker = std::thread::Builder::new()
             .name("rootgrep-index".into())
-            .spawn(move || builder_loop(&for_builder))
+            .spawn(move || worker_loop(&for_worker))
             .expect("spawning the index thread");
         FileIndex {
             shared,
-            builder: Some(builder),
+            worker: Some(worker),
         }
     }
 
@@ -370,8 +370,8 @@ impl FileIndex {
         };
         let now = self.shared.clock.now();
         let mut state = self.lock();
-        // Whether the builder or a waiter for freshness has something new to look at. A
-        // burst of creations brings two events per file; waking the builder thread for
+        // Whether the worker or a waiter for freshness has something new to look at. A
+        // burst of creations brings two events per file; waking the worker thread for
         // each (to find nothing due) cost more than applying them.
         let wake = match event {
             WatchEvent::Status(root, status) => events::status(&mut state, root, status, now),
@@ -408,8 +408,8 @@ impl Drop for FileIndex {
             }
         }
         self.shared.wake.notify_all();
-        if let Some(builder) = self.builder.take() {
-            let _ = builder.join();
+        if let Some(worker) = self.worker.take() {
+            let _ = worker.join();
         }
     }
 }
@@ -470,12 +470,12 @@ pub(crate) mod tests {
         }
     }
 
-    /// A burst of creations (two events per file) is applied without waking the builder
+    /// A burst of creations (two events per file) is applied without waking the worker
     /// thread for each event: it wakes when a job gets due or the burst settles, so its
     /// rounds stay far below the number of events (it woke for every one, to find
     /// nothing due, which cost more than applying them).
     #[test]
-    fn a_burst_of_events_does_not_wake_the_builder_per_event() {
+    fn a_burst_of_events_does_not_wake_the_worker_per_event() {
         let f = Fixture::new();
         let index = f.live();
         let before = index
@@ -488,7 +488,7 @@ pub(crate) mod tests {
             index.apply(&WatchEvent::Pending(path.clone()));
             index.apply(&WatchEvent::Created(path));
             if n % 100 == 0 {
-                // Give a woken builder the core, as the watcher's pace would.
+                // Give a woken worker the core, as the watcher's pace would.
                 std::thread::yield_now();
             }
         }
@@ -502,7 +502,7 @@ pub(crate) mod tests {
             - before;
         assert!(
             rounds <= 50,
-            "the builder looked for work {rounds} times for {files} files"
+            "the worker looked for work {rounds} times for {files} files"
         );
     }
 
@@ -543,7 +543,7 @@ pub(crate) mod tests {
     #[test]
     fn a_build_waits_while_a_search_runs() {
         let f = Fixture::new();
-        let running = crate::walk::SearchRunning::start();
+        let running = crate::pool::pacing::SearchRunning::start();
         let index = FileIndex::new();
         index.set_roots(std::slice::from_ref(&f.root));
         index.apply(&WatchEvent::Status(f.root.clone(), RootStatus::Watching));
@@ -584,7 +584,7 @@ pub(crate) mod tests {
         let index = f.live_on(Arc::clone(&clock) as Arc<dyn crate::clock::Clock>);
         let due_now = |index: &FileIndex| {
             let mut state = index.lock();
-            builder::due_slot(&mut state, crate::clock::Clock::now(&*clock)).is_ok()
+            worker::due_slot(&mut state, crate::clock::Clock::now(&*clock)).is_ok()
         };
         let before = index.status()[0].last_build.clone().unwrap().files;
         // Events in a directory the index does not hold yet do not matter to it, but a

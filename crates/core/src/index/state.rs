@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use super::root::{BuildInfo, RootIndex};
 use crate::clock::Clock;
-use crate::lifecycle::Phase;
+use crate::phase::Phase;
 use crate::roots::Displaced;
 use crate::walk::Control;
 use crate::watch::Barrier;
@@ -76,7 +76,7 @@ pub(super) struct Slot {
     pub(super) builds: u64,
     pub(super) updates: u64,
     /// The root's path is not the root now (a symlink, or under one: see
-    /// [`crate::roots::in_place`]): nothing is indexed, and the builder looks again every
+    /// [`crate::roots::in_place`]): nothing is indexed, and the worker looks again every
     /// [`DISPLACED_RETRY`].
     pub(super) displaced: Option<Displaced>,
 }
@@ -194,12 +194,12 @@ pub(super) struct Shared {
     pub(super) state: Mutex<State>,
     /// Most files one root's index may hold.
     pub(super) max_files: usize,
-    /// Wakes the builder thread (work scheduled, or stop) and waiters for freshness.
+    /// Wakes the worker thread (work scheduled, or stop) and waiters for freshness.
     pub(super) wake: Condvar,
     /// The watcher's barrier, once one feeds this index (without one, as in unit tests
     /// that apply events by hand, the events applied so far are all there is).
     pub(super) barrier: Mutex<Option<Barrier>>,
-    /// Times the builder thread looked for work (tests: it must not wake per event).
+    /// Times the worker thread looked for work (tests: it must not wake per event).
     pub(super) rounds: std::sync::atomic::AtomicU64,
     /// Where the pacing reads the time (simulated in tests).
     pub(super) clock: Arc<dyn Clock>,

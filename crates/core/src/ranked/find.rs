@@ -24,8 +24,9 @@ use super::sources::{
 use super::terms::{Query, parse_query};
 use crate::files::os::OsStringExt;
 use crate::index::FileIndex;
-use crate::search::{Control, SearchError};
+use crate::search::SearchError;
 use crate::symbols::SymbolIndex;
+use crate::walk::Control;
 
 /// Runs `request` over `targets` (canonical, checked against the roots; `roots` are the
 /// session's roots, for paths of files ranked without an index). Blocks; stops early
@@ -57,7 +58,7 @@ pub fn search(
         index.await_restored(targets, || control.is_cancelled());
     }
     // Foreground work: the index builds step aside while it runs.
-    let _running = crate::walk::SearchRunning::start();
+    let _running = crate::pool::pacing::SearchRunning::start();
     let mut unindexed_targets = Vec::new();
     let snapshots = snapshots(index, targets, &mut unindexed_targets);
     let mut prefiltered = Vec::new();

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 
 use super::terms::Query;
 use crate::index::FileIndex;
-use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
+use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SearchError};
+use crate::walk::Control;
 
 /// Words grepped at most.
 const MAX_WORDS: usize = 6;

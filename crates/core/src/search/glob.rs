@@ -24,16 +24,16 @@ use ignore::types::Types;
 
 use crate::index::{FileIndex, RootIndex};
 
-use super::control::Control;
 use super::error::SearchError;
 use super::indexed::{chunks_parallel, index_compatible};
-use super::outcome::{FoundFile, GlobOutcome, Stats};
+use super::outcome::{FoundFile, GlobOutcome};
 use super::query::{GlobQuery, SortBy};
 use super::retain::{Best, Rank, Ranked, page, retention_cap};
-use super::walk::{
-    PerThread, Target, WalkOptions, build_types, check_glob, classify_targets, threads_for,
-    walk_dir,
-};
+use super::targets::{Target, build_types, check_glob, classify_targets};
+use crate::pool::pacing::threads_for;
+use crate::walk::Control;
+use crate::walk::Stats;
+use crate::walk::{PerThread, WalkOptions, walk_dir};
 
 /// Finds the regular files under `targets` whose path relative to the target matches
 /// `query.pattern`, and returns one sorted page of them.

@@ -26,18 +26,20 @@ use ignore::DirEntry;
 
 use crate::index::{FileIndex, RootIndex};
 
-use super::control::Control;
 use super::error::{SearchError, regex_message};
 use super::indexed::{Candidates, for_each_parallel, index_compatible};
-use super::outcome::{FileCount, GrepEntries, GrepOutcome, Stats};
+use super::outcome::{FileCount, GrepEntries, GrepOutcome};
 use super::page::{MatchKey, PagePass};
 use super::query::{CaseMode, GrepQuery, OutputMode, SortBy};
 use super::retain::{Best, ByPath, Rank, Ranked, page, retention_cap};
 use super::sink::{FileSink, SinkSettings, searcher};
-use super::walk::{
-    CancellableReader, PerThread, Target, WalkOptions, build_overrides, build_types,
-    classify_targets, open_regular, threads_for, walk_dir,
+use super::targets::{
+    CancellableReader, Target, build_overrides, build_types, classify_targets, open_regular,
 };
+use crate::pool::pacing::threads_for;
+use crate::walk::Control;
+use crate::walk::Stats;
+use crate::walk::{PerThread, WalkOptions, walk_dir};
 
 /// Longest pattern accepted, in bytes; longer ones are refused before compiling.
 pub(crate) const MAX_PATTERN_BYTES: usize = 64 << 10;

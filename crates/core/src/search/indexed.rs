@@ -26,7 +26,7 @@ use ignore::types::Types;
 
 use crate::index::RootIndex;
 
-use super::control::Control;
+use crate::walk::Control;
 
 /// Whether a query with these flags may be answered from the index (which holds only
 /// what a default walk sees).
@@ -175,7 +175,7 @@ pub(crate) fn for_each_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, usize) + Sync),
 ) -> Vec<T> {
-    let _running = super::walk::SearchRunning::start();
+    let _running = crate::pool::pacing::SearchRunning::start();
     let threads = threads.min(count).max(1);
     let cursor = AtomicUsize::new(0);
     let work = || {
@@ -217,7 +217,7 @@ pub(crate) fn chunks_parallel<T: Send>(
     make: &(dyn Fn() -> T + Sync),
     visit: &(dyn Fn(&mut T, std::ops::Range<usize>) + Sync),
 ) -> Vec<T> {
-    let _running = super::walk::SearchRunning::start();
+    let _running = crate::pool::pacing::SearchRunning::start();
     let len = range.len();
     // Below this, a thread costs more than it saves.
     const MIN_CHUNK: usize = 8 * 1024;

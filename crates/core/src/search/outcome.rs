@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
 
-pub use crate::walk::Stats;
+use crate::walk::Stats;
 
 /// One matching line in content mode, with its context. Ordered by path, then line.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -8,13 +8,15 @@ use std::sync::Arc;
 
 use grep_searcher::{BinaryDetection, Searcher};
 
-use super::control::Control;
 use super::indexed::for_each_parallel;
-use super::outcome::{GrepMatch, Stats};
+use super::outcome::GrepMatch;
 use super::query::GrepQuery;
 use super::retain::{Ranked, path_cmp};
 use super::sink::{Build, FileSink, SinkSettings, entry_cost, line_cost, searcher};
-use super::walk::{CancellableReader, open_regular, threads_for};
+use super::targets::{CancellableReader, open_regular};
+use crate::pool::pacing::threads_for;
+use crate::walk::Control;
+use crate::walk::Stats;
 
 /// A content entry of the search pass: where a match starts. The page pass turns the keys
 /// of one page into entries; sorted like [`GrepMatch`] (path, then line).

@@ -33,11 +33,11 @@ use grep_searcher::{
     BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkFinish, SinkMatch,
 };
 
-use super::control::Control;
 use super::lines::{context_text, match_text};
 use super::outcome::{ContextLine, GrepMatch};
 use super::query::{GrepQuery, OutputMode};
 use super::starts::{find_first, match_starts};
+use crate::walk::Control;
 
 /// Most bytes a searcher holds at once: the longest line searched (or, in multiline mode,
 /// the largest file). Longer lines and larger multiline files are skipped and counted as

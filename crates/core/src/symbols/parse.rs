@@ -13,7 +13,7 @@ use super::extract::{Definition, ExtractError, MAX_PARSE_BYTES, Parser, extract}
 use super::lang::Lang;
 use crate::files::read::{Whole, read_whole};
 use crate::mutex::lock;
-use crate::search::Control;
+use crate::walk::Control;
 
 /// What happened to the files a query looked at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

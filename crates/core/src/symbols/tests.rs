@@ -577,7 +577,7 @@ fn run(q: &SymbolQuery, dir: &Path) -> SymbolOutcome {
         q,
         &[dir.canonicalize().unwrap()],
         None,
-        &crate::search::Control::new(),
+        &crate::walk::Control::new(),
         &never,
     )
     .unwrap()
@@ -658,7 +658,7 @@ fn outline_of_a_file_and_a_directory() {
     let dir = tree();
     let root = dir.path().canonicalize().unwrap();
     let never = AtomicUsize::new(0);
-    let control = crate::search::Control::new();
+    let control = crate::walk::Control::new();
     let out = outline(&[root.join("sample.go")], &[], 0, 100, 1, &control, &never).unwrap();
     assert_eq!(out.files.len(), 1);
     assert_eq!(out.files[0].defs.len(), 7);
@@ -707,7 +707,7 @@ fn references_name_their_enclosing_definition() {
     let dir = tree();
     let root = dir.path().canonicalize().unwrap();
     let never = AtomicUsize::new(0);
-    let control = crate::search::Control::new();
+    let control = crate::walk::Control::new();
     let out = references(
         "helper",
         std::slice::from_ref(&root),
@@ -776,7 +776,7 @@ fn references_name_their_enclosing_definition() {
 #[test]
 fn a_cancelled_query_stops_early() {
     let dir = tree();
-    let control = crate::search::Control::new();
+    let control = crate::walk::Control::new();
     control.cancel();
     let never = AtomicUsize::new(0);
     let out = find_symbols(

@@ -277,7 +277,7 @@ impl Actor {
     fn watch(&mut self, root: &Path) -> Result<(), String> {
         // Adding a recursive watch walks every directory: background work, which waits
         // while a search runs (the first search of a session comes right after the roots).
-        crate::walk::yield_to_searches(|| false, crate::walk::YIELD_MAX);
+        crate::pool::pacing::yield_to_searches(|| false, crate::pool::pacing::YIELD_MAX);
         // inotify follows a symlink given as the watched path, and so would the walk that
         // adds the recursive watch: a root swapped for a symlink would be watched (and so
         // indexed) where it points. Such a root is not watched until it is real again.

@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::ranked::{SearchOutcome, SearchRequest, search};
-use crate::search::Control;
+use crate::walk::Control;
 use std::path::Path;
 
 fn tree() -> (tempfile::TempDir, PathBuf) {

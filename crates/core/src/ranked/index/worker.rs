@@ -13,11 +13,11 @@ use super::check::check;
 use super::state::{MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
 use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
+use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::ranked::build::Indexer;
 use crate::ranked::segment::{Builder, Segment, stamp_of};
 use crate::store::publish::{Stores, WRITER_POLL};
 use crate::symbols::index::Snapshot;
-use crate::walk::{YIELD_MAX, yield_to_searches};
 
 /// How long a first build waits for the symbol index to be ready (its definitions save
 /// parsing every file a second time) before it parses them itself.

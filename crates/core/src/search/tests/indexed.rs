@@ -74,7 +74,7 @@ fn fresh_index(tree: &Tree) -> FileIndex {
     index
 }
 
-fn normalized(mut stats: crate::search::Stats) -> crate::search::Stats {
+fn normalized(mut stats: crate::walk::Stats) -> crate::walk::Stats {
     stats.elapsed = Duration::ZERO;
     stats.peak_retained = 0;
     stats.indexed_targets = 0;

@@ -21,9 +21,10 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::{
-    Control, FileCount, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome, GrepQuery,
-    OutputMode, glob, grep,
+    FileCount, GlobOutcome, GlobQuery, GrepEntries, GrepMatch, GrepOutcome, GrepQuery, OutputMode,
+    glob, grep,
 };
+use crate::walk::Control;
 
 /// A temporary directory tree; paths in assertions are relative to its (canonical) root.
 pub struct Tree {

@@ -2,7 +2,7 @@
 //! sort, and memory stays bounded however many entries there are.
 
 use super::*;
-use crate::search::walk::thread_count;
+use crate::pool::pacing::thread_count;
 use crate::search::{MAX_RETAINED, SortBy};
 
 /// 30 files with 3 matching lines each; modification times with ties (10 distinct times).

@@ -14,11 +14,12 @@ use super::matching::{Located, MAX_CANDIDATES, kind_allowed, same_name, split_qu
 use crate::files::read::{Whole, read_whole};
 use crate::index::FileIndex;
 use crate::mutex::lock;
-use crate::search::{self, CaseMode, Control, GrepEntries, GrepQuery, OutputMode, SearchError};
+use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, LineIndex, MAX_PARSE_BYTES, Signatures};
 use crate::symbols::index::{Lookup, Snapshot, SymbolIndex};
 use crate::symbols::lang::{Lang, rg_types};
 use crate::symbols::parse::{Sieve, SymbolStats, parse_all};
+use crate::walk::Control;
 
 /// How a name matched the query, best first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -121,7 +122,7 @@ pub fn find_symbols_with(
         symbols.await_restored(targets, || control.is_cancelled());
     }
     // A query is foreground work: the index build steps aside while it runs.
-    let _running = crate::walk::SearchRunning::start();
+    let _running = crate::pool::pacing::SearchRunning::start();
     let finder = Finder::new(query, targets, index, symbols, control, abort);
     let mut stats = SymbolStats::default();
     let mut found = finder.first_pass(&mut stats)?;

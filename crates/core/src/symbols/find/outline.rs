@@ -9,10 +9,11 @@ use std::time::Instant;
 
 use super::matching::{MAX_CANDIDATES, kind_allowed, supported_names};
 use crate::mutex::lock;
-use crate::search::{self, Control, SearchError};
+use crate::search::{self, SearchError};
 use crate::symbols::extract::Definition;
 use crate::symbols::lang::{Lang, rg_types};
 use crate::symbols::parse::{FileError, SymbolStats, parse_all};
+use crate::walk::Control;
 
 /// One file's definitions.
 #[derive(Clone, Debug)]

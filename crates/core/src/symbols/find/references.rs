@@ -10,11 +10,12 @@ use std::time::Instant;
 
 use super::matching::{MAX_CANDIDATES, kind_allowed};
 use crate::index::FileIndex;
-use crate::search::{self, Control, GrepEntries, GrepMatch, GrepQuery, OutputMode, SearchError};
+use crate::search::{self, GrepEntries, GrepMatch, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, MAX_PARSE_BYTES};
 use crate::symbols::index::SymbolIndex;
 use crate::symbols::lang::{Lang, rg_types};
 use crate::symbols::parse::{FileError, SymbolStats};
+use crate::walk::Control;
 
 /// One reference: a matching line and the definition enclosing it.
 #[derive(Clone, Debug)]

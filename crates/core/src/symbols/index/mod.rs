@@ -5,7 +5,7 @@
 //! It is a second [`watch::Consumer`](crate::watch::Consumer) beside the file index and stands on it: a root is
 //! built only once its file index is fresh, from that file list (supported languages, at
 //! most [`MAX_PARSE_BYTES`](crate::symbols::MAX_PARSE_BYTES) each), on a bounded number of low-priority threads that step
-//! aside for every foreground search ([`yield_to_searches`](crate::walk::yield_to_searches) between files).
+//! aside for every foreground search ([`yield_to_searches`](crate::pool::pacing::yield_to_searches) between files).
 //!
 //! Layout (compact, see [`Table`]): names, lowercase names (non-ASCII ones only) and
 //! containers in one byte arena (containers interned; signatures are not kept, the line is
@@ -110,7 +110,7 @@ pub struct SymbolIndex {
 /// Threads the build parses with: all cores but one (a foreground request always has
 /// one), at least one.
 pub(crate) fn build_threads() -> usize {
-    crate::walk::thread_count().saturating_sub(1).max(1)
+    crate::pool::pacing::thread_count().saturating_sub(1).max(1)
 }
 
 impl SymbolIndex {

@@ -10,8 +10,8 @@ fn encode(table: &Table) -> Vec<u8> {
     table.bytes().into_owned()
 }
 use super::*;
-use crate::search::Control;
 use crate::symbols::find::{SymbolQuery, find_symbols_with};
+use crate::walk::Control;
 use std::sync::atomic::AtomicUsize;
 
 fn tree(files: usize) -> (tempfile::TempDir, PathBuf) {

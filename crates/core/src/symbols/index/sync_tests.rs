@@ -1,8 +1,8 @@
 //! Unit tests of re-syncing a root against its file list.
 
 use super::*;
-use crate::search::Control;
 use crate::symbols::find::{SymbolQuery, find_symbols_with};
+use crate::walk::Control;
 use std::sync::atomic::AtomicUsize;
 
 fn ask(text: &str, root: &Path, symbols: &SymbolIndex, files: &FileIndex) -> (usize, bool) {

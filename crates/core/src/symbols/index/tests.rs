@@ -4,9 +4,9 @@
 #[cfg(target_os = "linux")]
 use super::worker::lower_priority;
 use super::*;
-use crate::search::Control;
 use crate::symbols::extract::Definition;
 use crate::symbols::find::{SymbolOutcome, SymbolQuery, find_symbols, find_symbols_with};
+use crate::walk::Control;
 use std::sync::atomic::AtomicUsize;
 
 /// The per-language fixtures plus two small files, in a temporary root.

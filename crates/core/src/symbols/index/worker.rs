@@ -15,11 +15,11 @@ use crate::background::Landed;
 use crate::files::os::OsStrExt;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
+use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::store::publish::{Stores, WRITER_POLL};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};
-use crate::walk::{YIELD_MAX, yield_to_searches};
 
 /// The worker: one root's job at a time (a first build, a sync, or re-parsing dirty
 /// files), each waiting first for the root's file index to be fresh.

@@ -5,16 +5,17 @@
 //! index's own (the paths a job will take, overlays, counters, the result itself) stays
 //! in that index's slot, beside its phase.
 //!
-//! Two cuts differ from "not watched / waiting / building / ready / stale", because both
+//! Two cuts differ from "not watched / waiting / building / ready / stale", because the
 //! indexes say otherwise:
-//! - **The landed result is not a variant.** Both keep their last result while a job runs
+//! - **The landed result is not a variant.** Each keeps its last result while a job runs
 //!   and while it is out of date: the file index settles events against it and updates
-//!   from it, the symbol index answers from it during an update (and completion reads it
-//!   in every phase); and each drops it on rules of its own (the file index when its root
-//!   is unwatched or displaced, the symbol index never). A `Ready(B)` beside `Running`
+//!   from it, the symbol and search indexes answer from it during an update; and each
+//!   drops it on rules of its own (the file index when its root is unwatched or displaced,
+//!   the others when its stored file was cut short under it). A `Ready(B)` beside `Running`
 //!   would split one value in two, so each slot keeps its result and says when it is
 //!   served: the file index when landed and `Idle`, the symbol index when landed with no
-//!   full redo due or running (dirty paths it parses on demand).
+//!   full redo due or running (dirty paths it parses on demand), the search index when its
+//!   base is landed (stale files it indexes on demand).
 //! - **Watching is not a variant.** The file index hears a root's watch state before the
 //!   root is set, so it keeps watch states by root beside its slots; the symbol index lets
 //!   a running job go on through a lost watch (the job waits for a fresh file list anyway).

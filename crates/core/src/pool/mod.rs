@@ -21,6 +21,8 @@
 //! behind long searches, only behind another quick request. At most cores + 1 threads
 //! search at once, plus, for the rest of one file, a thread whose slot was just taken back.
 
+pub(crate) mod pacing;
+
 use crate::mutex::lock;
 use std::cell::Cell;
 use std::collections::VecDeque;

@@ -1,7 +1,7 @@
 //! Everything between "a list of target paths" and "an open regular file" that is
 //! particular to searching: classifying targets, compiling `--glob` overrides and file
-//! types, and opening files safely. The parallel walker itself is [`crate::walk`]
-//! (re-exported here), shared with the file index.
+//! types, and opening files safely. The parallel walker itself is [`crate::walk`], shared
+//! with the file index.
 //!
 //! Rules enforced here, so both tools share them:
 //! - Ignore files (`.gitignore`, `.ignore`, `.git/info/exclude`, global excludes) apply
@@ -23,14 +23,9 @@ use std::path::{Path, PathBuf};
 use ignore::overrides::{Override, OverrideBuilder};
 use ignore::types::{Types, TypesBuilder};
 
-use super::control::Control;
 use super::error::SearchError;
-use super::outcome::Stats;
-
-// The walker itself lives below both the search engine and the file index.
-#[cfg(test)]
-pub(crate) use crate::walk::thread_count;
-pub(crate) use crate::walk::{PerThread, SearchRunning, WalkOptions, threads_for, walk_dir};
+use crate::walk::Control;
+use crate::walk::Stats;
 
 /// A target the caller asked to search, once we know what it is.
 #[derive(Clone, Debug, PartialEq, Eq)]

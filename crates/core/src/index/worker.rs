@@ -59,7 +59,7 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
 }
 
 /// The builder thread: builds one due root at a time, outside the lock.
-pub(super) fn builder_loop(shared: &Shared) {
+pub(super) fn worker_loop(shared: &Shared) {
     let mut state = lock(shared);
     loop {
         if state.stop {

@@ -1,0 +1,62 @@
+//! Searches come first: while a search runs, background work (the index builds, adding
+//! watches) steps aside ([`SearchRunning`], [`yield_to_searches`]), so the first search of a
+//! session never shares the cores with a build; and how many threads a walk starts
+//! ([`threads_for`]). The sharing of cores between searches is the pool's ([`super`]).
+
+use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+use std::time::{Duration, Instant};
+
+/// Longest pause of one piece of background work (an index build in all, or adding a
+/// watch) for running searches: work that never ran would leave every search walking.
+pub(crate) const YIELD_MAX: Duration = Duration::from_secs(2);
+
+/// Worker threads for a walk: one per available core.
+pub(crate) fn thread_count() -> usize {
+    crate::pool::cores()
+}
+
+/// The threads a query asked for (`0`: one per core).
+pub(crate) fn threads_for(requested: usize) -> usize {
+    match requested {
+        0 => thread_count(),
+        n => n,
+    }
+}
+
+/// Searches running now (see [`SearchRunning`]).
+static SEARCHES: AtomicUsize = AtomicUsize::new(0);
+
+/// Marks a search as running for as long as it is held: background work (the file index
+/// build, adding watches) waits meanwhile, so that a search, the first one of a session
+/// above all, never shares the cores with it.
+pub(crate) struct SearchRunning(());
+
+impl SearchRunning {
+    pub fn start() -> SearchRunning {
+        SEARCHES.fetch_add(1, AtomicOrdering::SeqCst);
+        SearchRunning(())
+    }
+}
+
+impl Drop for SearchRunning {
+    fn drop(&mut self) {
+        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
+    }
+}
+
+/// Whether a search is running now.
+pub(crate) fn searching() -> bool {
+    SEARCHES.load(AtomicOrdering::Relaxed) > 0
+}
+
+/// Blocks background work while a search runs, until `stop` says to give up, or at most
+/// `limit`. One atomic load when no search runs.
+pub(crate) fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
+    if !searching() {
+        return;
+    }
+    let deadline = Instant::now() + limit;
+    while searching() && !stop() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}

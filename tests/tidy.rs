@@ -31,6 +31,22 @@ const ADAPTER_CRATES: &[&str] = &[
 /// `core_texts_name_no_tool_and_no_argument`.
 const NAMED_IN_CORE: &[(&str, &str)] = &[];
 
+/// Re-exports still giving an item a second path, as (file, the line's start): each must
+/// go (import the item where it is defined, or make its module private).
+const SECOND_PATHS: &[(&str, &str)] = &[
+    (
+        "crates/core/src/files/mod.rs",
+        "pub use crate::platform::{os, winpath};",
+    ),
+    ("crates/core/src/ranked/mod.rs", "pub use find::search;"),
+    (
+        "crates/core/src/ranked/mod.rs",
+        "pub use index::{SearchIndex, SearchState, SearchStatus};",
+    ),
+    ("crates/core/src/ranked/mod.rs", "pub use request::{"),
+    ("src/lib.rs", "pub use rootgrep_core::{"),
+];
+
 /// Module cycles not yet broken: move the shared part into a module of its own, below both.
 const KNOWN_CYCLES: &[&[&str]] = &[];
 
@@ -898,4 +914,69 @@ fn strongly_connected(edges: &BTreeMap<String, BTreeSet<String>>) -> Vec<Vec<Str
         }
     }
     s.out
+}
+
+// ---------------------------------------------------------------------------------------
+// One path per item
+
+#[test]
+fn one_path_per_item() {
+    // An item is named one way: a module may re-export (`pub use`) only from a child module
+    // of its own that is private, so the re-export is the item's one path. Re-exporting
+    // from elsewhere (`crate::`, `super::`, another crate) or from a public child gives the
+    // same item two names, and a reader two places to look.
+    let mut found = Vec::new();
+    let mut seen = BTreeSet::new();
+    for base in ["crates/core/src", "src"] {
+        for path in rust_files(&root().join(base)) {
+            if is_test_file(&path) {
+                continue;
+            }
+            // The whole file: a `#[cfg(test)] mod tests;` line may stand before re-exports.
+            let code = read(&path);
+            // `mod x;` or `mod x {`, after any attribute on the same line.
+            let private: BTreeSet<&str> = code
+                .lines()
+                .map(|l| l.trim())
+                .map(|l| l.rsplit_once("] ").map_or(l, |(_, rest)| rest))
+                .filter_map(|l| l.strip_prefix("mod "))
+                .filter_map(|rest| rest.split([';', ' ']).next())
+                .collect();
+            for line in code.lines() {
+                let line = line.trim();
+                let Some(rest) = ["pub use ", "pub(crate) use ", "pub(super) use "]
+                    .iter()
+                    .find_map(|p| line.strip_prefix(p))
+                else {
+                    continue;
+                };
+                let first = rest.split("::").next().unwrap_or_default();
+                let (first, child) = match first {
+                    "self" => ("self", rest.split("::").nth(1).unwrap_or_default()),
+                    other => (other, other),
+                };
+                let child = child.trim_end_matches(['{', ';', '*']);
+                let allowed = first == "std" || private.contains(child);
+                let listed = SECOND_PATHS.contains(&(rel(&path).as_str(), line));
+                if !allowed && !listed {
+                    found.push(format!("{}: {line}", rel(&path)));
+                }
+                if listed {
+                    seen.insert((rel(&path), line.to_string()));
+                }
+            }
+        }
+    }
+    let gone: Vec<_> = (SECOND_PATHS.iter())
+        .filter(|(file, line)| !seen.contains(&(file.to_string(), line.to_string())))
+        .collect();
+    assert!(
+        gone.is_empty(),
+        "fixed, take them out of SECOND_PATHS: {gone:#?}"
+    );
+    assert!(
+        found.is_empty(),
+        "re-exports that give an item a second path (import it where it is, or make the \
+         module private): {found:#?}"
+    );
 }

@@ -18,7 +18,7 @@ use crate::complete::{self, Completion};
 use crate::index::FileIndex;
 use crate::mcp::session::Session;
 use crate::roots::RootSet;
-use crate::symbols::SymbolIndex;
+use crate::symbols::index::SymbolIndex;
 
 /// Most values one completion answer carries (the protocol's limit).
 const MAX_VALUES: usize = 100;

@@ -25,7 +25,7 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::{Notify, mpsc};
 
 /// What happened to a path under the roots (the live layer's own type).
-pub use crate::live::FileChange as Change;
+use crate::live::FileChange;
 
 /// Minimum spacing of `notifications/resources/list_changed`.
 pub const LIST_CHANGED_INTERVAL: Duration = Duration::from_secs(1);
@@ -78,7 +78,7 @@ impl Subscriptions {
 
     /// Called by the watcher (any thread) for every debounced change under the roots.
     /// Never blocks.
-    pub fn file_event(&self, change: Change, path: PathBuf) {
+    pub fn file_event(&self, change: FileChange, path: PathBuf) {
         let listeners = self.listeners.lock().unwrap_or_else(|e| e.into_inner());
         for (_, listener) in listeners.iter() {
             listener.push(change, path.clone());
@@ -92,7 +92,7 @@ impl Subscriptions {
         // is one flag however many files a burst creates: waking the session's task once
         // per file (a build, an unpack) cost more than the rest of the watch path.
         if self.lock().is_empty() {
-            if matches!(change, Change::Created | Change::Removed) {
+            if matches!(change, FileChange::Created | FileChange::Removed) {
                 events.list_changed();
             }
             return;
@@ -181,7 +181,7 @@ struct Lost {
 
 /// The sending end of one consumer's queue.
 struct Queue {
-    tx: mpsc::Sender<(Change, PathBuf)>,
+    tx: mpsc::Sender<(FileChange, PathBuf)>,
     lost: Arc<Lost>,
     /// The list changed, by changes that need no path of their own (see
     /// [`Subscriptions::file_event`]); shares `lost`'s wake-up.
@@ -190,7 +190,7 @@ struct Queue {
 
 /// The receiving end.
 struct Inbox {
-    rx: mpsc::Receiver<(Change, PathBuf)>,
+    rx: mpsc::Receiver<(FileChange, PathBuf)>,
     lost: Arc<Lost>,
     list: Arc<AtomicBool>,
 }
@@ -213,7 +213,7 @@ fn queue(capacity: usize) -> (Queue, Inbox) {
 }
 
 impl Queue {
-    fn push(&self, change: Change, path: PathBuf) {
+    fn push(&self, change: FileChange, path: PathBuf) {
         if let Err(mpsc::error::TrySendError::Full(_)) = self.tx.try_send((change, path)) {
             self.lost();
         }
@@ -236,7 +236,7 @@ impl Queue {
 /// What arrived since the last round.
 #[derive(Debug, Default, PartialEq, Eq)]
 struct Batch {
-    changes: Vec<(Change, PathBuf)>,
+    changes: Vec<(FileChange, PathBuf)>,
     /// Changes were dropped (full queue, or the watcher lost events).
     lost: bool,
     /// The list changed (besides what `changes` says).
@@ -337,10 +337,10 @@ async fn pump(mut inbox: Inbox, sink: &impl Sink, list_changes: bool) {
             }
             // A directory removed or renamed away takes every file below it along, with
             // no event of their own (inotify reports the directory only).
-            if matches!(change, Change::Removed | Change::Vanished) {
+            if matches!(change, FileChange::Removed | FileChange::Vanished) {
                 updated.extend(sink.uris_under(&path));
             }
-            if list_changes && matches!(change, Change::Created | Change::Removed) {
+            if list_changes && matches!(change, FileChange::Created | FileChange::Removed) {
                 list.changed(now);
             }
         }
@@ -438,8 +438,8 @@ mod tests {
         let (queue, mut inbox) = queue(4);
         *subscriptions.events.lock().unwrap() = Some(queue);
         for n in 0..100 {
-            subscriptions.file_event(Change::Created, PathBuf::from(format!("/r/{n}")));
-            subscriptions.file_event(Change::Modified, PathBuf::from(format!("/r/{n}")));
+            subscriptions.file_event(FileChange::Created, PathBuf::from(format!("/r/{n}")));
+            subscriptions.file_event(FileChange::Modified, PathBuf::from(format!("/r/{n}")));
         }
         let batch = inbox.next(None).await.unwrap();
         assert_eq!(
@@ -453,9 +453,12 @@ mod tests {
         );
         // A subscription brings the paths back.
         subscriptions.subscribe(PathBuf::from("/r/7"), "file:///r/7".into());
-        subscriptions.file_event(Change::Modified, PathBuf::from("/r/7"));
+        subscriptions.file_event(FileChange::Modified, PathBuf::from("/r/7"));
         let batch = inbox.next(None).await.unwrap();
-        assert_eq!(batch.changes, [(Change::Modified, PathBuf::from("/r/7"))]);
+        assert_eq!(
+            batch.changes,
+            [(FileChange::Modified, PathBuf::from("/r/7"))]
+        );
         assert!(!batch.list_changed);
     }
 
@@ -463,15 +466,18 @@ mod tests {
     async fn a_full_queue_reports_lost_changes_instead_of_growing() {
         let (queue, mut inbox) = queue(2);
         for n in 0..5 {
-            queue.push(Change::Created, PathBuf::from(format!("/r/{n}")));
+            queue.push(FileChange::Created, PathBuf::from(format!("/r/{n}")));
         }
         let batch = inbox.next(None).await.unwrap();
         assert_eq!(batch.changes.len(), 2, "bounded: {batch:?}");
         assert!(batch.lost, "the dropped changes are reported");
         // Reported once; the next round is normal again.
-        queue.push(Change::Modified, PathBuf::from("/r/x"));
+        queue.push(FileChange::Modified, PathBuf::from("/r/x"));
         let batch = inbox.next(None).await.unwrap();
-        assert_eq!(batch.changes, [(Change::Modified, PathBuf::from("/r/x"))]);
+        assert_eq!(
+            batch.changes,
+            [(FileChange::Modified, PathBuf::from("/r/x"))]
+        );
         assert!(!batch.lost);
     }
 
@@ -512,8 +518,8 @@ mod tests {
             }
         }
         let (queue, inbox) = queue(1);
-        queue.push(Change::Modified, PathBuf::from("/r/a"));
-        queue.push(Change::Modified, PathBuf::from("/r/c")); // dropped: full
+        queue.push(FileChange::Modified, PathBuf::from("/r/a"));
+        queue.push(FileChange::Modified, PathBuf::from("/r/c")); // dropped: full
         drop(queue);
         let record = Record(Mutex::new(Vec::new()));
         pump(inbox, &record, true).await;

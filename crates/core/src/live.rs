@@ -25,10 +25,8 @@ use crate::index::FileIndex;
 use crate::ranked::SearchIndex;
 use crate::roots::RootSet;
 use crate::store::Store;
-use crate::symbols::SymbolIndex;
-use crate::watch::{RootStatus, WatchEvent, Watcher};
-
-pub use crate::watch::Consumer;
+use crate::symbols::index::SymbolIndex;
+use crate::watch::{Consumer, RootStatus, WatchEvent, Watcher};
 
 impl Consumer for FileIndex {
     fn set_roots(&self, roots: &[PathBuf]) {

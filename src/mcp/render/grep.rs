@@ -17,7 +17,7 @@ use crate::mcp::render::{
 };
 use crate::mcp::shown::Recall;
 use crate::search::{GrepEntries, GrepOutcome};
-use crate::symbols::Definition;
+use crate::symbols::extract::Definition;
 use crate::walk::Stats;
 
 mod content;

@@ -11,7 +11,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::DefinitionRow;
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, skipped, stats_out};
 use crate::mcp::render::{Answer, json_len};
-use crate::symbols::{self, Definition};
+use crate::symbols::{self, extract::Definition};
 
 pub(crate) fn definition_row(d: &Definition) -> DefinitionRow {
     DefinitionRow {
@@ -54,7 +54,7 @@ pub struct OutlineOut {
 }
 
 pub(crate) fn render_outline(
-    outcome: &symbols::OutlineOutcome,
+    outcome: &symbols::find::OutlineOutcome,
     offset: usize,
     limit: usize,
     paths: &Paths,
@@ -115,7 +115,7 @@ pub(crate) fn render_outline(
         // A file too deeply nested to parse is named wherever it falls, since leaving it
         // out would present a directory's outline as complete; the other reasons only for
         // a single file.
-        let too_deep = file.error == Some(symbols::find::FileError::TooDeep);
+        let too_deep = file.error == Some(symbols::parse::FileError::TooDeep);
         if !out.definitions.is_empty() {
             files.push(out);
         } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
@@ -148,7 +148,7 @@ pub(crate) fn render_outline(
 /// The line after the page: where the next one starts (`page`: offset, definitions
 /// shown, next offset, total when known), or that a directory has no definitions.
 fn outline_notes(
-    outcome: &symbols::OutlineOutcome,
+    outcome: &symbols::find::OutlineOutcome,
     (offset, shown, next_offset, known_total): (usize, usize, Option<usize>, Option<usize>),
     single: bool,
     text: &mut String,
@@ -182,10 +182,10 @@ fn outline_line(d: &Definition) -> String {
 }
 
 /// Why a file named in the outline lists no definitions.
-fn no_definitions_reason(error: Option<symbols::find::FileError>) -> String {
+fn no_definitions_reason(error: Option<symbols::parse::FileError>) -> String {
     match error {
-        Some(symbols::find::FileError::TooLarge) => "larger than 1 MiB, not parsed".to_string(),
-        Some(symbols::find::FileError::TooDeep) => symbols::find::too_deep_reason(),
+        Some(symbols::parse::FileError::TooLarge) => "larger than 1 MiB, not parsed".to_string(),
+        Some(symbols::parse::FileError::TooDeep) => symbols::find::too_deep_reason(),
         Some(_) => "not readable as text".to_string(),
         None => "no definitions found".to_string(),
     }

@@ -12,7 +12,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, stats_out};
 use crate::mcp::render::{Answer, json_len, page_note};
-use crate::symbols::{self, Definition};
+use crate::symbols::{self, extract::Definition};
 
 /// One file's references of a page.
 #[derive(Debug, Default, Serialize, JsonSchema)]
@@ -75,7 +75,7 @@ fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
 /// `filtered`: a kind filter was given.
 pub(crate) fn render_references(
     name: &str,
-    outcome: &symbols::ReferenceOutcome,
+    outcome: &symbols::find::ReferenceOutcome,
     filtered: bool,
     offset: usize,
     paths: &Paths,
@@ -85,7 +85,7 @@ pub(crate) fn render_references(
     let mut text = String::new();
     let mut files: Vec<ReferenceFileOut> = Vec::new();
     let mut shown = 0;
-    let mut previous: Option<&symbols::Reference> = None;
+    let mut previous: Option<&symbols::find::Reference> = None;
     for r in &outcome.entries {
         let new_file = previous.is_none_or(|p| p.path != r.path);
         let scope = r.enclosing.as_ref();
@@ -164,7 +164,7 @@ fn unscoped_code(why: symbols::find::Unscoped) -> &'static str {
 /// when `blank`) with why its scopes are unknown, the enclosing definition when it changed
 /// (`new_scope`; said for a parsed file only), then `line:text`.
 fn reference_lines(
-    r: &symbols::Reference,
+    r: &symbols::find::Reference,
     path: &str,
     blank: bool,
     new_file: bool,
@@ -206,7 +206,7 @@ fn reference_lines(
 /// out (files over the parse cap with a kind filter, unparsed files, capped candidates).
 fn references_notes(
     name: &str,
-    outcome: &symbols::ReferenceOutcome,
+    outcome: &symbols::find::ReferenceOutcome,
     filtered: bool,
     offset: usize,
     shown: usize,

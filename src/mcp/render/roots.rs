@@ -83,8 +83,8 @@ pub struct AccessOut {
 }
 
 /// One root's symbol index, as list_roots says it.
-pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
-    use crate::symbols::SymbolState;
+pub(crate) fn symbols_line(status: &crate::symbols::index::SymbolStatus) -> String {
+    use crate::symbols::index::SymbolState;
     let count = |n: usize| crate::mcp::progress::thousands(n as u64);
     match &status.state {
         SymbolState::Ready => {

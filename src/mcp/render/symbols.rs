@@ -11,7 +11,7 @@ use crate::mcp::progress::thousands;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{SymbolFileRow, SymbolRow};
 use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
-use crate::symbols::{self, Located, SymbolQuery, SymbolStats};
+use crate::symbols::{self, find::Located, find::SymbolQuery, parse::SymbolStats};
 
 // ---------------------------------------------------------------------------------------
 // results
@@ -130,7 +130,7 @@ pub(crate) fn file_cost(path: &str) -> (usize, usize) {
 
 pub(crate) fn render_symbols(
     query: &SymbolQuery,
-    outcome: &symbols::SymbolOutcome,
+    outcome: &symbols::find::SymbolOutcome,
     paths: &Paths,
     budget: usize,
 ) -> Answer {
@@ -209,7 +209,7 @@ fn symbol_entry(found: &Located) -> (SymbolRow, String) {
 /// next page starts, and whether the candidates were capped.
 fn symbols_notes(
     query: &SymbolQuery,
-    outcome: &symbols::SymbolOutcome,
+    outcome: &symbols::find::SymbolOutcome,
     shown: usize,
     next_offset: Option<usize>,
     text: &mut String,

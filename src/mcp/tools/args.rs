@@ -232,7 +232,7 @@ pub(crate) fn parse_size(text: &str) -> Option<u64> {
 /// Most context lines before or after a match (`-A`/`-B`/`-C`); larger values are clamped.
 pub const MAX_CONTEXT: usize = 1000;
 /// Largest `head_limit`; larger values are clamped (a page never holds more).
-pub const MAX_HEAD_LIMIT: usize = search::MAX_RETAINED;
+pub const MAX_HEAD_LIMIT: usize = search::retain::MAX_RETAINED;
 /// Largest `offset`: paging deeper than this is refused, since the engine keeps the sort
 /// keys of every entry before the page (narrow the search instead).
 pub const MAX_OFFSET: usize = 100_000;

@@ -48,7 +48,7 @@ impl Call<'_> {
     }
 
     /// The live symbol index (none without the watcher, and on Windows for now).
-    pub fn symbol_index(&self) -> Option<Arc<crate::symbols::SymbolIndex>> {
+    pub fn symbol_index(&self) -> Option<Arc<crate::symbols::index::SymbolIndex>> {
         self.session
             .live
             .as_ref()

@@ -57,7 +57,7 @@ pub async fn glob(call: &Call<'_>, mut args: GlobArgs) -> Answer {
     };
     query.limit = Some(head_limit(args.head_limit, GLOB_DEFAULT_LIMIT, budget));
     // Refuse a glob too long or complex before resolving paths or waiting for a slot.
-    if let Err(err) = search::glob::compile_glob(&query.pattern) {
+    if let Err(err) = search::compile_glob(&query.pattern) {
         return Answer::error(hints::search(&err));
     }
     let targets = match targets(call, args.path.as_ref()).await {

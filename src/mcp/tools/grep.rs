@@ -102,7 +102,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         Err(answer) => return answer,
     };
     // Refuse a pattern too costly to compile before resolving paths or waiting for a slot.
-    if let Err(err) = search::grep::build_matcher(&query) {
+    if let Err(err) = search::build_matcher(&query) {
         return Answer::error(hints::search(&err));
     }
     let targets = match targets(call, args.path.as_ref()).await {

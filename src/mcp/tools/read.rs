@@ -321,12 +321,12 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
         Err(answer) => return answer,
     };
     let target = resolved.path.clone();
-    let (lang, defs) = match blocking(move || crate::symbols::definitions_in(&target)).await {
+    let (lang, defs) = match blocking(move || crate::symbols::find::definitions_in(&target)).await {
         Ok(Ok(found)) => found,
         Ok(Err(message)) => return Answer::error(message),
         Err(answer) => return answer,
     };
-    let picked = crate::symbols::pick(&defs, symbol);
+    let picked = crate::symbols::find::pick(&defs, symbol);
     let path = path_text(&resolved.path);
     match picked.as_slice() {
         [] => {

@@ -18,7 +18,7 @@ use crate::mcp::render::roots::{
     AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
 };
 use crate::roots::{Displaced, Root, path_text};
-use crate::symbols::SymbolStatus;
+use crate::symbols::index::SymbolStatus;
 use crate::watch::RootStatus;
 
 /// The `list_roots` tool as `tools/list` shows it.

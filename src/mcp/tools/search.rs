@@ -14,7 +14,7 @@ use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::search::{SearchOut, render_search};
 use crate::ranked::{self, SearchRequest};
-use crate::symbols::Lang;
+use crate::symbols::lang::Lang;
 use crate::walk::Control;
 
 pub const SEARCH_DEFAULT_LIMIT: usize = 10;

@@ -19,7 +19,7 @@ use crate::mcp::render::outline::{OutlineOut, render_outline};
 use crate::mcp::render::references::{ReferencesOut, render_references};
 use crate::mcp::render::symbols::{SymbolsOut, render_symbols};
 use crate::pool::Lane;
-use crate::symbols::{self, Lang, SymbolQuery};
+use crate::symbols::{self, find::SymbolQuery, lang::Lang};
 use crate::walk::Control;
 
 pub const SYMBOLS_DEFAULT_LIMIT: usize = 50;
@@ -241,7 +241,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
     let lane = pool::lane_for(&targets, false).await;
     let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
         let query = SymbolQuery { threads, ..query };
-        match symbols::find_symbols_with(
+        match symbols::find::find_symbols_with(
             &query,
             &targets,
             index.as_deref(),
@@ -282,13 +282,14 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
     let budget = call.budget();
     let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
-    let work = move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::outline(
-        &targets, &kinds, offset, limit, threads, control, abort,
-    ) {
-        Ok(outcome) => render_outline(&outcome, offset, limit, &paths, budget),
-        Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
-        Err(err) => Answer::error(hints::search(&err)),
-    };
+    let work =
+        move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::find::outline(
+            &targets, &kinds, offset, limit, threads, control, abort,
+        ) {
+            Ok(outcome) => render_outline(&outcome, offset, limit, &paths, budget),
+            Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
+            Err(err) => Answer::error(hints::search(&err)),
+        };
     run(call, "definitions", lane, work)
         .await
         .unwrap_or_else(Answer::cancelled)
@@ -325,8 +326,8 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     let budget = call.budget();
     let paths = call.paths();
     let lane = pool::lane_for(&targets, false).await;
-    let work =
-        move |control: &Control, abort: &AtomicUsize, threads: usize| match symbols::references(
+    let work = move |control: &Control, abort: &AtomicUsize, threads: usize| {
+        match symbols::find::references(
             &name,
             &targets,
             index.as_deref(),
@@ -340,7 +341,8 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         ) {
             Ok(outcome) => render_references(&name, &outcome, filtered, offset, &paths, budget),
             Err(err) => Answer::error(hints::search(&err)),
-        };
+        }
+    };
     run(call, "references", lane, work)
         .await
         .unwrap_or_else(Answer::cancelled)

@@ -12,7 +12,7 @@ use crate::files::os::OsStrExt;
 use crate::files::read::{Whole, read_whole};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser, extract};
 use crate::symbols::index::Snapshot;
-use crate::symbols::{Definition, Lang};
+use crate::symbols::{extract::Definition, lang::Lang};
 
 /// Files larger than this are not indexed (generated tables, minified bundles): they are
 /// listed, and said, but hold no documents.

@@ -16,7 +16,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::terms::{self, Term};
-use crate::symbols::Definition;
+use crate::symbols::extract::Definition;
 
 /// Fields kept per document (the path field is per file).
 pub(crate) const FIELDS: usize = 4;

@@ -25,7 +25,7 @@ use super::terms::{Query, parse_query};
 use crate::files::os::OsStringExt;
 use crate::index::FileIndex;
 use crate::search::SearchError;
-use crate::symbols::SymbolIndex;
+use crate::symbols::index::SymbolIndex;
 use crate::walk::Control;
 
 /// Runs `request` over `targets` (canonical, checked against the roots; `roots` are the

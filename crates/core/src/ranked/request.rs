@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::docs::{KIND_NAMES, REGION};
-use crate::symbols::Lang;
+use crate::symbols::lang::Lang;
 
 /// Bytes of a query read at most (a pasted log is cut there, and said).
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;

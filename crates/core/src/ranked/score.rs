@@ -270,7 +270,7 @@ mod tests {
     use crate::ranked::docs::file_docs;
     use crate::ranked::segment::{Builder, FileState};
     use crate::ranked::terms::parse_query;
-    use crate::symbols::Definition;
+    use crate::symbols::extract::Definition;
 
     fn def(name: &str, line: u64, end_line: u64) -> Definition {
         Definition {

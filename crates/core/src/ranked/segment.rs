@@ -598,7 +598,7 @@ fn cut_at_char(text: &str, max: usize) -> &str {
 pub(crate) mod tests {
     use super::*;
     use crate::ranked::docs::file_docs;
-    use crate::symbols::Definition;
+    use crate::symbols::extract::Definition;
 
     pub(crate) fn def(name: &str, line: u64, end_line: u64) -> Definition {
         Definition {

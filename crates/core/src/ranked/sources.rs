@@ -13,7 +13,7 @@ use super::prefilter;
 use super::request::{SearchRequest, SearchStats};
 use super::segment::{Builder, Segment, stamp_of};
 use crate::files::os::OsStrExt;
-use crate::symbols::{Lang, SymbolIndex};
+use crate::symbols::{index::SymbolIndex, lang::Lang};
 
 /// The segments of one answer, each with the root its paths are relative to.
 pub(crate) struct Source {

@@ -32,14 +32,14 @@
 //! search pool allows ([`crate::pool`]: one turn per file), so many searches share a fixed
 //! number of cores.
 
-pub mod error;
-pub mod glob;
-pub mod grep;
+mod error;
+mod glob;
+mod grep;
 pub mod indexed;
 pub mod lines;
-pub mod outcome;
+mod outcome;
 mod page;
-pub mod query;
+mod query;
 pub mod retain;
 pub mod sink;
 mod starts;
@@ -49,10 +49,9 @@ pub(crate) mod targets;
 mod tests;
 
 pub use error::SearchError;
-pub use glob::{glob, glob_files, glob_indexed};
-pub use grep::{grep, grep_files, grep_indexed};
+pub use glob::{compile_glob, glob, glob_files, glob_indexed};
+pub use grep::{build_matcher, grep, grep_files, grep_indexed};
 pub use outcome::{
     ContextLine, FileCount, FoundFile, GlobOutcome, GrepEntries, GrepMatch, GrepOutcome,
 };
 pub use query::{CaseMode, GlobQuery, GrepQuery, OutputMode, SortBy};
-pub use retain::MAX_RETAINED;

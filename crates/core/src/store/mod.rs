@@ -23,8 +23,8 @@ use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
 
 mod dirs;
 pub mod faults;
-pub(crate) mod format;
-pub(crate) mod lock;
+mod format;
+mod lock;
 pub(crate) mod mapped;
 pub(crate) mod publish;
 

@@ -5,6 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicUsize;
 
 use super::*;
+use extract::{Definition, Parser};
+use find::{SymbolOutcome, SymbolQuery, find_symbols, outline, pick, references};
+use lang::Lang;
 
 fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -505,14 +508,14 @@ fn binary_and_huge_input_are_refused_or_harmless() {
     std::fs::write(&path, b"int f(void) { return 0; }\n\0\0\0binary").unwrap();
     let never = AtomicUsize::new(0);
     assert_eq!(
-        find::parse_file(&mut Parser::new(), &path, Lang::C, &never),
-        Err(find::FileError::Unreadable)
+        parse::parse_file(&mut Parser::new(), &path, Lang::C, &never),
+        Err(parse::FileError::Unreadable)
     );
     let big = dir.path().join("big.c");
     std::fs::write(&big, vec![b' '; MAX_PARSE_BYTES + 10]).unwrap();
     assert_eq!(
-        find::parse_file(&mut Parser::new(), &big, Lang::C, &never),
-        Err(find::FileError::TooLarge)
+        parse::parse_file(&mut Parser::new(), &big, Lang::C, &never),
+        Err(parse::FileError::TooLarge)
     );
 }
 

@@ -16,7 +16,7 @@ use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::{Rooms, json_len, serialized_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::search::{self, GrepMatch};
-use crate::symbols::Definition;
+use crate::symbols::extract::Definition;
 
 /// One file's part of a content page: its lines as the text shows them, each once.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

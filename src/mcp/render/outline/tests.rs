@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::symbols::{FileOutline, Lang, SymbolStats};
+use crate::symbols::{find::FileOutline, lang::Lang, parse::SymbolStats};
 
 fn def(name: &str, line: u64) -> Definition {
     Definition {
@@ -23,7 +23,7 @@ fn def(name: &str, line: u64) -> Definition {
 /// than `head_limit` had no definitions at all in its structured result).
 #[test]
 fn outline_page_that_stops_inside_a_file_keeps_its_definitions() {
-    let outcome = symbols::OutlineOutcome {
+    let outcome = symbols::find::OutlineOutcome {
         files: vec![
             FileOutline {
                 path: PathBuf::from("/t/a.c"),

@@ -23,7 +23,7 @@ use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, RootIndex};
 use crate::ranked::segment::Segment;
 use crate::store::Store;
-use crate::symbols::SymbolIndex;
+use crate::symbols::index::SymbolIndex;
 use crate::watch::{Consumer, RootStatus, WatchEvent};
 
 pub(crate) mod check;

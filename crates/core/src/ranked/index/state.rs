@@ -10,7 +10,7 @@ use crate::background::{self, Slots, State, Work};
 use crate::index::FileIndex;
 use crate::ranked::segment::Segment;
 use crate::store::Store;
-use crate::symbols::SymbolIndex;
+use crate::symbols::index::SymbolIndex;
 
 /// How long after the first change of a burst its files are indexed again (queries index
 /// changed files themselves meanwhile).

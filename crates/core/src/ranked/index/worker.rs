@@ -198,7 +198,8 @@ fn wait_for_symbols(shared: &Shared, job: &Job) -> Option<Snapshot> {
         }
         let state = symbols.status();
         let absent = !state.iter().any(|s| {
-            s.root == job.root && !matches!(s.state, crate::symbols::SymbolState::Unavailable(_))
+            s.root == job.root
+                && !matches!(s.state, crate::symbols::index::SymbolState::Unavailable(_))
         });
         if absent || stopped(shared, job) || Instant::now() >= deadline {
             break None;

@@ -3,7 +3,8 @@
 
 use super::*;
 use crate::pool::pacing::thread_count;
-use crate::search::{MAX_RETAINED, SortBy};
+use crate::search::SortBy;
+use crate::search::retain::MAX_RETAINED;
 
 /// 30 files with 3 matching lines each; modification times with ties (10 distinct times).
 fn many() -> Tree {

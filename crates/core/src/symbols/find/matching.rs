@@ -12,7 +12,7 @@ use crate::symbols::parse::{FileError, parse_file};
 
 /// Most candidate files a query parses (the pre-filter's page); a query that matches in
 /// more files than this answers from the first ones by path and says so.
-pub const MAX_CANDIDATES: usize = search::MAX_RETAINED;
+pub const MAX_CANDIDATES: usize = search::retain::MAX_RETAINED;
 
 /// A definition and where it is.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -25,9 +25,6 @@ pub use outline::{FileOutline, OutlineOutcome, outline};
 pub use references::{Reference, ReferenceOutcome, Unscoped, references};
 
 #[cfg(test)]
-pub(crate) use super::parse::parse_file;
-pub use super::parse::{FileError, SymbolStats};
-#[cfg(test)]
 pub(crate) use matching::split_qualified;
 pub use matching::{
     Located, MAX_CANDIDATES, definitions_in, pick, supported_names, too_deep_reason,

@@ -156,7 +156,7 @@ fn a_files_definitions_come_from_memory_only_while_current() {
         .unwrap()
         .file_definitions(&more)
         .expect("held and current");
-    let (_, mut parsed) = crate::symbols::definitions_in(&more).unwrap();
+    let (_, mut parsed) = crate::symbols::find::definitions_in(&more).unwrap();
     for def in &mut parsed {
         def.signature.clear();
     }

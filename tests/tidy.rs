@@ -980,3 +980,87 @@ fn one_path_per_item() {
          module private): {found:#?}"
     );
 }
+
+#[test]
+fn the_reading_order_lists_every_module_above_what_it_imports() {
+    // `crates/core/src/lib.rs` names the core's modules in reading order, bottom up: a
+    // newcomer reading in that order meets every module after the ones it uses.
+    let lib = read(&root().join("crates/core/src/lib.rs"));
+    let declared: Vec<String> = production(&lib)
+        .lines()
+        .filter_map(|l| l.trim().rsplit_once("mod ").map(|(_, m)| m))
+        .filter_map(|m| m.strip_suffix(';'))
+        .map(str::to_string)
+        .collect();
+    let doc: String = lib
+        .lines()
+        .filter_map(|l| l.strip_prefix("//!"))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let mut order: Vec<String> = Vec::new();
+    for (n, piece) in doc.split('`').enumerate() {
+        if n % 2 == 1 && declared.iter().any(|m| m == piece) && !order.iter().any(|o| o == piece) {
+            order.push(piece.to_string());
+        }
+    }
+    let missing: Vec<_> = declared.iter().filter(|m| !order.contains(m)).collect();
+    assert!(missing.is_empty(), "lib.rs's reading order omits {missing:?}");
+    let mut graph = Graph::default();
+    for path in rust_files(&root().join("crates/core/src")) {
+        graph.add("core", &root().join("crates/core/src"), &path);
+    }
+    graph.cycles();
+    let top = |module: &str| module.split("::").nth(1).map(str::to_string);
+    let at = |m: &str| order.iter().position(|o| o == m);
+    let mut late = BTreeSet::new();
+    for (from, targets) in &graph.edges {
+        for to in targets {
+            let (Some(a), Some(b)) = (top(from), top(to)) else {
+                continue;
+            };
+            if a != b && at(&b) > at(&a) {
+                late.insert(format!("{a} uses {b}, listed after it"));
+            }
+        }
+    }
+    assert!(late.is_empty(), "lib.rs's reading order: {late:#?}");
+}
+
+#[test]
+fn every_file_architecture_names_exists() {
+    // The map must not send a reader to a file that is not there: every `name.rs` (or
+    // `dir/`, `dir/name.rs`) it names in backticks is the end of a path in the repository.
+    let map = read(&root().join("ARCHITECTURE.md"));
+    let mut known: Vec<String> = Vec::new();
+    for base in ["crates/core/src", "src", "tests", ".ci", "bench", "docs"] {
+        let mut stack = vec![root().join(base)];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+                let path = entry.path();
+                let mut name = rel(&path);
+                if path.is_dir() {
+                    name.push('/');
+                    stack.push(path);
+                }
+                known.push(format!("/{name}"));
+            }
+        }
+    }
+    for file in std::fs::read_dir(root()).unwrap().flatten() {
+        known.push(format!("/{}", file.file_name().to_string_lossy()));
+    }
+    let named = |piece: &str| {
+        !piece.contains(' ')
+            && !piece.starts_with('-')
+            && (piece.ends_with(".rs") || piece.ends_with(".md") || piece.ends_with(".sh"))
+    };
+    let missing: BTreeSet<&str> = (map.split('`').enumerate())
+        .filter(|(n, piece)| n % 2 == 1 && named(piece))
+        .map(|(_, piece)| piece)
+        .filter(|piece| {
+            let piece = piece.trim_start_matches("../").trim_start_matches("crates/core/src/");
+            !known.iter().any(|k| k.ends_with(&format!("/{piece}")))
+        })
+        .collect();
+    assert!(missing.is_empty(), "ARCHITECTURE.md names files that are not there: {missing:#?}");
+}

@@ -1,12 +1,16 @@
 //! rootgrep's domain: everything the server does, without the protocol.
 //!
-//! Reading order, bottom up: `platform` (OS glue), `quote`, `pool`, `memory`, `mutex` and
-//! `clock` (small shared helpers), `config` (the settings a process runs with), `roots` and `access` (the
-//! workspace boundary and the user's grants), `ignores` and `walk` (what a walk visits),
-//! `files` (reading, facts about files, writes that lose nothing), `search` (answers),
-//! `lifecycle` (where the work on one root's index stands), `index` and `symbols` (the
-//! indexes that make answers fast), `store` (the indexes kept on disk between runs), `watch` and `live` (keeping the indexes true while
-//! files change), `complete` (path completion). The MCP adapter, in
+//! Reading order, bottom up: `platform` (OS glue), `quote`, `mutex`, `clock`, `memory` and
+//! `pool` (small shared helpers; `pool` also paces background work behind searches),
+//! `roots` and `access` (the workspace boundary and the user's grants), `ignores` and
+//! `walk` (what a walk visits), `files` (reading, facts about files, writes that lose
+//! nothing), `store` (the indexes kept on disk between runs), `config` (the settings a
+//! process runs with), `phase` (where the work on one root's index stands), `watch` (the
+//! watcher and its events), `index` (the file index), `search` (`grep` and `glob`
+//! answers, from the file index when it is fresh), `background` (what the symbol and
+//! search indexes share), `symbols` (definitions and their index), `ranked` (ranked search
+//! and its index), `live` (the watcher feeding the three indexes), `complete` (path
+//! completion). The MCP adapter, in
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
 pub mod access;

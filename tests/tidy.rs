@@ -1004,7 +1004,10 @@ fn the_reading_order_lists_every_module_above_what_it_imports() {
         }
     }
     let missing: Vec<_> = declared.iter().filter(|m| !order.contains(m)).collect();
-    assert!(missing.is_empty(), "lib.rs's reading order omits {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "lib.rs's reading order omits {missing:?}"
+    );
     let mut graph = Graph::default();
     for path in rust_files(&root().join("crates/core/src")) {
         graph.add("core", &root().join("crates/core/src"), &path);
@@ -1058,9 +1061,14 @@ fn every_file_architecture_names_exists() {
         .filter(|(n, piece)| n % 2 == 1 && named(piece))
         .map(|(_, piece)| piece)
         .filter(|piece| {
-            let piece = piece.trim_start_matches("../").trim_start_matches("crates/core/src/");
+            let piece = piece
+                .trim_start_matches("../")
+                .trim_start_matches("crates/core/src/");
             !known.iter().any(|k| k.ends_with(&format!("/{piece}")))
         })
         .collect();
-    assert!(missing.is_empty(), "ARCHITECTURE.md names files that are not there: {missing:#?}");
+    assert!(
+        missing.is_empty(),
+        "ARCHITECTURE.md names files that are not there: {missing:#?}"
+    );
 }

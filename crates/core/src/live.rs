@@ -1,5 +1,6 @@
 //! The live layer: one watcher over the roots feeding every index kept beside them (the
-//! file index, then the symbol index standing on it) and telling the
+//! file index, then the symbol index and the ranked search index standing on it) and
+//! telling the
 //! subscribers what changed, as plain domain [`Change`]s. It knows nothing of MCP: the
 //! adapter (`mcp/session.rs`) installs the sink that turns changes into notifications.
 //!

@@ -4,15 +4,17 @@
 //!
 //! Layout: `<cache>/rootgrep/roots/<hash of the root's path>/` (0700) holds `root` (the
 //! root's path and identity: a different directory at the same path throws the entry
-//! away), `symbols` (the symbol table), `writer.lock` ([`lock`]: one writer per root)
-//! and `used` (touched when a server opens the entry: the least recently used entries
-//! are evicted first when the store is over `--cache-max-mb`). Every file is written
-//! atomically and checksummed ([`format`]); a damaged or foreign file is deleted and
-//! rebuilt, never served.
+//! away), `symbols` (the symbol table), `search` (the ranked search index's base),
+//! `writer.lock` ([`lock`]: one writer per root) and `used` (touched when a server opens
+//! the entry: the least recently used entries are evicted first when the store is over
+//! `--cache-max-mb`). Every file is written atomically and checksummed ([`format`]); a
+//! damaged or foreign file is deleted and rebuilt, never served, and one cut short while
+//! mapped is caught as damage ([`faults`]). Its directories are made and read only as
+//! [`dirs`] allows (never through a link, never another user's).
 //!
-//! What is stored is never trusted for freshness: the symbol index compares every stored
-//! file's size and mtime with the file system before it answers from it (see
-//! `symbols/index/stored.rs`). The store only saves parsing.
+//! What is stored is never trusted for freshness: each index compares every stored file's
+//! size, mtime and identity with the file system before it answers from it. The store
+//! only saves parsing.
 
 use std::ffi::OsString;
 use std::io;

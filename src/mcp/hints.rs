@@ -23,6 +23,7 @@ use crate::files::write::WriteError;
 use crate::quote::echo;
 use crate::roots::{Confine, PathError, PathList, RootSet, path_text};
 use crate::search::SearchError;
+use crate::symbols::DefinitionsError;
 
 /// A domain error as the model reads it: its text with the advice of this module.
 /// [`crate::mcp::failure::Failure::of`] takes its message from here, so a domain error
@@ -70,6 +71,13 @@ impl Worded for ListError {
 impl Worded for io::Error {
     fn words(&self) -> String {
         io(self)
+    }
+}
+
+impl Worded for DefinitionsError {
+    /// Why a file has no symbols names the file and how to read it instead: nothing to add.
+    fn words(&self) -> String {
+        self.to_string()
     }
 }
 

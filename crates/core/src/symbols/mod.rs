@@ -23,8 +23,9 @@ pub use extract::{Definition, Parser};
 #[cfg(test)]
 use extract::{ExtractError, MAX_PARSE_BYTES, extract};
 pub use find::{
-    FileOutline, Located, OutlineOutcome, Reference, ReferenceOutcome, SymbolOutcome, SymbolQuery,
-    SymbolStats, Tier, definitions_in, find_symbols, find_symbols_with, outline, pick, references,
+    DefinitionsError, FileOutline, Located, OutlineOutcome, Reference, ReferenceOutcome,
+    SymbolOutcome, SymbolQuery, SymbolStats, Tier, definitions_in, find_symbols, find_symbols_with,
+    outline, pick, references,
 };
 pub use index::{SymbolIndex, SymbolState, SymbolStatus};
 pub use lang::Lang;

@@ -75,6 +75,31 @@ fn every_language_query_compiles() {
 }
 
 #[test]
+fn a_file_without_definitions_says_why() {
+    let path = PathBuf::from("/w/notes.md");
+    let err = definitions_in(&path).unwrap_err();
+    assert!(matches!(err, DefinitionsError::NoLanguage(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "/w/notes.md: no symbols for this file type (supported: {})",
+            find::supported_names()
+        )
+    );
+    let big = DefinitionsError::NotParsed(PathBuf::from("/w/big.rs"), find::FileError::TooLarge);
+    assert_eq!(
+        big.to_string(),
+        format!(
+            "/w/big.rs: larger than {} MiB, not parsed for symbols; read it with offset/limit",
+            MAX_PARSE_BYTES >> 20
+        )
+    );
+    let gone =
+        DefinitionsError::NotParsed(PathBuf::from("/w/gone.rs"), find::FileError::Unreadable);
+    assert_eq!(gone.to_string(), "/w/gone.rs: cannot be read as text");
+}
+
+#[test]
 fn languages_by_extension_and_name() {
     assert_eq!(Lang::from_path(Path::new("a/b.RS")), Some(Lang::Rust));
     assert_eq!(Lang::from_path(Path::new("x.h")), Some(Lang::C));

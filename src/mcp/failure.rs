@@ -18,7 +18,10 @@ use serde_json::{Map, Value, json};
 
 use crate::access::Refusal;
 use crate::files::edit::EditError;
+use crate::files::list::ListError;
+use crate::files::mv::MoveError;
 use crate::files::read::ReadError;
+use crate::files::write::WriteError;
 use crate::mcp::hints::Worded;
 use crate::roots::{Fault, PathError, RootSet};
 use crate::search::SearchError;
@@ -136,12 +139,8 @@ impl Reason {
         )
     }
 
-    /// The reason of an operating-system error, by its kind (and rootgrep's own marker for
-    /// an edit that lost a race with another writer).
+    /// The reason of an operating-system error, by its kind.
     pub fn of_io(err: &io::Error) -> Reason {
-        if crate::files::version::is_changed_meanwhile(err) {
-            return Reason::ChangedMeanwhile;
-        }
         match err.kind() {
             io::ErrorKind::NotFound => Reason::NotFound,
             io::ErrorKind::PermissionDenied | io::ErrorKind::ReadOnlyFilesystem => {
@@ -209,10 +208,59 @@ impl From<&EditError> for Reason {
             EditError::Cancelled => Reason::Cancelled,
             EditError::FileNotFound { .. } => Reason::NotFound,
             EditError::Io { source, .. } => Reason::of_io(source),
+            EditError::Write { source, .. } => source.into(),
+            EditError::NotRegularFile { .. } => Reason::InvalidArgument,
             EditError::NotUtf8 { .. } => Reason::NotText,
             EditError::NotFound { .. } => Reason::NoMatch,
             EditError::Ambiguous { .. } => Reason::AmbiguousMatch,
             EditError::ChangedMeanwhile { .. } => Reason::ChangedMeanwhile,
+        }
+    }
+}
+
+impl From<&WriteError> for Reason {
+    fn from(err: &WriteError) -> Reason {
+        match err {
+            WriteError::MissingParent { .. } => Reason::NotFound,
+            WriteError::ParentNotADirectory { .. } | WriteError::InTheWay { .. } => {
+                Reason::NotADirectory
+            }
+            WriteError::IsADirectory { .. } => Reason::IsADirectory,
+            // A special file is refused as an argument (not `special_file`, which says a
+            // read never opened one): the reason the answers have always given.
+            WriteError::NotAFilePath { .. }
+            | WriteError::NotADirectoryPath { .. }
+            | WriteError::Symlink { .. }
+            | WriteError::SpecialFile { .. } => Reason::InvalidArgument,
+            WriteError::ReadOnly { .. } | WriteError::NotPermitted { .. } => {
+                Reason::PermissionDenied
+            }
+            WriteError::NoTempName { .. } => Reason::AlreadyExists,
+            WriteError::ChangedMeanwhile => Reason::ChangedMeanwhile,
+            WriteError::Io { source, .. } => Reason::of_io(source),
+        }
+    }
+}
+
+impl From<&MoveError> for Reason {
+    fn from(err: &MoveError) -> Reason {
+        match err {
+            MoveError::Exists { .. } => Reason::AlreadyExists,
+            MoveError::NoParent { .. } | MoveError::NoSource { .. } => Reason::NotFound,
+            MoveError::IntoItself { .. } | MoveError::NotMovable { .. } => Reason::InvalidArgument,
+            MoveError::CrossesDevices { .. } | MoveError::Unsupported { .. } => Reason::Io,
+            MoveError::WrongKind { source, .. } | MoveError::Io { source, .. } => {
+                Reason::of_io(source)
+            }
+        }
+    }
+}
+
+impl From<&ListError> for Reason {
+    fn from(err: &ListError) -> Reason {
+        match err {
+            ListError::NotADirectory { .. } => Reason::NotADirectory,
+            ListError::Io { source, .. } => Reason::of_io(source),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! which says what to call or set next and so names tools and their arguments. It is the
 //! only place that does, so renaming a tool or an argument touches the adapter only.
 //!
-//! It owns: the advice of [`EditError`]s ([`edit`]), of the file operations' `io::Error`s
-//! ([`io()`]: not a directory, a missing parent, a move that would overwrite), of
-//! [`ReadError`] and [`SearchError`], the roots named in messages ([`paths`], [`roots`]),
+//! It owns: the advice of [`EditError`]s ([`edit`]), of the file operations' errors (a
+//! missing parent: [`write()`]; a move that would overwrite: [`mv`]; not a directory:
+//! [`list`]), of [`ReadError`] and [`SearchError`], the roots named in messages ([`paths`],
+//! [`roots`]),
 //! the texts of [`Refusal`]s, and `directory_tree`'s depth marks and footer ([`tree`]).
 
 use std::io;
@@ -14,12 +15,15 @@ use std::path::{Path, PathBuf};
 
 use crate::access::{Access, Refusal};
 use crate::files::edit::{EditError, MAX_EDIT_BYTES, MAX_EDITS, NearMatch};
+use crate::files::list::ListError;
+use crate::files::mv::MoveError;
 use crate::files::read::ReadError;
 use crate::files::tree::{Count, StopReason, Tree};
-use crate::files::{list, mv, write};
+use crate::files::write::WriteError;
 use crate::quote::echo;
 use crate::roots::{Confine, PathError, PathList, RootSet, path_text};
 use crate::search::SearchError;
+use crate::symbols::find::DefinitionsError;
 
 /// A domain error as the model reads it: its text with the advice of this module.
 /// [`crate::mcp::failure::Failure::of`] takes its message from here, so a domain error
@@ -46,9 +50,34 @@ impl Worded for SearchError {
     }
 }
 
+impl Worded for WriteError {
+    fn words(&self) -> String {
+        write(self)
+    }
+}
+
+impl Worded for MoveError {
+    fn words(&self) -> String {
+        mv(self)
+    }
+}
+
+impl Worded for ListError {
+    fn words(&self) -> String {
+        list(self)
+    }
+}
+
 impl Worded for io::Error {
     fn words(&self) -> String {
         io(self)
+    }
+}
+
+impl Worded for DefinitionsError {
+    /// Why a file has no symbols names the file and how to read it instead: nothing to add.
+    fn words(&self) -> String {
+        self.to_string()
     }
 }
 
@@ -96,6 +125,8 @@ pub fn edit(err: &EditError) -> String {
             path_text(path)
         ),
         EditError::Io { source, .. } => io(source),
+        EditError::Write { source, .. } => write(source),
+        EditError::NotRegularFile { .. } => err.to_string(),
         EditError::NotUtf8 {
             path, utf16: true, ..
         } => format!(
@@ -233,25 +264,37 @@ fn near_match(near: &NearMatch) -> String {
 // ---------------------------------------------------------------------------------------
 // The file operations' errors
 
-/// An error of a file operation, with what to call or set instead where the domain marked
-/// the case ([`list::NotADirectory`], [`write::MissingParent`], [`mv::MoveRefused`]); any
-/// other error as it reads.
+/// A write or `mkdir -p` that failed; a missing parent gets the argument that creates it.
+pub fn write(err: &WriteError) -> String {
+    match err {
+        WriteError::MissingParent { .. } => format!("{err} (set create_dirs to create it)"),
+        _ => err.to_string(),
+    }
+}
+
+/// A move that was refused; something in the way, or a missing directory, gets what to do
+/// instead.
+pub fn mv(err: &MoveError) -> String {
+    match err {
+        MoveError::Exists { .. } => format!("{err}; move_file never overwrites"),
+        MoveError::NoParent { .. } => {
+            format!("{err} (create it with create_directory first)")
+        }
+        _ => err.to_string(),
+    }
+}
+
+/// A listing or a tree asked of a file gets the tools that read one.
+pub fn list(err: &ListError) -> String {
+    match err {
+        ListError::NotADirectory { .. } => format!("{err} (use file_info or read_file)"),
+        ListError::Io { .. } => err.to_string(),
+    }
+}
+
+/// Any other error of the operating system, as it reads.
 pub fn io(err: &io::Error) -> String {
-    if let Some(not_a_dir) = list::NotADirectory::of(err) {
-        return format!("{not_a_dir} (use file_info or read_file)");
-    }
-    if let Some(missing) = write::MissingParent::of(err) {
-        return format!("{missing} (set create_dirs to create it)");
-    }
-    match mv::MoveRefused::of(err) {
-        Some(exists @ mv::MoveRefused::Exists { .. }) => {
-            format!("{exists}; move_file never overwrites")
-        }
-        Some(no_parent @ mv::MoveRefused::NoParent { .. }) => {
-            format!("{no_parent} (create it with create_directory first)")
-        }
-        None => err.to_string(),
-    }
+    err.to_string()
 }
 
 /// A file that could not be read; a directory gets the tools that show one.

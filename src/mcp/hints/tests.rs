@@ -115,7 +115,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
 
     let err = crate::files::list::list_directory(&file, &Default::default()).unwrap_err();
     assert_eq!(
-        io(&err),
+        list(&err),
         format!(
             "cannot list {}: not a directory (use file_info or read_file)",
             shown(&file)
@@ -123,7 +123,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     );
     let err = crate::files::tree::directory_tree(&file, &Default::default()).unwrap_err();
     assert_eq!(
-        io(&err),
+        list(&err),
         format!(
             "cannot list {}: not a directory (use file_info or read_file)",
             shown(&file)
@@ -133,7 +133,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     let orphan = dir.path().join("no/f");
     let err = crate::files::write::write_atomic(&orphan, b"x", false).unwrap_err();
     assert_eq!(
-        io(&err),
+        write(&err),
         format!(
             "cannot write {}: parent directory {} does not exist (set create_dirs to create it)",
             shown(&orphan),
@@ -143,19 +143,18 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
 
     // Built by hand: a move onto itself is refused on Unix, while Windows' rename (and
     // Wine's) may treat it as done.
-    let same = crate::files::mv::MoveRefused::Exists {
+    let err = crate::files::mv::MoveError::Exists {
         src: file.clone(),
         dst: file.clone(),
         same: true,
     };
-    let err = std::io::Error::new(std::io::ErrorKind::AlreadyExists, same);
     #[cfg(unix)]
     {
         let moved = crate::files::mv::move_no_replace(&file, &file).unwrap_err();
-        assert_eq!(io(&moved), io(&err), "the core refuses it the same way");
+        assert_eq!(mv(&moved), mv(&err), "the core refuses it the same way");
     }
     assert_eq!(
-        io(&err),
+        mv(&err),
         format!(
             "cannot move {0} to {0}: the destination already exists (source and destination \
              are the same path); move_file never overwrites",
@@ -164,7 +163,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     );
     let err = crate::files::mv::move_no_replace(&file, &orphan).unwrap_err();
     assert_eq!(
-        io(&err),
+        mv(&err),
         format!(
             "cannot move {} to {}: the destination directory {} does not exist (create it \
              with create_directory first)",
@@ -177,7 +176,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     let other = io::Error::other("disk on fire");
     assert_eq!(io(&other), "disk on fire");
     // An edit that fails writing says the same.
-    let wrapped = EditError::Io {
+    let wrapped = EditError::Write {
         path: orphan.clone(),
         source: crate::files::write::write_atomic(&orphan, b"x", false).unwrap_err(),
     };

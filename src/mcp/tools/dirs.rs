@@ -180,7 +180,7 @@ pub async fn list_directory(call: &Call<'_>, args: ListArgs) -> Answer {
     .await
     {
         Ok(Ok(listings)) => listings,
-        Ok(Err(err)) => return Answer::io_error(&err),
+        Ok(Err(err)) => return Answer::failed(&err),
         Err(answer) => return answer,
     };
     let (text, out) = render_listings(&listings, first, &call.paths(), call.budget());
@@ -254,7 +254,7 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
             Ok(tree) => text.push_str(&hints::tree(tree)),
             Err(err) => {
                 failures += 1;
-                text.push_str(&format!("[error: {}]\n", hints::io(err)));
+                text.push_str(&format!("[error: {}]\n", hints::list(err)));
             }
         }
     }
@@ -267,7 +267,7 @@ pub async fn directory_tree(call: &Call<'_>, args: TreeArgs) -> Answer {
         // Every directory failed: the first one's reason speaks for the call.
         true => {
             let first = trees.iter().find_map(|tree| tree.as_ref().err());
-            let reason = first.map_or(Reason::Io, Reason::of_io);
+            let reason = first.map_or(Reason::Io, Reason::from);
             Answer::refused(reason, text)
         }
         false => Answer::text(text),

@@ -14,6 +14,7 @@ use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::access::Access;
 use crate::files::{info, read};
 use crate::mcp::failure::{Failure, Reason};
+use crate::mcp::hints::Worded;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::read::{FileInfoOut, image_cost, image_room, info_answer, render_page};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
@@ -323,7 +324,7 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
     let target = resolved.path.clone();
     let (lang, defs) = match blocking(move || crate::symbols::find::definitions_in(&target)).await {
         Ok(Ok(found)) => found,
-        Ok(Err(message)) => return Answer::error(message),
+        Ok(Err(why)) => return Answer::error(why.words()),
         Err(answer) => return answer,
     };
     let picked = crate::symbols::find::pick(&defs, symbol);

@@ -103,7 +103,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             text.push_str(&replaced_notes(&outcome.path, outcome.other_links, false));
             Answer::text(text)
         }
-        Ok(Err(err)) => Answer::io_error(&err),
+        Ok(Err(err)) => Answer::failed(&err),
         Err(answer) => answer,
     }
 }
@@ -173,7 +173,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
             "{} already exists; nothing to do.",
             path_text(&resolved.path)
         )),
-        Ok(Err(err)) => Answer::io_error(&err),
+        Ok(Err(err)) => Answer::failed(&err),
         Err(answer) => answer,
     }
 }
@@ -368,7 +368,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
                 path_text(&destination.path)
             ))
         }
-        Ok(Err(err)) => Answer::io_error(&err),
+        Ok(Err(err)) => Answer::failed(&err),
         Err(answer) => answer,
     }
 }

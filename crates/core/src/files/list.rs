@@ -1,7 +1,7 @@
 //! One-level directory listings (the `list_directory` tool's domain code): entry kinds,
 //! symlink targets, sizes, gitignore marks, deterministic sorting and paging.
 //!
-//! API: [`list_directory`]`(dir, &ListOptions) -> io::Result<Listing>`.
+//! API: [`list_directory`]`(dir, &ListOptions) -> Result<Listing, ListError>`.
 //!
 //! - Every entry is `lstat`ed, never followed: a symlink is reported as
 //!   [`EntryKind::Symlink`] with its literal target and what that target is
@@ -132,57 +132,62 @@ pub struct Listing {
     pub skipped_ignore_files: Vec<SkippedIgnoreFile>,
 }
 
-/// A listing (or a tree) asked of something that is not a directory: the error inside the
-/// `io::Error` (kind `NotADirectory`) that [`list_directory`] and the tree return, so the
-/// caller can say what reads a file instead.
+/// Why a directory could not be listed ([`list_directory`], and the tree's
+/// [`directory_tree`](super::tree::directory_tree)).
 #[derive(Debug)]
-pub struct NotADirectory {
-    pub path: PathBuf,
+pub enum ListError {
+    /// The path is not a directory: a caller can say what reads a file instead.
+    NotADirectory { path: PathBuf },
+    /// The operating system's error (missing, permission denied…).
+    Io { path: PathBuf, source: io::Error },
 }
 
-impl NotADirectory {
-    /// The `io::Error` that carries it.
-    pub(crate) fn error(path: &Path) -> io::Error {
-        io::Error::new(
-            io::ErrorKind::NotADirectory,
-            NotADirectory {
-                path: path.to_path_buf(),
+impl ListError {
+    /// The error of `dir` that could not be opened or read.
+    pub(crate) fn cannot_list(dir: &Path) -> impl Fn(io::Error) -> ListError + '_ {
+        move |source| match source.kind() {
+            io::ErrorKind::NotADirectory => ListError::NotADirectory {
+                path: dir.to_path_buf(),
             },
-        )
-    }
-
-    /// The `NotADirectory` inside `err`, if that is what it is.
-    pub fn of(err: &io::Error) -> Option<&NotADirectory> {
-        err.get_ref()?.downcast_ref()
+            _ => ListError::Io {
+                path: dir.to_path_buf(),
+                source,
+            },
+        }
     }
 }
 
-impl std::fmt::Display for NotADirectory {
+impl std::fmt::Display for ListError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "cannot list {}: not a directory",
-            crate::roots::path_text(&self.path)
-        )
+        match self {
+            ListError::NotADirectory { path } => write!(
+                f,
+                "cannot list {}: not a directory",
+                crate::roots::path_text(path)
+            ),
+            ListError::Io { path, source } => {
+                write!(f, "cannot list {}: {source}", crate::roots::path_text(path))
+            }
+        }
     }
 }
 
-impl std::error::Error for NotADirectory {}
+impl std::error::Error for ListError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            ListError::Io { source, .. } => Some(source),
+            ListError::NotADirectory { .. } => None,
+        }
+    }
+}
 
 /// List the entries of `dir` (one level). Fails only if `dir` itself cannot be read (missing,
-/// not a directory: [`NotADirectory`], permission denied), with a message naming it.
-pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
+/// not a directory: [`ListError::NotADirectory`], permission denied), naming it.
+pub fn list_directory(dir: &Path, opts: &ListOptions) -> Result<Listing, ListError> {
     // Read through a handle opened without following symlinks, so a directory swapped for
     // a link after the caller checked it cannot show another directory's entries.
-    let cannot_list = |e: io::Error| match e.kind() {
-        io::ErrorKind::NotADirectory => NotADirectory::error(dir),
-        _ => io::Error::new(
-            e.kind(),
-            format!("cannot list {}: {e}", crate::roots::path_text(dir)),
-        ),
-    };
-    let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;
-    let held = handle.entries().map_err(cannot_list)?;
+    let handle = super::safe::DirHandle::open(dir).map_err(ListError::cannot_list(dir))?;
+    let held = handle.entries().map_err(ListError::cannot_list(dir))?;
     let mut raws: Vec<Raw> = held
         .into_iter()
         .filter(|item| opts.hidden || !is_hidden(&item.name))
@@ -546,10 +551,22 @@ mod tests {
         let d = fixture();
         let err = list_directory(&d.path().join("a.rs"), &ListOptions::default()).unwrap_err();
         assert!(err.to_string().contains("a.rs"), "{err}");
-        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
-        assert!(NotADirectory::of(&err).is_some(), "{err:?}");
+        assert!(matches!(err, ListError::NotADirectory { .. }), "{err:?}");
         let err = list_directory(&d.path().join("missing"), &ListOptions::default()).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(
+            matches!(&err, ListError::Io { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("missing"), "{err}");
+    }
+
+    #[test]
+    fn each_case_reads_as_the_answers_say_it() {
+        let path = PathBuf::from("/w/f");
+        let not_a_dir = ListError::NotADirectory { path: path.clone() };
+        assert_eq!(not_a_dir.to_string(), "cannot list /w/f: not a directory");
+        let source = io::Error::other("disk on fire");
+        let io = ListError::Io { path, source };
+        assert_eq!(io.to_string(), "cannot list /w/f: disk on fire");
     }
 }

@@ -1,20 +1,20 @@
 //! Moves and renames that never overwrite: the `move_file` tool's domain code.
 //!
-//! API: [`move_no_replace`]`(src, dst) -> io::Result<()>`.
+//! API: [`move_no_replace`]`(src, dst) -> Result<(), MoveError>`.
 //!
 //! The no-clobber guarantee comes from the kernel, not from a check: one
 //! `renameat2(RENAME_NOREPLACE)` (Linux) / `renameatx_np(RENAME_EXCL)` (macOS) call through
 //! rustix, which fails with `EEXIST` if anything exists at `dst` at that instant. There is no
 //! "does dst exist?" pre-check that a concurrent writer could race (the reference server's
-//! bug). When the filesystem or platform cannot do a no-replace rename we return an
-//! `Unsupported` error instead of falling back to a racy check-then-rename.
+//! bug). When the filesystem or platform cannot do a no-replace rename we return
+//! [`MoveError::Unsupported`] instead of falling back to a racy check-then-rename.
 //!
 //! Behaviour:
 //! - works for files, directories and symlinks (a symlink is moved as a link, not followed;
 //!   a relative link target is not rewritten and may dangle after the move);
-//! - `dst`'s parent must exist (a `NotFound` error naming it; no implicit `mkdir -p`);
-//! - `src` and `dst` must be on the same filesystem (`EXDEV` → `CrossesDevices` error; a
-//!   copy+delete fallback is not atomic and is deliberately not done here);
+//! - `dst`'s parent must exist ([`MoveError::NoParent`] names it; no implicit `mkdir -p`);
+//! - `src` and `dst` must be on the same filesystem (`EXDEV` → [`MoveError::CrossesDevices`];
+//!   a copy+delete fallback is not atomic and is deliberately not done here);
 //! - after the rename both parent directories are fsynced through the handles the rename
 //!   used (best effort; never re-opened by path);
 //! - a move holds the locks of both paths (`lock.rs`): no write or edit of either by this
@@ -26,12 +26,11 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// A move refused for a reason the caller can act on: the error inside the `io::Error`
-/// [`move_no_replace`] returns (kinds `AlreadyExists` and `NotFound`), so the caller can
-/// say what to do instead.
+/// Why [`move_no_replace`] did not move: what the paths are (the cases a caller can act
+/// on), what the filesystem cannot do, or the system's error. Nothing was moved.
 #[derive(Debug)]
-pub enum MoveRefused {
-    /// Something is at `dst` (it may be `src` itself): nothing is ever overwritten.
+pub enum MoveError {
+    /// Something is at `dst` (it may be `src` itself, `same`): nothing is ever overwritten.
     Exists {
         src: PathBuf,
         dst: PathBuf,
@@ -43,28 +42,44 @@ pub enum MoveRefused {
         dst: PathBuf,
         parent: PathBuf,
     },
+    /// Nothing is at `src`.
+    NoSource { src: PathBuf },
+    /// A directory moved into itself (`dst` lies inside `src`).
+    IntoItself { src: PathBuf, dst: PathBuf },
+    /// `path` (`src` or `dst`) has no parent or no final name.
+    NotMovable {
+        src: PathBuf,
+        dst: PathBuf,
+        path: PathBuf,
+    },
+    /// `src` and `dst` are on different filesystems: a copy-then-delete is not atomic.
+    CrossesDevices { src: PathBuf, dst: PathBuf },
+    /// A path component is not a directory, or a directory would replace a file (or a
+    /// file a directory).
+    WrongKind {
+        src: PathBuf,
+        dst: PathBuf,
+        source: io::Error,
+    },
+    /// The filesystem cannot rename without replacing.
+    Unsupported {
+        src: PathBuf,
+        dst: PathBuf,
+        source: io::Error,
+    },
+    /// Another error of the operating system.
+    Io {
+        src: PathBuf,
+        dst: PathBuf,
+        source: io::Error,
+    },
 }
 
-impl MoveRefused {
-    /// The `MoveRefused` inside `err`, if that is what it is.
-    pub fn of(err: &io::Error) -> Option<&MoveRefused> {
-        err.get_ref()?.downcast_ref()
-    }
-
-    fn error(self) -> io::Error {
-        let kind = match self {
-            MoveRefused::Exists { .. } => io::ErrorKind::AlreadyExists,
-            MoveRefused::NoParent { .. } => io::ErrorKind::NotFound,
-        };
-        io::Error::new(kind, self)
-    }
-}
-
-impl std::fmt::Display for MoveRefused {
+impl std::fmt::Display for MoveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let text = crate::roots::path_text;
         match self {
-            MoveRefused::Exists { src, dst, same } => write!(
+            MoveError::Exists { src, dst, same } => write!(
                 f,
                 "cannot move {} to {}: the destination already exists{}",
                 text(src),
@@ -75,44 +90,97 @@ impl std::fmt::Display for MoveRefused {
                     ""
                 }
             ),
-            MoveRefused::NoParent { src, dst, parent } => write!(
+            MoveError::NoParent { src, dst, parent } => write!(
                 f,
                 "cannot move {} to {}: the destination directory {} does not exist",
                 text(src),
                 text(dst),
                 text(parent)
             ),
+            MoveError::NoSource { src } => {
+                write!(f, "cannot move {}: it does not exist", text(src))
+            }
+            MoveError::IntoItself { src, dst } => {
+                write!(f, "cannot move {} into itself ({})", text(src), text(dst))
+            }
+            MoveError::NotMovable { src, dst, path } => write!(
+                f,
+                "cannot move {} to {}: {} is not a movable path",
+                text(src),
+                text(dst),
+                text(path)
+            ),
+            MoveError::CrossesDevices { src, dst } => write!(
+                f,
+                "cannot move {} to {}: they are on different filesystems, and a \
+                 copy-then-delete move is not atomic so it is not attempted",
+                text(src),
+                text(dst)
+            ),
+            MoveError::WrongKind { src, dst, source } => write!(
+                f,
+                "cannot move {} to {}: a path component is not a directory, or a directory \
+                 would replace a file ({source})",
+                text(src),
+                text(dst)
+            ),
+            MoveError::Unsupported { src, dst, source } => write!(
+                f,
+                "cannot move {} to {}: this filesystem does not support renaming without \
+                 replacing (RENAME_NOREPLACE), and rootgrep will not fall back to a racy \
+                 exists-check ({source})",
+                text(src),
+                text(dst)
+            ),
+            MoveError::Io { src, dst, source } => {
+                write!(f, "cannot move {} to {}: {source}", text(src), text(dst))
+            }
         }
     }
 }
 
-impl std::error::Error for MoveRefused {}
+impl std::error::Error for MoveError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            MoveError::WrongKind { source, .. }
+            | MoveError::Unsupported { source, .. }
+            | MoveError::Io { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
 
 /// Rename `src` to `dst`, failing if `dst` exists (file, directory, or dangling symlink).
 /// Holds both paths' locks (`lock.rs`), so no write or edit of either runs meanwhile.
-pub fn move_no_replace(src: &Path, dst: &Path) -> io::Result<()> {
+pub fn move_no_replace(src: &Path, dst: &Path) -> Result<(), MoveError> {
     let _held = super::lock::lock(&[src, dst]);
-    rename_noreplace(src, dst).map_err(|e| explain(e, src, dst))
+    rename_noreplace(src, dst)
 }
 
 /// Renames without replacing, relative to handles on both parent directories opened without
 /// following any symlink (`safe::rename_noreplace_at`): a directory swapped for a link after
 /// the paths were checked cannot move anything out of (or into) the workspace. Then both
 /// handles are fsynced — the very directories renamed in, never re-opened by path (a FIFO
-/// swapped in would block that open for ever).
-fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
-    let split = |path: &Path| -> io::Result<(super::safe::DirFd, std::ffi::OsString)> {
+/// swapped in would block that open for ever). Every system error is worded by [`explain`].
+fn rename_noreplace(src: &Path, dst: &Path) -> Result<(), MoveError> {
+    let explained = |e| explain(e, src, dst);
+    let split = |path: &Path| -> Result<(super::safe::DirFd, std::ffi::OsString), MoveError> {
         match (path.parent(), path.file_name()) {
-            (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
-            _ => Err(io::Error::new(
-                io::ErrorKind::InvalidInput,
-                format!("{} is not a movable path", crate::roots::path_text(path)),
-            )),
+            (Some(parent), Some(name)) => {
+                let dir = super::safe::open_dir(parent).map_err(explained)?;
+                Ok((dir, name.to_os_string()))
+            }
+            _ => Err(MoveError::NotMovable {
+                src: src.to_path_buf(),
+                dst: dst.to_path_buf(),
+                path: path.to_path_buf(),
+            }),
         }
     };
     let (src_dir, src_name) = split(src)?;
     let (dst_dir, dst_name) = split(dst)?;
-    super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)?;
+    super::safe::rename_noreplace_at(&src_dir, &src_name, &dst_dir, &dst_name)
+        .map_err(explained)?;
     super::safe::fsync_dir(&src_dir);
     if src.parent() != dst.parent() {
         super::safe::fsync_dir(&dst_dir);
@@ -123,15 +191,11 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
 /// Turn a failed rename into an error the caller can act on: first what the paths are (the
 /// destination exists, a directory into itself, something missing), then what the
 /// filesystem cannot do; else the system's error, naming both paths.
-fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
+fn explain(e: io::Error, src: &Path, dst: &Path) -> MoveError {
     if let Some(err) = about_the_paths(&e, src, dst) {
         return err;
     }
-    if let Some(err) = not_possible_here(&e, src, dst) {
-        return err;
-    }
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
-    io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
+    not_possible_here(e, src, dst)
 }
 
 #[cfg(unix)]
@@ -153,90 +217,74 @@ fn is(e: &io::Error, code: i32) -> bool {
 /// The rename failed because of what the paths name: something at the destination, a
 /// directory moved into itself (as Windows reports it), a missing source or destination
 /// directory.
-fn about_the_paths(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
+fn about_the_paths(e: &io::Error, src: &Path, dst: &Path) -> Option<MoveError> {
+    let (s, d) = (src.to_path_buf(), dst.to_path_buf());
     if e.kind() == io::ErrorKind::AlreadyExists || is(e, Errno::EXIST) || is(e, Errno::NOTEMPTY) {
-        let refused = MoveRefused::Exists {
-            src: src.to_path_buf(),
-            dst: dst.to_path_buf(),
-            same: src == dst,
-        };
-        return Some(refused.error());
+        let same = src == dst;
+        return Some(MoveError::Exists {
+            src: s,
+            dst: d,
+            same,
+        });
     }
     // Windows reports a directory moved into itself as a sharing violation (the destination's
     // parent, inside the source, is held open) or an invalid parameter.
     #[cfg(windows)]
     if src != dst && dst.starts_with(src) {
-        return Some(into_itself(src, dst));
+        return Some(MoveError::IntoItself { src: s, dst: d });
     }
     if e.kind() == io::ErrorKind::NotFound {
         if std::fs::symlink_metadata(src).is_err() {
-            let s = crate::roots::path_text(src);
-            return Some(io::Error::new(
-                io::ErrorKind::NotFound,
-                format!("cannot move {s}: it does not exist"),
-            ));
+            return Some(MoveError::NoSource { src: s });
         }
         if let Some(parent) = dst.parent()
             && !parent.is_dir()
         {
-            let refused = MoveRefused::NoParent {
-                src: src.to_path_buf(),
-                dst: dst.to_path_buf(),
-                parent: parent.to_path_buf(),
-            };
-            return Some(refused.error());
+            let parent = parent.to_path_buf();
+            return Some(MoveError::NoParent {
+                src: s,
+                dst: d,
+                parent,
+            });
         }
     }
     None
 }
 
 /// The rename failed because the filesystem cannot do it: across devices, a directory into
-/// itself, a file and a directory in each other's place, no rename without replacing.
-fn not_possible_here(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
-    if is(e, Errno::XDEV) {
-        return Some(io::Error::new(
-            io::ErrorKind::CrossesDevices,
-            format!(
-                "cannot move {s} to {d}: they are on different filesystems, and a \
-                 copy-then-delete move is not atomic so it is not attempted"
-            ),
-        ));
+/// itself, a file and a directory in each other's place, no rename without replacing; else
+/// the system's error, naming both paths.
+fn not_possible_here(e: io::Error, src: &Path, dst: &Path) -> MoveError {
+    let (src, dst) = (src.to_path_buf(), dst.to_path_buf());
+    if is(&e, Errno::XDEV) {
+        return MoveError::CrossesDevices { src, dst };
     }
-    if is(e, Errno::INVAL) && dst.starts_with(src) {
-        return Some(into_itself(src, dst));
+    if is(&e, Errno::INVAL) && dst.starts_with(&src) {
+        return MoveError::IntoItself { src, dst };
     }
-    if is(e, Errno::NOTDIR) || is(e, Errno::ISDIR) {
-        return Some(io::Error::new(
-            e.kind(),
-            format!(
-                "cannot move {s} to {d}: a path component is not a directory, or a directory would replace a file ({e})"
-            ),
-        ));
+    if is(&e, Errno::NOTDIR) || is(&e, Errno::ISDIR) {
+        return MoveError::WrongKind {
+            src,
+            dst,
+            source: e,
+        };
     }
     if e.kind() == io::ErrorKind::Unsupported
-        || is(e, Errno::INVAL)
-        || is(e, Errno::NOSYS)
-        || is(e, Errno::OPNOTSUPP)
+        || is(&e, Errno::INVAL)
+        || is(&e, Errno::NOSYS)
+        || is(&e, Errno::OPNOTSUPP)
     {
-        return Some(io::Error::new(
-            io::ErrorKind::Unsupported,
-            format!(
-                "cannot move {s} to {d}: this filesystem does not support renaming without \
-                 replacing (RENAME_NOREPLACE), and rootgrep will not fall back to a racy \
-                 exists-check ({e})"
-            ),
-        ));
+        return MoveError::Unsupported {
+            src,
+            dst,
+            source: e,
+        };
     }
-    None
-}
-
-fn into_itself(src: &Path, dst: &Path) -> io::Error {
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        format!("cannot move {s} into itself ({d})"),
-    )
+    MoveError::Io {
+        src,
+        dst,
+        source: e,
+    }
 }
 
 /// The Win32 error codes that play the part of the errno values `explain` looks for
@@ -276,13 +324,9 @@ mod tests {
         fs::write(&a, "A").unwrap();
         fs::write(&b, "B").unwrap();
         let err = move_no_replace(&a, &b).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
         assert!(err.to_string().contains(&b.display().to_string()), "{err}");
         assert!(
-            matches!(
-                MoveRefused::of(&err),
-                Some(MoveRefused::Exists { same: false, .. })
-            ),
+            matches!(err, MoveError::Exists { same: false, .. }),
             "{err:?}"
         );
         assert_eq!(fs::read(&a).unwrap(), b"A");
@@ -297,7 +341,7 @@ mod tests {
         fs::create_dir(&a).unwrap();
         fs::create_dir(&b).unwrap();
         let err = move_no_replace(&a, &b).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(matches!(err, MoveError::Exists { .. }), "{err:?}");
         assert!(a.is_dir() && b.is_dir());
     }
 
@@ -309,7 +353,7 @@ mod tests {
         fs::write(&a, "A").unwrap();
         std::os::unix::fs::symlink("nowhere", &b).unwrap();
         let err = move_no_replace(&a, &b).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert!(matches!(err, MoveError::Exists { .. }), "{err:?}");
         assert!(a.exists());
     }
 
@@ -333,11 +377,7 @@ mod tests {
         fs::write(&a, "A").unwrap();
         let parent = dir.path().join("nope");
         let err = move_no_replace(&a, &parent.join("b")).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
-        assert!(
-            matches!(MoveRefused::of(&err), Some(MoveRefused::NoParent { .. })),
-            "{err:?}"
-        );
+        assert!(matches!(err, MoveError::NoParent { .. }), "{err:?}");
         assert!(
             err.to_string().contains(&parent.display().to_string()),
             "{err}"
@@ -350,7 +390,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let a = dir.path().join("ghost");
         let err = move_no_replace(&a, &dir.path().join("b")).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(matches!(err, MoveError::NoSource { .. }), "{err:?}");
         assert!(err.to_string().contains("ghost"), "{err}");
     }
 
@@ -360,7 +400,62 @@ mod tests {
         let a = dir.path().join("a");
         fs::create_dir(&a).unwrap();
         let err = move_no_replace(&a, &a.join("sub")).unwrap_err();
+        assert!(matches!(err, MoveError::IntoItself { .. }), "{err:?}");
         assert!(err.to_string().contains("into itself"), "{err}");
         assert!(a.is_dir());
+    }
+
+    #[test]
+    fn each_case_reads_as_the_answers_say_it() {
+        let p = |s: &str| PathBuf::from(s);
+        let (src, dst) = (p("/w/a"), p("/w/b"));
+        let cases = [
+            (
+                MoveError::Exists {
+                    src: src.clone(),
+                    dst: dst.clone(),
+                    same: false,
+                },
+                "cannot move /w/a to /w/b: the destination already exists",
+            ),
+            (
+                MoveError::NoParent {
+                    src: src.clone(),
+                    dst: p("/w/no/b"),
+                    parent: p("/w/no"),
+                },
+                "cannot move /w/a to /w/no/b: the destination directory /w/no does not exist",
+            ),
+            (
+                MoveError::NoSource { src: src.clone() },
+                "cannot move /w/a: it does not exist",
+            ),
+            (
+                MoveError::IntoItself {
+                    src: src.clone(),
+                    dst: p("/w/a/sub"),
+                },
+                "cannot move /w/a into itself (/w/a/sub)",
+            ),
+            (
+                MoveError::CrossesDevices {
+                    src: src.clone(),
+                    dst: dst.clone(),
+                },
+                "cannot move /w/a to /w/b: they are on different filesystems, and a \
+                 copy-then-delete move is not atomic so it is not attempted",
+            ),
+            (
+                MoveError::Io {
+                    src,
+                    dst,
+                    source: io::Error::other("disk on fire"),
+                },
+                "cannot move /w/a to /w/b: disk on fire",
+            ),
+        ];
+        for (err, text) in cases {
+            assert_eq!(err.to_string(), text);
+        }
     }
 }

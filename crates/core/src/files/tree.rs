@@ -1,7 +1,7 @@
 //! Bounded, gitignore-aware directory trees (the `directory_tree` tool's domain code): the
 //! walk, the compact rendering, and an honest account of what was left out and where.
 //!
-//! API: [`directory_tree`]`(root, &TreeOptions) -> io::Result<Tree>` (or
+//! API: [`directory_tree`]`(root, &TreeOptions) -> Result<Tree, ListError>` (or
 //! [`directory_tree_with`]: entries read counted for progress, a stop flag for
 //! cancellation). The [`Tree`] says what was cut ([`LimitCut`], [`DepthCut`]s, unreadable
 //! entries, ignore files not applied); how to see the rest is for the caller to word, and
@@ -35,10 +35,10 @@
 //! those bounded counts — a 200k-file tree costs about as much as a 500-entry one.
 
 use std::fs;
-use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::list::ListError;
 use crate::ignores::SkippedIgnoreFile;
 
 /// Most direct children counted for one depth-cut directory.
@@ -162,7 +162,7 @@ impl Tree {
 }
 
 /// Walk `root` (a directory) and render it within the limits of `opts`.
-pub fn directory_tree(root: &Path, opts: &TreeOptions) -> io::Result<Tree> {
+pub fn directory_tree(root: &Path, opts: &TreeOptions) -> Result<Tree, ListError> {
     directory_tree_with(root, opts, &AtomicU64::new(0), &AtomicBool::new(false))
 }
 
@@ -174,7 +174,7 @@ pub fn directory_tree_with(
     opts: &TreeOptions,
     seen: &AtomicU64,
     stop: &AtomicBool,
-) -> io::Result<Tree> {
+) -> Result<Tree, ListError> {
     must_be_a_directory(root)?;
     let mut builder = walker(root, opts, opts.max_depth);
     builder.sort_by_file_name(|a, b| a.cmp(b));
@@ -239,15 +239,15 @@ pub fn directory_tree_with(
 }
 
 /// Refuses a root that is not a directory (or cannot be looked at), naming it.
-fn must_be_a_directory(root: &Path) -> io::Result<()> {
-    let meta = fs::metadata(root).map_err(|e| {
-        io::Error::new(
-            e.kind(),
-            format!("cannot list {}: {e}", crate::roots::path_text(root)),
-        )
+fn must_be_a_directory(root: &Path) -> Result<(), ListError> {
+    let meta = fs::metadata(root).map_err(|source| ListError::Io {
+        path: root.to_path_buf(),
+        source,
     })?;
     if !meta.is_dir() {
-        return Err(super::list::NotADirectory::error(root));
+        return Err(ListError::NotADirectory {
+            path: root.to_path_buf(),
+        });
     }
     Ok(())
 }
@@ -575,7 +575,6 @@ mod tests {
         let d = fixture();
         let err =
             directory_tree(&d.path().join("Cargo.toml"), &TreeOptions::default()).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
-        assert!(super::super::list::NotADirectory::of(&err).is_some());
+        assert!(matches!(err, ListError::NotADirectory { .. }), "{err:?}");
     }
 }

@@ -1,6 +1,7 @@
 //! The version of a file an edit read, and the check just before its replacement is
 //! renamed into place that the path still names that file with that content (no lost
-//! edits: a write by another process in between is caught, and nothing is written).
+//! edits: a write by another process in between is caught, and nothing is written: the
+//! write's error is then [`WriteError::ChangedMeanwhile`](super::write::WriteError)).
 
 use std::fs::{File, Metadata};
 use std::io;
@@ -18,26 +19,6 @@ pub(crate) struct ReadVersion<'a> {
     pub meta: &'a Metadata,
     /// What was read.
     pub bytes: &'a [u8],
-}
-
-/// The error [`write_locked`](super::write::write_locked) returns when the file is no
-/// longer the version that was read.
-#[derive(Debug)]
-pub(crate) struct ChangedMeanwhile;
-
-impl std::fmt::Display for ChangedMeanwhile {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the file changed on disk after it was read")
-    }
-}
-
-impl std::error::Error for ChangedMeanwhile {}
-
-/// Whether `e` says the file was replaced or written after it was read (the edit's
-/// replacement was then not renamed into place).
-pub fn is_changed_meanwhile(e: &io::Error) -> bool {
-    e.get_ref()
-        .is_some_and(|inner| inner.is::<ChangedMeanwhile>())
 }
 
 /// Whether `dir/name` is still the file `read` was read from, holding exactly what was

@@ -2,13 +2,15 @@
 //! replaces regular files and directories (edit.rs writes through [`write_atomic`]).
 //!
 //! API:
-//! - [`write_atomic`]`(path, content, create_dirs) -> io::Result<WriteOutcome>` writes
+//! - [`write_atomic`]`(path, content, create_dirs) -> Result<WriteOutcome, WriteError>` writes
 //!   `content` to a temp file in the target's directory, fsyncs it, gives it the existing
 //!   file's permission bits (and, best effort, owner/group), renames it over `path` and
 //!   fsyncs the directory. A reader sees the old or the new content, never a mix, and a
 //!   crash leaves one or the other on disk.
-//! - [`create_directory`]`(path) -> io::Result<CreateDirOutcome>` is `mkdir -p`: fine if the
-//!   directory exists, a clear error naming the component when a non-directory is in the way.
+//! - [`create_directory`]`(path) -> Result<CreateDirOutcome, WriteError>` is `mkdir -p`: fine
+//!   if the directory exists, a clear error naming the component when a non-directory is in
+//!   the way.
+//! - [`WriteError`]: why, one variant per case a caller acts on, `Io` for the system's errors.
 //! - [`TEMP_SUFFIX`]: temp files are named `.<name>.<random>.rootgrep-tmp`; a watcher can
 //!   ignore that suffix (a crash can leave one behind).
 //!
@@ -35,7 +37,11 @@ use std::fs::{self, File, Metadata};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::version::{ChangedMeanwhile, ReadVersion, is_changed_meanwhile, still_as_read};
+use super::version::{ReadVersion, still_as_read};
+
+mod error;
+
+pub use error::WriteError;
 
 /// Suffix of the temporary files [`write_atomic`] creates next to the target.
 pub const TEMP_SUFFIX: &str = ".rootgrep-tmp";
@@ -71,58 +77,34 @@ pub struct CreateDirOutcome {
 /// path's lock (`lock.rs`) so no other write, edit or move of it by this process runs
 /// meanwhile.
 ///
-/// Errors (all `io::Error` with a message naming the path):
-/// - the parent is missing and `create_dirs` is false (`NotFound`);
-/// - `path` is a directory (`IsADirectory`), a symlink, or a special file (`InvalidInput`);
+/// Errors ([`WriteError`], each naming the path):
+/// - the parent is missing and `create_dirs` is false ([`WriteError::MissingParent`]);
+/// - `path` is a directory, a symlink, or a special file;
 /// - `path` is a file this process may not write, or one without any write permission bit
-///   (`PermissionDenied`): replacing it by rename would need only the directory's
-///   permission, but the file's owner said it is not to be changed;
-/// - anything the filesystem reports (permissions, space, read-only fs).
-pub fn write_atomic(path: &Path, content: &[u8], create_dirs: bool) -> io::Result<WriteOutcome> {
+///   ([`WriteError::NotPermitted`], [`WriteError::ReadOnly`]): replacing it by rename would
+///   need only the directory's permission, but the file's owner said it is not to be changed;
+/// - anything the filesystem reports (permissions, space, read-only fs: [`WriteError::Io`]).
+pub fn write_atomic(
+    path: &Path,
+    content: &[u8],
+    create_dirs: bool,
+) -> Result<WriteOutcome, WriteError> {
     let _held = super::lock::lock(&[path]);
     write_locked(path, content, create_dirs, None)
 }
-
-/// A write whose parent directory is missing and was not to be created: the error inside
-/// the `io::Error` (kind `NotFound`), so the caller can say how to have it created.
-#[derive(Debug)]
-pub struct MissingParent {
-    pub path: PathBuf,
-    pub parent: PathBuf,
-}
-
-impl MissingParent {
-    /// The `MissingParent` inside `err`, if that is what it is.
-    pub fn of(err: &io::Error) -> Option<&MissingParent> {
-        err.get_ref()?.downcast_ref()
-    }
-}
-
-impl std::fmt::Display for MissingParent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "cannot write {}: parent directory {} does not exist",
-            crate::roots::path_text(&self.path),
-            crate::roots::path_text(&self.parent)
-        )
-    }
-}
-
-impl std::error::Error for MissingParent {}
 
 /// [`write_atomic`] for a caller that holds the path's lock. With `read`, the file is
 /// replaced only if, just before the rename, the path still names the file that was read
 /// and that file still holds exactly what was read (same content, size, mtime and ctime on
 /// the read handle; same identity at the path); otherwise the temp file is removed and the
-/// error is [`ChangedMeanwhile`]. What remains between that check and the rename is the
+/// error is [`WriteError::ChangedMeanwhile`]. What remains between that check and the rename is the
 /// time of one `stat` and the rename itself.
 pub(crate) fn write_locked(
     path: &Path,
     content: &[u8],
     create_dirs: bool,
     read: Option<&ReadVersion<'_>>,
-) -> io::Result<WriteOutcome> {
+) -> Result<WriteOutcome, WriteError> {
     let (parent, name) = split_target(path)?;
     let created_dirs = parent_ready(path, parent, create_dirs)?;
     let existing = replaceable_metadata(path)?;
@@ -130,15 +112,14 @@ pub(crate) fn write_locked(
     // Everything below happens relative to a handle on the parent directory that was opened
     // without following any symlink: a directory swapped for a link after the caller checked
     // the path cannot redirect the write outside the workspace.
-    let dir = super::safe::open_dir(parent).map_err(|e| with_context(e, "cannot write", path))?;
+    let dir = super::safe::open_dir(parent).map_err(WriteError::os("cannot write", path))?;
     if let Some(meta) = &existing {
         may_replace(&dir, name, meta, path)?;
     }
     // Hidden, recognisable temp name in the same directory, so the rename stays on one
     // filesystem (and therefore atomic).
     let short = temp_stem(name);
-    let (tmp_name, tmp) = create_temp(&dir, &short, existing.is_some())
-        .map_err(|e| with_context(e, "cannot create a temporary file for", path))?;
+    let (tmp_name, tmp) = create_temp(&dir, &short, existing.is_some(), path)?;
     let target = Target {
         dir: &dir,
         name,
@@ -149,10 +130,7 @@ pub(crate) fn write_locked(
             Ok(late_write) => late_write,
             Err(e) => {
                 let _ = super::safe::unlink_at(&dir, &tmp_name);
-                if is_changed_meanwhile(&e) {
-                    return Err(e);
-                }
-                return Err(with_context(e, "cannot write", path));
+                return Err(e);
             }
         };
     super::safe::fsync_dir(&dir);
@@ -168,30 +146,25 @@ pub(crate) fn write_locked(
 }
 
 /// Makes sure `parent` is a directory before `path` is written in it: creates it (and the
-/// directories it needs) with `create_dirs`, else refuses with [`MissingParent`]. The
-/// directories created, outermost first.
-fn parent_ready(path: &Path, parent: &Path, create_dirs: bool) -> io::Result<Vec<PathBuf>> {
+/// directories it needs) with `create_dirs`, else refuses with
+/// [`WriteError::MissingParent`]. The directories created, outermost first.
+fn parent_ready(path: &Path, parent: &Path, create_dirs: bool) -> Result<Vec<PathBuf>, WriteError> {
     match fs::metadata(parent) {
         Ok(meta) if meta.is_dir() => Ok(Vec::new()),
-        Ok(_) => Err(io::Error::new(
-            io::ErrorKind::NotADirectory,
-            format!(
-                "cannot write {}: {} is not a directory",
-                crate::roots::path_text(path),
-                crate::roots::path_text(parent)
-            ),
-        )),
+        Ok(_) => Err(WriteError::ParentNotADirectory {
+            path: path.to_path_buf(),
+            parent: parent.to_path_buf(),
+        }),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
             if !create_dirs {
-                let missing = MissingParent {
+                return Err(WriteError::MissingParent {
                     path: path.to_path_buf(),
                     parent: parent.to_path_buf(),
-                };
-                return Err(io::Error::new(io::ErrorKind::NotFound, missing));
+                });
             }
             Ok(create_directory(parent)?.created_dirs)
         }
-        Err(e) => Err(with_context(e, "cannot write", path)),
+        Err(e) => Err(WriteError::os("cannot write", path)(e)),
     }
 }
 
@@ -213,22 +186,25 @@ fn replace_with_temp(
     content: &[u8],
     existing: Option<&Metadata>,
     read: Option<&ReadVersion<'_>>,
-) -> io::Result<bool> {
+) -> Result<bool, WriteError> {
+    let os = WriteError::os("cannot write", target.path);
     if let Some(meta) = existing {
-        keep_owner_and_mode(&tmp, meta)?;
+        keep_owner_and_mode(&tmp, meta).map_err(&os)?;
     }
-    tmp.write_all(content)?;
-    tmp.sync_all()?;
+    tmp.write_all(content).map_err(&os)?;
+    tmp.sync_all().map_err(&os)?;
     let checked = match read {
-        Some(read) => match still_as_read(target.dir, target.name, target.path, read)? {
-            Some(now) => Some((read, now)),
-            None => return Err(io::Error::other(ChangedMeanwhile)),
-        },
+        Some(read) => {
+            match still_as_read(target.dir, target.name, target.path, read).map_err(&os)? {
+                Some(now) => Some((read, now)),
+                None => return Err(WriteError::ChangedMeanwhile),
+            }
+        }
         None => None,
     };
     // renameat(2) replaces the directory entry; it never writes through a symlink that may
     // have appeared at `path` after the check above.
-    super::safe::rename_at(target.dir, tmp_name, target.name)?;
+    super::safe::rename_at(target.dir, tmp_name, target.name).map_err(&os)?;
     // A write by another process between the last check and the rename went to the file
     // that was just replaced: it is not in the new file. Rare (the window is one `stat`
     // long), but said, never silent.
@@ -264,42 +240,34 @@ fn may_replace(
     name: &std::ffi::OsStr,
     meta: &Metadata,
     path: &Path,
-) -> io::Result<()> {
-    let refuse = |why: String| {
-        io::Error::new(
-            io::ErrorKind::PermissionDenied,
-            format!(
-                "cannot write {}: {why}; nothing was written",
-                crate::roots::path_text(path)
-            ),
-        )
-    };
+) -> Result<(), WriteError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;
         let mode = meta.mode() & 0o7777;
         if mode & 0o222 == 0 {
-            return Err(refuse(format!(
-                "the file is read-only (mode {mode:04o}); make it writable first if it is \
-                 meant to change"
-            )));
+            return Err(WriteError::ReadOnly {
+                path: path.to_path_buf(),
+                mode: Some(mode),
+            });
         }
-        if let Err(e) = super::safe::may_write_at(dir, name) {
-            return Err(refuse(format!(
-                "this server's user may not write the file (owner uid {}, mode {mode:04o}: {e})",
-                meta.uid()
-            )));
+        if let Err(source) = super::safe::may_write_at(dir, name) {
+            return Err(WriteError::NotPermitted {
+                path: path.to_path_buf(),
+                uid: meta.uid(),
+                mode,
+                source,
+            });
         }
     }
     #[cfg(not(unix))]
     {
         let _ = (dir, name);
         if meta.permissions().readonly() {
-            return Err(refuse(
-                "the file is read-only (its read-only attribute is set); clear it first if \
-                 the file is meant to change"
-                    .to_string(),
-            ));
+            return Err(WriteError::ReadOnly {
+                path: path.to_path_buf(),
+                mode: None,
+            });
         }
     }
     Ok(())
@@ -326,7 +294,13 @@ const TEMP_STEM_BYTES: usize = 32;
 
 /// Creates a new, uniquely named temp file in `dir` (`O_EXCL`, never following a link),
 /// for the owner only when `private` (it replaces an existing file, whose mode it gets next).
-fn create_temp(dir: &super::safe::DirFd, short: &str, private: bool) -> io::Result<(String, File)> {
+/// `path` is the target, for the errors.
+fn create_temp(
+    dir: &super::safe::DirFd,
+    short: &str,
+    private: bool,
+    path: &Path,
+) -> Result<(String, File), WriteError> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     for _ in 0..100 {
@@ -341,19 +315,20 @@ fn create_temp(dir: &super::safe::DirFd, short: &str, private: bool) -> io::Resu
             COUNTER.fetch_add(1, Ordering::Relaxed)
         );
         let tmp_name = format!(".{short}.{unique}{TEMP_SUFFIX}");
-        if let Some(file) = super::safe::create_temp_at(dir, &tmp_name, private)? {
+        let created = super::safe::create_temp_at(dir, &tmp_name, private)
+            .map_err(WriteError::os("cannot create a temporary file for", path))?;
+        if let Some(file) = created {
             return Ok((tmp_name, file));
         }
     }
-    Err(io::Error::new(
-        io::ErrorKind::AlreadyExists,
-        "no free temporary file name",
-    ))
+    Err(WriteError::NoTempName {
+        path: path.to_path_buf(),
+    })
 }
 
 /// `mkdir -p path`. Ok (with `created: false`) when `path` is already a directory, or a
 /// symlink to one; an error naming the offending component when a file is in the way.
-pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
+pub fn create_directory(path: &Path) -> Result<CreateDirOutcome, WriteError> {
     if path.is_dir() {
         return Ok(CreateDirOutcome {
             created: false,
@@ -377,21 +352,24 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
                 missing.push(p.to_path_buf());
                 cur = p.parent();
             }
-            Err(e) => return Err(with_context(e, "cannot create directory", path)),
+            Err(e) => return Err(WriteError::os("cannot create directory", path)(e)),
         }
     }
     missing.reverse();
 
     let mut created_dirs = Vec::new();
     for dir in missing {
-        match make_dir(&dir) {
+        let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+            return Err(WriteError::NotADirectoryPath { path: dir });
+        };
+        match make_dir(parent, name) {
             Ok(()) => created_dirs.push(dir),
             // Someone else made it meanwhile: fine if it is a directory.
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && dir.is_dir() => {}
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
                 return Err(not_a_dir_in_the_way(path, &dir));
             }
-            Err(e) => return Err(with_context(e, "cannot create directory", &dir)),
+            Err(e) => return Err(WriteError::os("cannot create directory", &dir)(e)),
         }
     }
     Ok(CreateDirOutcome {
@@ -400,17 +378,11 @@ pub fn create_directory(path: &Path) -> io::Result<CreateDirOutcome> {
     })
 }
 
-/// `mkdir` relative to a handle on the parent opened without following symlinks, so a
-/// parent swapped for a link cannot make us create a directory outside the workspace; then
-/// that same handle is fsynced (never the parent re-opened by path: whatever was swapped in
-/// meanwhile — a FIFO would block an open for ever — is not touched).
-fn make_dir(dir: &Path) -> io::Result<()> {
-    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a directory path", crate::roots::path_text(dir)),
-        ));
-    };
+/// `mkdir parent/name` relative to a handle on the parent opened without following
+/// symlinks, so a parent swapped for a link cannot make us create a directory outside the
+/// workspace; then that same handle is fsynced (never the parent re-opened by path: whatever
+/// was swapped in meanwhile — a FIFO would block an open for ever — is not touched).
+fn make_dir(parent: &Path, name: &std::ffi::OsStr) -> io::Result<()> {
     let handle = super::safe::open_dir(parent)?;
     super::safe::mkdir_at(&handle, name)?;
     super::safe::fsync_dir(&handle);
@@ -420,57 +392,33 @@ fn make_dir(dir: &Path) -> io::Result<()> {
 /// Check that `path` may be replaced by a regular file: returns the existing file's metadata,
 /// `None` when nothing is there, or an error for symlinks, directories and special files.
 /// Shared with edit.rs so an edit fails before doing any work.
-pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> {
+pub(crate) fn replaceable_metadata(path: &Path) -> Result<Option<Metadata>, WriteError> {
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(with_context(e, "cannot write", path)),
+        Err(e) => return Err(WriteError::os("cannot write", path)(e)),
     };
     let ft = meta.file_type();
+    let path = path.to_path_buf();
     if ft.is_file() {
         Ok(Some(meta))
     } else if ft.is_dir() {
-        Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            format!(
-                "cannot write {}: it is a directory",
-                crate::roots::path_text(path)
-            ),
-        ))
+        Err(WriteError::IsADirectory { path })
     } else if ft.is_symlink() {
-        let target = fs::read_link(path)
-            .map(|t| t.display().to_string())
-            .unwrap_or_else(|_| "an unreadable target".to_string());
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "cannot write {}: it is a symbolic link (to {target}); rootgrep does not write \
-                 through or replace symlinks, write to the link's resolved target instead",
-                crate::roots::path_text(path)
-            ),
-        ))
+        let target = fs::read_link(&path).ok();
+        Err(WriteError::Symlink { path, target })
     } else {
-        Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "cannot write {}: it is a special file (fifo, socket or device), not a regular file",
-                crate::roots::path_text(path)
-            ),
-        ))
+        Err(WriteError::SpecialFile { path })
     }
 }
 
 /// Split `path` into its parent directory and final name, refusing `/`, `..` and friends.
-fn split_target(path: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+fn split_target(path: &Path) -> Result<(&Path, &std::ffi::OsStr), WriteError> {
     match (path.parent(), path.file_name()) {
         (Some(parent), Some(name)) if !parent.as_os_str().is_empty() => Ok((parent, name)),
-        _ => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!(
-                "cannot write {}: not a file path",
-                crate::roots::path_text(path)
-            ),
-        )),
+        _ => Err(WriteError::NotAFilePath {
+            path: path.to_path_buf(),
+        }),
     }
 }
 
@@ -493,23 +441,11 @@ fn keep_owner_and_mode(file: &File, meta: &Metadata) -> io::Result<()> {
     file.set_permissions(meta.permissions())
 }
 
-fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::NotADirectory,
-        format!(
-            "cannot create directory {}: {} exists and is not a directory",
-            target.display(),
-            crate::roots::path_text(blocker)
-        ),
-    )
-}
-
-/// Prefix an OS error with what we were doing and the path, keeping its kind.
-pub(crate) fn with_context(e: io::Error, what: &str, path: &Path) -> io::Error {
-    io::Error::new(
-        e.kind(),
-        format!("{what} {}: {e}", crate::roots::path_text(path)),
-    )
+fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> WriteError {
+    WriteError::InTheWay {
+        target: target.to_path_buf(),
+        blocker: blocker.to_path_buf(),
+    }
 }
 
 #[cfg(test)]
@@ -622,13 +558,17 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let parent = dir.path().join("no/such");
         let err = write_atomic(&parent.join("f.txt"), b"x", false).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotFound);
         assert!(
             err.to_string().contains(&parent.display().to_string()),
             "{err}"
         );
-        let missing = MissingParent::of(&err).unwrap();
-        assert_eq!(missing.parent, parent);
+        let WriteError::MissingParent {
+            parent: missing, ..
+        } = &err
+        else {
+            panic!("{err:?}");
+        };
+        assert_eq!(*missing, parent);
         assert!(!dir.path().join("no").exists());
     }
 
@@ -651,7 +591,7 @@ mod tests {
         assert!(err.to_string().contains("directory"), "{err}");
         fs::create_dir(dir.path().join("d")).unwrap();
         let err = write_atomic(&dir.path().join("d"), b"x", false).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::IsADirectory);
+        assert!(matches!(err, WriteError::IsADirectory { .. }), "{err:?}");
         assert!(dir.path().join("d").is_dir());
     }
 
@@ -664,6 +604,7 @@ mod tests {
         let link = dir.path().join("link.txt");
         std::os::unix::fs::symlink(&target, &link).unwrap();
         let err = write_atomic(&link, b"new", false).unwrap_err();
+        assert!(matches!(err, WriteError::Symlink { .. }), "{err:?}");
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert!(err.to_string().contains("target.txt"), "{err}");
         assert_eq!(fs::read(&target).unwrap(), b"keep");
@@ -693,14 +634,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("f"), "").unwrap();
         let err = create_directory(&dir.path().join("f/sub")).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+        // The system's ENOTDIR, naming the path it was asked.
+        assert!(
+            matches!(&err, WriteError::Io { source, .. } if source.kind() == io::ErrorKind::NotADirectory),
+            "{err:?}"
+        );
         assert!(
             err.to_string()
                 .contains(&dir.path().join("f").display().to_string()),
             "{err}"
         );
         let err = create_directory(&dir.path().join("f")).unwrap_err();
-        assert_eq!(err.kind(), io::ErrorKind::NotADirectory);
+        assert!(matches!(err, WriteError::InTheWay { .. }), "{err:?}");
     }
 
     #[test]

@@ -124,7 +124,9 @@ pub(super) fn extract_in_runs(
     if source.len() > MAX_PARSE_BYTES {
         return Err(ExtractError::TooLarge(source.len()));
     }
-    let grammar = lang.config().map_err(ExtractError::Config)?;
+    let grammar = lang
+        .config()
+        .map_err(|err| ExtractError::Config(err.to_string()))?;
     parser
         .parser
         .set_language(&grammar.language)

@@ -8,7 +8,7 @@
 use std::path::Path;
 use std::sync::OnceLock;
 
-use tree_sitter::{Language, Query};
+use tree_sitter::{Language, Query, QueryError};
 
 /// A language rootgrep extracts definitions from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -109,12 +109,11 @@ impl Lang {
 
     /// The compiled grammar and tags query. `Err` only if a query does not compile, which
     /// the unit tests rule out for every language.
-    pub fn config(self) -> Result<&'static Grammar, String> {
-        static CONFIGS: [OnceLock<Result<Grammar, String>>; 9] = [const { OnceLock::new() }; 9];
+    pub(crate) fn config(self) -> Result<&'static Grammar, &'static GrammarError> {
+        static CONFIGS: [OnceLock<Result<Grammar, GrammarError>>; 9] =
+            [const { OnceLock::new() }; 9];
         let slot = &CONFIGS[Lang::ALL.iter().position(|l| *l == self).unwrap_or(0)];
-        slot.get_or_init(|| build(self))
-            .as_ref()
-            .map_err(Clone::clone)
+        slot.get_or_init(|| build(self)).as_ref()
     }
 }
 
@@ -151,8 +150,8 @@ pub(crate) enum Capture {
 }
 
 impl Grammar {
-    fn new(language: Language, source: &str) -> Result<Grammar, String> {
-        let query = Query::new(&language, source).map_err(|err| err.to_string())?;
+    fn new(language: Language, source: &str) -> Result<Grammar, QueryError> {
+        let query = Query::new(&language, source)?;
         let captures = query
             .capture_names()
             .iter()
@@ -181,7 +180,22 @@ impl Grammar {
     }
 }
 
-fn build(lang: Lang) -> Result<Grammar, String> {
+/// A language's tags query that does not compile (a bug, which the unit tests rule out).
+#[derive(Debug)]
+pub(crate) struct GrammarError {
+    lang: Lang,
+    query: QueryError,
+}
+
+impl std::fmt::Display for GrammarError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} tags query: {}", self.lang.name(), self.query)
+    }
+}
+
+impl std::error::Error for GrammarError {}
+
+fn build(lang: Lang) -> Result<Grammar, GrammarError> {
     // Extensions come first: extraction keeps one tag per name node and the earliest
     // pattern wins, so an extension can replace what the bundled pattern makes of a node.
     let (language, query) = match lang {
@@ -232,7 +246,7 @@ fn build(lang: Lang) -> Result<Grammar, String> {
             format!("{JAVA_EXTRA}\n{}", tree_sitter_java::TAGS_QUERY),
         ),
     };
-    Grammar::new(language, &query).map_err(|err| format!("{} tags query: {err}", lang.name()))
+    Grammar::new(language, &query).map_err(|query| GrammarError { lang, query })
 }
 
 /// Rust: constants and statics (absent from the bundled query), and `impl` blocks as

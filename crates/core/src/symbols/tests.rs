@@ -6,7 +6,10 @@ use std::sync::atomic::AtomicUsize;
 
 use super::*;
 use extract::{Definition, Parser};
-use find::{SymbolOutcome, SymbolQuery, find_symbols, outline, pick, references};
+use find::{
+    DefinitionsError, SymbolOutcome, SymbolQuery, definitions_in, find_symbols, outline, pick,
+    references,
+};
 use lang::Lang;
 
 fn fixture(name: &str) -> PathBuf {
@@ -75,6 +78,31 @@ fn every_language_query_compiles() {
     for lang in Lang::ALL {
         assert!(lang.config().is_ok(), "{lang:?}: {:?}", lang.config().err());
     }
+}
+
+#[test]
+fn a_file_without_definitions_says_why() {
+    let path = PathBuf::from("/w/notes.md");
+    let err = definitions_in(&path).unwrap_err();
+    assert!(matches!(err, DefinitionsError::NoLanguage(_)), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "/w/notes.md: no symbols for this file type (supported: {})",
+            find::supported_names()
+        )
+    );
+    let big = DefinitionsError::NotParsed(PathBuf::from("/w/big.rs"), parse::FileError::TooLarge);
+    assert_eq!(
+        big.to_string(),
+        format!(
+            "/w/big.rs: larger than {} MiB, not parsed for symbols; read it with offset/limit",
+            MAX_PARSE_BYTES >> 20
+        )
+    );
+    let gone =
+        DefinitionsError::NotParsed(PathBuf::from("/w/gone.rs"), parse::FileError::Unreadable);
+    assert_eq!(gone.to_string(), "/w/gone.rs: cannot be read as text");
 }
 
 #[test]

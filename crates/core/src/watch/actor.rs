@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 use super::barrier::{self, Barrier, remove_sentinel};
 use super::debounce::{Debouncer, QUIET};
 use super::event::{Handler, RootStatus, WatchEvent};
-use super::kernel::{Kernel, Msg, Raw, describe};
+use super::kernel::{Kernel, Msg, Raw, WatchError, describe};
 use super::settle::{self, identity, is_temporary, outermost, settle};
 use crate::clock::Clock;
 use crate::mutex::lock;
@@ -178,7 +178,7 @@ impl Actor {
     }
 
     /// Starts the kernel's watcher on first use, with the barrier's sentinel beside it.
-    fn ensure_kernel(&mut self) -> Result<(), String> {
+    fn ensure_kernel(&mut self) -> Result<(), WatchError> {
         if !self.kernel.start()? || !self.kernel.ordered() {
             return Ok(());
         }
@@ -242,7 +242,7 @@ impl Actor {
                     "cannot watch {}: {reason}",
                     root.display()
                 )));
-                self.set_status(root, RootStatus::Failed(reason));
+                self.set_status(root, RootStatus::Failed(reason.to_string()));
             }
         }
         // Roots nested in another root share its watch, and so its status.
@@ -274,7 +274,7 @@ impl Actor {
     }
 
     /// Adds the recursive watch of one root; it is `Starting` until setup goes quiet.
-    fn watch(&mut self, root: &Path) -> Result<(), String> {
+    fn watch(&mut self, root: &Path) -> Result<(), WatchError> {
         // Adding a recursive watch walks every directory: background work, which waits
         // while a search runs (the first search of a session comes right after the roots).
         crate::pool::pacing::yield_to_searches(|| false, crate::pool::pacing::YIELD_MAX);
@@ -282,12 +282,7 @@ impl Actor {
         // adds the recursive watch: a root swapped for a symlink would be watched (and so
         // indexed) where it points. Such a root is not watched until it is real again.
         if let Err(displaced) = crate::roots::in_place(root) {
-            return Err(match displaced {
-                crate::roots::Displaced::Missing => displaced.to_string(),
-                other => {
-                    format!("{other}; nothing below it is listed until it is a directory again")
-                }
-            });
+            return Err(WatchError::Displaced(displaced));
         }
         let outcome = self
             .ensure_kernel()
@@ -362,13 +357,13 @@ impl Actor {
             self.unwatch(&root);
             let outcome = match root.exists() {
                 true => self.watch(&root),
-                false => Err("the root was removed; rootgrep watches for it to come back".into()),
+                false => Err(WatchError::Removed),
             };
             if outcome.is_ok() && root.is_file() {
                 self.changed_while_unwatched(&root);
             }
             if let Err(reason) = outcome {
-                let status = RootStatus::Failed(reason);
+                let status = RootStatus::Failed(reason.to_string());
                 let known = lock(&self.status)
                     .iter()
                     .any(|(r, s)| *r == root && *s == status);

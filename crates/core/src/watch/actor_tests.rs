@@ -18,7 +18,7 @@ use super::actor::{self, Actor, RETRY, SETUP_MAX, SETUP_QUIET};
 use super::barrier::Barrier;
 use super::debounce::QUIET;
 use super::event::{RootStatus, WatchEvent};
-use super::kernel::{Kernel, Msg};
+use super::kernel::{Kernel, Msg, WatchError};
 use crate::clock::ManualClock;
 
 /// What the fake kernel was asked, in order.
@@ -37,14 +37,15 @@ struct FakeKernel {
 }
 
 impl Kernel for FakeKernel {
-    fn start(&mut self) -> Result<bool, String> {
+    fn start(&mut self) -> Result<bool, WatchError> {
         let first = !self.started;
         self.started = true;
         Ok(first)
     }
-    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), String> {
+    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), WatchError> {
         if let Some((_, why)) = self.refuse.lock().unwrap().iter().find(|(p, _)| p == path) {
-            return Err(why.clone());
+            // A refusal in words, as notify gives one.
+            return Err(WatchError::Watch(notify::Error::generic(why)));
         }
         let call = Call::Watch(path.to_path_buf(), recursive);
         self.calls.lock().unwrap().push(call);

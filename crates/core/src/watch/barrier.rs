@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::kernel::Kernel;
+use super::kernel::{Kernel, WatchError};
 use crate::mutex::lock;
 
 /// Waits until every event the kernel queued before the call has been read by the actor
@@ -175,10 +175,10 @@ pub(super) fn remove_sentinel(dir: &Path) {
 /// Creates the sentinel directory (in the temp dir, outside the roots as a rule) with
 /// its file `0`, and watches it with the roots' kernel watcher: the same inotify
 /// instance, so its events are ordered with theirs.
-pub(super) fn watch_sentinel(kernel: &mut dyn Kernel) -> Result<PathBuf, String> {
+pub(super) fn watch_sentinel(kernel: &mut dyn Kernel) -> Result<PathBuf, WatchError> {
     sweep_sentinels(&std::env::temp_dir());
     let dir = std::env::temp_dir().join(sentinel_name());
-    std::fs::create_dir(&dir).map_err(|err| err.to_string())?;
+    std::fs::create_dir(&dir).map_err(WatchError::Sentinel)?;
     let made = dir
         .canonicalize()
         .and_then(|dir| std::fs::File::create(dir.join("0")).map(|_| dir));
@@ -186,7 +186,7 @@ pub(super) fn watch_sentinel(kernel: &mut dyn Kernel) -> Result<PathBuf, String>
         Ok(dir) => dir,
         Err(err) => {
             let _ = std::fs::remove_dir_all(&dir);
-            return Err(err.to_string());
+            return Err(WatchError::Sentinel(err));
         }
     };
     if let Err(err) = kernel.watch(&dir, false) {

@@ -1,7 +1,7 @@
 //! The kernel's side of watching: the `notify` watcher instance (inotify on Linux), the
 //! callback on notify's thread that drops noise and queues raw events for the actor
 //! ([`Msg`], bounded, losing events loudly when full), and notify's vocabulary reduced to
-//! what the actor needs ([`Raw`], [`describe`]).
+//! what the actor needs ([`Raw`], [`describe`], [`WatchError`]).
 //!
 //! The actor reaches the kernel only through the [`Kernel`] trait, so its logic (what a
 //! burst means, when a root is watched again) is tested with a kernel of the test's own
@@ -37,12 +37,52 @@ pub(super) enum Msg {
     Stop,
 }
 
+/// Why a root (or the barrier's sentinel) is not watched; its text is the root's
+/// [`RootStatus::Failed`](super::event::RootStatus::Failed).
+#[derive(Debug)]
+pub(super) enum WatchError {
+    /// The kernel's watcher instance could not be started.
+    Start(notify::Error),
+    /// A watch was asked of a watcher not started.
+    NotRunning,
+    /// The kernel refused the watch (a limit, a missing path…).
+    Watch(notify::Error),
+    /// The root's path no longer names the root (`roots::in_place`).
+    Displaced(crate::roots::Displaced),
+    /// The root was removed; it is watched again once it is back.
+    Removed,
+    /// The barrier's sentinel directory could not be made.
+    Sentinel(std::io::Error),
+}
+
+impl std::fmt::Display for WatchError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use crate::roots::Displaced;
+        match self {
+            WatchError::Start(err) => write!(f, "cannot start the file watcher: {err}"),
+            WatchError::NotRunning => f.write_str("the file watcher is not running"),
+            WatchError::Watch(err) => f.write_str(&describe(err)),
+            WatchError::Displaced(Displaced::Missing) => write!(f, "{}", Displaced::Missing),
+            WatchError::Displaced(other) => write!(
+                f,
+                "{other}; nothing below it is listed until it is a directory again"
+            ),
+            WatchError::Removed => {
+                f.write_str("the root was removed; rootgrep watches for it to come back")
+            }
+            WatchError::Sentinel(err) => write!(f, "{err}"),
+        }
+    }
+}
+
+impl std::error::Error for WatchError {}
+
 /// What the actor asks of the kernel.
 pub(super) trait Kernel: Send {
     /// Starts the watcher instance if there is none yet: `Ok(true)` when this call did.
-    fn start(&mut self) -> Result<bool, String>;
-    /// Watches `path` (and, `recursive`, every directory below it); an error in words.
-    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), String>;
+    fn start(&mut self) -> Result<bool, WatchError>;
+    /// Watches `path` (and, `recursive`, every directory below it).
+    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), WatchError>;
     /// Stops watching `path` (nothing when it was not watched).
     fn unwatch(&mut self, path: &Path);
     /// Whether one instance's events arrive in order across directories, which is what the
@@ -80,7 +120,7 @@ impl NotifyKernel {
 }
 
 impl Kernel for NotifyKernel {
-    fn start(&mut self) -> Result<bool, String> {
+    fn start(&mut self) -> Result<bool, WatchError> {
         if self.notify.is_some() {
             return Ok(false);
         }
@@ -114,22 +154,18 @@ impl Kernel for NotifyKernel {
         let config = notify::Config::default()
             .with_follow_symlinks(false)
             .with_event_kinds(EVENT_KINDS);
-        let watcher = RecommendedWatcher::new(callback, config)
-            .map_err(|err| format!("cannot start the file watcher: {err}"))?;
+        let watcher = RecommendedWatcher::new(callback, config).map_err(WatchError::Start)?;
         self.notify = Some(watcher);
         Ok(true)
     }
 
-    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), String> {
+    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), WatchError> {
         let mode = match recursive {
             true => RecursiveMode::Recursive,
             false => RecursiveMode::NonRecursive,
         };
-        let notify = self
-            .notify
-            .as_mut()
-            .ok_or("the file watcher is not running")?;
-        notify.watch(path, mode).map_err(|err| describe(&err))
+        let notify = self.notify.as_mut().ok_or(WatchError::NotRunning)?;
+        notify.watch(path, mode).map_err(WatchError::Watch)
     }
 
     fn unwatch(&mut self, path: &Path) {
@@ -237,6 +273,34 @@ pub(super) fn describe(err: &notify::Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn why_a_root_is_not_watched_reads_as_its_status() {
+        use crate::roots::Displaced;
+        let texts = [
+            (
+                WatchError::Watch(notify::Error::path_not_found()),
+                "the path does not exist",
+            ),
+            (
+                WatchError::Displaced(Displaced::Missing),
+                "the path does not exist",
+            ),
+            (
+                WatchError::Displaced(Displaced::Symlink),
+                "the root's path is a symlink now, not the directory it was; nothing below it \
+                 is listed until it is a directory again",
+            ),
+            (
+                WatchError::Removed,
+                "the root was removed; rootgrep watches for it to come back",
+            ),
+            (WatchError::NotRunning, "the file watcher is not running"),
+        ];
+        for (err, text) in texts {
+            assert_eq!(err.to_string(), text);
+        }
+    }
 
     #[test]
     fn only_a_burst_of_events_pauses_notify_and_at_most_once_per_pause() {

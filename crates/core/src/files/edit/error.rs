@@ -18,8 +18,12 @@ pub enum EditError {
     NoEdits,
     /// The file does not exist.
     FileNotFound { path: PathBuf },
-    /// Reading or writing failed, or the path is a directory / symlink / special file.
+    /// Reading the file failed.
     Io { path: PathBuf, source: io::Error },
+    /// The path is a directory / symlink / special file, or writing the result failed.
+    Write { path: PathBuf, source: WriteError },
+    /// The file was swapped for something else than a regular file while it was opened.
+    NotRegularFile { path: PathBuf },
     /// The file is not valid UTF-8 (or is UTF-16).
     NotUtf8 {
         path: PathBuf,
@@ -61,6 +65,7 @@ impl std::error::Error for EditError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             EditError::Io { source, .. } => Some(source),
+            EditError::Write { source, .. } => Some(source),
             _ => None,
         }
     }
@@ -92,6 +97,10 @@ impl fmt::Display for EditError {
             EditError::Cancelled => write!(f, "the edit was cancelled"),
             EditError::FileNotFound { path } => write!(f, "{} does not exist", path_text(path)),
             EditError::Io { source, .. } => write!(f, "{source}"),
+            EditError::Write { source, .. } => write!(f, "{source}"),
+            EditError::NotRegularFile { path } => {
+                write!(f, "{} is not a regular file", path_text(path))
+            }
             EditError::NotUtf8 {
                 path, utf16: true, ..
             } => write!(f, "{} is UTF-16 encoded, not UTF-8", path_text(path)),

@@ -59,8 +59,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::lock;
-use super::version::{ReadVersion, is_changed_meanwhile};
-use super::write::{replaceable_metadata, write_locked};
+use super::version::ReadVersion;
+use super::write::{WriteError, replaceable_metadata, write_locked};
 
 mod error;
 mod matching;
@@ -243,10 +243,17 @@ fn io_error(path: &Path) -> impl Fn(io::Error) -> EditError + '_ {
     }
 }
 
+fn write_error(path: &Path) -> impl Fn(WriteError) -> EditError + '_ {
+    move |source| EditError::Write {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
 /// Reads the file to edit, refusing symlinks, directories, special files and files over
 /// [`MAX_EDIT_BYTES`] before reading anything (and one that grew past it while read).
 fn read_for_edit(path: &Path) -> Result<ReadFile, EditError> {
-    let Some(meta) = replaceable_metadata(path).map_err(io_error(path))? else {
+    let Some(meta) = replaceable_metadata(path).map_err(write_error(path))? else {
         return Err(EditError::FileNotFound {
             path: path.to_path_buf(),
         });
@@ -257,7 +264,7 @@ fn read_for_edit(path: &Path) -> Result<ReadFile, EditError> {
             size: meta.len(),
         });
     }
-    let (file, bytes, meta) = read_with_metadata(path).map_err(io_error(path))?;
+    let (file, bytes, meta) = read_with_metadata(path)?;
     if bytes.len() as u64 > MAX_EDIT_BYTES {
         // It grew between the two looks.
         return Err(EditError::TooLarge {
@@ -434,30 +441,30 @@ fn write_back(path: &Path, out_bytes: &[u8], read: ReadFile) -> Result<(u64, boo
     };
     match write_locked(path, out_bytes, false, Some(&version)) {
         Ok(outcome) => Ok((outcome.other_links, outcome.late_write)),
-        Err(e) if is_changed_meanwhile(&e) => Err(EditError::ChangedMeanwhile {
+        Err(WriteError::ChangedMeanwhile) => Err(EditError::ChangedMeanwhile {
             path: path.to_path_buf(),
         }),
-        Err(e) => Err(io_error(path)(e)),
+        Err(e) => Err(write_error(path)(e)),
     }
 }
 
 /// Read the file, keeping the handle and its metadata (so the "changed meanwhile" check
 /// just before the rename compares against the version we actually read).
-fn read_with_metadata(path: &Path) -> io::Result<(File, Vec<u8>, Metadata)> {
-    let mut file = super::safe::open_read(path)?;
-    let meta = file.metadata()?;
+fn read_with_metadata(path: &Path) -> Result<(File, Vec<u8>, Metadata), EditError> {
+    let mut file = super::safe::open_read(path).map_err(io_error(path))?;
+    let meta = file.metadata().map_err(io_error(path))?;
     if !meta.is_file() {
         // Swapped for something else since replaceable_metadata looked.
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", crate::roots::path_text(path)),
-        ));
+        return Err(EditError::NotRegularFile {
+            path: path.to_path_buf(),
+        });
     }
     let mut bytes = Vec::with_capacity(meta.len() as usize);
     // At most one byte past the cap: a file growing while read is refused, not held whole.
     (&mut file)
         .take(MAX_EDIT_BYTES + 1)
-        .read_to_end(&mut bytes)?;
+        .read_to_end(&mut bytes)
+        .map_err(io_error(path))?;
     Ok((file, bytes, meta))
 }
 
@@ -646,7 +653,7 @@ mod tests {
 
     /// Reads `p`, has "another process" write `meddle` to it through `open`, then tries to
     /// replace what was read: the error.
-    fn replace_after_meddling(p: &Path, open: &fs::OpenOptions, meddle: &[u8]) -> io::Error {
+    fn replace_after_meddling(p: &Path, open: &fs::OpenOptions, meddle: &[u8]) -> WriteError {
         let (file, bytes, meta) = read_with_metadata(p).unwrap();
         open.open(p)
             .and_then(|mut f| std::io::Write::write_all(&mut f, meddle))
@@ -664,14 +671,13 @@ mod tests {
         // What was read, then another process appends: the replacement is refused.
         let (_d, p) = file_with(b"one\n");
         let err = replace_after_meddling(&p, fs::OpenOptions::new().append(true), b"two\n");
-        assert!(is_changed_meanwhile(&err), "{err}");
+        assert!(matches!(err, WriteError::ChangedMeanwhile), "{err}");
         assert_eq!(fs::read(&p).unwrap(), b"one\ntwo\n");
         // A rewrite of the same size (the same mtime tick, maybe) is caught by the content.
-        assert!(is_changed_meanwhile(&replace_after_meddling(
-            &p,
-            fs::OpenOptions::new().write(true),
-            b"ONE"
-        )));
+        assert!(matches!(
+            replace_after_meddling(&p, fs::OpenOptions::new().write(true), b"ONE"),
+            WriteError::ChangedMeanwhile
+        ));
         assert_eq!(fs::read(&p).unwrap(), b"ONE\ntwo\n");
     }
 

@@ -37,33 +37,56 @@ pub(crate) fn split_qualified(query: &str) -> (Option<&str>, &str) {
 }
 
 /// The definitions of one file, for `read_file` + `symbol`. `Err` says why there are none.
-pub fn definitions_in(path: &Path) -> Result<(Lang, Vec<Definition>), String> {
-    let lang = Lang::from_path(path).ok_or_else(|| {
-        format!(
-            "{}: no symbols for this file type (supported: {})",
-            crate::roots::path_text(path),
-            supported_names()
-        )
-    })?;
+pub fn definitions_in(path: &Path) -> Result<(Lang, Vec<Definition>), DefinitionsError> {
+    let Some(lang) = Lang::from_path(path) else {
+        return Err(DefinitionsError::NoLanguage(path.to_path_buf()));
+    };
     let never = AtomicUsize::new(0);
     match parse_file(&mut Parser::new(), path, lang, &never) {
         Ok(defs) => Ok((lang, defs)),
-        Err(FileError::TooLarge) => Err(format!(
-            "{}: larger than {} MiB, not parsed for symbols; read it with offset/limit",
-            crate::roots::path_text(path),
-            MAX_PARSE_BYTES >> 20
-        )),
-        Err(FileError::TooDeep) => Err(format!(
-            "{}: {}; read it with offset/limit",
-            crate::roots::path_text(path),
-            too_deep_reason()
-        )),
-        Err(_) => Err(format!(
-            "{}: cannot be read as text",
-            crate::roots::path_text(path)
-        )),
+        Err(why) => Err(DefinitionsError::NotParsed(path.to_path_buf(), why)),
     }
 }
+
+/// Why [`definitions_in`] found no definitions in a file.
+#[derive(Debug)]
+pub enum DefinitionsError {
+    /// No supported language has the file's extension.
+    NoLanguage(PathBuf),
+    /// The file was not parsed, for the reason given.
+    NotParsed(PathBuf, FileError),
+}
+
+impl std::fmt::Display for DefinitionsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let path_text = crate::roots::path_text;
+        match self {
+            DefinitionsError::NoLanguage(path) => write!(
+                f,
+                "{}: no symbols for this file type (supported: {})",
+                path_text(path),
+                supported_names()
+            ),
+            DefinitionsError::NotParsed(path, FileError::TooLarge) => write!(
+                f,
+                "{}: larger than {} MiB, not parsed for symbols; read it with offset/limit",
+                path_text(path),
+                MAX_PARSE_BYTES >> 20
+            ),
+            DefinitionsError::NotParsed(path, FileError::TooDeep) => write!(
+                f,
+                "{}: {}; read it with offset/limit",
+                path_text(path),
+                too_deep_reason()
+            ),
+            DefinitionsError::NotParsed(path, _) => {
+                write!(f, "{}: cannot be read as text", path_text(path))
+            }
+        }
+    }
+}
+
+impl std::error::Error for DefinitionsError {}
 
 /// Why a Python file nested too deeply has no definitions, for messages.
 pub fn too_deep_reason() -> String {

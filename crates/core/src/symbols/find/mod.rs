@@ -27,5 +27,6 @@ pub use references::{Reference, ReferenceOutcome, Unscoped, references};
 #[cfg(test)]
 pub(crate) use matching::split_qualified;
 pub use matching::{
-    Located, MAX_CANDIDATES, definitions_in, pick, supported_names, too_deep_reason,
+    DefinitionsError, Located, MAX_CANDIDATES, definitions_in, pick, supported_names,
+    too_deep_reason,
 };

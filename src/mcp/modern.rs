@@ -107,7 +107,7 @@ pub struct ModernCall {
 }
 
 fn path_bytes(path: &std::path::Path) -> Vec<u8> {
-    use crate::files::os::OsStrExt;
+    use crate::platform::os::OsStrExt;
     path.as_os_str().as_bytes().to_vec()
 }
 

@@ -9,7 +9,7 @@
 //! user or is refused. Every error's `data` says why in a field: `{reason, uri,
 //! allowedRoots?}` ([`rpc_error`]; a missing file is `-32002`).
 
-use crate::files::os::{OsStrExt, OsStringExt};
+use crate::platform::os::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

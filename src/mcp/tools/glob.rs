@@ -127,7 +127,8 @@ pub(crate) fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option
     for verbatim in [r"\\?\", "//?/"] {
         if let Some(rest) = pattern.strip_prefix(verbatim) {
             let (dir, rest) = split_absolute_pattern_for(rest, true)?;
-            return crate::files::winpath::has_drive(&dir).then(|| (format!(r"\\?\{dir}"), rest));
+            return crate::platform::winpath::has_drive(&dir)
+                .then(|| (format!(r"\\?\{dir}"), rest));
         }
     }
     let mut chars = pattern.chars();
@@ -135,7 +136,7 @@ pub(crate) fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option
     // (the directory when nothing follows the root, what components are appended to, the
     // components after the root)
     let (root, lead, body): (String, String, &str) =
-        if crate::files::winpath::has_drive(pattern) && pattern[2..].starts_with(is_sep) {
+        if crate::platform::winpath::has_drive(pattern) && pattern[2..].starts_with(is_sep) {
             let drive = format!(r"{}\", &pattern[..2]);
             (drive.clone(), drive, &pattern[3..])
         } else if first.is_some_and(is_sep) && second.is_some_and(is_sep) {

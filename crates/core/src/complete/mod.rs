@@ -20,7 +20,7 @@
 //! but the canonicalization); otherwise one gitignore-aware listing of that directory.
 
 #[cfg(not(windows))]
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
@@ -138,7 +138,7 @@ fn complete_windows(
 ) -> Completion {
     let root_texts: Vec<String> = roots
         .iter()
-        .filter_map(|root| root.to_str().map(crate::files::winpath::display))
+        .filter_map(|root| root.to_str().map(crate::platform::winpath::display))
         .collect();
     let root_values = |typed: &str| {
         let values = root_texts
@@ -154,7 +154,7 @@ fn complete_windows(
     };
     if !root_texts
         .iter()
-        .any(|root| crate::files::winpath::starts_with(dir, root))
+        .any(|root| crate::platform::winpath::starts_with(dir, root))
     {
         return root_values(&typed);
     }

@@ -3,7 +3,7 @@
 //! side so it is tested on every platform.
 
 use super::form::Form;
-use crate::files::winpath;
+use crate::platform::winpath;
 
 /// The typed value as a Windows path: the `Uri` form percent-decoded, `/srv/share`
 /// (from `file:////srv/share`) back to `//srv/share`, a `/` before a drive dropped

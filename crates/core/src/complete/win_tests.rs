@@ -62,7 +62,7 @@ fn values_keep_the_typed_spelling_and_end_directories_with_a_separator() {
     // A URI value resolves back to the very path.
     let value = child_value("C:/x y/", "%20#.rs", false, Uri);
     assert_eq!(
-        crate::files::winpath::from_uri_path(
+        crate::platform::winpath::from_uri_path(
             "",
             &percent_encoding::percent_decode_str(&format!("/{value}")).decode_utf8_lossy()
         ),

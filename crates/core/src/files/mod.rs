@@ -13,7 +13,3 @@ pub mod safe;
 pub mod tree;
 pub mod version;
 pub mod write;
-
-// The platform glue lives on the ground floor; these keep `crate::files::os` and
-// `crate::files::winpath` working for the code that still names them there.
-pub use crate::platform::{os, winpath};

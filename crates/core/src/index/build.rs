@@ -3,7 +3,7 @@
 //! was collected into the compact [`RootIndex`]. The build is background work: it pauses
 //! while a search runs (at most [`YIELD_MAX`] in all) and gives up past the file limit.
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::path::Path;
 use std::time::Instant;
 

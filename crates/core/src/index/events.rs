@@ -4,7 +4,7 @@
 //! of ignore rules rebuilding). Each returns whether the worker thread or a waiter for
 //! freshness has something new to look at.
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::path::Path;
 use std::time::Instant;
 

@@ -69,7 +69,7 @@ pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
 use state::{Shared, Slot, State, Watch};
 use worker::worker_loop;
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;

@@ -15,7 +15,7 @@
 //! here goes through [`Seps`] (on Windows `/` is a separator too, as for `Path`). The byte
 //! functions at the end take the rules as a parameter, so Windows' are tested everywhere.
 
-use crate::files::os::{OsStrExt, Seps};
+use crate::platform::os::{OsStrExt, Seps};
 use std::cmp::Ordering;
 use std::ffi::OsStr;
 use std::ops::Range;

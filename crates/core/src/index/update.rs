@@ -2,7 +2,7 @@
 //! entry are listed again one level deep by the build's own walker (so filtered exactly as
 //! a whole walk), new directories walked whole, gone ones dropped; the rest is kept.
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::time::Instant;

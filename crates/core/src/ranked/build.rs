@@ -8,8 +8,8 @@ use std::sync::atomic::AtomicUsize;
 
 use super::docs::{Doc, file_docs};
 use super::segment::{Builder, FileState, Stamp};
-use crate::files::os::OsStrExt;
 use crate::files::read::{Whole, read_whole};
+use crate::platform::os::OsStrExt;
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser, extract};
 use crate::symbols::index::Snapshot;
 use crate::symbols::{extract::Definition, lang::Lang};

@@ -22,8 +22,8 @@ use super::sources::{
     Source, changed_on_disk, indexed_sources, prefiltered_sources, snapshots, unindexed_roots,
 };
 use super::terms::{Query, parse_query};
-use crate::files::os::OsStringExt;
 use crate::index::FileIndex;
+use crate::platform::os::OsStringExt;
 use crate::search::SearchError;
 use crate::symbols::index::SymbolIndex;
 use crate::walk::Control;

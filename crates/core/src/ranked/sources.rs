@@ -12,7 +12,7 @@ use super::index::{MAX_ON_DEMAND, SearchIndex, SearchSnapshot};
 use super::prefilter;
 use super::request::{SearchRequest, SearchStats};
 use super::segment::{Builder, Segment, stamp_of};
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use crate::symbols::{index::SymbolIndex, lang::Lang};
 
 /// The segments of one answer, each with the root its paths are relative to.

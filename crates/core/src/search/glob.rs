@@ -11,7 +11,7 @@
 //! Modification times are read during the walk only when sorting by them; otherwise they
 //! are filled in for the returned page alone, which keeps path-sorted globs stat-free.
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use std::cmp::Reverse;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};

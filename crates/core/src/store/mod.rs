@@ -21,7 +21,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::files::os::{MetadataExt, OsStrExt, OsStringExt};
+use crate::platform::os::{MetadataExt, OsStrExt, OsStringExt};
 
 mod dirs;
 pub mod faults;

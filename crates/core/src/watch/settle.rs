@@ -16,7 +16,7 @@ pub(crate) const TMP_SUFFIX: &str = ".rootgrep-tmp";
 
 /// The (device, inode) of a path, not following a final symlink.
 pub(super) fn identity(path: &Path) -> Option<(u64, u64)> {
-    use crate::files::os::MetadataExt;
+    use crate::platform::os::MetadataExt;
     std::fs::symlink_metadata(path)
         .ok()
         .map(|meta| (meta.dev(), meta.ino()))

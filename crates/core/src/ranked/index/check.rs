@@ -9,8 +9,8 @@
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-use crate::files::os::OsStrExt;
 use crate::index::{RootIndex, cmp_paths};
+use crate::platform::os::OsStrExt;
 use crate::ranked::segment::{Segment, stamp_of};
 
 /// What a root's segments may serve now.

@@ -19,8 +19,8 @@ use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, RootIndex};
+use crate::platform::os::OsStrExt;
 use crate::ranked::segment::Segment;
 use crate::store::Store;
 use crate::symbols::index::SymbolIndex;

@@ -35,8 +35,8 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use super::lang::Lang;
-use crate::files::os::OsStrExt;
 use crate::index::{FileIndex, IndexState};
+use crate::platform::os::OsStrExt;
 use crate::store::Store;
 use crate::watch::Consumer;
 use crate::watch::{RootStatus, WatchEvent};

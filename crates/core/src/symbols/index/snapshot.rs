@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use super::table::{Overlay, Stamp, Table, stamp_of, stamp_of_meta};
-use crate::files::os::OsStrExt;
 use crate::index::RootIndex;
+use crate::platform::os::OsStrExt;
 use crate::symbols::extract::{Definition, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::parse_file;

@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
-use crate::files::os::OsStrExt;
+use crate::platform::os::OsStrExt;
 use crate::store::mapped::Bytes;
 use crate::symbols::extract::Definition;
 // A record stores its kind as a position in `KINDS`.

@@ -34,10 +34,6 @@ const NAMED_IN_CORE: &[(&str, &str)] = &[];
 /// Re-exports still giving an item a second path, as (file, the line's start): each must
 /// go (import the item where it is defined, or make its module private).
 const SECOND_PATHS: &[(&str, &str)] = &[
-    (
-        "crates/core/src/files/mod.rs",
-        "pub use crate::platform::{os, winpath};",
-    ),
     ("crates/core/src/ranked/mod.rs", "pub use find::search;"),
     (
         "crates/core/src/ranked/mod.rs",

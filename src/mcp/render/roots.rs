@@ -89,10 +89,10 @@ pub(crate) fn symbols_line(status: &crate::symbols::SymbolStatus) -> String {
     match &status.state {
         SymbolState::Ready => {
             let mut line = format!(
-                "ready ({} definitions in {} files, {} MiB{}",
+                "ready ({} definitions in {} files, {}{}",
                 count(status.definitions),
                 count(status.files),
-                status.table_bytes.div_ceil(1 << 20),
+                crate::quote::byte_size(status.table_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {
@@ -145,11 +145,11 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     match &status.state {
         SearchState::Ready => {
             let mut line = format!(
-                "ready ({} documents, {} terms, in {} files, {} MiB{}",
+                "ready ({} documents, {} terms, in {} files, {}{}",
                 count(status.documents),
                 count(status.terms),
                 count(status.files),
-                status.index_bytes.div_ceil(1 << 20),
+                crate::quote::byte_size(status.index_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {

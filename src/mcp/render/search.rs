@@ -110,10 +110,15 @@ pub(crate) fn render_search(
     budget: usize,
 ) -> Answer {
     if outcome.no_terms {
-        return Answer::error(
-            "`query` has no words to search for (only punctuation, numbers or spaces); \
-             describe what you are looking for in words or identifiers",
-        );
+        // What was cut is said here too: the words may have been in the part not read.
+        let held = match outcome.query_cut {
+            true => format!("only {} were read, and they are numbers", query_cut_note()),
+            false => "only punctuation, numbers or spaces".to_string(),
+        };
+        return Answer::error(format!(
+            "`query` has no words to search for ({held}); describe what you are looking for \
+             in words or identifiers"
+        ));
     }
     let notes = notes(outcome);
     let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
@@ -300,10 +305,7 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         ));
     }
     if outcome.query_cut {
-        notes.push(format!(
-            "only the first {} KiB of the query were read",
-            crate::ranked::MAX_QUERY_BYTES / 1024
-        ));
+        notes.push(format!("only {} were read", query_cut_note()));
     }
     if outcome.terms_dropped > 0 {
         notes.push(format!(
@@ -313,4 +315,12 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The part of a cut query that was read (see `ranked::MAX_QUERY_BYTES`).
+fn query_cut_note() -> String {
+    format!(
+        "the first {} KiB of the query's words (letters, digits, `_`)",
+        crate::ranked::MAX_QUERY_BYTES / 1024
+    )
 }

@@ -17,7 +17,7 @@ use crate::files::edit::{EditError, MAX_EDIT_BYTES, MAX_EDITS, NearMatch};
 use crate::files::read::ReadError;
 use crate::files::tree::{Count, StopReason, Tree};
 use crate::files::{list, mv, write};
-use crate::quote::echo;
+use crate::quote::{echo, escape_for_display};
 use crate::roots::{Confine, PathError, PathList, RootSet, path_text};
 use crate::search::SearchError;
 
@@ -87,13 +87,13 @@ pub fn edit(err: &EditError) -> String {
         EditError::TooLarge { path, size } => format!(
             "{} is (or would become) {size} bytes; edit_file edits files up to {} MiB (use \
              write_file to replace a larger file whole). {UNTOUCHED}",
-            path_text(path),
+            escape_for_display(&path_text(path)),
             MAX_EDIT_BYTES / 1024 / 1024
         ),
         EditError::Cancelled => format!("the edit was cancelled. {UNTOUCHED}"),
         EditError::FileNotFound { path } => format!(
             "{} does not exist; edit_file changes existing files (use write_file to create one)",
-            path_text(path)
+            escape_for_display(&path_text(path))
         ),
         EditError::Io { source, .. } => io(source),
         EditError::NotUtf8 {
@@ -101,12 +101,12 @@ pub fn edit(err: &EditError) -> String {
         } => format!(
             "{} is UTF-16 encoded; edit_file only edits UTF-8 text (use write_file to replace \
              it entirely)",
-            path_text(path)
+            escape_for_display(&path_text(path))
         ),
         EditError::NotUtf8 { path, line, .. } => format!(
             "{} is not valid UTF-8 (first invalid byte on line {line}); edit_file only edits \
              UTF-8 text, so it was left untouched",
-            path_text(path)
+            escape_for_display(&path_text(path))
         ),
         EditError::EmptyOldString { edit, of } => format!(
             "{}old_string is empty; include the text to replace (to insert, include a \
@@ -142,7 +142,7 @@ pub fn edit(err: &EditError) -> String {
         } => ambiguous(path, (*edit, *of), *count, lines),
         EditError::ChangedMeanwhile { path } => format!(
             "{} changed on disk while it was being edited; read it again and retry. {UNTOUCHED}",
-            path_text(path)
+            escape_for_display(&path_text(path))
         ),
     }
 }
@@ -158,7 +158,7 @@ fn ambiguous(path: &Path, (edit, of): (usize, usize), count: usize, lines: &[usi
          surrounding lines to old_string to make it unique, or set replace_all to replace \
          every occurrence. {UNTOUCHED}",
         which(edit, of),
-        path_text(path),
+        escape_for_display(&path_text(path)),
         if edit > 1 {
             " after the previous edits"
         } else {
@@ -181,7 +181,7 @@ fn not_found(
     let mut text = format!(
         "{}old_string was not found in {}",
         which(edit, of),
-        path_text(path)
+        escape_for_display(&path_text(path))
     );
     if edit > 1 {
         text.push_str(" (after applying the previous edits)");
@@ -391,7 +391,7 @@ fn tree_footer(tree: &Tree) -> Option<String> {
         let after = cut
             .after
             .as_ref()
-            .map(|p| format!(" after {}", path_text(p)))
+            .map(|p| format!(" after {}", escape_for_display(&path_text(p))))
             .unwrap_or_default();
         parts.push(format!(
             "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or \

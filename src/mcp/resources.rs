@@ -216,7 +216,7 @@ pub async fn read_resource(
                     "{} is {} ({size} bytes), over the {} ({MAX_RESOURCE_BYTES} bytes) limit \
                      of resources/read; read it in pages with the read_file tool \
                      (offset/limit)",
-                    crate::roots::path_text(&resolved.path),
+                    crate::quote::escape_for_display(&crate::roots::path_text(&resolved.path)),
                     crate::mcp::render::human_size(size),
                     crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),

@@ -16,6 +16,7 @@ use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
 use crate::mcp::shown::Recall;
+use crate::quote::escape_for_display;
 use crate::search::{GrepEntries, GrepOutcome, Stats};
 use crate::symbols::Definition;
 
@@ -198,7 +199,8 @@ fn paths_page<'a, T>(
         if listed.is_empty() && cost(&shown) > rooms.least() {
             shown = cut_to_fit(&shown, rooms.least(), cost); // shown cut, never skipped
         }
-        let written = line(&shown, &extra);
+        // The text escapes what could forge a line; the structured path is the real one.
+        let written = line(&escape_for_display(&shown), &extra);
         if !rooms.take(json_len(&written) - 2, cost(&shown)) {
             break;
         }

@@ -14,6 +14,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
+use crate::quote::escape_for_display;
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
 use crate::roots::path_text;
 
@@ -190,9 +191,10 @@ fn page(
         let (mut block, entry, lines) = result(hit, &recall.seen(&hit.path, stamp));
         let mut structured = cost(&entry);
         if new_file {
+            // The text escapes what could forge a line; the structured path is the real one.
             let heading = match files.is_empty() {
-                true => format!("{path}\n"),
-                false => format!("\n{path}\n"),
+                true => format!("{}\n", escape_for_display(&path)),
+                false => format!("\n{}\n", escape_for_display(&path)),
             };
             block.insert_str(0, &heading);
             // `{"path":…,"results":[]},`
@@ -292,7 +294,7 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         };
         notes.push(format!(
             "partial: the search index of {} {why}; ranked the {} files holding the query's rarest words (of {} holding any)",
-            path_text(root),
+            escape_for_display(&path_text(root)),
             thousands(outcome.stats.candidates),
             thousands(outcome.stats.matching)
         ));

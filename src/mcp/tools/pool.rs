@@ -49,7 +49,7 @@ pub(super) async fn resolve_targets(
         if !resolved.exists {
             return Err(Answer::error(format!(
                 "{}: no such file or directory",
-                resolved.path.display()
+                crate::quote::escape_for_display(&crate::roots::path_text(&resolved.path))
             )));
         }
         targets.push(resolved.path);

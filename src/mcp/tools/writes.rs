@@ -15,6 +15,7 @@ use crate::access::Access;
 use crate::files::{edit, mv, write};
 use crate::mcp::failure::Reason;
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, fit_escaped};
+use crate::quote::escape_for_display;
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -91,7 +92,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             };
             let mut text = format!(
                 "{verb} {} ({} bytes).",
-                path_text(&outcome.path),
+                escape_for_display(&path_text(&outcome.path)),
                 outcome.bytes
             );
             if !outcome.created_dirs.is_empty() {
@@ -123,7 +124,7 @@ fn replaced_notes(path: &std::path::Path, other_links: u64, late_write: bool) ->
         notes.push_str(&format!(
             " Warning: another process wrote to {} at the instant it was replaced; that write \
              is not in the new file. Read the file to check.",
-            path_text(path)
+            escape_for_display(&path_text(path))
         ));
     }
     notes
@@ -135,13 +136,13 @@ fn created_dirs_text(dirs: &[PathBuf]) -> String {
     match dirs {
         [first, .., last] if dirs.len() > 2 => format!(
             "{} and {} directories inside it, down to {}",
-            path_text(first),
+            escape_for_display(&path_text(first)),
             dirs.len() - 1,
-            path_text(last)
+            escape_for_display(&path_text(last))
         ),
         _ => dirs
             .iter()
-            .map(|d| path_text(d))
+            .map(|d| escape_for_display(&path_text(d)).into_owned())
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -171,7 +172,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
         }
         Ok(Ok(_)) => Answer::text(format!(
             "{} already exists; nothing to do.",
-            path_text(&resolved.path)
+            escape_for_display(&path_text(&resolved.path))
         )),
         Ok(Err(err)) => Answer::io_error(&err),
         Err(answer) => answer,
@@ -276,17 +277,17 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     let summary = if !outcome.changed {
         format!(
             "No change: the edits cancel out; {} was not written.",
-            path_text(&outcome.path)
+            escape_for_display(&path_text(&outcome.path))
         )
     } else if outcome.dry_run {
         format!(
             "Dry run: {total} replacement(s) in {}; nothing was written.",
-            path_text(&outcome.path)
+            escape_for_display(&path_text(&outcome.path))
         )
     } else {
         format!(
             "Edited {}: {total} replacement(s).{}",
-            path_text(&outcome.path),
+            escape_for_display(&path_text(&outcome.path)),
             replaced_notes(&outcome.path, outcome.other_links, outcome.late_write)
         )
     };
@@ -341,7 +342,10 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !source.exists {
-        let text = format!("{}: no such file or directory", path_text(&source.path));
+        let text = format!(
+            "{}: no such file or directory",
+            escape_for_display(&path_text(&source.path))
+        );
         return Answer::refused(Reason::NotFound, text).about(&args.source);
     }
     let destination = match entry_checked(call, &args.destination).await {
@@ -355,7 +359,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             "{:?} ends with '/', which names a directory, but {} is not a directory; drop the \
              trailing '/' to name the new file",
             args.destination,
-            path_text(&source.path)
+            escape_for_display(&path_text(&source.path))
         ));
     }
     let (from, to) = (source.path.clone(), destination.path.clone());
@@ -364,8 +368,8 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             call.session.wrote(&[&source.path, &destination.path]);
             Answer::text(format!(
                 "Moved {} to {}.",
-                path_text(&source.path),
-                path_text(&destination.path)
+                escape_for_display(&path_text(&source.path)),
+                escape_for_display(&path_text(&destination.path))
             ))
         }
         Ok(Err(err)) => Answer::io_error(&err),

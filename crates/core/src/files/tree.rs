@@ -260,7 +260,9 @@ fn entry_line(root: &Path, entry: &ignore::DirEntry) -> String {
     let ft = entry.file_type();
     let mut line = String::new();
     if depth == 0 {
-        let shown = crate::roots::path_text(root);
+        // Escaped like every path of a text (a newline in it could forge lines).
+        let path = crate::roots::path_text(root);
+        let shown = crate::quote::escape_for_display(&path);
         line.push_str(&shown);
         if !shown.ends_with('/') {
             line.push('/');
@@ -275,7 +277,7 @@ fn entry_line(root: &Path, entry: &ignore::DirEntry) -> String {
         && let Ok(target) = fs::read_link(entry.path())
     {
         line.push_str(" -> ");
-        line.push_str(&target.to_string_lossy());
+        line.push_str(&crate::quote::escape_for_display(&target.to_string_lossy()));
     }
     line
 }

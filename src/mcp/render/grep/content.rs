@@ -15,6 +15,7 @@ use serde::Serialize;
 use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::{Rooms, json_len, serialized_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
+use crate::quote::escape_for_display;
 use crate::search::{self, GrepMatch};
 use crate::symbols::Definition;
 
@@ -212,7 +213,8 @@ pub(crate) fn render<'a>(
             if k > 0 {
                 block.push('\n');
             }
-            block.push_str(&file.path);
+            // A name with a newline must not forge lines: the text escapes it.
+            block.push_str(&escape_for_display(&file.path));
             block.push('\n');
         }
         // With scopes, a new enclosing definition is named before the match's lines.
@@ -237,7 +239,7 @@ pub(crate) fn render<'a>(
         if k == 0 {
             // Paging must progress: the first entry is shown, cut to the room.
             let cut = shrink(m, *rooms, numbers);
-            let mut block = format!("{}\n", file.path);
+            let mut block = format!("{}\n", escape_for_display(&file.path));
             let mut rows = Vec::new();
             let mut alone = Group::start(0, recalled.runs(&m.path));
             alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);

@@ -26,7 +26,7 @@ pub struct ReferenceFileOut {
     pub scope_unknown: Option<String>,
     /// The innermost definitions holding uses, each with its uses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow<'static>>,
+    pub scopes: Vec<ScopeRow<LineRow<'static>>>,
     /// Uses outside every definition (or in a file not parsed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<LineRow<'static>>,

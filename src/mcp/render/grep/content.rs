@@ -1,9 +1,11 @@
 //! A content page of `grep`: matches grouped by file like `rg --heading` (the path once,
 //! `N:text` for matching lines, `N-text` for context, `--` between non-adjacent groups, a
 //! blank line between files, and with `scope` an `@@ kind name (first-last)` line before
-//! each definition's matches), and the same lines as structured rows, one row per line of
-//! the text (`:` lines are match rows, `-` lines context rows): each line once, however the
-//! entries' context overlaps, so both forms are linear in the page.
+//! each definition's matches), and the same lines as structured rows: a row per matching
+//! line of the text (`:`), holding the context lines (`-`) just before and after it, each
+//! line once however the entries' context overlaps, so both forms are linear in the page.
+//! (A context line is a row of its own only when no matching row is beside it: next to a
+//! run of lines left out as shown before.)
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -12,7 +14,7 @@ use crate::mcp::render::paths::Paths;
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::mcp::render::rows::{LineRow, ScopeRow};
+use crate::mcp::render::rows::{LineRow, MatchRow, ScopeRow};
 use crate::mcp::render::{Rooms, json_len, serialized_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::quote::escape_for_display;
@@ -26,11 +28,12 @@ pub struct FileMatchesOut<'a> {
     /// The matching lines (marked `:` in the text); with `scope`, those outside every
     /// definition.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<LineRow<'a>>,
+    pub matches: Vec<MatchRow<'a>>,
     /// With `scope`: the definitions enclosing matching lines, each with its lines.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow<'a>>,
-    /// The context lines (marked `-`).
+    pub scopes: Vec<ScopeRow<MatchRow<'a>>>,
+    /// The context lines (marked `-`) with no matching row beside them to hold them
+    /// (next to lines left out as shown before); the others are in their matching rows.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub context: Vec<LineRow<'a>>,
     /// Lines of matches (context, or the rest of a match spanning lines) left out because
@@ -48,46 +51,109 @@ pub struct FileMatchesOut<'a> {
     #[serde(skip)]
     #[schemars(skip)]
     pub(crate) shown: Vec<u64>,
+    /// Context lines in a run not yet beside a matching row: the next one's `before` when
+    /// it follows at once, else rows of `context`.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pending: Vec<LineRow<'a>>,
+    /// The last matching row, when the last line kept is it or its `after`: where it is
+    /// (`None`: in `matches`, else the scope's index) and that line.
+    #[serde(skip)]
+    #[schemars(skip)]
+    tail: Option<(Option<usize>, u64)>,
 }
 
-impl FileMatchesOut<'_> {
+impl<'a> FileMatchesOut<'a> {
     /// Whether the file holds a matching line, or a note for lines shown before.
     pub(crate) fn has_matches(&self) -> bool {
         !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
     }
+
+    /// Keeps a context line (lines come in order): after the matching row it follows at
+    /// once, else waiting for the one it precedes.
+    fn add_context(&mut self, row: LineRow<'a>) {
+        if let Some((at, end)) = self.tail
+            && end + 1 == row.line
+        {
+            let held = match at {
+                None => self.matches.last_mut(),
+                Some(k) => self.scopes.get_mut(k).and_then(|s| s.lines.last_mut()),
+            };
+            if let Some(held) = held {
+                held.after.push(row.text);
+                self.tail = Some((at, row.line));
+                return;
+            }
+        }
+        if self.pending.last().is_some_and(|p| p.line + 1 != row.line) {
+            self.settle();
+        }
+        self.tail = None;
+        self.pending.push(row);
+    }
+
+    /// Keeps a matching line under its scope (or in `matches`), the context lines just
+    /// before it as its `before`.
+    fn add_match(&mut self, def: Option<&Definition>, line: u64, text: Cow<'a, str>) {
+        let mut row = MatchRow {
+            line,
+            text,
+            ..MatchRow::default()
+        };
+        if self.pending.last().is_some_and(|p| p.line + 1 == line) {
+            row.before = self.pending.drain(..).map(|p| p.text).collect();
+        }
+        self.settle();
+        let at = add_scoped(&mut self.matches, &mut self.scopes, def, row);
+        self.tail = Some((at, line));
+    }
+
+    /// Context lines no matching row holds become rows of their own: at a gap, at a run
+    /// shown before, and at the file's end.
+    pub(crate) fn settle(&mut self) {
+        self.context.append(&mut self.pending);
+        self.tail = None;
+    }
 }
 
 /// Adds a matching line to `scopes` under `def` (a new row the first time it is named),
-/// or to `outside` without one.
-pub(crate) fn add_scoped<'a>(
-    outside: &mut Vec<LineRow<'a>>,
-    scopes: &mut Vec<ScopeRow<'a>>,
+/// or to `outside` without one; returns where it went (`None`: `outside`, else the index
+/// of its scope), last of its list.
+pub(crate) fn add_scoped<R>(
+    outside: &mut Vec<R>,
+    scopes: &mut Vec<ScopeRow<R>>,
     def: Option<&Definition>,
-    row: LineRow<'a>,
-) {
+    row: R,
+) -> Option<usize> {
     let Some(d) = def else {
         outside.push(row);
-        return;
+        return None;
     };
     let name = d.qualified();
     match scopes
-        .iter_mut()
-        .find(|s| s.line == d.line && s.end_line == d.end_line && s.name == name)
+        .iter()
+        .position(|s| s.line == d.line && s.end_line == d.end_line && s.name == name)
     {
-        Some(scope) => scope.lines.push(row),
-        None => scopes.push(ScopeRow {
-            line: d.line,
-            end_line: d.end_line,
-            kind: d.kind.to_string(),
-            name,
-            lines: vec![row],
-        }),
+        Some(k) => {
+            scopes[k].lines.push(row);
+            Some(k)
+        }
+        None => {
+            scopes.push(ScopeRow {
+                line: d.line,
+                end_line: d.end_line,
+                kind: d.kind.to_string(),
+                name,
+                lines: vec![row],
+            });
+            Some(scopes.len() - 1)
+        }
     }
 }
 
 /// What a scope row costs besides its lines, serialized with its comma.
 pub(crate) fn scope_cost(d: &Definition) -> usize {
-    let row = ScopeRow {
+    let row = ScopeRow::<LineRow> {
         line: d.line,
         end_line: d.end_line,
         kind: d.kind.to_string(),
@@ -195,6 +261,7 @@ pub(crate) fn render<'a>(
         let new_file = k == 0 || !m.same_file(&matches[k - 1]);
         if new_file {
             if k > 0 {
+                file.settle();
                 page.files.push(std::mem::take(&mut file));
             }
             group = Group::start(k, recalled.runs(&m.path));
@@ -257,6 +324,7 @@ pub(crate) fn render<'a>(
         text.push('\n');
     }
     // (A file whose first entry did not fit has its path only: it is not on this page.)
+    file.settle();
     if file.has_matches() {
         page.files.push(file);
     }
@@ -286,7 +354,9 @@ impl Shown<'_> {
 }
 
 /// What `rows` add to `file`'s structured form, commas included: each row, and the rows
-/// of the scopes they name that the file does not hold yet.
+/// of the scopes they name that the file does not hold yet. A context line is counted as
+/// a row of its own, what it costs at most (inside a matching row it costs less), so the
+/// pages are those the rows of context lines made.
 fn rows_cost(
     rows: &[Shown<'_>],
     file: &FileMatchesOut<'_>,
@@ -315,25 +385,20 @@ fn rows_cost(
     cost
 }
 
-/// Adds an entry's rows to its file: context rows to the context, matching rows under
-/// their scope (or to `matches`).
+/// Adds an entry's rows to its file: matching rows under their scope (or to `matches`),
+/// context lines in the matching rows beside them.
 fn keep<'a>(file: &mut FileMatchesOut<'a>, rows: &[Shown<'a>], scopes: &[Option<Definition>]) {
     for row in rows {
         if let Some(last) = row.unchanged {
+            file.settle();
             file.unchanged.push((row.line, last));
             continue;
         }
         file.shown.push(row.line);
-        let line = LineRow {
-            line: row.line,
-            text: row.text.clone(),
-        };
+        let (line, text) = (row.line, row.text.clone());
         match row.matched {
-            None => file.context.push(line),
-            Some(entry) => {
-                let def = scopes.get(entry).and_then(Option::as_ref);
-                add_scoped(&mut file.matches, &mut file.scopes, def, line);
-            }
+            None => file.add_context(LineRow { line, text }),
+            Some(entry) => file.add_match(scopes.get(entry).and_then(Option::as_ref), line, text),
         }
     }
 }

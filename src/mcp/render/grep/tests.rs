@@ -3,7 +3,7 @@
 use super::*;
 use serde_json::Value;
 
-use crate::mcp::render::rows::LineRow;
+use crate::mcp::render::rows::MatchRow;
 use crate::mcp::tools::schema_of;
 use crate::search::{ContextLine, GrepMatch};
 
@@ -76,10 +76,17 @@ fn each_line_is_one_row_and_the_costs_bound_the_serialized_size() {
          /a/y.rs\n1:match 1 \"é\"\n\n"
     );
     assert_eq!(files.len(), 2);
-    let rows = |rows: &[LineRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
+    let rows = |rows: &[MatchRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
     assert_eq!(rows(&files[0].matches), [10, 12]);
-    let context: Vec<u64> = files[0].context.iter().map(|c| c.line).collect();
-    assert_eq!(context, [9, 11, 13], "each line once, as the text marks it");
+    // Each line once, as the text marks it: context in the matching row it is beside.
+    assert!(files[0].context.is_empty());
+    assert_eq!(
+        serde_json::to_value(&files[0].matches).unwrap(),
+        serde_json::json!([
+            [10, "match 10 \"é\"", ["nine"], ["eleven"]],
+            [12, "match 12 \"é\"", [], ["thirteen"]]
+        ])
+    );
     let serialized = serde_json::to_string(&files).unwrap().len();
     assert!(
         spent.structured >= serialized,

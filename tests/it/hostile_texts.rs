@@ -377,11 +377,20 @@ fn a_file_name_cannot_forge_result_lines() {
             json!({"path": FORGING, "content": "fn forged_target() {}\n"}),
             false,
         ),
+        // Errors naming the file.
+        ("list_directory", json!({"path": FORGING}), false),
+        (
+            "move_file",
+            json!({"source": FORGING, "destination": "link.rs"}),
+            false,
+        ),
     ];
     for (tool, arguments, structured_path) in calls {
         let result = client.call(tool, arguments.clone());
         let body = text(&result);
-        assert!(!is_error(&result), "{tool} {arguments}: {body}");
+        let refused = arguments.get("path") == Some(&json!(FORGING)) && tool == "list_directory"
+            || arguments.get("destination") == Some(&json!("link.rs"));
+        assert_eq!(is_error(&result), refused, "{tool} {arguments}: {body}");
         for line in body.lines() {
             assert!(
                 !line.starts_with("@@ function verified_safe") && !line.starts_with("1:# SECURITY"),

@@ -162,7 +162,7 @@ impl std::fmt::Display for NotADirectory {
         write!(
             f,
             "cannot list {}: not a directory",
-            crate::roots::path_text(&self.path)
+            crate::quote::escape_for_display(&crate::roots::path_text(&self.path))
         )
     }
 }
@@ -178,7 +178,10 @@ pub fn list_directory(dir: &Path, opts: &ListOptions) -> io::Result<Listing> {
         io::ErrorKind::NotADirectory => NotADirectory::error(dir),
         _ => io::Error::new(
             e.kind(),
-            format!("cannot list {}: {e}", crate::roots::path_text(dir)),
+            format!(
+                "cannot list {}: {e}",
+                crate::quote::escape_for_display(&crate::roots::path_text(dir))
+            ),
         ),
     };
     let handle = super::safe::DirHandle::open(dir).map_err(cannot_list)?;

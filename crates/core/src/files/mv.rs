@@ -62,7 +62,9 @@ impl MoveRefused {
 
 impl std::fmt::Display for MoveRefused {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = crate::roots::path_text;
+        // Paths escaped for display: a newline in a name cannot forge a line.
+        let text =
+            |p: &Path| crate::quote::escape_for_display(&crate::roots::path_text(p)).into_owned();
         match self {
             MoveRefused::Exists { src, dst, same } => write!(
                 f,
@@ -106,7 +108,10 @@ fn rename_noreplace(src: &Path, dst: &Path) -> io::Result<()> {
             (Some(parent), Some(name)) => Ok((super::safe::open_dir(parent)?, name.to_os_string())),
             _ => Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!("{} is not a movable path", crate::roots::path_text(path)),
+                format!(
+                    "{} is not a movable path",
+                    crate::quote::escape_for_display(&crate::roots::path_text(path))
+                ),
             )),
         }
     };
@@ -130,7 +135,10 @@ fn explain(e: io::Error, src: &Path, dst: &Path) -> io::Error {
     if let Some(err) = not_possible_here(&e, src, dst) {
         return err;
     }
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
+    let (s, d) = (
+        crate::quote::escape_for_display(&crate::roots::path_text(src)).into_owned(),
+        crate::quote::escape_for_display(&crate::roots::path_text(dst)).into_owned(),
+    );
     io::Error::new(e.kind(), format!("cannot move {s} to {d}: {e}"))
 }
 
@@ -170,7 +178,7 @@ fn about_the_paths(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
     }
     if e.kind() == io::ErrorKind::NotFound {
         if std::fs::symlink_metadata(src).is_err() {
-            let s = crate::roots::path_text(src);
+            let s = crate::quote::escape_for_display(&crate::roots::path_text(src)).into_owned();
             return Some(io::Error::new(
                 io::ErrorKind::NotFound,
                 format!("cannot move {s}: it does not exist"),
@@ -193,7 +201,10 @@ fn about_the_paths(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
 /// The rename failed because the filesystem cannot do it: across devices, a directory into
 /// itself, a file and a directory in each other's place, no rename without replacing.
 fn not_possible_here(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error> {
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
+    let (s, d) = (
+        crate::quote::escape_for_display(&crate::roots::path_text(src)).into_owned(),
+        crate::quote::escape_for_display(&crate::roots::path_text(dst)).into_owned(),
+    );
     if is(e, Errno::XDEV) {
         return Some(io::Error::new(
             io::ErrorKind::CrossesDevices,
@@ -232,7 +243,10 @@ fn not_possible_here(e: &io::Error, src: &Path, dst: &Path) -> Option<io::Error>
 }
 
 fn into_itself(src: &Path, dst: &Path) -> io::Error {
-    let (s, d) = (crate::roots::path_text(src), crate::roots::path_text(dst));
+    let (s, d) = (
+        crate::quote::escape_for_display(&crate::roots::path_text(src)).into_owned(),
+        crate::quote::escape_for_display(&crate::roots::path_text(dst)).into_owned(),
+    );
     io::Error::new(
         io::ErrorKind::InvalidInput,
         format!("cannot move {s} into itself ({d})"),

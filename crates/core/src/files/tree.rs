@@ -243,7 +243,10 @@ fn must_be_a_directory(root: &Path) -> io::Result<()> {
     let meta = fs::metadata(root).map_err(|e| {
         io::Error::new(
             e.kind(),
-            format!("cannot list {}: {e}", crate::roots::path_text(root)),
+            format!(
+                "cannot list {}: {e}",
+                crate::quote::escape_for_display(&crate::roots::path_text(root))
+            ),
         )
     })?;
     if !meta.is_dir() {

@@ -103,8 +103,8 @@ impl std::fmt::Display for MissingParent {
         write!(
             f,
             "cannot write {}: parent directory {} does not exist",
-            crate::roots::path_text(&self.path),
-            crate::roots::path_text(&self.parent)
+            crate::quote::escape_for_display(&crate::roots::path_text(&self.path)),
+            crate::quote::escape_for_display(&crate::roots::path_text(&self.parent))
         )
     }
 }
@@ -177,8 +177,8 @@ fn parent_ready(path: &Path, parent: &Path, create_dirs: bool) -> io::Result<Vec
             io::ErrorKind::NotADirectory,
             format!(
                 "cannot write {}: {} is not a directory",
-                crate::roots::path_text(path),
-                crate::roots::path_text(parent)
+                crate::quote::escape_for_display(&crate::roots::path_text(path)),
+                crate::quote::escape_for_display(&crate::roots::path_text(parent))
             ),
         )),
         Err(e) if e.kind() == io::ErrorKind::NotFound => {
@@ -270,7 +270,7 @@ fn may_replace(
             io::ErrorKind::PermissionDenied,
             format!(
                 "cannot write {}: {why}; nothing was written",
-                crate::roots::path_text(path)
+                crate::quote::escape_for_display(&crate::roots::path_text(path))
             ),
         )
     };
@@ -408,7 +408,10 @@ fn make_dir(dir: &Path) -> io::Result<()> {
     let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
-            format!("{} is not a directory path", crate::roots::path_text(dir)),
+            format!(
+                "{} is not a directory path",
+                crate::quote::escape_for_display(&crate::roots::path_text(dir))
+            ),
         ));
     };
     let handle = super::safe::open_dir(parent)?;
@@ -434,19 +437,19 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             io::ErrorKind::IsADirectory,
             format!(
                 "cannot write {}: it is a directory",
-                crate::roots::path_text(path)
+                crate::quote::escape_for_display(&crate::roots::path_text(path))
             ),
         ))
     } else if ft.is_symlink() {
         let target = fs::read_link(path)
-            .map(|t| t.display().to_string())
+            .map(|t| crate::quote::escape_for_display(&t.to_string_lossy()).into_owned())
             .unwrap_or_else(|_| "an unreadable target".to_string());
         Err(io::Error::new(
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot write {}: it is a symbolic link (to {target}); rootgrep does not write \
                  through or replace symlinks, write to the link's resolved target instead",
-                crate::roots::path_text(path)
+                crate::quote::escape_for_display(&crate::roots::path_text(path))
             ),
         ))
     } else {
@@ -454,7 +457,7 @@ pub(crate) fn replaceable_metadata(path: &Path) -> io::Result<Option<Metadata>> 
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot write {}: it is a special file (fifo, socket or device), not a regular file",
-                crate::roots::path_text(path)
+                crate::quote::escape_for_display(&crate::roots::path_text(path))
             ),
         ))
     }
@@ -468,7 +471,7 @@ fn split_target(path: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
             io::ErrorKind::InvalidInput,
             format!(
                 "cannot write {}: not a file path",
-                crate::roots::path_text(path)
+                crate::quote::escape_for_display(&crate::roots::path_text(path))
             ),
         )),
     }
@@ -498,8 +501,8 @@ fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
         io::ErrorKind::NotADirectory,
         format!(
             "cannot create directory {}: {} exists and is not a directory",
-            target.display(),
-            crate::roots::path_text(blocker)
+            crate::quote::escape_for_display(&target.to_string_lossy()),
+            crate::quote::escape_for_display(&crate::roots::path_text(blocker))
         ),
     )
 }
@@ -508,7 +511,10 @@ fn not_a_dir_in_the_way(target: &Path, blocker: &Path) -> io::Error {
 pub(crate) fn with_context(e: io::Error, what: &str, path: &Path) -> io::Error {
     io::Error::new(
         e.kind(),
-        format!("{what} {}: {e}", crate::roots::path_text(path)),
+        format!(
+            "{what} {}: {e}",
+            crate::quote::escape_for_display(&crate::roots::path_text(path))
+        ),
     )
 }
 

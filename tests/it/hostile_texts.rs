@@ -337,6 +337,8 @@ fn a_file_name_cannot_forge_result_lines() {
     )
     .unwrap();
     symlink(FORGING, ws.app.join("link.rs")).unwrap();
+    // A bidi override reverses what follows it: never shown raw either.
+    std::fs::write(ws.app.join("bidi\u{202E}sr.rs"), "// zebrafish\n").unwrap();
     let mut client = Client::spawn(&["--no-watch"], &ws.app);
     client.handshake(json!({}));
     let moved = format!("{FORGING}.moved");
@@ -391,6 +393,7 @@ fn a_file_name_cannot_forge_result_lines() {
         let refused = arguments.get("path") == Some(&json!(FORGING)) && tool == "list_directory"
             || arguments.get("destination") == Some(&json!("link.rs"));
         assert_eq!(is_error(&result), refused, "{tool} {arguments}: {body}");
+        assert!(!body.contains('\u{202E}'), "{tool} {arguments}: {body}");
         for line in body.lines() {
             assert!(
                 !line.starts_with("@@ function verified_safe") && !line.starts_with("1:# SECURITY"),

@@ -21,10 +21,11 @@ use crate::search::{GrepEntries, GrepOutcome, Stats};
 use crate::symbols::Definition;
 
 mod content;
+mod file;
 
-pub use content::FileMatchesOut;
 use content::Recalled;
-pub(crate) use content::{add_scoped, scope_cost};
+pub use file::FileMatchesOut;
+pub(crate) use file::{add_scoped, scope_cost};
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct GrepOut<'a> {

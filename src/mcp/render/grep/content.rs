@@ -10,162 +10,14 @@
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use super::file::{FileMatchesOut, Line, digits, scope_cost};
 use crate::mcp::render::paths::Paths;
-use schemars::JsonSchema;
-use serde::Serialize;
-
-use crate::mcp::render::rows::{LineRow, MatchRow, ScopeRow};
-use crate::mcp::render::{Rooms, json_len, serialized_len};
+use crate::mcp::render::rows::LineRow;
+use crate::mcp::render::{Rooms, json_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use crate::quote::escape_for_display;
 use crate::search::{self, GrepMatch};
 use crate::symbols::Definition;
-
-/// One file's part of a content page: its lines as the text shows them, each once.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct FileMatchesOut<'a> {
-    pub path: String,
-    /// The matching lines (marked `:` in the text); with `scope`, those outside every
-    /// definition.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<MatchRow<'a>>,
-    /// With `scope`: the definitions enclosing matching lines, each with its lines.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow<MatchRow<'a>>>,
-    /// The context lines (marked `-`) with no matching row beside them to hold them
-    /// (next to lines left out as shown before); the others are in their matching rows.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub context: Vec<LineRow<'a>>,
-    /// Lines of matches (context, or the rest of a match spanning lines) left out because
-    /// a match alone exceeds the output budget.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub omitted: u64,
-    /// With `scope`: runs of lines this session showed before, the file unchanged since,
-    /// each `[first, last]`, one note in the text (`repeat: true` shows them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unchanged: Vec<(u64, u64)>,
-    /// The file, and the lines the page shows of it: what the session remembers.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub(crate) source: PathBuf,
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub(crate) shown: Vec<u64>,
-    /// Context lines in a run not yet beside a matching row: the next one's `before` when
-    /// it follows at once, else rows of `context`.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pending: Vec<LineRow<'a>>,
-    /// The last matching row, when the last line kept is it or its `after`: where it is
-    /// (`None`: in `matches`, else the scope's index) and that line.
-    #[serde(skip)]
-    #[schemars(skip)]
-    tail: Option<(Option<usize>, u64)>,
-}
-
-impl<'a> FileMatchesOut<'a> {
-    /// Whether the file holds a matching line, or a note for lines shown before.
-    pub(crate) fn has_matches(&self) -> bool {
-        !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
-    }
-
-    /// Keeps a context line (lines come in order): after the matching row it follows at
-    /// once, else waiting for the one it precedes.
-    fn add_context(&mut self, row: LineRow<'a>) {
-        if let Some((at, end)) = self.tail
-            && end + 1 == row.line
-        {
-            let held = match at {
-                None => self.matches.last_mut(),
-                Some(k) => self.scopes.get_mut(k).and_then(|s| s.lines.last_mut()),
-            };
-            if let Some(held) = held {
-                held.after.push(row.text);
-                self.tail = Some((at, row.line));
-                return;
-            }
-        }
-        if self.pending.last().is_some_and(|p| p.line + 1 != row.line) {
-            self.settle();
-        }
-        self.tail = None;
-        self.pending.push(row);
-    }
-
-    /// Keeps a matching line under its scope (or in `matches`), the context lines just
-    /// before it as its `before`.
-    fn add_match(&mut self, def: Option<&Definition>, line: u64, text: Cow<'a, str>) {
-        let mut row = MatchRow {
-            line,
-            text,
-            ..MatchRow::default()
-        };
-        if self.pending.last().is_some_and(|p| p.line + 1 == line) {
-            row.before = self.pending.drain(..).map(|p| p.text).collect();
-        }
-        self.settle();
-        let at = add_scoped(&mut self.matches, &mut self.scopes, def, row);
-        self.tail = Some((at, line));
-    }
-
-    /// Context lines no matching row holds become rows of their own: at a gap, at a run
-    /// shown before, and at the file's end.
-    pub(crate) fn settle(&mut self) {
-        self.context.append(&mut self.pending);
-        self.tail = None;
-    }
-}
-
-/// Adds a matching line to `scopes` under `def` (a new row the first time it is named),
-/// or to `outside` without one; returns where it went (`None`: `outside`, else the index
-/// of its scope), last of its list.
-pub(crate) fn add_scoped<R>(
-    outside: &mut Vec<R>,
-    scopes: &mut Vec<ScopeRow<R>>,
-    def: Option<&Definition>,
-    row: R,
-) -> Option<usize> {
-    let Some(d) = def else {
-        outside.push(row);
-        return None;
-    };
-    let name = d.qualified();
-    match scopes
-        .iter()
-        .position(|s| s.line == d.line && s.end_line == d.end_line && s.name == name)
-    {
-        Some(k) => {
-            scopes[k].lines.push(row);
-            Some(k)
-        }
-        None => {
-            scopes.push(ScopeRow {
-                line: d.line,
-                end_line: d.end_line,
-                kind: d.kind.to_string(),
-                name,
-                lines: vec![row],
-            });
-            Some(scopes.len() - 1)
-        }
-    }
-}
-
-/// What a scope row costs besides its lines, serialized with its comma.
-pub(crate) fn scope_cost(d: &Definition) -> usize {
-    let row = ScopeRow::<LineRow> {
-        line: d.line,
-        end_line: d.end_line,
-        kind: d.kind.to_string(),
-        name: d.qualified(),
-        lines: Vec::new(),
-    };
-    serialized_len(&row) + 1
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
 
 /// What a page may leave out of each file (with `scope`): the runs of more than a few of
 /// the lines it would show that the session showed before, the file unchanged since; and
@@ -353,24 +205,31 @@ impl Shown<'_> {
     }
 }
 
-/// What `rows` add to `file`'s structured form, commas included: each row, and the rows
-/// of the scopes they name that the file does not hold yet. A context line is counted as
-/// a row of its own, what it costs at most (inside a matching row it costs less), so the
-/// pages are those the rows of context lines made.
+/// What `rows` add to `file`'s structured form, commas included: each matching row and
+/// note, the context lines where they will be kept ([`FileMatchesOut::context_cost`]), and
+/// the rows of the scopes they name that the file does not hold yet.
 fn rows_cost(
     rows: &[Shown<'_>],
     file: &FileMatchesOut<'_>,
     scopes: &[Option<Definition>],
 ) -> usize {
     let mut new_scopes: Vec<(u64, &str)> = Vec::new();
-    let mut cost = 0;
+    let lines = rows.iter().map(|row| match (row.unchanged, row.matched) {
+        (Some(_), _) => Line::Unchanged,
+        (None, Some(_)) => Line::Match(row.line),
+        (None, None) => Line::Context(row.line, json_len(&row.text)),
+    });
+    let mut cost = file.context_cost(lines);
     for row in rows {
         if let Some(last) = row.unchanged {
             cost += 4 + digits(row.line) + digits(last);
             continue;
         }
+        let Some(entry) = row.matched else {
+            continue;
+        };
         cost += 6 + digits(row.line) + json_len(&row.text);
-        let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
+        let Some(d) = scopes.get(entry).and_then(Option::as_ref) else {
             continue;
         };
         let held = file
@@ -422,11 +281,6 @@ fn scope_line(def: Option<&Definition>) -> String {
 /// What makes two scopes the same definition (the page's matches of one file).
 fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
     def.map(|d| (d.line, d.end_line, d.name.as_str()))
-}
-
-/// Decimal digits of `n`.
-fn digits(n: u64) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// The rendering state of the file being written.

@@ -156,3 +156,30 @@ fn the_schema_requires_only_what_is_always_there() {
     let out = GrepOut::default();
     assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"total":0}"#);
 }
+
+#[test]
+fn context_lines_are_charged_what_they_cost_in_their_rows() {
+    // 100 matches with a line before and after each, none shared; one match without
+    // context between lines of its neighbours' context.
+    let matches: Vec<GrepMatch> = (0..100)
+        .map(|k| {
+            let at = 10 + 4 * k;
+            let before = vec![line(at - 1, "before")];
+            matched("/a/x.rs", at, before, vec![line(at + 1, "after")])
+        })
+        .collect();
+    let (text, files, spent) = page(&matches, &[]);
+    assert!(text.contains("9-before\n10:match 10"), "{text}");
+    assert!(files[0].context.is_empty());
+    assert_eq!(files[0].matches[0].before, ["before"]);
+    assert_eq!(files[0].matches[0].after, ["after"]);
+    let serialized = serde_json::to_string(&files).unwrap().len();
+    assert!(spent.structured >= serialized, "{} < {serialized}", spent.structured);
+    // Each matching row is charged 3 bytes over (its text's share of a `[line, text]`
+    // row); the context lines nothing more.
+    assert!(
+        spent.structured <= serialized + 3 * matches.len() + 256,
+        "{} ≫ {serialized}",
+        spent.structured
+    );
+}

@@ -52,7 +52,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
                 "{}: {} entries, {}\n",
                 store.dir().display(),
                 entries.len(),
-                size(total)
+                rootgrep::quote::byte_size(total)
             );
             for entry in &entries {
                 text.push_str(&line(entry));
@@ -103,20 +103,14 @@ fn line(entry: &EntryInfo) -> String {
     let writer = entry
         .writer
         .map_or(String::new(), |pid| format!(", written by pid {pid}"));
-    format!("{root}\t{}\tused {used}{writer}\n", size(entry.bytes))
+    format!(
+        "{root}\t{}\tused {used}{writer}\n",
+        rootgrep::quote::byte_size(entry.bytes)
+    )
 }
 
 /// A root's path as a line of the listing: control characters escaped, so a root named
 /// with a newline cannot forge another entry.
 fn quote_path(root: &std::path::Path) -> String {
     rootgrep::quote::escape_for_display(&root.display().to_string()).into_owned()
-}
-
-/// A byte count for people: KiB below a MiB, then MiB.
-pub(crate) fn size(bytes: u64) -> String {
-    if bytes >= 1 << 20 {
-        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
-    } else {
-        format!("{} KiB", bytes.div_ceil(1024))
-    }
 }

@@ -232,7 +232,7 @@ fn cache(options: &Options) -> Vec<Finding> {
                 "{}: writable, {} entries, {} of at most {} MiB (--cache-max-mb)",
                 dir.display(),
                 entries.len(),
-                crate::cache::size(total),
+                rootgrep::quote::byte_size(total),
                 options.cache_max_mb
             ))];
             let junk = entries.iter().filter(|entry| entry.root.is_none()).count();

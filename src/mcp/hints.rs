@@ -21,7 +21,7 @@ use crate::files::read::ReadError;
 use crate::files::tree::{Count, StopReason, Tree};
 use crate::files::write::WriteError;
 use crate::quote::echo;
-use crate::roots::{Confine, PathError, PathList, RootSet, path_text};
+use crate::roots::{Confine, PathError, PathList, RootSet};
 use crate::search::SearchError;
 use crate::symbols::find::DefinitionsError;
 
@@ -116,13 +116,13 @@ pub fn edit(err: &EditError) -> String {
         EditError::TooLarge { path, size } => format!(
             "{} is (or would become) {size} bytes; edit_file edits files up to {} MiB (use \
              write_file to replace a larger file whole). {UNTOUCHED}",
-            path_text(path),
+            crate::roots::path_display(path),
             MAX_EDIT_BYTES / 1024 / 1024
         ),
         EditError::Cancelled => format!("the edit was cancelled. {UNTOUCHED}"),
         EditError::FileNotFound { path } => format!(
             "{} does not exist; edit_file changes existing files (use write_file to create one)",
-            path_text(path)
+            crate::roots::path_display(path)
         ),
         EditError::Io { source, .. } => io(source),
         EditError::Write { source, .. } => write(source),
@@ -132,12 +132,12 @@ pub fn edit(err: &EditError) -> String {
         } => format!(
             "{} is UTF-16 encoded; edit_file only edits UTF-8 text (use write_file to replace \
              it entirely)",
-            path_text(path)
+            crate::roots::path_display(path)
         ),
         EditError::NotUtf8 { path, line, .. } => format!(
             "{} is not valid UTF-8 (first invalid byte on line {line}); edit_file only edits \
              UTF-8 text, so it was left untouched",
-            path_text(path)
+            crate::roots::path_display(path)
         ),
         EditError::EmptyOldString { edit, of } => format!(
             "{}old_string is empty; include the text to replace (to insert, include a \
@@ -173,7 +173,7 @@ pub fn edit(err: &EditError) -> String {
         } => ambiguous(path, (*edit, *of), *count, lines),
         EditError::ChangedMeanwhile { path } => format!(
             "{} changed on disk while it was being edited; read it again and retry. {UNTOUCHED}",
-            path_text(path)
+            crate::roots::path_display(path)
         ),
     }
 }
@@ -189,7 +189,7 @@ fn ambiguous(path: &Path, (edit, of): (usize, usize), count: usize, lines: &[usi
          surrounding lines to old_string to make it unique, or set replace_all to replace \
          every occurrence. {UNTOUCHED}",
         which(edit, of),
-        path_text(path),
+        crate::roots::path_display(path),
         if edit > 1 {
             " after the previous edits"
         } else {
@@ -212,7 +212,7 @@ fn not_found(
     let mut text = format!(
         "{}old_string was not found in {}",
         which(edit, of),
-        path_text(path)
+        crate::roots::path_display(path)
     );
     if edit > 1 {
         text.push_str(" (after applying the previous edits)");
@@ -290,11 +290,6 @@ pub fn list(err: &ListError) -> String {
         ListError::NotADirectory { .. } => format!("{err} (use file_info or read_file)"),
         ListError::Io { .. } => err.to_string(),
     }
-}
-
-/// Any other error of the operating system, as it reads.
-pub fn io(err: &io::Error) -> String {
-    err.to_string()
 }
 
 /// A file that could not be read; a directory gets the tools that show one.
@@ -434,7 +429,7 @@ fn tree_footer(tree: &Tree) -> Option<String> {
         let after = cut
             .after
             .as_ref()
-            .map(|p| format!(" after {}", path_text(p)))
+            .map(|p| format!(" after {}", crate::roots::path_display(p)))
             .unwrap_or_default();
         parts.push(format!(
             "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or \

@@ -217,7 +217,7 @@ pub async fn read_resource(
                     "{} is {} ({size} bytes), over the {} ({MAX_RESOURCE_BYTES} bytes) limit \
                      of resources/read; read it in pages with the read_file tool \
                      (offset/limit)",
-                    crate::roots::path_text(&resolved.path),
+                    crate::roots::path_display(&resolved.path),
                     crate::mcp::render::human_size(size),
                     crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),

@@ -15,6 +15,8 @@
 //!   rmcp would answer it without its id, or not at all;
 //! - a notification or stray response that does not parse is dropped: a notification is
 //!   never answered.
+//! - a lone UTF-16 surrogate escape (`"\ud83d"`: valid JSON, refused by serde_json) is read
+//!   as U+FFFD (`stdio/surrogates.rs`), so its request goes on and is answered by its id.
 //!
 //! **One parse, text while waiting.** A line is read without building a tree — a skipping
 //! pass that applies serde_json's syntax and nesting rules, then its envelope (`jsonrpc`,
@@ -46,6 +48,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc};
 
 mod check;
+mod surrogates;
 
 pub use check::MAX_VALUES_PER_MESSAGE;
 use check::{Checked, check, is_object};
@@ -126,6 +129,8 @@ pub async fn read_input<R: AsyncRead + Unpin>(
                 break;
             }
         }
+        // Before anything reads it: serde_json refuses what JSON allows here.
+        surrogates::mend(&mut line);
         let text = trim_line(&line);
         if text.is_empty() {
             continue;

@@ -589,6 +589,12 @@ async def test_grep(rootgrep_bin, ws):
             assert absolute(result.structured_content, file["path"]) == str(main_rs)
             assert file["matches"] == [[2, '    println!("hello");']]
 
+            # With context, the matching row holds the lines beside it (validated too).
+            result = await call(client, "grep", {"pattern": "println", "output_mode": "content", "-C": 1})
+            ok(result)
+            [file] = result.structured_content["matches"]
+            assert file["matches"] == [[2, '    println!("hello");', ["fn main() {"], ["}"]]]
+
             # Case-sensitive by default; -i and a path restrict/relax it.
             sensitive = await call(client, "grep", {"pattern": "DEMO"})
             ok(sensitive)

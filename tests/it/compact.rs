@@ -32,6 +32,21 @@ fn project(root: &Path) {
     }
 }
 
+/// Release notes shaped like nuttx's: many files, each with one short matching line
+/// (`nxsem_trywait`) between two short lines, so a `-C 1` page is mostly context and
+/// file headings (the §16 figure of issue #36: 1.29 on nuttx).
+fn notes(root: &Path) {
+    let dir = root.join("docs").join("releases");
+    std::fs::create_dir_all(&dir).unwrap();
+    for i in 0..200 {
+        let body = format!(
+            "# Release notes {i}\n- uart: the console flushes on panic\n\
+             - sem: nxsem_trywait no longer spins ({i}.1)\n- net: fewer copies on receive\n"
+        );
+        std::fs::write(dir.join(format!("notes-{i:03}.md")), body).unwrap();
+    }
+}
+
 /// Bytes of the text as sent (a JSON string) and of the structured content.
 fn sizes(result: &Value) -> (usize, usize) {
     let text = serde_json::to_string(&text(result)).unwrap().len();
@@ -45,6 +60,7 @@ fn sizes(result: &Value) -> (usize, usize) {
 fn structured_content_costs_at_most_a_fifth_more_than_the_text() {
     let ws = workspace();
     project(&ws.app);
+    notes(&ws.app);
     let mut client = Client::spawn(&["--no-watch"], &ws.app);
     client.handshake(json!({}));
     let cases = [
@@ -60,6 +76,10 @@ fn structured_content_costs_at_most_a_fifth_more_than_the_text() {
         (
             "grep",
             json!({"pattern": "nxsem_wait", "output_mode": "content", "-C": 2}),
+        ),
+        (
+            "grep",
+            json!({"pattern": "nxsem_trywait", "output_mode": "content", "-C": 1}),
         ),
         ("grep", json!({"pattern": "nxsem_wait", "scope": true})),
         ("glob", json!({"pattern": "**/*.c"})),

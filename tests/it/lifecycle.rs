@@ -145,3 +145,57 @@ fn tools_declare_schemas_and_honest_annotations() {
         }
     }
 }
+
+/// Issue #36, item 6: a lone UTF-16 surrogate escape is valid JSON (JavaScript's
+/// `JSON.stringify` writes one for a string cut in the middle of an emoji); the request is
+/// answered by its id, the surrogate read as U+FFFD, and a valid pair still decodes.
+#[test]
+fn a_lone_surrogate_escape_keeps_the_request_and_its_id() {
+    let ws = workspace();
+    std::fs::write(
+        ws.app.join("notes.md"),
+        "zebrafish swim here 😀\nnothing else\n",
+    )
+    .unwrap();
+    let mut client = Client::spawn(&[], &ws.app);
+    client.handshake(json!({}));
+    let call = |id: u32, name: &str, arguments: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{name}","arguments":{arguments}}}}}"#
+        )
+    };
+    // A high surrogate at the end of a string, then a low one alone mid-string.
+    for (id, query) in [(7, r"zebrafish \ud83d"), (8, r"zebrafish \ude00 swim")] {
+        client.send_raw(&call(id, "search", &format!(r#"{{"query":"{query}"}}"#)));
+        let response = client
+            .response(id.into(), WAIT)
+            .expect("answered by its id");
+        assert!(response.get("error").is_none(), "{response}");
+        let result = &response["result"];
+        assert!(!is_error(result), "{result}");
+        assert!(text(result).contains("notes.md"), "{}", text(result));
+    }
+    // The replacement character is what the server read: a literal pattern of it finds
+    // nothing here, and says so rather than failing.
+    client.send_raw(&call(
+        9,
+        "grep",
+        r#"{"pattern":"\udbff","fixed_strings":true}"#,
+    ));
+    let response = client.response(9, WAIT).expect("answered by its id");
+    assert_eq!(
+        response["result"]["structuredContent"]["total"], 0,
+        "{response}"
+    );
+    // A valid pair is the emoji it encodes.
+    client.send_raw(&call(
+        10,
+        "grep",
+        r#"{"pattern":"\ud83d\ude00","fixed_strings":true,"output_mode":"content"}"#,
+    ));
+    let response = client.response(10, WAIT).expect("answered by its id");
+    assert!(
+        text(&response["result"]).contains("1:zebrafish swim here 😀"),
+        "{response}"
+    );
+}

@@ -369,7 +369,7 @@ fn hostile_queries_are_answered_within_bounds() {
     }
     let cut = client.call("search", json!({"query": huge}));
     assert!(
-        text(&cut).contains("only the first 64 KiB of the query were read"),
+        text(&cut).contains("only the first 64 KiB of the query's words"),
         "{}",
         text(&cut)
     );
@@ -384,6 +384,38 @@ fn hostile_queries_are_answered_within_bounds() {
     assert!(
         !top(&bin, &ws.app).iter().any(|r| r.starts_with("blob.bin")),
         "{bin}"
+    );
+}
+
+/// Issue #36, item 9: the 64 KiB a query reads are of its words, so the words after a
+/// long run of emoji are scored; and what was cut is said even when no word remains.
+#[test]
+fn words_after_a_long_run_of_emoji_are_read_and_a_cut_is_said() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = ready(&ws.app);
+    let emoji = format!("{} watchdog re-armed after a reset", "😀".repeat(20_000));
+    let result = client.call("search", json!({"query": emoji}));
+    assert!(!is_error(&result), "{}", text(&result));
+    let got = top(&result, &ws.app);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("c/timer.c:wdog_rearm"),
+        "{got:?}"
+    );
+    assert!(
+        !text(&result).contains("64 KiB"),
+        "nothing was cut: {}",
+        text(&result)
+    );
+    // Over 64 KiB of numbers (not words), then a word past the limit.
+    let numbers = format!("{} watchdog", "12345678 ".repeat(9_000));
+    let result = client.call("search", json!({"query": numbers}));
+    assert!(is_error(&result), "{result}");
+    assert!(
+        text(&result).contains("only the first 64 KiB of the query's words"),
+        "{}",
+        text(&result)
     );
 }
 

@@ -242,3 +242,37 @@ fn the_descriptions_say_so() {
         }
     }
 }
+
+/// Issue #36, item 12: a grep page's context lines are held by the matching rows beside
+/// them; a context line beside a run left out as shown before (its matching line in the
+/// run) is a `context` row of its own, so no line is lost from either form.
+#[test]
+fn context_beside_a_run_shown_before_keeps_its_own_rows() {
+    let ws = workspace();
+    std::fs::write(ws.app.join("src").join("queue.rs"), source(2, "first")).unwrap();
+    let mut client = server(&ws, false);
+    read(
+        &mut client,
+        json!({"path": "src/queue.rs", "offset": 1, "limit": 6}),
+    );
+    let args = json!({"pattern": "total \\+= item", "scope": true, "-C": 3});
+    let grep = client.call("grep", args);
+    let body = text(&grep);
+    assert!(body.contains("[lines 2-6: unchanged"), "{body}");
+    assert!(body.contains("\n7-    total\n8-}\n"), "{body}");
+    let file = &grep["structuredContent"]["matches"][0];
+    assert_eq!(file["unchanged"], json!([[2, 6]]), "{grep}");
+    assert_eq!(
+        file["context"],
+        json!([[7, "    total"], [8, "}"]]),
+        "{grep}"
+    );
+    let row = &file["scopes"][0][4][0];
+    assert_eq!(row[0], 13, "{grep}");
+    assert_eq!(row[2].as_array().unwrap().len(), 3, "lines 10-12: {row}");
+    assert_eq!(
+        row[3],
+        json!(["    }", "    total", "}"]),
+        "lines 14-16: {row}"
+    );
+}

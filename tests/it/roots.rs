@@ -287,3 +287,19 @@ fn a_deleted_root_is_reported_missing() {
         text(&listed)
     );
 }
+
+/// Issue #36, item 10: list_roots writes an index's size as `rootgrep cache` does (KiB
+/// below a MiB, then MiB with a decimal), not rounded up to a whole MiB.
+#[test]
+fn list_roots_sizes_small_indexes_in_kib() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    let mut client = Client::spawn(&["--cache-dir", s(&cache), s(&ws.app)], &ws.base);
+    client.handshake(json!({}));
+    let symbols = wait_symbols(&mut client, "ready", Duration::from_secs(60));
+    let search = wait_search(&mut client, "ready", Duration::from_secs(60));
+    for line in [&symbols, &search] {
+        assert!(line.contains(" KiB"), "{line}");
+        assert!(!line.contains("MiB"), "a small index is not a MiB: {line}");
+    }
+}

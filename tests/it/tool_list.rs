@@ -1,5 +1,6 @@
 //! What `tools/list` costs every session before its first call: the default set fits in
-//! 16 KB as sent; `--tools` and `--no-tools` choose the set (a tool turned off by name is
+//! 16.2 KB as sent (16 KB until grep's matching rows held their context lines, 0.2 KB of
+//! schema that saves about a tenth of every `-C` page); `--tools` and `--no-tools` choose the set (a tool turned off by name is
 //! refused, one left out of the default set still answers when called by name), an unknown
 //! name is a usage error, and `--help` and `print-config` carry both flags.
 
@@ -43,7 +44,7 @@ fn the_default_set_fits_in_16_kb_and_the_flags_choose_the_set() {
     let ws = workspace();
     let (names, size, mut client) = listed(&["--no-watch"], &ws);
     assert_eq!(names, DEFAULT_SET);
-    assert!(size <= 16_000, "tools/list takes {size} bytes");
+    assert!(size <= 16_200, "tools/list takes {size} bytes");
     eprintln!("tools/list, default set: {size} bytes");
     // Left out of the list, still answered by name.
     let info = client.call("file_info", json!({"path": "src/main.rs"}));

@@ -9,6 +9,7 @@
 //! newline starting a fake "this is safe" line, U+202E reversing what follows — are
 //! written as `\u{…}` escapes (`\n`, `\r`, `\t` for the common three), so the user sees
 //! exactly which characters the text holds. Plain text, Unicode letters included, is kept.
+//! And [`byte_size`], the one way a size is written for people.
 
 use std::borrow::Cow;
 
@@ -68,6 +69,16 @@ pub fn echo(input: &str) -> String {
     escape_for_display(&cut(input, ECHO_MAX_CHARS)).into_owned()
 }
 
+/// A byte count for people: whole KiB (rounded up, so a few bytes are not "0 KiB") below a
+/// MiB, then MiB with one decimal, so a size just over a MiB is not read as two.
+pub fn byte_size(bytes: u64) -> String {
+    if bytes >= 1 << 20 {
+        format!("{:.1} MiB", bytes as f64 / (1u64 << 20) as f64)
+    } else {
+        format!("{} KiB", bytes.div_ceil(1024))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,5 +133,17 @@ mod tests {
         let controls = "\u{1}".repeat(100_000);
         assert!(echo(&controls).len() < 16 * ECHO_MAX_CHARS);
         assert_eq!(cut("abc", 2), "ab…(3 bytes)");
+    }
+
+    #[test]
+    fn sizes_are_kib_below_a_mib_then_mib_with_a_decimal() {
+        assert_eq!(byte_size(0), "0 KiB");
+        assert_eq!(byte_size(1), "1 KiB");
+        assert_eq!(byte_size(1024), "1 KiB");
+        assert_eq!(byte_size(1025), "2 KiB");
+        assert_eq!(byte_size((1 << 20) - 1), "1024 KiB");
+        assert_eq!(byte_size(1 << 20), "1.0 MiB");
+        assert_eq!(byte_size((1 << 20) + 1), "1.0 MiB");
+        assert_eq!(byte_size(62 * (1 << 20) + (1 << 19)), "62.5 MiB");
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::*;
 use crate::files::tree::{DepthCut, LimitCut};
 use crate::ignores::SkippedIgnoreFile;
-use crate::roots::{Root, RootSource};
+use crate::roots::{Root, RootSource, path_text};
 
 fn path(text: &str) -> PathBuf {
     PathBuf::from(text)

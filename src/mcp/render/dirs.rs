@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::files::list;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::{ENVELOPE, Rooms, cut_escaped, human_size, json_len, serialized_len};
+use crate::quote::escape_for_display;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListOut {
@@ -157,7 +158,9 @@ pub(crate) fn entry_line(entry: &list::Entry, name: &str) -> String {
             target,
             target_kind,
         } => {
-            line.push_str(&format!(" -> {}", target.display()));
+            // A target is any text: escaped, so it cannot forge a line.
+            let target = target.display().to_string();
+            line.push_str(&format!(" -> {}", escape_for_display(&target)));
             if *target_kind == list::TargetKind::Missing {
                 line.push_str(" (broken)");
             }
@@ -203,7 +206,9 @@ pub(crate) fn render_listings(
             // A directory whose name alone takes the budget: named cut, listed as usual.
             dir = cut_escaped(&dir, rooms.least().saturating_sub(MIN_ENTRY_ROOM + 160) / 2);
         }
-        let header = format!("{dir}/\n");
+        // The text escapes what could forge a line; the structured path is the real one.
+        let dir_text = escape_for_display(&dir).into_owned();
+        let header = format!("{dir_text}/\n");
         let (notes, notes_cost) = crate::mcp::render::ignore_notes(&listing.skipped_ignore_files);
         let frame = frame_of(&dir) + notes_cost;
         // A directory after the first is listed only with room for an entry too, so each
@@ -230,7 +235,7 @@ pub(crate) fn render_listings(
         };
         if let Some(next) = next {
             text.push_str(&format!(
-                "[showing entries {}-{} of {} in {dir}; call list_directory with offset={next} for more]\n",
+                "[showing entries {}-{} of {} in {dir_text}; call list_directory with offset={next} for more]\n",
                 first + 1,
                 first + shown.len(),
                 listing.total,

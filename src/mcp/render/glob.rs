@@ -10,6 +10,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
+use crate::quote::escape_for_display;
 use crate::search::GlobOutcome;
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -44,10 +45,12 @@ pub fn render_glob(outcome: &GlobOutcome, offset: usize, paths: &Paths, budget: 
         if files.is_empty() && cost(&path) > rooms.least() {
             path = cut_to_fit(&path, rooms.least(), cost); // shown cut, never skipped
         }
-        if !rooms.take(json_len(&path), cost(&path)) {
+        // The text escapes what could forge a line; the structured path is the real one.
+        let written = escape_for_display(&path);
+        if !rooms.take(json_len(&written), cost(&path)) {
             break;
         }
-        text.push_str(&path);
+        text.push_str(&written);
         text.push('\n');
         files.push(path);
     }

@@ -16,15 +16,17 @@ use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
 use crate::mcp::shown::Recall;
+use crate::quote::escape_for_display;
 use crate::search::{GrepEntries, GrepOutcome};
 use crate::symbols::extract::Definition;
 use crate::walk::Stats;
 
 mod content;
+mod file;
 
-pub use content::FileMatchesOut;
 use content::Recalled;
-pub(crate) use content::{add_scoped, scope_cost};
+pub use file::FileMatchesOut;
+pub(crate) use file::{add_scoped, scope_cost};
 
 #[derive(Debug, Default, Serialize, JsonSchema)]
 pub struct GrepOut<'a> {
@@ -199,7 +201,8 @@ fn paths_page<'a, T>(
         if listed.is_empty() && cost(&shown) > rooms.least() {
             shown = cut_to_fit(&shown, rooms.least(), cost); // shown cut, never skipped
         }
-        let written = line(&shown, &extra);
+        // The text escapes what could forge a line; the structured path is the real one.
+        let written = line(&escape_for_display(&shown), &extra);
         if !rooms.take(json_len(&written) - 2, cost(&shown)) {
             break;
         }

@@ -115,12 +115,6 @@ impl Answer {
         Answer::failure(Failure::of(err))
     }
 
-    /// The `isError` result of an operating-system error (reason by its kind), with the
-    /// advice of [`crate::mcp::hints::io`].
-    pub fn io_error(err: &std::io::Error) -> Answer {
-        Answer::refused(Reason::of_io(err), crate::mcp::hints::io(err))
-    }
-
     /// Names the path argument (as the client sent it) an error answer is about.
     pub fn about(mut self, sent: &str) -> Answer {
         if let Some((_, path @ None)) = &mut self.failure {

@@ -11,6 +11,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::DefinitionRow;
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, skipped, stats_out};
 use crate::mcp::render::{Answer, json_len};
+use crate::quote::escape_for_display;
 use crate::symbols::{self, extract::Definition};
 
 pub(crate) fn definition_row(d: &Definition) -> DefinitionRow {
@@ -70,6 +71,8 @@ pub(crate) fn render_outline(
     let single = outcome.files.len() == 1;
     for file in &outcome.files {
         let path = paths.show(&file.path);
+        // The text escapes what could forge a line; the structured path is the real one.
+        let heading_text = escape_for_display(&path);
         let mut out = FileOutlineOut {
             path: path.clone(),
             definitions: Vec::new(),
@@ -79,7 +82,7 @@ pub(crate) fn render_outline(
             if !text.is_empty() {
                 text.push('\n');
             }
-            text.push_str(&path);
+            text.push_str(&heading_text);
             text.push('\n');
         };
         for d in &file.defs {
@@ -120,7 +123,7 @@ pub(crate) fn render_outline(
             files.push(out);
         } else if (single || too_deep) && file.defs.is_empty() && index >= offset && shown < limit {
             let why = no_definitions_reason(file.error);
-            let line = format!("{path}: {why}\n");
+            let line = format!("{heading_text}: {why}\n");
             rooms.spend(json_len(&line), json_len(&path) + json_len(&why) + 20);
             text.push_str(&line);
             out.note = Some(why);

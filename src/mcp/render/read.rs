@@ -8,7 +8,7 @@ use serde_json::Value;
 use crate::files::read;
 use crate::mcp::render::{Answer, cut_escaped, human_size, json_len};
 use crate::mcp::shown::{self, Piece};
-use crate::roots::path_text;
+use crate::quote::escape_for_display;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FileInfoOut {
@@ -50,8 +50,10 @@ fn is_false(b: &bool) -> bool {
 
 /// One line: `path: type, size, modified, permissions, content (encoding, lines)`.
 pub fn info_answer(out: &FileInfoOut) -> Answer {
-    let mut text = format!("{}: {}", out.path, out.kind);
+    // The text escapes what could forge a line; the structured paths are the real ones.
+    let mut text = format!("{}: {}", escape_for_display(&out.path), out.kind);
     if let Some(target) = &out.symlink_target {
+        let target = escape_for_display(target);
         text.push_str(&format!(" (named through symlink -> {target})"));
     }
     text.push_str(&format!(", {} bytes", out.size));
@@ -113,7 +115,7 @@ pub fn render_page(
     room: usize,
     seen: &[(u64, u64)],
 ) -> (String, Vec<(u64, u64)>) {
-    let name = || cut_escaped(&path_text(&page.path), room / 4);
+    let name = || cut_escaped(&crate::roots::path_display(&page.path), room / 4);
     if page.lines.is_empty() {
         let text = match page.total_lines {
             Some(0) => format!("[{} is empty]", name()),

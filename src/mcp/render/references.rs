@@ -12,6 +12,7 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, stats_out};
 use crate::mcp::render::{Answer, json_len, page_note};
+use crate::quote::escape_for_display;
 use crate::symbols::{self, extract::Definition};
 
 /// One file's references of a page.
@@ -25,7 +26,7 @@ pub struct ReferenceFileOut {
     pub scope_unknown: Option<String>,
     /// The innermost definitions holding uses, each with its uses.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow<'static>>,
+    pub scopes: Vec<ScopeRow<LineRow<'static>>>,
     /// Uses outside every definition (or in a file not parsed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub matches: Vec<LineRow<'static>>,
@@ -175,7 +176,8 @@ fn reference_lines(
         lines.push('\n');
     }
     if new_file {
-        lines.push_str(path);
+        // The text escapes what could forge a line; the structured path is the real one.
+        lines.push_str(&escape_for_display(path));
         lines.push('\n');
         if let Some(why) = r.unscoped {
             lines.push_str(unscoped_line(why));

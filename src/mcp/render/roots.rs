@@ -6,6 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::render::{Answer, cut_escaped};
+use crate::quote::escape_for_display;
 
 /// Most grants, refusals or notes listed (each list; the rest are counted).
 pub(crate) const MAX_LISTED: usize = 20;
@@ -89,10 +90,10 @@ pub(crate) fn symbols_line(status: &crate::symbols::index::SymbolStatus) -> Stri
     match &status.state {
         SymbolState::Ready => {
             let mut line = format!(
-                "ready ({} definitions in {} files, {} MiB{}",
+                "ready ({} definitions in {} files, {}{}",
                 count(status.definitions),
                 count(status.files),
-                status.table_bytes.div_ceil(1 << 20),
+                crate::quote::byte_size(status.table_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {
@@ -145,11 +146,11 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
     match &status.state {
         SearchState::Ready => {
             let mut line = format!(
-                "ready ({} documents, {} terms, in {} files, {} MiB{}",
+                "ready ({} documents, {} terms, in {} files, {}{}",
                 count(status.documents),
                 count(status.terms),
                 count(status.files),
-                status.index_bytes.div_ceil(1 << 20),
+                crate::quote::byte_size(status.index_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {
@@ -255,6 +256,8 @@ pub(crate) fn set_next(out: &mut RootsOut, offset: usize, kept: usize) {
 /// The text and structured forms of a list_roots page (`totals`: grants, refusals and
 /// confine directories in all, for the "and N more" lines).
 pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize, usize)) -> Answer {
+    // Paths and names in the text are escaped so that none can forge a line; the
+    // structured content keeps them as they are.
     let (granted, refused, confined) = totals;
     let mut text = format!("Roots ({}):\n", out.source);
     for root in &out.roots {
@@ -272,12 +275,16 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         let name = root
             .name
             .as_deref()
-            .map(|n| format!(" \"{n}\""))
+            .map(|n| format!(" \"{}\"", escape_for_display(n)))
             .unwrap_or_default();
-        text.push_str(&format!("  {}{name} ({})\n", root.path, flags.join(", ")));
+        let path = escape_for_display(&root.path);
+        text.push_str(&format!("  {path}{name} ({})\n", flags.join(", ")));
     }
     if !out.confine.is_empty() {
-        text.push_str(&format!("Confined to: {}", out.confine.join(", ")));
+        text.push_str(&format!(
+            "Confined to: {}",
+            escape_for_display(&out.confine.join(", "))
+        ));
         if confined > out.confine.len() {
             text.push_str(&format!(" and {} more", confined - out.confine.len()));
         }
@@ -297,7 +304,11 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         ));
     }
     for grant in &out.grants {
-        text.push_str(&format!("Granted ({}): {}\n", grant.access, grant.path));
+        text.push_str(&format!(
+            "Granted ({}): {}\n",
+            grant.access,
+            escape_for_display(&grant.path)
+        ));
     }
     if granted > out.grants.len() {
         text.push_str(&format!(
@@ -306,7 +317,11 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         ));
     }
     for refusal in &out.refusals {
-        text.push_str(&format!("Refused ({}): {}\n", refusal.access, refusal.path));
+        text.push_str(&format!(
+            "Refused ({}): {}\n",
+            refusal.access,
+            escape_for_display(&refusal.path)
+        ));
     }
     if refused > out.refusals.len() {
         text.push_str(&format!(
@@ -315,7 +330,7 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         ));
     }
     for note in &out.notes {
-        text.push_str(&format!("Note: {note}\n"));
+        text.push_str(&format!("Note: {}\n", escape_for_display(note)));
     }
     let structured = serde_json::to_value(out).unwrap_or(Value::Null);
     Answer::text(text).with_structured(structured)

@@ -67,18 +67,77 @@ impl JsonSchema for LineRow<'_> {
     }
 }
 
+/// A matching line of a grep content page: `[line, text]`, or with the context lines
+/// just before and just after it, `[line, text, before, after]` (`before` may be empty;
+/// without `after` it is left out). Their numbers follow from the line's, as the text's
+/// `N-` gives them: a row of its own per context line cost more than that prefix.
+#[derive(Debug, Clone, Default)]
+pub struct MatchRow<'a> {
+    pub line: u64,
+    pub text: Cow<'a, str>,
+    /// Context lines `line - before.len()` to `line - 1`.
+    pub before: Vec<Cow<'a, str>>,
+    /// Context lines `line + 1` to `line + after.len()`.
+    pub after: Vec<Cow<'a, str>>,
+}
+
+impl Serialize for MatchRow<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let len = match (self.before.is_empty(), self.after.is_empty()) {
+            (_, false) => 4,
+            (false, true) => 3,
+            (true, true) => 2,
+        };
+        let mut row = serializer.serialize_seq(Some(len))?;
+        row.serialize_element(&self.line)?;
+        row.serialize_element(&self.text)?;
+        if len > 2 {
+            row.serialize_element(&self.before)?;
+        }
+        if len > 3 {
+            row.serialize_element(&self.after)?;
+        }
+        row.end()
+    }
+}
+
+impl JsonSchema for MatchRow<'_> {
+    fn schema_name() -> Cow<'static, str> {
+        "MatchRow".into()
+    }
+
+    fn json_schema(_: &mut SchemaGenerator) -> Schema {
+        let lines =
+            |what: &str| json!({"type": "array", "items": {"type": "string"}, "description": what});
+        let schema = json!({
+            "type": "array",
+            "description": "[line, text, before, after]",
+            "prefixItems": [
+                {"type": "integer", "description": "line"},
+                {"type": "string", "description": "the line"},
+                lines("the context lines just before it"),
+                lines("the context lines just after it"),
+            ],
+            "minItems": 2,
+            "maxItems": 4,
+        });
+        Schema::try_from(schema).unwrap_or_default()
+    }
+}
+
 /// A definition with the lines found inside it: `[line, end_line, kind, name, lines]`,
-/// the name as the text shows it (`Container::name`).
+/// the name as the text shows it (`Container::name`); its lines are [`MatchRow`]s in a
+/// grep page, [`LineRow`]s in references.
 #[derive(Debug, Clone)]
-pub struct ScopeRow<'a> {
+pub struct ScopeRow<R> {
     pub line: u64,
     pub end_line: u64,
     pub kind: String,
     pub name: String,
-    pub lines: Vec<LineRow<'a>>,
+    pub lines: Vec<R>,
 }
 
-impl Serialize for ScopeRow<'_> {
+impl<R: Serialize> Serialize for ScopeRow<R> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         (
             self.line,
@@ -91,16 +150,16 @@ impl Serialize for ScopeRow<'_> {
     }
 }
 
-impl JsonSchema for ScopeRow<'_> {
+impl<R: JsonSchema> JsonSchema for ScopeRow<R> {
     fn schema_name() -> Cow<'static, str> {
-        "ScopeRow".into()
+        format!("ScopeRow_{}", R::schema_name()).into()
     }
 
     fn json_schema(generator: &mut SchemaGenerator) -> Schema {
-        let lines = generator.subschema_for::<Vec<LineRow<'static>>>();
+        let lines = generator.subschema_for::<Vec<R>>();
         let schema = json!({
             "type": "array",
-            "description": "[line, end_line, kind, name, [[line, text]…]]",
+            "description": "[line, end_line, kind, name, lines]",
             "prefixItems": [
                 {"type": "integer", "description": "first line"},
                 {"type": "integer", "description": "last line"},
@@ -293,11 +352,30 @@ mod tests {
                 text: "x".into(),
             }],
         };
-        let schema = serde_json::to_value(crate::mcp::tools::schema_of::<ScopeRow>()).unwrap();
+        let schema =
+            serde_json::to_value(crate::mcp::tools::schema_of::<ScopeRow<LineRow>>()).unwrap();
         assert_eq!(schema["prefixItems"][4]["items"]["minItems"], 2, "{schema}");
         assert_eq!(
             serde_json::to_string(&scope).unwrap(),
             r#"[1,9,"function","f",[[3,"x"]]]"#
+        );
+        // A matching row says only the context it has.
+        let text = |row: &MatchRow| serde_json::to_string(row).unwrap();
+        let mut row = MatchRow {
+            line: 7,
+            text: "m".into(),
+            ..MatchRow::default()
+        };
+        assert_eq!(text(&row), r#"[7,"m"]"#);
+        row.before.push("b".into());
+        assert_eq!(text(&row), r#"[7,"m",["b"]]"#);
+        row.before.clear();
+        row.after.push("a".into());
+        assert_eq!(text(&row), r#"[7,"m",[],["a"]]"#);
+        let schema = serde_json::to_value(crate::mcp::tools::schema_of::<MatchRow>()).unwrap();
+        assert_eq!(
+            (&schema["minItems"], &schema["maxItems"]),
+            (&json!(2), &json!(4))
         );
     }
 }

@@ -14,8 +14,8 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
+use crate::quote::escape_for_display;
 use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
-use crate::roots::path_text;
 
 /// Consecutive results of one file, best first.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -110,10 +110,15 @@ pub(crate) fn render_search(
     budget: usize,
 ) -> Answer {
     if outcome.no_terms {
-        return Answer::error(
-            "`query` has no words to search for (only punctuation, numbers or spaces); \
-             describe what you are looking for in words or identifiers",
-        );
+        // What was cut is said here too: the words may have been in the part not read.
+        let held = match outcome.query_cut {
+            true => format!("only {} were read, and they are numbers", query_cut_note()),
+            false => "only punctuation, numbers or spaces".to_string(),
+        };
+        return Answer::error(format!(
+            "`query` has no words to search for ({held}); describe what you are looking for \
+             in words or identifiers"
+        ));
     }
     let notes = notes(outcome);
     let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
@@ -185,9 +190,10 @@ fn page(
         let (mut block, entry, lines) = result(hit, &recall.seen(&hit.path, stamp));
         let mut structured = cost(&entry);
         if new_file {
+            // The text escapes what could forge a line; the structured path is the real one.
             let heading = match files.is_empty() {
-                true => format!("{path}\n"),
-                false => format!("\n{path}\n"),
+                true => format!("{}\n", escape_for_display(&path)),
+                false => format!("\n{}\n", escape_for_display(&path)),
             };
             block.insert_str(0, &heading);
             // `{"path":…,"results":[]},`
@@ -287,7 +293,7 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         };
         notes.push(format!(
             "partial: the search index of {} {why}; ranked the {} files holding the query's rarest words (of {} holding any)",
-            path_text(root),
+            crate::roots::path_display(root),
             thousands(outcome.stats.candidates),
             thousands(outcome.stats.matching)
         ));
@@ -300,10 +306,7 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         ));
     }
     if outcome.query_cut {
-        notes.push(format!(
-            "only the first {} KiB of the query were read",
-            crate::ranked::MAX_QUERY_BYTES / 1024
-        ));
+        notes.push(format!("only {} were read", query_cut_note()));
     }
     if outcome.terms_dropped > 0 {
         notes.push(format!(
@@ -313,4 +316,12 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         ));
     }
     notes
+}
+
+/// The part of a cut query that was read (see `ranked::MAX_QUERY_BYTES`).
+fn query_cut_note() -> String {
+    format!(
+        "the first {} KiB of the query's words (letters, digits, `_`)",
+        crate::ranked::MAX_QUERY_BYTES / 1024
+    )
 }

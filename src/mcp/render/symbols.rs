@@ -11,6 +11,7 @@ use crate::mcp::progress::thousands;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{SymbolFileRow, SymbolRow};
 use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
+use crate::quote::escape_for_display;
 use crate::symbols::{self, find::Located, find::SymbolQuery, parse::SymbolStats};
 
 // ---------------------------------------------------------------------------------------
@@ -125,7 +126,7 @@ pub(crate) fn cost<T: Serialize>(entry: &T) -> usize {
 /// What a file's group adds besides its entries: the path line and a blank line in the
 /// text, `{"path":…,"<list>":[]},` in the structured form.
 pub(crate) fn file_cost(path: &str) -> (usize, usize) {
-    (json_len(path), json_len(path) + 32)
+    (json_len(&escape_for_display(path)), json_len(path) + 32)
 }
 
 pub(crate) fn render_symbols(
@@ -144,9 +145,11 @@ pub(crate) fn render_symbols(
         // Consecutive definitions of one file share its path line and its row.
         let new_file = files.last().is_none_or(|last| last.path != path);
         let (mut text_cost, mut structured) = (json_len(&line) - 2, cost(&row));
+        // The text escapes what could forge a line; the structured path is the real one.
+        let heading = escape_for_display(&path);
         if new_file {
             (text_cost, structured) = (
-                text_cost + json_len(&path),
+                text_cost + json_len(&heading),
                 structured + json_len(&path) + 6,
             );
         }
@@ -157,7 +160,7 @@ pub(crate) fn render_symbols(
             if shown > 0 {
                 text.push('\n');
             }
-            text.push_str(&path);
+            text.push_str(&heading);
             text.push('\n');
             files.push(SymbolFileRow {
                 path,

@@ -19,6 +19,7 @@ use crate::mcp::failure::Reason;
 use crate::mcp::hints;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, fit_escaped};
+use crate::quote::escape_for_display;
 use crate::roots::path_text;
 
 use crate::mcp::render::dirs::{ListOut, render_listings};
@@ -52,7 +53,8 @@ pub(crate) async fn target_dirs(
         Some(path) => {
             let resolved = resolve_checked(call, path, Access::Read).await?;
             if !resolved.exists {
-                let text = format!("{}: no such directory", path_text(&resolved.path));
+                let shown = path_text(&resolved.path);
+                let text = format!("{}: no such directory", escape_for_display(&shown));
                 return Err(Answer::refused(Reason::NotFound, text).about(path));
             }
             Ok(vec![resolved.path])

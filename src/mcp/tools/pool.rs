@@ -49,7 +49,7 @@ pub(super) async fn resolve_targets(
         if !resolved.exists {
             return Err(Answer::error(format!(
                 "{}: no such file or directory",
-                resolved.path.display()
+                crate::roots::path_display(&resolved.path)
             )));
         }
         targets.push(resolved.path);

@@ -19,6 +19,7 @@ use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::read::{FileInfoOut, image_cost, image_room, info_answer, render_page};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::mcp::shown::{Recall, Stamp};
+use crate::quote::escape_for_display;
 use crate::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
@@ -66,14 +67,15 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !resolved.exists {
-        let text = format!("{}: no such file or directory", path_text(&resolved.path));
+        let shown = path_text(&resolved.path);
+        let text = format!("{}: no such file or directory", escape_for_display(&shown));
         return Answer::refused(Reason::NotFound, text).about(&args.path);
     }
     let (given, canonical) = (resolved.given.clone(), resolved.path.clone());
     let facts = match blocking(move || info::file_info(&given, &canonical)).await {
         Ok(Ok(facts)) => facts,
         Ok(Err(err)) => {
-            let text = format!("{}: {err}", path_text(&resolved.path));
+            let text = format!("{}: {err}", crate::roots::path_display(&resolved.path));
             return Answer::refused(Reason::of_io(&err), text).about(&args.path);
         }
         Err(answer) => return answer,
@@ -217,7 +219,9 @@ async fn read_authorized(
         .map_err(|answer| Failure::new(Reason::Internal, answer.text).about(&sent))?;
     let outcome = outcome.map_err(|err| Failure::of(&err).about(&sent))?;
     // A path too long for the room is shown cut (short enough to leave an image its room).
-    let name = |path: &std::path::Path| cut_escaped(&path_text(path), (budget / 4).min(300));
+    let name = |path: &std::path::Path| {
+        cut_escaped(&crate::roots::path_display(path), (budget / 4).min(300))
+    };
     Ok(match outcome {
         read::ReadOutcome::Text(page) => {
             let seen = recall.seen(&page.path, stamp);
@@ -328,7 +332,7 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
         Err(answer) => return answer,
     };
     let picked = crate::symbols::find::pick(&defs, symbol);
-    let path = path_text(&resolved.path);
+    let path = crate::roots::path_display(&resolved.path);
     match picked.as_slice() {
         [] => {
             let mut names: Vec<String> = defs.iter().map(|d| d.qualified()).collect();
@@ -434,7 +438,7 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         let resolved =
             super::context::checked_path(call, path, Access::Read, crate::roots::resolve).await;
         let heading = match &resolved {
-            Ok(resolved) => call.paths().show(&resolved.path),
+            Ok(resolved) => escape_for_display(&call.paths().show(&resolved.path)).into_owned(),
             Err(_) => crate::quote::echo(path),
         };
         let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));

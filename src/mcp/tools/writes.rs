@@ -91,7 +91,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             };
             let mut text = format!(
                 "{verb} {} ({} bytes).",
-                path_text(&outcome.path),
+                crate::roots::path_display(&outcome.path),
                 outcome.bytes
             );
             if !outcome.created_dirs.is_empty() {
@@ -123,7 +123,7 @@ fn replaced_notes(path: &std::path::Path, other_links: u64, late_write: bool) ->
         notes.push_str(&format!(
             " Warning: another process wrote to {} at the instant it was replaced; that write \
              is not in the new file. Read the file to check.",
-            path_text(path)
+            crate::roots::path_display(path)
         ));
     }
     notes
@@ -135,13 +135,13 @@ fn created_dirs_text(dirs: &[PathBuf]) -> String {
     match dirs {
         [first, .., last] if dirs.len() > 2 => format!(
             "{} and {} directories inside it, down to {}",
-            path_text(first),
+            crate::roots::path_display(first),
             dirs.len() - 1,
-            path_text(last)
+            crate::roots::path_display(last)
         ),
         _ => dirs
             .iter()
-            .map(|d| path_text(d))
+            .map(|d| crate::roots::path_display(d))
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -171,7 +171,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
         }
         Ok(Ok(_)) => Answer::text(format!(
             "{} already exists; nothing to do.",
-            path_text(&resolved.path)
+            crate::roots::path_display(&resolved.path)
         )),
         Ok(Err(err)) => Answer::failed(&err),
         Err(answer) => answer,
@@ -276,17 +276,17 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     let summary = if !outcome.changed {
         format!(
             "No change: the edits cancel out; {} was not written.",
-            path_text(&outcome.path)
+            crate::roots::path_display(&outcome.path)
         )
     } else if outcome.dry_run {
         format!(
             "Dry run: {total} replacement(s) in {}; nothing was written.",
-            path_text(&outcome.path)
+            crate::roots::path_display(&outcome.path)
         )
     } else {
         format!(
             "Edited {}: {total} replacement(s).{}",
-            path_text(&outcome.path),
+            crate::roots::path_display(&outcome.path),
             replaced_notes(&outcome.path, outcome.other_links, outcome.late_write)
         )
     };
@@ -341,7 +341,10 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
         Err(answer) => return answer,
     };
     if !source.exists {
-        let text = format!("{}: no such file or directory", path_text(&source.path));
+        let text = format!(
+            "{}: no such file or directory",
+            crate::roots::path_display(&source.path)
+        );
         return Answer::refused(Reason::NotFound, text).about(&args.source);
     }
     let destination = match entry_checked(call, &args.destination).await {
@@ -355,7 +358,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             "{:?} ends with '/', which names a directory, but {} is not a directory; drop the \
              trailing '/' to name the new file",
             args.destination,
-            path_text(&source.path)
+            crate::roots::path_display(&source.path)
         ));
     }
     let (from, to) = (source.path.clone(), destination.path.clone());
@@ -364,8 +367,8 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             call.session.wrote(&[&source.path, &destination.path]);
             Answer::text(format!(
                 "Moved {} to {}.",
-                path_text(&source.path),
-                path_text(&destination.path)
+                crate::roots::path_display(&source.path),
+                crate::roots::path_display(&destination.path)
             ))
         }
         Ok(Err(err)) => Answer::failed(&err),

@@ -289,6 +289,12 @@ itest("tools/call: grep, glob and read_file (structuredContent checked against o
     assert.deepEqual(lines.slice(0, 2), [rel(mainRs), '2:    println!("hello");']);
     assert.match(lines[1], /^\d+:/);
     assert.deepEqual(result.structuredContent?.matches[0].matches, [[2, '    println!("hello");']]);
+    // With context, the matching row holds the lines beside it (validated too).
+    result = await call(client, "grep", { pattern: "println", output_mode: "content", "-C": 1 });
+    ok(result);
+    assert.deepEqual(result.structuredContent?.matches[0].matches, [
+        [2, '    println!("hello");', ["fn main() {"], ["}"]],
+    ]);
 
     // glob: the pattern matches paths relative to the root.
     result = await call(client, "glob", { pattern: "**/*.rs", sort: "path" });

@@ -163,10 +163,14 @@ impl std::fmt::Display for ListError {
             ListError::NotADirectory { path } => write!(
                 f,
                 "cannot list {}: not a directory",
-                crate::roots::path_text(path)
+                crate::roots::path_display(path)
             ),
             ListError::Io { path, source } => {
-                write!(f, "cannot list {}: {source}", crate::roots::path_text(path))
+                write!(
+                    f,
+                    "cannot list {}: {source}",
+                    crate::roots::path_display(path)
+                )
             }
         }
     }

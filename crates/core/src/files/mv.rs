@@ -77,7 +77,7 @@ pub enum MoveError {
 
 impl std::fmt::Display for MoveError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let text = crate::roots::path_text;
+        let text = crate::roots::path_display;
         match self {
             MoveError::Exists { src, dst, same } => write!(
                 f,

@@ -110,14 +110,16 @@ pub enum ReadError {
 impl std::fmt::Display for ReadError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            ReadError::NotFound(p) => write!(f, "{}: no such file", crate::roots::path_text(p)),
-            ReadError::IsDirectory(p) => write!(f, "{} is a directory", crate::roots::path_text(p)),
+            ReadError::NotFound(p) => write!(f, "{}: no such file", crate::roots::path_display(p)),
+            ReadError::IsDirectory(p) => {
+                write!(f, "{} is a directory", crate::roots::path_display(p))
+            }
             ReadError::Special(p, kind) => write!(
                 f,
                 "{} is a {kind}; special files are never read (they can block or never end)",
-                crate::roots::path_text(p)
+                crate::roots::path_display(p)
             ),
-            ReadError::Io(p, err) => write!(f, "{}: {err}", crate::roots::path_text(p)),
+            ReadError::Io(p, err) => write!(f, "{}: {err}", crate::roots::path_display(p)),
         }
     }
 }

@@ -260,7 +260,7 @@ fn entry_line(root: &Path, entry: &ignore::DirEntry) -> String {
     let ft = entry.file_type();
     let mut line = String::new();
     if depth == 0 {
-        let shown = crate::roots::path_text(root);
+        let shown = crate::roots::path_display(root);
         line.push_str(&shown);
         if !shown.ends_with('/') {
             line.push('/');

@@ -21,7 +21,7 @@ use super::score::{Part, Scored, top};
 use super::sources::{
     Source, changed_on_disk, indexed_sources, prefiltered_sources, snapshots, unindexed_roots,
 };
-use super::terms::{Query, parse_query};
+use super::terms::{Query, parse_query, read_of_query};
 use crate::index::FileIndex;
 use crate::platform::os::OsStringExt;
 use crate::search::SearchError;
@@ -42,7 +42,8 @@ pub fn search(
 ) -> Result<SearchOutcome, SearchError> {
     let started = Instant::now();
     let mut out = SearchOutcome::default();
-    let text = cut_query(&request.query, &mut out.query_cut);
+    let (text, cut) = read_of_query(&request.query, MAX_QUERY_BYTES);
+    out.query_cut = cut;
     let mut query = parse_query(text);
     if query.terms.is_empty() {
         out.no_terms = true;
@@ -157,18 +158,6 @@ impl Ranking<'_> {
             forced.extend(changed);
         }
     }
-}
-
-fn cut_query<'a>(text: &'a str, cut: &mut bool) -> &'a str {
-    if text.len() <= MAX_QUERY_BYTES {
-        return text;
-    }
-    *cut = true;
-    let mut end = MAX_QUERY_BYTES;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Keeps the [`MAX_TERMS`] rarest terms of a long query; returns how many were dropped.

@@ -8,7 +8,8 @@ use std::time::Duration;
 use super::docs::{KIND_NAMES, REGION};
 use crate::symbols::lang::Lang;
 
-/// Bytes of a query read at most (a pasted log is cut there, and said).
+/// Bytes of a query's words read at most (a pasted log is cut there, and said); other
+/// characters do not count (`terms::read_of_query`).
 pub const MAX_QUERY_BYTES: usize = 64 * 1024;
 /// Distinct query terms scored at most: the rarest are kept.
 pub const MAX_TERMS: usize = 256;
@@ -76,7 +77,7 @@ pub struct SearchOutcome {
     pub next_offset: Option<usize>,
     /// The query holds no word to search for (only punctuation or numbers).
     pub no_terms: bool,
-    /// The query was longer than [`MAX_QUERY_BYTES`]: the rest was not read.
+    /// The query's words were longer than [`MAX_QUERY_BYTES`]: the rest was not read.
     pub query_cut: bool,
     /// Distinct terms beyond [`MAX_TERMS`] left out (the most common ones).
     pub terms_dropped: usize,

@@ -238,6 +238,38 @@ pub(crate) fn parse_query(text: &str) -> Query {
     query
 }
 
+/// The start of a query that is read, and whether that left something out: the text up to
+/// where its word characters (letters and digits of any script, `_`) reach `max` bytes.
+/// Other characters (spaces, punctuation, emoji) do not count, so words after a long run
+/// of them are kept; the work stays bounded, since only the words kept are parsed into
+/// terms and what is skipped is read once. The word crossing the limit is left out whole
+/// (a first word longer than the limit alone is cut in it), so no term is half a word.
+pub(crate) fn read_of_query(text: &str, max: usize) -> (&str, bool) {
+    if text.len() <= max {
+        return (text, false);
+    }
+    let mut used = 0;
+    // Where the current word starts, and the bytes of words before it.
+    let (mut word_start, mut used_before) = (0, 0);
+    let mut in_word = false;
+    for (at, c) in text.char_indices() {
+        let word = c.is_alphanumeric() || c == '_';
+        if word && !in_word {
+            (word_start, used_before) = (at, used);
+        }
+        in_word = word;
+        if !word {
+            continue;
+        }
+        used += c.len_utf8();
+        if used > max {
+            let end = if used_before > 0 { word_start } else { at };
+            return (&text[..end], true);
+        }
+    }
+    (text, false)
+}
+
 /// One word of a query: an identifier or a run of other letters, and whether it is
 /// called (`name()`, or a chain ending in `()`).
 struct Word<'a> {
@@ -405,6 +437,27 @@ fn strip_source_extension(segment: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_query_reads_its_words_up_to_the_limit() {
+        assert_eq!(
+            read_of_query("short", 5),
+            ("short", false),
+            "not over in bytes"
+        );
+        assert_eq!(
+            read_of_query("longword", 4),
+            ("long", true),
+            "a first word is cut in it"
+        );
+        // Emoji and spaces do not count: the words after them are read.
+        let emoji = format!("{} zebra fish", "😀".repeat(100));
+        assert_eq!(read_of_query(&emoji, 10), (emoji.as_str(), false));
+        // The word crossing the limit is left out whole.
+        assert_eq!(read_of_query("ab, cd ef gh", 6), ("ab, cd ef ", true));
+        assert_eq!(read_of_query("😀😀 abcdefgh", 4), ("😀😀 abcd", true));
+        assert_eq!(read_of_query("设计 文档", 6), ("设计 ", true));
+    }
 
     fn toks(text: &str) -> Vec<String> {
         let mut out = Vec::new();

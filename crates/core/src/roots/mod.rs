@@ -24,7 +24,7 @@ mod uri;
 pub use confine::{Confine, choose_roots};
 #[cfg(all(unix, test))]
 use place::within_by_identity;
-pub use place::{Displaced, canonicalize, in_place, path_text, within};
+pub use place::{Displaced, canonicalize, in_place, path_display, path_text, within};
 #[cfg(all(unix, test))]
 use resolve::NAME_MAX;
 pub use resolve::{Fault, Found, PATH_MAX, PathError, Resolved, resolve, resolve_entry};

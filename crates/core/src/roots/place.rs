@@ -72,6 +72,13 @@ pub fn path_text(path: &Path) -> String {
     }
 }
 
+/// [`path_text`] for a text a person or a model reads line by line (an answer's text, an
+/// error): its control and bidi characters escaped (`quote::escape_for_display`), so a
+/// file named with a newline cannot forge a line. Structured content keeps [`path_text`].
+pub fn path_display(path: &Path) -> String {
+    crate::quote::escape_for_display(&path_text(path)).into_owned()
+}
+
 /// `std::fs::canonicalize` in the form rootgrep keeps paths in. On Unix it is unchanged.
 /// On Windows std answers with verbatim paths (`\\?\C:\x`); they are kept in their
 /// ordinary form (`C:\x`, `\\srv\share\x`) whenever that form names exactly the same

@@ -108,12 +108,13 @@ impl RootSet {
 }
 
 /// One entry's name for a line of text (a listing, a tree): the name itself when it is
-/// plain UTF-8; quoted with escapes when it holds control characters (a newline in a name
-/// must not break the layout, and the quoted form is what a JSON argument would carry);
+/// plain UTF-8; quoted with escapes when it holds a character that could forge the layout
+/// or reading order (`quote::is_deceptive`: a newline in a name must not break the layout,
+/// U+202E must not reverse it; the quoted form is what a JSON argument would carry);
 /// for bytes that are not UTF-8, the readable part and the entry's exact `file://` URI.
 pub fn name_text(name: &std::ffi::OsStr, path: &Path) -> String {
     match name.to_str() {
-        Some(text) if !text.chars().any(char::is_control) => text.to_string(),
+        Some(text) if !text.chars().any(crate::quote::is_deceptive) => text.to_string(),
         Some(text) => format!("{text:?}"),
         None => format!(
             "{} [not UTF-8; exact path: {}]",

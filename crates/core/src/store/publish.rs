@@ -181,8 +181,8 @@ impl<T: Stored> Stores<T> {
         if bytes.len() as u64 > store.max_bytes() {
             rs.note = format!(
                 "not stored: {} is over the store's limit of {}",
-                size_text(bytes.len()),
-                size_text(store.max_bytes() as usize)
+                crate::quote::byte_size(bytes.len() as u64),
+                crate::quote::byte_size(store.max_bytes())
             );
             entry.discard(T::KIND);
             return false;
@@ -190,7 +190,7 @@ impl<T: Stored> Stores<T> {
         match entry.save(T::KIND, &bytes) {
             Ok(()) => {
                 rs.seen = entry.stamp(T::KIND);
-                let size = size_text(bytes.len());
+                let size = crate::quote::byte_size(bytes.len() as u64);
                 rs.note = match std::mem::take(&mut rs.loaded) {
                     true => format!(
                         "loaded from the store, {redone} changed files {}, stored again ({size})",
@@ -219,15 +219,6 @@ impl<T: Stored> Stores<T> {
                 false
             }
         }
-    }
-}
-
-/// `bytes` for a person: KiB below a MiB, else MiB (rounded up).
-fn size_text(bytes: usize) -> String {
-    if bytes < 1 << 20 {
-        format!("{} KiB", bytes.div_ceil(1 << 10))
-    } else {
-        format!("{} MiB", bytes.div_ceil(1 << 20))
     }
 }
 

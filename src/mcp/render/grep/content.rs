@@ -1,104 +1,23 @@
 //! A content page of `grep`: matches grouped by file like `rg --heading` (the path once,
 //! `N:text` for matching lines, `N-text` for context, `--` between non-adjacent groups, a
 //! blank line between files, and with `scope` an `@@ kind name (first-last)` line before
-//! each definition's matches), and the same lines as structured rows, one row per line of
-//! the text (`:` lines are match rows, `-` lines context rows): each line once, however the
-//! entries' context overlaps, so both forms are linear in the page.
+//! each definition's matches), and the same lines as structured rows: a row per matching
+//! line of the text (`:`), holding the context lines (`-`) just before and after it, each
+//! line once however the entries' context overlaps, so both forms are linear in the page.
+//! (A context line is a row of its own only when no matching row is beside it: next to a
+//! run of lines left out as shown before.)
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 
+use super::file::{FileMatchesOut, Line, digits, scope_cost};
 use crate::mcp::render::paths::Paths;
-use schemars::JsonSchema;
-use serde::Serialize;
-
-use crate::mcp::render::rows::{LineRow, ScopeRow};
-use crate::mcp::render::{Rooms, json_len, serialized_len};
+use crate::mcp::render::rows::LineRow;
+use crate::mcp::render::{Rooms, json_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
+use crate::quote::escape_for_display;
 use crate::search::{self, GrepMatch};
 use crate::symbols::extract::Definition;
-
-/// One file's part of a content page: its lines as the text shows them, each once.
-#[derive(Debug, Clone, Default, Serialize, JsonSchema)]
-pub struct FileMatchesOut<'a> {
-    pub path: String,
-    /// The matching lines (marked `:` in the text); with `scope`, those outside every
-    /// definition.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub matches: Vec<LineRow<'a>>,
-    /// With `scope`: the definitions enclosing matching lines, each with its lines.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub scopes: Vec<ScopeRow<'a>>,
-    /// The context lines (marked `-`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub context: Vec<LineRow<'a>>,
-    /// Lines of matches (context, or the rest of a match spanning lines) left out because
-    /// a match alone exceeds the output budget.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub omitted: u64,
-    /// With `scope`: runs of lines this session showed before, the file unchanged since,
-    /// each `[first, last]`, one note in the text (`repeat: true` shows them).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub unchanged: Vec<(u64, u64)>,
-    /// The file, and the lines the page shows of it: what the session remembers.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub(crate) source: PathBuf,
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub(crate) shown: Vec<u64>,
-}
-
-impl FileMatchesOut<'_> {
-    /// Whether the file holds a matching line, or a note for lines shown before.
-    pub(crate) fn has_matches(&self) -> bool {
-        !self.matches.is_empty() || !self.scopes.is_empty() || !self.unchanged.is_empty()
-    }
-}
-
-/// Adds a matching line to `scopes` under `def` (a new row the first time it is named),
-/// or to `outside` without one.
-pub(crate) fn add_scoped<'a>(
-    outside: &mut Vec<LineRow<'a>>,
-    scopes: &mut Vec<ScopeRow<'a>>,
-    def: Option<&Definition>,
-    row: LineRow<'a>,
-) {
-    let Some(d) = def else {
-        outside.push(row);
-        return;
-    };
-    let name = d.qualified();
-    match scopes
-        .iter_mut()
-        .find(|s| s.line == d.line && s.end_line == d.end_line && s.name == name)
-    {
-        Some(scope) => scope.lines.push(row),
-        None => scopes.push(ScopeRow {
-            line: d.line,
-            end_line: d.end_line,
-            kind: d.kind.to_string(),
-            name,
-            lines: vec![row],
-        }),
-    }
-}
-
-/// What a scope row costs besides its lines, serialized with its comma.
-pub(crate) fn scope_cost(d: &Definition) -> usize {
-    let row = ScopeRow {
-        line: d.line,
-        end_line: d.end_line,
-        kind: d.kind.to_string(),
-        name: d.qualified(),
-        lines: Vec::new(),
-    };
-    serialized_len(&row) + 1
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
-}
 
 /// What a page may leave out of each file (with `scope`): the runs of more than a few of
 /// the lines it would show that the session showed before, the file unchanged since; and
@@ -194,6 +113,7 @@ pub(crate) fn render<'a>(
         let new_file = k == 0 || !m.same_file(&matches[k - 1]);
         if new_file {
             if k > 0 {
+                file.settle();
                 page.files.push(std::mem::take(&mut file));
             }
             group = Group::start(k, recalled.runs(&m.path));
@@ -212,7 +132,8 @@ pub(crate) fn render<'a>(
             if k > 0 {
                 block.push('\n');
             }
-            block.push_str(&file.path);
+            // A name with a newline must not forge lines: the text escapes it.
+            block.push_str(&escape_for_display(&file.path));
             block.push('\n');
         }
         // With scopes, a new enclosing definition is named before the match's lines.
@@ -237,7 +158,7 @@ pub(crate) fn render<'a>(
         if k == 0 {
             // Paging must progress: the first entry is shown, cut to the room.
             let cut = shrink(m, *rooms, numbers);
-            let mut block = format!("{}\n", file.path);
+            let mut block = format!("{}\n", escape_for_display(&file.path));
             let mut rows = Vec::new();
             let mut alone = Group::start(0, recalled.runs(&m.path));
             alone.render(matches, &cut, numbers, &header, &mut block, &mut rows);
@@ -255,6 +176,7 @@ pub(crate) fn render<'a>(
         text.push('\n');
     }
     // (A file whose first entry did not fit has its path only: it is not on this page.)
+    file.settle();
     if file.has_matches() {
         page.files.push(file);
     }
@@ -283,22 +205,31 @@ impl Shown<'_> {
     }
 }
 
-/// What `rows` add to `file`'s structured form, commas included: each row, and the rows
-/// of the scopes they name that the file does not hold yet.
+/// What `rows` add to `file`'s structured form, commas included: each matching row and
+/// note, the context lines where they will be kept ([`FileMatchesOut::context_cost`]), and
+/// the rows of the scopes they name that the file does not hold yet.
 fn rows_cost(
     rows: &[Shown<'_>],
     file: &FileMatchesOut<'_>,
     scopes: &[Option<Definition>],
 ) -> usize {
     let mut new_scopes: Vec<(u64, &str)> = Vec::new();
-    let mut cost = 0;
+    let lines = rows.iter().map(|row| match (row.unchanged, row.matched) {
+        (Some(_), _) => Line::Unchanged,
+        (None, Some(_)) => Line::Match(row.line),
+        (None, None) => Line::Context(row.line, json_len(&row.text)),
+    });
+    let mut cost = file.context_cost(lines);
     for row in rows {
         if let Some(last) = row.unchanged {
             cost += 4 + digits(row.line) + digits(last);
             continue;
         }
+        let Some(entry) = row.matched else {
+            continue;
+        };
         cost += 6 + digits(row.line) + json_len(&row.text);
-        let Some(d) = row.matched.and_then(|entry| scopes.get(entry)?.as_ref()) else {
+        let Some(d) = scopes.get(entry).and_then(Option::as_ref) else {
             continue;
         };
         let held = file
@@ -313,25 +244,20 @@ fn rows_cost(
     cost
 }
 
-/// Adds an entry's rows to its file: context rows to the context, matching rows under
-/// their scope (or to `matches`).
+/// Adds an entry's rows to its file: matching rows under their scope (or to `matches`),
+/// context lines in the matching rows beside them.
 fn keep<'a>(file: &mut FileMatchesOut<'a>, rows: &[Shown<'a>], scopes: &[Option<Definition>]) {
     for row in rows {
         if let Some(last) = row.unchanged {
+            file.settle();
             file.unchanged.push((row.line, last));
             continue;
         }
         file.shown.push(row.line);
-        let line = LineRow {
-            line: row.line,
-            text: row.text.clone(),
-        };
+        let (line, text) = (row.line, row.text.clone());
         match row.matched {
-            None => file.context.push(line),
-            Some(entry) => {
-                let def = scopes.get(entry).and_then(Option::as_ref);
-                add_scoped(&mut file.matches, &mut file.scopes, def, line);
-            }
+            None => file.add_context(LineRow { line, text }),
+            Some(entry) => file.add_match(scopes.get(entry).and_then(Option::as_ref), line, text),
         }
     }
 }
@@ -355,11 +281,6 @@ fn scope_line(def: Option<&Definition>) -> String {
 /// What makes two scopes the same definition (the page's matches of one file).
 fn key(def: Option<&Definition>) -> Option<(u64, u64, &str)> {
     def.map(|d| (d.line, d.end_line, d.name.as_str()))
-}
-
-/// Decimal digits of `n`.
-fn digits(n: u64) -> usize {
-    n.checked_ilog10().map_or(1, |d| d as usize + 1)
 }
 
 /// The rendering state of the file being written.

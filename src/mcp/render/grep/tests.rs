@@ -3,7 +3,7 @@
 use super::*;
 use serde_json::Value;
 
-use crate::mcp::render::rows::LineRow;
+use crate::mcp::render::rows::MatchRow;
 use crate::mcp::tools::schema_of;
 use crate::search::{ContextLine, GrepMatch};
 
@@ -76,10 +76,17 @@ fn each_line_is_one_row_and_the_costs_bound_the_serialized_size() {
          /a/y.rs\n1:match 1 \"é\"\n\n"
     );
     assert_eq!(files.len(), 2);
-    let rows = |rows: &[LineRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
+    let rows = |rows: &[MatchRow]| rows.iter().map(|r| r.line).collect::<Vec<_>>();
     assert_eq!(rows(&files[0].matches), [10, 12]);
-    let context: Vec<u64> = files[0].context.iter().map(|c| c.line).collect();
-    assert_eq!(context, [9, 11, 13], "each line once, as the text marks it");
+    // Each line once, as the text marks it: context in the matching row it is beside.
+    assert!(files[0].context.is_empty());
+    assert_eq!(
+        serde_json::to_value(&files[0].matches).unwrap(),
+        serde_json::json!([
+            [10, "match 10 \"é\"", ["nine"], ["eleven"]],
+            [12, "match 12 \"é\"", [], ["thirteen"]]
+        ])
+    );
     let serialized = serde_json::to_string(&files).unwrap().len();
     assert!(
         spent.structured >= serialized,
@@ -148,4 +155,35 @@ fn the_schema_requires_only_what_is_always_there() {
     // Nothing empty or zero is written.
     let out = GrepOut::default();
     assert_eq!(serde_json::to_string(&out).unwrap(), r#"{"total":0}"#);
+}
+
+#[test]
+fn context_lines_are_charged_what_they_cost_in_their_rows() {
+    // 100 matches with a line before and after each, none shared; one match without
+    // context between lines of its neighbours' context.
+    let matches: Vec<GrepMatch> = (0..100)
+        .map(|k| {
+            let at = 10 + 4 * k;
+            let before = vec![line(at - 1, "before")];
+            matched("/a/x.rs", at, before, vec![line(at + 1, "after")])
+        })
+        .collect();
+    let (text, files, spent) = page(&matches, &[]);
+    assert!(text.contains("9-before\n10:match 10"), "{text}");
+    assert!(files[0].context.is_empty());
+    assert_eq!(files[0].matches[0].before, ["before"]);
+    assert_eq!(files[0].matches[0].after, ["after"]);
+    let serialized = serde_json::to_string(&files).unwrap().len();
+    assert!(
+        spent.structured >= serialized,
+        "{} < {serialized}",
+        spent.structured
+    );
+    // Each matching row is charged 3 bytes over (its text's share of a `[line, text]`
+    // row); the context lines nothing more.
+    assert!(
+        spent.structured <= serialized + 3 * matches.len() + 256,
+        "{} ≫ {serialized}",
+        spent.structured
+    );
 }

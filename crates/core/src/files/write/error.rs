@@ -8,7 +8,7 @@ use std::fmt;
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::roots::path_text;
+use crate::roots::path_display;
 
 /// Why [`write_atomic`](super::write_atomic) or
 /// [`create_directory`](super::create_directory) failed. Nothing was written.
@@ -83,37 +83,37 @@ impl fmt::Display for WriteError {
             WriteError::MissingParent { path, parent } => write!(
                 f,
                 "cannot write {}: parent directory {} does not exist",
-                path_text(path),
-                path_text(parent)
+                path_display(path),
+                path_display(parent)
             ),
             WriteError::ParentNotADirectory { path, parent } => write!(
                 f,
                 "cannot write {}: {} is not a directory",
-                path_text(path),
-                path_text(parent)
+                path_display(path),
+                path_display(parent)
             ),
             WriteError::InTheWay { target, blocker } => write!(
                 f,
                 "cannot create directory {}: {} exists and is not a directory",
                 target.display(),
-                path_text(blocker)
+                path_display(blocker)
             ),
             WriteError::NotAFilePath { path } => {
-                write!(f, "cannot write {}: not a file path", path_text(path))
+                write!(f, "cannot write {}: not a file path", path_display(path))
             }
             WriteError::NotADirectoryPath { path } => write!(
                 f,
                 "cannot create directory {0}: {0} is not a directory path",
-                path_text(path)
+                path_display(path)
             ),
             WriteError::IsADirectory { path } => {
-                write!(f, "cannot write {}: it is a directory", path_text(path))
+                write!(f, "cannot write {}: it is a directory", path_display(path))
             }
             WriteError::Symlink { path, target } => write!(
                 f,
                 "cannot write {}: it is a symbolic link (to {}); rootgrep does not write \
                  through or replace symlinks, write to the link's resolved target instead",
-                path_text(path),
+                path_display(path),
                 target.as_ref().map_or_else(
                     || "an unreadable target".to_string(),
                     |t| t.display().to_string()
@@ -123,10 +123,10 @@ impl fmt::Display for WriteError {
                 f,
                 "cannot write {}: it is a special file (fifo, socket or device), not a regular \
                  file",
-                path_text(path)
+                path_display(path)
             ),
             WriteError::ReadOnly { path, mode } => {
-                write!(f, "cannot write {}: ", path_text(path))?;
+                write!(f, "cannot write {}: ", path_display(path))?;
                 match mode {
                     Some(mode) => write!(
                         f,
@@ -149,12 +149,12 @@ impl fmt::Display for WriteError {
                 f,
                 "cannot write {}: this server's user may not write the file (owner uid {uid}, \
                  mode {mode:04o}: {source}); nothing was written",
-                path_text(path)
+                path_display(path)
             ),
             WriteError::NoTempName { path } => write!(
                 f,
                 "cannot create a temporary file for {}: no free temporary file name",
-                path_text(path)
+                path_display(path)
             ),
             WriteError::ChangedMeanwhile => {
                 f.write_str("the file changed on disk after it was read")
@@ -163,7 +163,7 @@ impl fmt::Display for WriteError {
                 doing,
                 path,
                 source,
-            } => write!(f, "{doing} {}: {source}", path_text(path)),
+            } => write!(f, "{doing} {}: {source}", path_display(path)),
         }
     }
 }

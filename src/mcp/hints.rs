@@ -292,6 +292,11 @@ pub fn list(err: &ListError) -> String {
     }
 }
 
+/// Any other error of the operating system, as it reads.
+pub fn io(err: &io::Error) -> String {
+    err.to_string()
+}
+
 /// A file that could not be read; a directory gets the tools that show one.
 pub fn read(err: &ReadError) -> String {
     match err {

@@ -250,6 +250,7 @@ fn the_descriptions_say_so() {
 fn context_beside_a_run_shown_before_keeps_its_own_rows() {
     let ws = workspace();
     std::fs::write(ws.app.join("src").join("queue.rs"), source(2, "first")).unwrap();
+    settle();
     let mut client = server(&ws, false);
     read(
         &mut client,

@@ -275,7 +275,8 @@ fn entry_line(root: &Path, entry: &ignore::DirEntry) -> String {
         && let Ok(target) = fs::read_link(entry.path())
     {
         line.push_str(" -> ");
-        line.push_str(&target.to_string_lossy());
+        // Escaped like every path of a text (a newline in it could forge lines).
+        line.push_str(&crate::quote::escape_for_display(&target.to_string_lossy()));
     }
     line
 }

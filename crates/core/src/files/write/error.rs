@@ -95,7 +95,7 @@ impl fmt::Display for WriteError {
             WriteError::InTheWay { target, blocker } => write!(
                 f,
                 "cannot create directory {}: {} exists and is not a directory",
-                target.display(),
+                crate::quote::escape_for_display(&target.to_string_lossy()),
                 path_display(blocker)
             ),
             WriteError::NotAFilePath { path } => {
@@ -116,7 +116,7 @@ impl fmt::Display for WriteError {
                 path_display(path),
                 target.as_ref().map_or_else(
                     || "an unreadable target".to_string(),
-                    |t| t.display().to_string()
+                    |t| crate::quote::escape_for_display(&t.to_string_lossy()).into_owned()
                 )
             ),
             WriteError::SpecialFile { path } => write!(

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rootgrep::cli::{CacheAction, Command};
-use rootgrep::store::{Cleared, EntryInfo, Store, default_cache_dir};
+use rootgrep_core::store::{Cleared, EntryInfo, Store, default_cache_dir};
 
 /// Runs `command` (a `Command::Cache`).
 pub(crate) fn run(command: &Command) -> ExitCode {
@@ -34,7 +34,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
             }
         },
     };
-    let store = Store::new(&dir, rootgrep::store::DEFAULT_MAX_MB);
+    let store = Store::new(&dir, rootgrep_core::store::DEFAULT_MAX_MB);
     let refused = |err: std::io::Error| {
         crate::report(&format!(
             "rootgrep cache: {err}; nothing was listed or removed"
@@ -52,7 +52,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
                 "{}: {} entries, {}\n",
                 store.dir().display(),
                 entries.len(),
-                rootgrep::quote::byte_size(total)
+                rootgrep_core::quote::byte_size(total)
             );
             for entry in &entries {
                 text.push_str(&line(entry));
@@ -64,7 +64,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
             let roots: Vec<PathBuf> = dirs
                 .iter()
                 // The form the server keys entries by (on Windows without `\\?\`).
-                .map(|d| rootgrep::roots::canonicalize(d).unwrap_or_else(|_| d.clone()))
+                .map(|d| rootgrep_core::roots::canonicalize(d).unwrap_or_else(|_| d.clone()))
                 .collect();
             match store.clear(&roots, *missing) {
                 Ok(cleared) => crate::print(&cleared_text(&cleared)),
@@ -105,12 +105,12 @@ fn line(entry: &EntryInfo) -> String {
         .map_or(String::new(), |pid| format!(", written by pid {pid}"));
     format!(
         "{root}\t{}\tused {used}{writer}\n",
-        rootgrep::quote::byte_size(entry.bytes)
+        rootgrep_core::quote::byte_size(entry.bytes)
     )
 }
 
 /// A root's path as a line of the listing: control characters escaped, so a root named
 /// with a newline cannot forge another entry.
 fn quote_path(root: &std::path::Path) -> String {
-    rootgrep::quote::escape_for_display(&root.display().to_string()).into_owned()
+    rootgrep_core::quote::escape_for_display(&root.display().to_string()).into_owned()
 }

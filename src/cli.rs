@@ -13,8 +13,8 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
-use crate::config::{Config, DEFAULT_MAX_OUTPUT_BYTES};
-use crate::roots::Confine;
+use rootgrep_core::config::{Config, DEFAULT_MAX_OUTPUT_BYTES};
+use rootgrep_core::roots::Confine;
 
 /// What `rootgrep --version` says after the name: the package version and the git commit
 /// the binary was built from (`build.rs`; `unknown` for a build outside a git checkout,
@@ -159,7 +159,7 @@ pub struct Options {
 
     /// Most files the in-memory index holds per root (about 100 bytes each); a bigger root
     /// is searched by walking the disk.
-    #[arg(long, value_name = "N", default_value_t = crate::index::DEFAULT_MAX_FILES)]
+    #[arg(long, value_name = "N", default_value_t = rootgrep_core::index::DEFAULT_MAX_FILES)]
     pub index_max_files: usize,
 
     /// Where the indexes are kept between runs, so a restarted server does not parse
@@ -173,7 +173,7 @@ pub struct Options {
 
     /// Most megabytes the stored indexes take together; the least recently used roots'
     /// entries are removed beyond it.
-    #[arg(long, value_name = "MB", default_value_t = crate::store::DEFAULT_MAX_MB)]
+    #[arg(long, value_name = "MB", default_value_t = rootgrep_core::store::DEFAULT_MAX_MB)]
     pub cache_max_mb: u64,
 
     /// Budget of one tool answer's text, in bytes; its structured content gets as much
@@ -352,8 +352,8 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
         paths: match options.paths {
-            Paths::Relative => crate::config::PathDisplay::Relative,
-            Paths::Absolute => crate::config::PathDisplay::Absolute,
+            Paths::Relative => rootgrep_core::config::PathDisplay::Relative,
+            Paths::Absolute => rootgrep_core::config::PathDisplay::Absolute,
         },
         tools_hidden,
         tools_refused,
@@ -393,7 +393,7 @@ fn tool_sets(options: &Options) -> Result<(Vec<String>, Vec<String>), CliError> 
 
 /// The index store the options ask for: `None` with `--no-cache`, or when no cache
 /// directory is known (no `HOME`, `LOCALAPPDATA`…: said once, at start).
-pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError> {
+pub fn store(options: &Options) -> Result<Option<rootgrep_core::store::Store>, CliError> {
     if options.no_cache {
         return Ok(None);
     }
@@ -401,7 +401,7 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
     let dir = match &options.cache_dir {
         Some(dir) => std::path::absolute(dir)
             .map_err(|err| CliError(format!("--cache-dir {}: {err}", dir.display())))?,
-        None => match crate::store::default_cache_dir(|name| std::env::var_os(name)) {
+        None => match rootgrep_core::store::default_cache_dir(|name| std::env::var_os(name)) {
             Some(dir) => dir,
             None => {
                 tracing::warn!(
@@ -412,7 +412,7 @@ pub fn store(options: &Options) -> Result<Option<crate::store::Store>, CliError>
             }
         },
     };
-    let store = crate::store::Store::new(&dir, options.cache_max_mb);
+    let store = rootgrep_core::store::Store::new(&dir, options.cache_max_mb);
     Ok(Some(match options.test_store_write_pause {
         Some(ms) => store.with_write_pause(Duration::from_millis(ms)),
         None => store,

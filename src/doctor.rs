@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use rootgrep::cli::{self, Options};
-use rootgrep::roots::{RootSource, choose_roots};
+use rootgrep_core::roots::{RootSource, choose_roots};
 
 use report::{Finding, Report};
 
@@ -232,7 +232,7 @@ fn cache(options: &Options) -> Vec<Finding> {
                 "{}: writable, {} entries, {} of at most {} MiB (--cache-max-mb)",
                 dir.display(),
                 entries.len(),
-                rootgrep::quote::byte_size(total),
+                rootgrep_core::quote::byte_size(total),
                 options.cache_max_mb
             ))];
             let junk = entries.iter().filter(|entry| entry.root.is_none()).count();

@@ -85,7 +85,7 @@ fn doctor(options: &cli::Options, dirs: &[std::path::PathBuf]) -> ExitCode {
 }
 
 /// Serves MCP over stdio until the client closes stdin.
-async fn serve(config: rootgrep::config::Config, options: &cli::Options) -> ExitCode {
+async fn serve(config: rootgrep_core::config::Config, options: &cli::Options) -> ExitCode {
     use std::io::IsTerminal;
     if std::io::stdin().is_terminal() {
         // A person ran it by hand: say what it is waiting for.
@@ -96,7 +96,7 @@ async fn serve(config: rootgrep::config::Config, options: &cli::Options) -> Exit
         );
     }
     if let Some(ms) = options.test_watch_delay {
-        rootgrep::watch::set_test_read_delay(std::time::Duration::from_millis(ms));
+        rootgrep_core::watch::set_test_read_delay(std::time::Duration::from_millis(ms));
     }
     let faults = mcp::pipeline::Faults {
         panic_in: options.inject_panic.clone(),
@@ -133,7 +133,7 @@ fn main() -> ExitCode {
     mcp::logging::init_tracing(options.log_level.as_deref());
     let config = match cli::config(options, dirs) {
         // One call needs no watcher or index: it would only add start-up work.
-        Ok(config) if args.command.is_some() => rootgrep::config::Config {
+        Ok(config) if args.command.is_some() => rootgrep_core::config::Config {
             watch: false,
             ..config
         },

@@ -33,15 +33,7 @@ const NAMED_IN_CORE: &[(&str, &str)] = &[];
 
 /// Re-exports still giving an item a second path, as (file, the line's start): each must
 /// go (import the item where it is defined, or make its module private).
-const SECOND_PATHS: &[(&str, &str)] = &[
-    ("crates/core/src/ranked/mod.rs", "pub use find::search;"),
-    (
-        "crates/core/src/ranked/mod.rs",
-        "pub use index::{SearchIndex, SearchState, SearchStatus};",
-    ),
-    ("crates/core/src/ranked/mod.rs", "pub use request::{"),
-    ("src/lib.rs", "pub use rootgrep_core::{"),
-];
+const SECOND_PATHS: &[(&str, &str)] = &[];
 
 /// Module cycles not yet broken: move the shared part into a module of its own, below both.
 const KNOWN_CYCLES: &[&[&str]] = &[];

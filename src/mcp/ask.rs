@@ -10,7 +10,7 @@
 //! The question and every answer about a path outside the roots name only the path as the
 //! client sent it (never where it leads, nor whether it exists or is a directory), and the
 //! question's texts have their control and bidi characters escaped
-//! ([`crate::quote::escape_for_display`]): a name cannot add a line to what the user reads.
+//! ([`rootgrep_core::quote::escape_for_display`]): a name cannot add a line to what the user reads.
 
 #![allow(deprecated)] // Roots are deprecated in MCP 2026-07-28 but are the heart of legacy sessions.
 
@@ -24,12 +24,12 @@ use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{Peer, RoleServer};
 use serde_json::json;
 
-use crate::access::{Access, Refusal, Verdict, grant_dir_for};
 use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::hints;
 use crate::mcp::session::Session;
-use crate::quote::{echo, escape_for_display};
-use crate::roots::{Resolved, Root, path_from_file_uri};
+use rootgrep_core::access::{Access, Refusal, Verdict, grant_dir_for};
+use rootgrep_core::quote::{echo, escape_for_display};
+use rootgrep_core::roots::{Resolved, Root, path_from_file_uri};
 
 /// Whether the client declared the `roots` capability.
 pub fn client_has_roots(peer: &Peer<RoleServer>) -> bool {
@@ -230,9 +230,9 @@ async fn put_question(
     let result = match outcome {
         Some(Ok(rmcp::model::ClientResult::ElicitResult(result))) => result,
         Some(Ok(other)) => {
-            let why = crate::quote::cut(
+            let why = rootgrep_core::quote::cut(
                 &format!("unexpected answer to the permission question: {other:?}"),
-                crate::quote::ECHO_MAX_CHARS,
+                rootgrep_core::quote::ECHO_MAX_CHARS,
             )
             .into_owned();
             return Err((Reason::NoAnswer, why));
@@ -281,7 +281,7 @@ async fn take_answer(
                         .await
                         .unwrap_or(false);
                     let dir = grant_dir_for(&resolved.path, is_dir);
-                    tracing::info!(event = "access_granted", dir = %crate::roots::path_text(&dir), access = access.verb(), "user granted a directory");
+                    tracing::info!(event = "access_granted", dir = %rootgrep_core::roots::path_text(&dir), access = access.verb(), "user granted a directory");
                     session.grants.grant_dir(dir, access);
                 }
                 Ok(())

@@ -7,7 +7,7 @@
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-use crate::config::Config;
+use rootgrep_core::config::Config;
 
 /// What one call produced.
 pub struct CallOutput {

@@ -14,11 +14,11 @@ use serde_json::json;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::complete::{self, Completion};
-use crate::index::FileIndex;
 use crate::mcp::session::Session;
-use crate::roots::RootSet;
-use crate::symbols::index::SymbolIndex;
+use rootgrep_core::complete::{self, Completion};
+use rootgrep_core::index::FileIndex;
+use rootgrep_core::roots::RootSet;
+use rootgrep_core::symbols::index::SymbolIndex;
 
 /// Most values one completion answer carries (the protocol's limit).
 const MAX_VALUES: usize = 100;
@@ -225,7 +225,7 @@ fn typed_path(roots: &[PathBuf], value: &str, index: Option<&FileIndex>) -> Comp
 /// `path` inside the roots (absolute, or relative to a root), canonical; `None` otherwise
 /// (completion never leads outside the roots, and never asks).
 fn inside(roots: &RootSet, path: &str) -> Option<PathBuf> {
-    crate::roots::resolve(path, roots)
+    rootgrep_core::roots::resolve(path, roots)
         .ok()
         .filter(|resolved| resolved.root.is_some() && resolved.exists)
         .map(|resolved| resolved.path)
@@ -305,8 +305,8 @@ fn definitions(
     exact: bool,
     files: Option<&FileIndex>,
     symbols: Option<&SymbolIndex>,
-) -> Vec<crate::symbols::find::Located> {
-    let query = crate::symbols::find::SymbolQuery {
+) -> Vec<rootgrep_core::symbols::find::Located> {
+    let query = rootgrep_core::symbols::find::SymbolQuery {
         query: name.to_string(),
         exact,
         kinds: Vec::new(),
@@ -315,17 +315,19 @@ fn definitions(
         limit: COMPLETION_DEFINITIONS,
         threads: 1,
     };
-    let control = crate::walk::Control::default();
+    let control = rootgrep_core::walk::Control::default();
     let abort = std::sync::atomic::AtomicUsize::new(0);
-    crate::symbols::find::find_symbols_with(&query, targets, files, symbols, &control, &abort)
-        .map(|outcome| {
-            outcome
-                .entries
-                .into_iter()
-                .map(|(_, located)| located)
-                .collect()
-        })
-        .unwrap_or_default()
+    rootgrep_core::symbols::find::find_symbols_with(
+        &query, targets, files, symbols, &control, &abort,
+    )
+    .map(|outcome| {
+        outcome
+            .entries
+            .into_iter()
+            .map(|(_, located)| located)
+            .collect()
+    })
+    .unwrap_or_default()
 }
 
 /// Most definitions one completion looks at (distinct names or files are fewer).

@@ -16,15 +16,15 @@ use std::io;
 
 use serde_json::{Map, Value, json};
 
-use crate::access::Refusal;
-use crate::files::edit::EditError;
-use crate::files::list::ListError;
-use crate::files::mv::MoveError;
-use crate::files::read::ReadError;
-use crate::files::write::WriteError;
 use crate::mcp::hints::Worded;
-use crate::roots::{Fault, PathError, RootSet};
-use crate::search::SearchError;
+use rootgrep_core::access::Refusal;
+use rootgrep_core::files::edit::EditError;
+use rootgrep_core::files::list::ListError;
+use rootgrep_core::files::mv::MoveError;
+use rootgrep_core::files::read::ReadError;
+use rootgrep_core::files::write::WriteError;
+use rootgrep_core::roots::{Fault, PathError, RootSet};
+use rootgrep_core::search::SearchError;
 
 /// Why a request failed: a stable code a program can branch on. The set and the names are
 /// part of the interface (README "Errors a program can read"); add codes, never rename.
@@ -326,7 +326,7 @@ pub fn error_object(reason: Reason, sent: Option<&str>, key: &str, roots: &RootS
         let allowed: Vec<String> = roots
             .roots
             .iter()
-            .map(|root| crate::roots::path_text(root.effective()))
+            .map(|root| rootgrep_core::roots::path_text(root.effective()))
             .collect();
         object.insert("allowedRoots".into(), json!(allowed));
     }
@@ -336,10 +336,10 @@ pub fn error_object(reason: Reason, sent: Option<&str>, key: &str, roots: &RootS
 /// The argument as an error object repeats it: exact when it could name a file at all
 /// (shorter than `resolve`'s limit), else cut like every echo of client input.
 pub fn sent_text(sent: &str) -> String {
-    if sent.len() < 3 * crate::roots::PATH_MAX {
+    if sent.len() < 3 * rootgrep_core::roots::PATH_MAX {
         sent.to_string()
     } else {
-        crate::quote::echo(sent)
+        rootgrep_core::quote::echo(sent)
     }
 }
 

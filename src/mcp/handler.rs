@@ -26,7 +26,7 @@ use crate::mcp::modern::{self, ModernCall};
 use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
 use crate::mcp::{ask, completion, logging, prompts, resources, tools};
-use crate::roots::RootSet;
+use rootgrep_core::roots::RootSet;
 
 pub const INSTRUCTIONS: &str = "rootgrep searches, reads and edits the files of the user's \
 workspace quickly (ripgrep-grade grep and glob, paged results). Every path is scoped to the \
@@ -293,7 +293,7 @@ impl ServerHandler for Handler {
             return Err(McpError::invalid_params(
                 format!(
                     "invalid params for {}: {}",
-                    crate::quote::echo(&request.method),
+                    rootgrep_core::quote::echo(&request.method),
                     expected_params(&request.method)
                 ),
                 Some(reason_data(Reason::InvalidArgument)),
@@ -301,7 +301,7 @@ impl ServerHandler for Handler {
         }
         Err(McpError::new(
             rmcp::model::ErrorCode::METHOD_NOT_FOUND,
-            crate::quote::echo(&request.method),
+            rootgrep_core::quote::echo(&request.method),
             None,
         ))
     }
@@ -330,7 +330,7 @@ impl ServerHandler for Handler {
             return Err(McpError::invalid_params(
                 format!(
                     "unknown tool \"{}\"; available: {}",
-                    crate::quote::echo(&name),
+                    rootgrep_core::quote::echo(&name),
                     names.join(", ")
                 ),
                 Some(reason_data(Reason::UnknownTool)),

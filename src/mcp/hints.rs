@@ -13,17 +13,17 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use crate::access::{Access, Refusal};
-use crate::files::edit::{EditError, MAX_EDIT_BYTES, MAX_EDITS, NearMatch};
-use crate::files::list::ListError;
-use crate::files::mv::MoveError;
-use crate::files::read::ReadError;
-use crate::files::tree::{Count, StopReason, Tree};
-use crate::files::write::WriteError;
-use crate::quote::echo;
-use crate::roots::{Confine, PathError, PathList, RootSet};
-use crate::search::SearchError;
-use crate::symbols::find::DefinitionsError;
+use rootgrep_core::access::{Access, Refusal};
+use rootgrep_core::files::edit::{EditError, MAX_EDIT_BYTES, MAX_EDITS, NearMatch};
+use rootgrep_core::files::list::ListError;
+use rootgrep_core::files::mv::MoveError;
+use rootgrep_core::files::read::ReadError;
+use rootgrep_core::files::tree::{Count, StopReason, Tree};
+use rootgrep_core::files::write::WriteError;
+use rootgrep_core::quote::echo;
+use rootgrep_core::roots::{Confine, PathError, PathList, RootSet};
+use rootgrep_core::search::SearchError;
+use rootgrep_core::symbols::find::DefinitionsError;
 
 /// A domain error as the model reads it: its text with the advice of this module.
 /// [`crate::mcp::failure::Failure::of`] takes its message from here, so a domain error
@@ -116,13 +116,13 @@ pub fn edit(err: &EditError) -> String {
         EditError::TooLarge { path, size } => format!(
             "{} is (or would become) {size} bytes; edit_file edits files up to {} MiB (use \
              write_file to replace a larger file whole). {UNTOUCHED}",
-            crate::roots::path_display(path),
+            rootgrep_core::roots::path_display(path),
             MAX_EDIT_BYTES / 1024 / 1024
         ),
         EditError::Cancelled => format!("the edit was cancelled. {UNTOUCHED}"),
         EditError::FileNotFound { path } => format!(
             "{} does not exist; edit_file changes existing files (use write_file to create one)",
-            crate::roots::path_display(path)
+            rootgrep_core::roots::path_display(path)
         ),
         EditError::Io { source, .. } => io(source),
         EditError::Write { source, .. } => write(source),
@@ -132,12 +132,12 @@ pub fn edit(err: &EditError) -> String {
         } => format!(
             "{} is UTF-16 encoded; edit_file only edits UTF-8 text (use write_file to replace \
              it entirely)",
-            crate::roots::path_display(path)
+            rootgrep_core::roots::path_display(path)
         ),
         EditError::NotUtf8 { path, line, .. } => format!(
             "{} is not valid UTF-8 (first invalid byte on line {line}); edit_file only edits \
              UTF-8 text, so it was left untouched",
-            crate::roots::path_display(path)
+            rootgrep_core::roots::path_display(path)
         ),
         EditError::EmptyOldString { edit, of } => format!(
             "{}old_string is empty; include the text to replace (to insert, include a \
@@ -173,7 +173,7 @@ pub fn edit(err: &EditError) -> String {
         } => ambiguous(path, (*edit, *of), *count, lines),
         EditError::ChangedMeanwhile { path } => format!(
             "{} changed on disk while it was being edited; read it again and retry. {UNTOUCHED}",
-            crate::roots::path_display(path)
+            rootgrep_core::roots::path_display(path)
         ),
     }
 }
@@ -189,7 +189,7 @@ fn ambiguous(path: &Path, (edit, of): (usize, usize), count: usize, lines: &[usi
          surrounding lines to old_string to make it unique, or set replace_all to replace \
          every occurrence. {UNTOUCHED}",
         which(edit, of),
-        crate::roots::path_display(path),
+        rootgrep_core::roots::path_display(path),
         if edit > 1 {
             " after the previous edits"
         } else {
@@ -212,7 +212,7 @@ fn not_found(
     let mut text = format!(
         "{}old_string was not found in {}",
         which(edit, of),
-        crate::roots::path_display(path)
+        rootgrep_core::roots::path_display(path)
     );
     if edit > 1 {
         text.push_str(" (after applying the previous edits)");
@@ -370,7 +370,10 @@ pub fn refusal(
     let sent = echo(sent);
     let confined_to = || {
         let dirs = confine.dirs.iter().map(PathBuf::as_path);
-        paths(&crate::roots::describe_paths(dirs, confine.dirs.len()))
+        paths(&rootgrep_core::roots::describe_paths(
+            dirs,
+            confine.dirs.len(),
+        ))
     };
     match refusal {
         Refusal::Confined => format!(
@@ -406,7 +409,7 @@ pub fn refusal(
 // ---------------------------------------------------------------------------------------
 // directory_tree
 
-/// The note after a directory the tree did not expand ([`crate::files::tree::TreeOptions`]'s
+/// The note after a directory the tree did not expand ([`rootgrep_core::files::tree::TreeOptions`]'s
 /// `depth_mark`): how many entries it holds, and the argument that would show them.
 pub fn depth_mark(entries: Count, max_depth: usize) -> String {
     format!(" … {entries} entries not shown (max_depth {max_depth})")
@@ -434,7 +437,7 @@ fn tree_footer(tree: &Tree) -> Option<String> {
         let after = cut
             .after
             .as_ref()
-            .map(|p| format!(" after {}", crate::roots::path_display(p)))
+            .map(|p| format!(" after {}", rootgrep_core::roots::path_display(p)))
             .unwrap_or_default();
         parts.push(format!(
             "{why}: {} more entries not shown{after}; call directory_tree on a subdirectory or \

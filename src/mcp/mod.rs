@@ -23,7 +23,7 @@ pub mod stdio;
 pub mod subscriptions;
 pub mod tools;
 
-use crate::config::Config;
+use rootgrep_core::config::Config;
 
 /// Serves one client over the given byte streams until the input ends.
 pub async fn serve<R, W>(config: Config, input: R, output: W) -> Result<(), String>

@@ -33,9 +33,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use sha2::Digest;
 
-use crate::access::{Access, Refusal, Verdict, boundary_verdict};
 use crate::mcp::session::Session;
-use crate::roots::{Resolved, Root, RootSet, choose_roots, path_from_file_uri};
+use rootgrep_core::access::{Access, Refusal, Verdict, boundary_verdict};
+use rootgrep_core::roots::{Resolved, Root, RootSet, choose_roots, path_from_file_uri};
 
 /// How long a sealed request state stays valid.
 pub const STATE_TTL: Duration = Duration::from_secs(600);
@@ -107,7 +107,7 @@ pub struct ModernCall {
 }
 
 fn path_bytes(path: &std::path::Path) -> Vec<u8> {
-    use crate::platform::os::OsStrExt;
+    use rootgrep_core::platform::os::OsStrExt;
     path.as_os_str().as_bytes().to_vec()
 }
 
@@ -243,7 +243,7 @@ impl ModernCall {
                 format!(
                     "the user {verb} this server's request to {} {}; nothing was done",
                     access.verb(),
-                    crate::quote::echo(&resolved.sent)
+                    rootgrep_core::quote::echo(&resolved.sent)
                 ),
             ));
         }
@@ -304,7 +304,7 @@ impl ModernCall {
                     format!(
                         "waiting for the user's permission to {} {}",
                         access.verb(),
-                        crate::quote::echo(&resolved.sent)
+                        rootgrep_core::quote::echo(&resolved.sent)
                     ),
                 ))
             }

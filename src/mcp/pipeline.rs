@@ -391,8 +391,11 @@ impl Router {
                                 -32602,
                                 &format!(
                                     "invalid params for {}: {}",
-                                    crate::quote::echo(&method),
-                                    crate::quote::cut(&why, crate::quote::DETAIL_MAX_CHARS)
+                                    rootgrep_core::quote::echo(&method),
+                                    rootgrep_core::quote::cut(
+                                        &why,
+                                        rootgrep_core::quote::DETAIL_MAX_CHARS
+                                    )
                                 ),
                             );
                             let _ = self.lines.send(line).await;

@@ -3,7 +3,7 @@
 //! most every 100 ms, only when the count grew (so `progress` strictly increases), and
 //! never after [`Reporter::finish`] returns, which the handler awaits before answering.
 //! Used by every long call: grep, glob and the symbol tools (the search engine's
-//! [`crate::walk::Control`]), `directory_tree`, `read_files` and `resources/list`.
+//! [`rootgrep_core::walk::Control`]), `directory_tree`, `read_files` and `resources/list`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,7 +21,7 @@ pub trait Counters: Send + Sync + 'static {
     fn found(&self) -> u64;
 }
 
-impl Counters for crate::walk::Control {
+impl Counters for rootgrep_core::walk::Control {
     fn examined(&self) -> u64 {
         self.files_examined()
     }

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use crate::mcp::modern::ModernCall;
 use crate::mcp::session::Session;
 use crate::mcp::tools::{self, Call};
-use crate::roots::RootSet;
+use rootgrep_core::roots::RootSet;
 
 pub fn list() -> ListPromptsResult {
     let prompts: Vec<Prompt> = serde_json::from_value(json!([
@@ -138,7 +138,7 @@ pub async fn get(
             return Err(McpError::invalid_params(
                 format!(
                     "unknown prompt \"{}\"; available: explain_file, find_usages",
-                    crate::quote::echo(other)
+                    rootgrep_core::quote::echo(other)
                 ),
                 None,
             ));

@@ -9,7 +9,7 @@
 //! user or is refused. Every error's `data` says why in a field: `{reason, uri,
 //! allowedRoots?}` ([`rpc_error`]; a missing file is `-32002`).
 
-use crate::platform::os::{OsStrExt, OsStringExt};
+use rootgrep_core::platform::os::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -22,18 +22,18 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use serde_json::{Value, json};
 
-use crate::access::Access;
-use crate::files::mime::mime_type;
-use crate::files::read::{self, ReadError, Whole};
 use crate::mcp::failure::{Failure, Reason, sent_text};
 use crate::mcp::modern::ModernCall;
 use crate::mcp::progress::{Reporter, thousands};
 use crate::mcp::session::Session;
 use crate::mcp::tools::Asker;
-use crate::pool::{Lane, Pool};
-use crate::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
-use crate::search::{self, GlobQuery, SortBy};
-use crate::walk::Control;
+use rootgrep_core::access::Access;
+use rootgrep_core::files::mime::mime_type;
+use rootgrep_core::files::read::{self, ReadError, Whole};
+use rootgrep_core::pool::{Lane, Pool};
+use rootgrep_core::roots::{RootSet, file_uri_from_path, path_from_file_uri, resolve};
+use rootgrep_core::search::{self, GlobQuery, SortBy};
+use rootgrep_core::walk::Control;
 
 /// The resource template: any file by absolute path.
 pub const TEMPLATE: &str = "file:///{+path}";
@@ -97,7 +97,7 @@ pub async fn list(
                 format!(
                     "invalid cursor \"{}\": pass back a nextCursor from resources/list, \
                      or none to start from the beginning",
-                    crate::quote::echo(cursor)
+                    rootgrep_core::quote::echo(cursor)
                 ),
                 Some(json!({ "reason": Reason::InvalidArgument.code() })),
             )
@@ -112,7 +112,7 @@ pub async fn list(
     // exactly) the disk is walked.
     let index = session.live.as_ref().map(|live| live.index.clone());
     // A listing takes its slot from the same process-wide pool as grep and glob (see
-    // `crate::pool`), on one walker thread, so many listings at once queue instead of each
+    // `rootgrep_core::pool`), on one walker thread, so many listings at once queue instead of each
     // starting a thread per core. One the fresh index serves from memory is quick: it
     // never waits behind a long search.
     // (Asked without a round of the watcher's barrier, which the listing itself takes:
@@ -157,7 +157,7 @@ pub async fn list(
             json!({
                 "uri": file_uri_from_path(&found.path),
                 "name": name,
-                "title": crate::roots::path_text(&found.path),
+                "title": rootgrep_core::roots::path_text(&found.path),
                 "mimeType": mime_type(&found.path, true),
             })
         })
@@ -217,7 +217,7 @@ pub async fn read_resource(
                     "{} is {} ({size} bytes), over the {} ({MAX_RESOURCE_BYTES} bytes) limit \
                      of resources/read; read it in pages with the read_file tool \
                      (offset/limit)",
-                    crate::roots::path_display(&resolved.path),
+                    rootgrep_core::roots::path_display(&resolved.path),
                     crate::mcp::render::human_size(size),
                     crate::mcp::render::human_size(MAX_RESOURCE_BYTES),
                 ),
@@ -245,7 +245,7 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
         let message = format!(
             "{} is outside the workspace roots ({}); only files inside them can be \
              subscribed to",
-            crate::quote::echo(uri),
+            rootgrep_core::quote::echo(uri),
             crate::mcp::hints::roots(&roots)
         );
         rpc_error(
@@ -256,16 +256,18 @@ pub fn subscribable(session: &Session, uri: &str) -> Result<std::path::PathBuf, 
     // `resolve` takes the URI itself, so non-UTF-8 names survive. A failure found on the
     // disk is told only inside the roots (or a granted directory); elsewhere the URI gets
     // the same answer as any other outside them.
-    let allowed = |resolved: &crate::roots::Resolved| {
+    let allowed = |resolved: &rootgrep_core::roots::Resolved| {
         session
             .grants
             .verdict(resolved, Access::Read, &roots, &session.config.confine)
-            == crate::access::Verdict::Allowed
+            == rootgrep_core::access::Verdict::Allowed
     };
     match resolve(uri, &roots) {
         Ok(resolved) if allowed(&resolved) => Ok(resolved.path),
         Ok(_) => Err(outside()),
-        Err(crate::roots::PathError::Found(found)) if !allowed(&found.as_resolved(uri, &roots)) => {
+        Err(rootgrep_core::roots::PathError::Found(found))
+            if !allowed(&found.as_resolved(uri, &roots)) =>
+        {
             Err(outside())
         }
         Err(err) => Err(rpc_error(Failure::of(&err).about(uri), &roots)),
@@ -300,7 +302,7 @@ pub fn rpc_error(failure: Failure, roots: &RootSet) -> McpError {
 /// Refuses a URI that is not a `file://` URI this server can serve.
 fn not_a_file_uri(uri: &str, roots: &RootSet) -> Result<(), McpError> {
     path_from_file_uri(uri).map(drop).map_err(|err| {
-        let message = format!("{}: {err}", crate::quote::echo(uri));
+        let message = format!("{}: {err}", rootgrep_core::quote::echo(uri));
         rpc_error(
             Failure::new(Reason::InvalidArgument, message).about(uri),
             roots,
@@ -310,7 +312,7 @@ fn not_a_file_uri(uri: &str, roots: &RootSet) -> Result<(), McpError> {
 
 fn not_found(uri: &str) -> McpError {
     McpError::resource_not_found(
-        format!("no such file: {}", crate::quote::echo(uri)),
+        format!("no such file: {}", rootgrep_core::quote::echo(uri)),
         Some(json!({ "reason": Reason::NotFound.code(), "uri": sent_text(uri) })),
     )
 }

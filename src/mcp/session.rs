@@ -1,7 +1,7 @@
 //! Per-process session state shared by every request: the configuration, the roots in
 //! force (swapped atomically when the client's roots change), whether the first
 //! `roots/list` answer has arrived, the user's out-of-root grants, and the client's log
-//! level, the live layer (`crate::live`), whose changes it forwards to the subscriptions,
+//! level, the live layer (`rootgrep_core::live`), whose changes it forwards to the subscriptions,
 //! and what answers already showed (`crate::mcp::shown`), which those changes and the
 //! server's own writes make it forget.
 //!
@@ -17,10 +17,10 @@ use std::time::Duration;
 
 use tokio::sync::watch;
 
-use crate::access::Grants;
-use crate::config::Config;
-use crate::live::Live;
-use crate::roots::{Root, RootSet, choose_roots};
+use rootgrep_core::access::Grants;
+use rootgrep_core::config::Config;
+use rootgrep_core::live::Live;
+use rootgrep_core::roots::{Root, RootSet, choose_roots};
 
 /// Shared state of one server.
 pub struct Session {
@@ -80,11 +80,11 @@ impl Session {
                 config.index_max_files,
                 config.store.clone(),
                 move |change| match change {
-                    crate::live::Change::File(kind, path) => {
+                    rootgrep_core::live::Change::File(kind, path) => {
                         shown.forget(&path);
                         notify.file_event(kind, path);
                     }
-                    crate::live::Change::EverythingChanged => {
+                    rootgrep_core::live::Change::EverythingChanged => {
                         shown.forget_all();
                         notify.everything_changed();
                     }
@@ -188,7 +188,7 @@ impl Session {
     }
 
     /// The server itself changed these paths: the index must not answer the next request
-    /// from before the change (see [`crate::index::FileIndex::expect_change`]).
+    /// from before the change (see [`rootgrep_core::index::FileIndex::expect_change`]).
     pub fn wrote(&self, paths: &[&std::path::Path]) {
         for path in paths {
             self.shown.forget(path);

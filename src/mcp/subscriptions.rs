@@ -25,7 +25,7 @@ use rmcp::{Peer, RoleServer};
 use tokio::sync::{Notify, mpsc};
 
 /// What happened to a path under the roots (the live layer's own type).
-use crate::live::FileChange;
+use rootgrep_core::live::FileChange;
 
 /// Minimum spacing of `notifications/resources/list_changed`.
 pub const LIST_CHANGED_INTERVAL: Duration = Duration::from_secs(1);

@@ -35,7 +35,7 @@ fn search_cases_over_the_fixture_tree() {
     let mut client = Client::spawn(&[], &root);
     client.handshake(json!({}));
     // Paths as the server shows them: the ordinary form, the platform's separator.
-    let root_text = rootgrep::roots::path_text(&root);
+    let root_text = rootgrep_core::roots::path_text(&root);
     let sep = std::path::MAIN_SEPARATOR_STR;
     let mut failures = Vec::new();
     for case in &cases {

@@ -83,7 +83,7 @@ fn hostile_names_work_in_every_tool() {
         assert_eq!(info["structuredContent"]["type"], "file", "{name:?}");
         let shown = info["structuredContent"]["path"].as_str().unwrap();
         assert_eq!(
-            rootgrep::roots::path_from_file_uri(&if shown.starts_with('/') {
+            rootgrep_core::roots::path_from_file_uri(&if shown.starts_with('/') {
                 uri(Path::new(shown))
             } else {
                 shown.to_string()
@@ -199,7 +199,7 @@ fn hostile_names_work_in_every_tool() {
             entries.iter().any(|e| {
                 let exact = match (e.as_str(), e["uri"].as_str()) {
                     (Some(name), _) => ws.app.join(name.trim_end_matches('/')),
-                    (None, Some(uri)) => rootgrep::roots::path_from_file_uri(uri).unwrap(),
+                    (None, Some(uri)) => rootgrep_core::roots::path_from_file_uri(uri).unwrap(),
                     (None, None) => ws
                         .app
                         .join(e["name"].as_str().unwrap().trim_end_matches('/')),
@@ -243,8 +243,11 @@ fn hostile_names_work_in_every_tool() {
         let want = ws.app.join(name);
         assert!(
             values.iter().any(|v| {
-                rootgrep::roots::path_from_file_uri(&format!("file:///{}", v.as_str().unwrap()))
-                    .unwrap()
+                rootgrep_core::roots::path_from_file_uri(&format!(
+                    "file:///{}",
+                    v.as_str().unwrap()
+                ))
+                .unwrap()
                     == want
             }),
             "completion lacks {name:?}: {values:?}"

@@ -174,7 +174,7 @@ fn completion_of_template_and_prompt_paths() {
     let prompt = json!({"type": "ref/prompt", "name": "explain_file"});
     // Prompt values are plain paths, written the platform's way (`C:\…\app\sr`).
     let (app, sep) = (
-        rootgrep::roots::path_text(&ws.app),
+        rootgrep_core::roots::path_text(&ws.app),
         std::path::MAIN_SEPARATOR,
     );
     let got = complete(&mut client, prompt, &format!("{app}{sep}sr"));

@@ -339,7 +339,7 @@ pub fn roots_result(roots: &[&Path]) -> Value {
 }
 
 pub fn uri(path: &Path) -> String {
-    rootgrep::roots::file_uri_from_path(path)
+    rootgrep_core::roots::file_uri_from_path(path)
 }
 
 /// The concatenated text content of a tool result.
@@ -371,7 +371,7 @@ pub struct Workspace {
 pub fn workspace() -> Workspace {
     let tmp = tempfile::tempdir().unwrap();
     // In the form the server keeps and shows paths (`C:\x` on Windows, not `\\?\C:\x`).
-    let base = rootgrep::roots::canonicalize(tmp.path()).unwrap();
+    let base = rootgrep_core::roots::canonicalize(tmp.path()).unwrap();
     let app = base.join("app");
     let outside = base.join("outside");
     std::fs::create_dir_all(app.join("src")).unwrap();

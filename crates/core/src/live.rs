@@ -23,7 +23,7 @@ use std::sync::{Arc, RwLock};
 
 use crate::ignores;
 use crate::index::FileIndex;
-use crate::ranked::SearchIndex;
+use crate::ranked::RankedIndex;
 use crate::roots::RootSet;
 use crate::store::Store;
 use crate::symbols::index::SymbolIndex;
@@ -69,7 +69,7 @@ pub struct Live {
     /// The symbol index (registered after the file index, which it reads).
     pub symbols: Option<Arc<SymbolIndex>>,
     /// The search index (registered last: it reads both).
-    pub search: Option<Arc<SearchIndex>>,
+    pub search: Option<Arc<RankedIndex>>,
     pub watcher: Watcher,
     consumers: Arc<[Arc<dyn Consumer>]>,
     listed: Arc<RwLock<Listed>>,
@@ -87,7 +87,7 @@ impl Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
-        let search = Arc::new(SearchIndex::new(
+        let search = Arc::new(RankedIndex::new(
             index.clone(),
             Some(symbols.clone()),
             store,

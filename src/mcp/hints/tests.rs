@@ -5,9 +5,9 @@
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::files::tree::{DepthCut, LimitCut};
-use crate::ignores::SkippedIgnoreFile;
-use crate::roots::{Root, RootSource, path_text};
+use rootgrep_core::files::tree::{DepthCut, LimitCut};
+use rootgrep_core::ignores::SkippedIgnoreFile;
+use rootgrep_core::roots::{Root, RootSource, path_text};
 
 fn path(text: &str) -> PathBuf {
     PathBuf::from(text)
@@ -113,7 +113,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     std::fs::write(&file, "x").unwrap();
     let shown = |p: &Path| path_text(p);
 
-    let err = crate::files::list::list_directory(&file, &Default::default()).unwrap_err();
+    let err = rootgrep_core::files::list::list_directory(&file, &Default::default()).unwrap_err();
     assert_eq!(
         list(&err),
         format!(
@@ -121,7 +121,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
             shown(&file)
         )
     );
-    let err = crate::files::tree::directory_tree(&file, &Default::default()).unwrap_err();
+    let err = rootgrep_core::files::tree::directory_tree(&file, &Default::default()).unwrap_err();
     assert_eq!(
         list(&err),
         format!(
@@ -131,7 +131,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     );
 
     let orphan = dir.path().join("no/f");
-    let err = crate::files::write::write_atomic(&orphan, b"x", false).unwrap_err();
+    let err = rootgrep_core::files::write::write_atomic(&orphan, b"x", false).unwrap_err();
     assert_eq!(
         write(&err),
         format!(
@@ -143,14 +143,14 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
 
     // Built by hand: a move onto itself is refused on Unix, while Windows' rename (and
     // Wine's) may treat it as done.
-    let err = crate::files::mv::MoveError::Exists {
+    let err = rootgrep_core::files::mv::MoveError::Exists {
         src: file.clone(),
         dst: file.clone(),
         same: true,
     };
     #[cfg(unix)]
     {
-        let moved = crate::files::mv::move_no_replace(&file, &file).unwrap_err();
+        let moved = rootgrep_core::files::mv::move_no_replace(&file, &file).unwrap_err();
         assert_eq!(mv(&moved), mv(&err), "the core refuses it the same way");
     }
     assert_eq!(
@@ -161,7 +161,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
             shown(&file)
         )
     );
-    let err = crate::files::mv::move_no_replace(&file, &orphan).unwrap_err();
+    let err = rootgrep_core::files::mv::move_no_replace(&file, &orphan).unwrap_err();
     assert_eq!(
         mv(&err),
         format!(
@@ -178,7 +178,7 @@ fn file_operation_errors_name_the_tool_or_argument_that_helps() {
     // An edit that fails writing says the same.
     let wrapped = EditError::Write {
         path: orphan.clone(),
-        source: crate::files::write::write_atomic(&orphan, b"x", false).unwrap_err(),
+        source: rootgrep_core::files::write::write_atomic(&orphan, b"x", false).unwrap_err(),
     };
     assert!(edit(&wrapped).ends_with("(set create_dirs to create it)"));
 }

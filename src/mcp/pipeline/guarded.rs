@@ -64,7 +64,7 @@ impl Service<RoleServer> for Guarded {
         let method = request.method().to_string();
         let what = match &request {
             ClientRequest::CallToolRequest(call) => {
-                format!("tool {}", crate::quote::echo(&call.params.name))
+                format!("tool {}", rootgrep_core::quote::echo(&call.params.name))
             }
             _ => method.clone(),
         };

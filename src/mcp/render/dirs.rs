@@ -6,10 +6,10 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::files::list;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::{ENVELOPE, Rooms, cut_escaped, human_size, json_len, serialized_len};
-use crate::quote::escape_for_display;
+use rootgrep_core::files::list;
+use rootgrep_core::quote::escape_for_display;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct ListOut {
@@ -84,7 +84,7 @@ fn is_false(b: &bool) -> bool {
 /// characters, with its URI when it is not UTF-8; `/` after a directory (or a link to one).
 fn shown_name(entry: &list::Entry) -> String {
     let name = match entry.path.file_name() {
-        Some(name) => crate::roots::name_text(name, &entry.path),
+        Some(name) => rootgrep_core::roots::name_text(name, &entry.path),
         None => entry.name.clone(),
     };
     with_slash(entry, name)
@@ -109,7 +109,7 @@ pub(crate) fn entry_out(entry: &list::Entry) -> EntryOut {
     let exact = entry.path.file_name().and_then(|name| name.to_str());
     let uri = exact
         .is_none()
-        .then(|| crate::roots::file_uri_from_path(&entry.path));
+        .then(|| rootgrep_core::roots::file_uri_from_path(&entry.path));
     let name = with_slash(
         entry,
         exact.map_or_else(|| entry.name.clone(), str::to_string),

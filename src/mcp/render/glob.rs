@@ -10,8 +10,8 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
-use crate::quote::escape_for_display;
-use crate::search::GlobOutcome;
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::search::GlobOutcome;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct GlobOut {

@@ -16,10 +16,10 @@ use crate::mcp::render::{
     Answer, ENVELOPE, FIXED, Rooms, cut_to_fit, ignore_notes, json_len, page_note,
 };
 use crate::mcp::shown::Recall;
-use crate::quote::escape_for_display;
-use crate::search::{GrepEntries, GrepOutcome};
-use crate::symbols::extract::Definition;
-use crate::walk::Stats;
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::search::{GrepEntries, GrepOutcome};
+use rootgrep_core::symbols::extract::Definition;
+use rootgrep_core::walk::Stats;
 
 mod content;
 mod file;

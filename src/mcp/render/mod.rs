@@ -29,7 +29,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 
 use crate::mcp::failure::{Failure, Reason};
-use crate::roots::RootSet;
+use rootgrep_core::roots::RootSet;
 
 /// A tool's structured content: a JSON tree, or the JSON text of an object serialized
 /// straight from the tool's typed result, which large answers use to skip building and
@@ -335,7 +335,7 @@ const MAX_IGNORE_NOTES: usize = 8;
 /// The notes naming ignore files an answer's walks did not apply (`skipped ignore file X:
 /// a FIFO, not a regular file`), at most [`MAX_IGNORE_NOTES`] (each at most ~600 bytes)
 /// then one counting the rest, and what they cost in text and structured content together.
-pub fn ignore_notes(skipped: &[crate::ignores::SkippedIgnoreFile]) -> (Vec<String>, usize) {
+pub fn ignore_notes(skipped: &[rootgrep_core::ignores::SkippedIgnoreFile]) -> (Vec<String>, usize) {
     let mut notes: Vec<String> = skipped
         .iter()
         .take(MAX_IGNORE_NOTES)
@@ -420,7 +420,11 @@ pub fn cut_escaped(text: &str, room: usize) -> String {
     }
     let cut = escaped_prefix(text, room.saturating_sub(2 + 24));
     let left = text[cut..].chars().count();
-    format!("{}{}", &text[..cut], crate::search::lines::marker(left))
+    format!(
+        "{}{}",
+        &text[..cut],
+        rootgrep_core::search::lines::marker(left)
+    )
 }
 
 /// The byte length of the longest prefix of `text` (whole characters) whose JSON-escaped
@@ -474,7 +478,7 @@ fn bound_structured(structured: &mut Value, budget: usize) {
 fn cut_strings(value: &mut Value, max: usize) {
     match value {
         Value::String(s) if s.len() > max => {
-            *s = crate::search::lines::cut_around(s, 0, 0, max);
+            *s = rootgrep_core::search::lines::cut_around(s, 0, 0, max);
         }
         Value::Array(items) => items.iter_mut().for_each(|v| cut_strings(v, max)),
         Value::Object(map) => map.values_mut().for_each(|v| cut_strings(v, max)),
@@ -563,7 +567,7 @@ pub(crate) fn cut_to_fit(text: &str, room: usize, cost: impl Fn(&str) -> usize) 
     let mut cut = text.to_owned();
     while cost(&cut) > room && chars > 1 {
         chars /= 2;
-        cut = crate::search::lines::cut_around(text, 0, 0, chars);
+        cut = rootgrep_core::search::lines::cut_around(text, 0, 0, chars);
     }
     cut
 }

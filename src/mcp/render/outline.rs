@@ -11,8 +11,8 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::DefinitionRow;
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, skipped, stats_out};
 use crate::mcp::render::{Answer, json_len};
-use crate::quote::escape_for_display;
-use crate::symbols::{self, extract::Definition};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::symbols::{self, extract::Definition};
 
 pub(crate) fn definition_row(d: &Definition) -> DefinitionRow {
     DefinitionRow {

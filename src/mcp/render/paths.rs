@@ -8,8 +8,8 @@
 use std::cell::Cell;
 use std::path::{Component, Path, PathBuf};
 
-use crate::config::PathDisplay;
-use crate::roots::{RootSet, path_text};
+use rootgrep_core::config::PathDisplay;
+use rootgrep_core::roots::{RootSet, path_text};
 
 /// The way one answer names paths (see the module docs).
 #[derive(Debug, Clone, Default)]
@@ -81,7 +81,7 @@ impl Paths {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::roots::{Root, RootSource};
+    use rootgrep_core::roots::{Root, RootSource};
 
     fn roots(dirs: &[&Path]) -> RootSet {
         let roots = dirs
@@ -94,7 +94,7 @@ mod tests {
     #[test]
     fn relative_under_one_root_else_absolute() {
         let dir = tempfile::tempdir().unwrap();
-        let root = crate::roots::canonicalize(dir.path()).unwrap();
+        let root = rootgrep_core::roots::canonicalize(dir.path()).unwrap();
         let inside = root.join("src").join("main.rs");
         let one = Paths::new(&roots(&[&root]), PathDisplay::Relative);
         assert_eq!(one.root(), None, "nothing shown yet");

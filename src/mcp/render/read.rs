@@ -5,10 +5,10 @@ use schemars::JsonSchema;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::files::read;
 use crate::mcp::render::{Answer, cut_escaped, human_size, json_len};
 use crate::mcp::shown::{self, Piece};
-use crate::quote::escape_for_display;
+use rootgrep_core::files::read;
+use rootgrep_core::quote::escape_for_display;
 
 #[derive(Debug, Serialize, JsonSchema)]
 pub struct FileInfoOut {
@@ -115,7 +115,7 @@ pub fn render_page(
     room: usize,
     seen: &[(u64, u64)],
 ) -> (String, Vec<(u64, u64)>) {
-    let name = || cut_escaped(&crate::roots::path_display(&page.path), room / 4);
+    let name = || cut_escaped(&rootgrep_core::roots::path_display(&page.path), room / 4);
     if page.lines.is_empty() {
         let text = match page.total_lines {
             Some(0) => format!("[{} is empty]", name()),

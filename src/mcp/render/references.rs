@@ -12,8 +12,8 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{LineRow, ScopeRow};
 use crate::mcp::render::symbols::{StatsOut, admit, cost, file_cost, rooms, stats_out};
 use crate::mcp::render::{Answer, json_len, page_note};
-use crate::quote::escape_for_display;
-use crate::symbols::{self, extract::Definition};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::symbols::{self, extract::Definition};
 
 /// One file's references of a page.
 #[derive(Debug, Default, Serialize, JsonSchema)]

@@ -6,7 +6,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::mcp::render::{Answer, cut_escaped};
-use crate::quote::escape_for_display;
+use rootgrep_core::quote::escape_for_display;
 
 /// Most grants, refusals or notes listed (each list; the rest are counted).
 pub(crate) const MAX_LISTED: usize = 20;
@@ -84,8 +84,8 @@ pub struct AccessOut {
 }
 
 /// One root's symbol index, as list_roots says it.
-pub(crate) fn symbols_line(status: &crate::symbols::index::SymbolStatus) -> String {
-    use crate::symbols::index::SymbolState;
+pub(crate) fn symbols_line(status: &rootgrep_core::symbols::index::SymbolStatus) -> String {
+    use rootgrep_core::symbols::index::SymbolState;
     let count = |n: usize| crate::mcp::progress::thousands(n as u64);
     match &status.state {
         SymbolState::Ready => {
@@ -93,7 +93,7 @@ pub(crate) fn symbols_line(status: &crate::symbols::index::SymbolStatus) -> Stri
                 "ready ({} definitions in {} files, {}{}",
                 count(status.definitions),
                 count(status.files),
-                crate::quote::byte_size(status.table_bytes as u64),
+                rootgrep_core::quote::byte_size(status.table_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {
@@ -140,17 +140,17 @@ pub(crate) fn symbols_line(status: &crate::symbols::index::SymbolStatus) -> Stri
 }
 
 /// One root's search index, as list_roots says it.
-pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
-    use crate::ranked::SearchState;
+pub(crate) fn search_line(status: &rootgrep_core::ranked::RankedStatus) -> String {
+    use rootgrep_core::ranked::RankedState;
     let count = |n: usize| crate::mcp::progress::thousands(n as u64);
     match &status.state {
-        SearchState::Ready => {
+        RankedState::Ready => {
             let mut line = format!(
                 "ready ({} documents, {} terms, in {} files, {}{}",
                 count(status.documents),
                 count(status.terms),
                 count(status.files),
-                crate::quote::byte_size(status.index_bytes as u64),
+                rootgrep_core::quote::byte_size(status.index_bytes as u64),
                 if status.in_place {
                     " read in place"
                 } else {
@@ -170,13 +170,13 @@ pub(crate) fn search_line(status: &crate::ranked::SearchStatus) -> String {
             line.push(')');
             line
         }
-        SearchState::Building { done, total } => format!(
+        RankedState::Building { done, total } => format!(
             "building ({}/{} files read; search ranks the text pre-filter's candidates meanwhile)",
             count(*done),
             count(*total)
         ),
-        SearchState::Waiting(what) => format!("waiting for {what}"),
-        SearchState::Unavailable(why) => format!("unavailable: {why}"),
+        RankedState::Waiting(what) => format!("waiting for {what}"),
+        RankedState::Unavailable(why) => format!("unavailable: {why}"),
     }
 }
 

@@ -14,8 +14,8 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
-use crate::quote::escape_for_display;
-use crate::ranked::{SearchHit, SearchOutcome, SearchRequest, SearchState, SearchStats};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::ranked::{RankedHit, RankedOutcome, RankedRequest, RankedState, RankedStats};
 
 /// Consecutive results of one file, best first.
 #[derive(Debug, Serialize, JsonSchema)]
@@ -104,8 +104,8 @@ impl SearchStatsOut {
 /// `recall`: lines this session showed before, which an excerpt need not repeat (the
 /// lines shown are remembered).
 pub(crate) fn render_search(
-    request: &SearchRequest,
-    outcome: &SearchOutcome,
+    request: &RankedRequest,
+    outcome: &RankedOutcome,
     (paths, recall): (&Paths, &Recall),
     budget: usize,
 ) -> Answer {
@@ -165,7 +165,7 @@ pub(crate) fn render_search(
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))
 }
 
-fn stats_out(stats: &SearchStats) -> SearchStatsOut {
+fn stats_out(stats: &RankedStats) -> SearchStatsOut {
     SearchStatsOut {
         indexed_files: stats.indexed_files,
         on_demand: stats.on_demand,
@@ -177,7 +177,7 @@ fn stats_out(stats: &SearchStats) -> SearchStatsOut {
 /// The results that fit in `rooms`, as text and structured entries (at least one, so
 /// paging advances). Consecutive results of one file share its path line and its entry.
 fn page(
-    hits: &[SearchHit],
+    hits: &[RankedHit],
     (paths, recall): (&Paths, &Recall),
     mut rooms: Rooms,
 ) -> (String, Vec<SearchFileOut>) {
@@ -220,7 +220,7 @@ fn page(
 
 /// One result: its text block (without its file's path line), its structured entry, and
 /// the lines it shows; a run of its lines in `seen` (shown before) is one note.
-fn result(hit: &SearchHit, seen: &[(u64, u64)]) -> (String, SearchResultOut, Vec<(u64, u64)>) {
+fn result(hit: &RankedHit, seen: &[(u64, u64)]) -> (String, SearchResultOut, Vec<(u64, u64)>) {
     let mut lines = String::new();
     let numbered: Vec<(u64, &str)> = hit.lines.iter().map(|(n, l)| (*n, l.as_str())).collect();
     let mut shown_lines = Vec::new();
@@ -278,22 +278,22 @@ fn result(hit: &SearchHit, seen: &[(u64, u64)]) -> (String, SearchResultOut, Vec
 }
 
 /// What the answer could not cover, said once each.
-fn notes(outcome: &SearchOutcome) -> Vec<String> {
+fn notes(outcome: &RankedOutcome) -> Vec<String> {
     let mut notes = Vec::new();
     for (root, state) in &outcome.unindexed {
         let why = match state {
-            SearchState::Building { done, total } => format!(
+            RankedState::Building { done, total } => format!(
                 "is building ({}/{} files read)",
                 thousands(*done as u64),
                 thousands(*total as u64)
             ),
-            SearchState::Waiting(what) => format!("is waiting for {what}"),
-            SearchState::Unavailable(why) => format!("is unavailable ({why})"),
-            SearchState::Ready => "was not ready".to_string(),
+            RankedState::Waiting(what) => format!("is waiting for {what}"),
+            RankedState::Unavailable(why) => format!("is unavailable ({why})"),
+            RankedState::Ready => "was not ready".to_string(),
         };
         notes.push(format!(
             "partial: the search index of {} {why}; ranked the {} files holding the query's rarest words (of {} holding any)",
-            crate::roots::path_display(root),
+            rootgrep_core::roots::path_display(root),
             thousands(outcome.stats.candidates),
             thousands(outcome.stats.matching)
         ));
@@ -312,7 +312,7 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
         notes.push(format!(
             "the query's {} most common words were left out (at most {} are scored)",
             thousands(outcome.terms_dropped as u64),
-            crate::ranked::MAX_TERMS
+            rootgrep_core::ranked::MAX_TERMS
         ));
     }
     notes
@@ -322,6 +322,6 @@ fn notes(outcome: &SearchOutcome) -> Vec<String> {
 fn query_cut_note() -> String {
     format!(
         "the first {} KiB of the query's words (letters, digits, `_`)",
-        crate::ranked::MAX_QUERY_BYTES / 1024
+        rootgrep_core::ranked::MAX_QUERY_BYTES / 1024
     )
 }

@@ -11,8 +11,8 @@ use crate::mcp::progress::thousands;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::{SymbolFileRow, SymbolRow};
 use crate::mcp::render::{Answer, ENVELOPE, Rooms, json_len, page_note, serialized_len};
-use crate::quote::escape_for_display;
-use crate::symbols::{self, find::Located, find::SymbolQuery, parse::SymbolStats};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::symbols::{self, find::Located, find::SymbolQuery, parse::SymbolStats};
 
 // ---------------------------------------------------------------------------------------
 // results

@@ -348,7 +348,7 @@ fn check_request(object: &Envelope, raw_method: &RawValue, raw_id: &RawValue) ->
             -32602,
             &format!(
                 "invalid params for {}: params must be an object",
-                crate::quote::echo(&method)
+                rootgrep_core::quote::echo(&method)
             ),
         ));
     }
@@ -359,7 +359,7 @@ fn check_request(object: &Envelope, raw_method: &RawValue, raw_id: &RawValue) ->
             &format!(
                 "invalid params for {}: the message does not match the JSON-RPC \
                  request shape",
-                crate::quote::echo(&method)
+                rootgrep_core::quote::echo(&method)
             ),
         ));
     }

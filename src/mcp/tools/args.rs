@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use super::schema::lenient;
 use crate::mcp::render::Answer;
-use crate::search;
+use rootgrep_core::search;
 
 pub const GREP_DEFAULT_LIMIT: usize = 250;
 pub const GLOB_DEFAULT_LIMIT: usize = 100;

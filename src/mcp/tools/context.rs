@@ -8,12 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rmcp::RoleServer;
 use rmcp::service::RequestContext;
 
-use crate::access::Access;
 use crate::mcp::ask;
 use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::render::Answer;
 use crate::mcp::session::Session;
-use crate::roots::{Resolved, RootSet, resolve};
+use rootgrep_core::access::Access;
+use rootgrep_core::roots::{Resolved, RootSet, resolve};
 
 /// Everything a tool handler needs.
 pub struct Call<'a> {
@@ -43,12 +43,12 @@ impl Call<'_> {
     }
 
     /// The live file index (none with `--no-watch` or in `rootgrep call`).
-    pub fn file_index(&self) -> Option<Arc<crate::index::FileIndex>> {
+    pub fn file_index(&self) -> Option<Arc<rootgrep_core::index::FileIndex>> {
         self.session.live.as_ref().map(|live| live.index.clone())
     }
 
     /// The live symbol index (none without the watcher, and on Windows for now).
-    pub fn symbol_index(&self) -> Option<Arc<crate::symbols::index::SymbolIndex>> {
+    pub fn symbol_index(&self) -> Option<Arc<rootgrep_core::symbols::index::SymbolIndex>> {
         self.session
             .live
             .as_ref()
@@ -67,14 +67,14 @@ pub async fn resolve_checked(
         .map_err(Answer::failure)
 }
 
-/// Like [`resolve_checked`] with [`crate::roots::resolve_entry`] (the final symlink is not
+/// Like [`resolve_checked`] with [`rootgrep_core::roots::resolve_entry`] (the final symlink is not
 /// followed).
 pub async fn resolve_entry_checked(
     call: &Call<'_>,
     arg: &str,
     access: Access,
 ) -> Result<Resolved, Answer> {
-    checked_path(call, arg, access, crate::roots::resolve_entry)
+    checked_path(call, arg, access, rootgrep_core::roots::resolve_entry)
         .await
         .map_err(Answer::failure)
 }
@@ -94,8 +94,8 @@ pub(super) async fn checked_path(
     asker.checked(arg, access, how).await
 }
 
-/// How a path argument is resolved ([`resolve`] or [`crate::roots::resolve_entry`]).
-pub type Resolver = fn(&str, &RootSet) -> Result<Resolved, crate::roots::PathError>;
+/// How a path argument is resolved ([`resolve`] or [`rootgrep_core::roots::resolve_entry`]).
+pub type Resolver = fn(&str, &RootSet) -> Result<Resolved, rootgrep_core::roots::PathError>;
 
 /// What checking a path needs: the session, the request (to ask its client), and the
 /// roots it is judged against.
@@ -131,10 +131,10 @@ impl Asker<'_> {
                 Ok(()) => return Ok(resolved),
                 Err(failure) => failure,
             },
-            Err(crate::roots::PathError::Found(found)) => {
+            Err(rootgrep_core::roots::PathError::Found(found)) => {
                 let place = found.as_resolved(arg, self.roots);
                 match self.authorize(&place, access).await {
-                    Ok(()) => Failure::of(&crate::roots::PathError::Found(found)),
+                    Ok(()) => Failure::of(&rootgrep_core::roots::PathError::Found(found)),
                     Err(failure) => failure,
                 }
             }
@@ -194,7 +194,7 @@ pub async fn blocking_stoppable<T: Send + 'static>(
 /// The answer for a tool that works on the roots by default when there are none: the
 /// client sent an empty roots list and no `DIR` was given (PRODUCT §2: no access; the
 /// working directory is never served in their place). Says how to grant access.
-pub(crate) fn no_roots(roots: &crate::roots::RootSet) -> Option<Answer> {
+pub(crate) fn no_roots(roots: &rootgrep_core::roots::RootSet) -> Option<Answer> {
     roots.roots.is_empty().then(|| {
         Answer::refused(
             Reason::NoRoots,

@@ -13,14 +13,14 @@ use serde_json::Value;
 
 use super::context::{Call, blocking, blocking_stoppable, resolve_checked};
 use super::schema::{lenient, read_only_annotations, schema_of};
-use crate::access::Access;
-use crate::files::{list, tree};
 use crate::mcp::failure::Reason;
 use crate::mcp::hints;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::{Answer, ENVELOPE, fit_escaped};
-use crate::quote::escape_for_display;
-use crate::roots::path_text;
+use rootgrep_core::access::Access;
+use rootgrep_core::files::{list, tree};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::roots::path_text;
 
 use crate::mcp::render::dirs::{ListOut, render_listings};
 

@@ -11,8 +11,8 @@ use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::glob::{GlobOut, render_glob};
-use crate::search::{self, GlobQuery, SortBy};
-use crate::walk::Control;
+use rootgrep_core::search::{self, GlobQuery, SortBy};
+use rootgrep_core::walk::Control;
 
 /// The `glob` tool as `tools/list` shows it.
 pub fn tool() -> Tool {
@@ -127,7 +127,7 @@ pub(crate) fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option
     for verbatim in [r"\\?\", "//?/"] {
         if let Some(rest) = pattern.strip_prefix(verbatim) {
             let (dir, rest) = split_absolute_pattern_for(rest, true)?;
-            return crate::platform::winpath::has_drive(&dir)
+            return rootgrep_core::platform::winpath::has_drive(&dir)
                 .then(|| (format!(r"\\?\{dir}"), rest));
         }
     }
@@ -136,7 +136,8 @@ pub(crate) fn split_absolute_pattern_for(pattern: &str, windows: bool) -> Option
     // (the directory when nothing follows the root, what components are appended to, the
     // components after the root)
     let (root, lead, body): (String, String, &str) =
-        if crate::platform::winpath::has_drive(pattern) && pattern[2..].starts_with(is_sep) {
+        if rootgrep_core::platform::winpath::has_drive(pattern) && pattern[2..].starts_with(is_sep)
+        {
             let drive = format!(r"{}\", &pattern[..2]);
             (drive.clone(), drive, &pattern[3..])
         } else if first.is_some_and(is_sep) && second.is_some_and(is_sep) {

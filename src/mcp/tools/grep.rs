@@ -18,9 +18,9 @@ use super::schema::{read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::grep::{GrepOut, render_grep};
-use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SortBy};
-use crate::symbols;
-use crate::walk::Control;
+use rootgrep_core::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SortBy};
+use rootgrep_core::symbols;
+use rootgrep_core::walk::Control;
 
 /// The `grep` tool as `tools/list` shows it.
 pub fn tool() -> Tool {

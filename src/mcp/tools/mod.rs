@@ -118,7 +118,7 @@ fn accepting_errors(schema: &JsonObject) -> JsonObject {
 
 /// The tools this server offers (`tools/list`): all but the write tools with
 /// `--read-only`, and those the configuration hides.
-pub fn tool_list(config: &crate::config::Config) -> Vec<Tool> {
+pub fn tool_list(config: &rootgrep_core::config::Config) -> Vec<Tool> {
     all_tools()
         .iter()
         .filter(|tool| !(config.read_only && WRITE_TOOLS.contains(&tool.name.as_ref())))
@@ -180,7 +180,7 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
         "move_file" => run!(writes::move_file),
         _ => Answer::refused(
             Reason::UnknownTool,
-            format!("unknown tool {}", crate::quote::echo(name)),
+            format!("unknown tool {}", rootgrep_core::quote::echo(name)),
         ),
     };
     // An error says why in a field (`structuredContent.error`); then the last guard of
@@ -190,12 +190,12 @@ pub async fn call(call: &Call<'_>, name: &str, args: JsonObject) -> Answer {
 
 /// Decodes arguments, turning serde's complaint into an actionable tool error. The
 /// complaint quotes input (argument names, values), so it is bounded and escaped: an
-/// argument name that no parameter could have (over [`crate::quote::ECHO_MAX_CHARS`], or
+/// argument name that no parameter could have (over [`rootgrep_core::quote::ECHO_MAX_CHARS`], or
 /// with control or bidi characters) is renamed to its echo before decoding (it is unknown
 /// either way, and serde names it in "unknown field"), and the message is cut at
-/// [`crate::quote::DETAIL_MAX_CHARS`].
+/// [`rootgrep_core::quote::DETAIL_MAX_CHARS`].
 fn parse<T: DeserializeOwned>(mut args: JsonObject) -> Result<T, Answer> {
-    use crate::quote::{DETAIL_MAX_CHARS, cut, echo, escape_for_display};
+    use rootgrep_core::quote::{DETAIL_MAX_CHARS, cut, echo, escape_for_display};
     let odd: Vec<String> = args.keys().filter(|k| echo(k) != **k).cloned().collect();
     for key in odd {
         if let Some(value) = args.remove(&key) {

@@ -1,5 +1,5 @@
 //! Running a search tool's blocking work: resolving the targets it names, picking the
-//! lane of the process-wide search pool ([`crate::pool`]; [`lane_for`] picks the quick
+//! lane of the process-wide search pool ([`rootgrep_core::pool`]; [`lane_for`] picks the quick
 //! lane for small requests), and running on a lease of it with progress and cancellation.
 //! `grep`, `glob` and the symbol tools all run through here.
 
@@ -8,12 +8,12 @@ use std::sync::Arc;
 
 use super::args::OneOrMany;
 use super::context::{Call, resolve_checked};
-use crate::access::Access;
 use crate::mcp::hints;
 use crate::mcp::progress::Reporter;
 use crate::mcp::render::Answer;
-use crate::pool::{Lane, Pool};
-use crate::walk::Control;
+use rootgrep_core::access::Access;
+use rootgrep_core::pool::{Lane, Pool};
+use rootgrep_core::walk::Control;
 
 /// Resolves the `path` argument into search targets (or every root).
 pub(crate) async fn targets(
@@ -49,7 +49,7 @@ pub(super) async fn resolve_targets(
         if !resolved.exists {
             return Err(Answer::error(format!(
                 "{}: no such file or directory",
-                crate::roots::path_display(&resolved.path)
+                rootgrep_core::roots::path_display(&resolved.path)
             )));
         }
         targets.push(resolved.path);
@@ -61,7 +61,7 @@ pub(super) async fn resolve_targets(
 /// them takes milliseconds): it may run on the pool's quick lane.
 pub(crate) const QUICK_BYTES: u64 = 1 << 20;
 
-/// The pool lane of a request over `targets` (see [`crate::pool`]): quick when it is served
+/// The pool lane of a request over `targets` (see [`rootgrep_core::pool`]): quick when it is served
 /// from the file index's memory (`indexed`), or when every target is a regular file and
 /// together they hold at most [`QUICK_BYTES`]; wide otherwise. Asked on the blocking pool
 /// (it reads the targets' metadata).
@@ -96,7 +96,7 @@ pub(crate) const DAMAGED_MEANWHILE: &str = "a stored index file was cut short by
 /// Runs a blocking search, and the rendering of its answer, off the async executor with
 /// progress reporting; `None` when the call was cancelled (the search is told to stop, and
 /// rmcp sends no response). The work runs on a lease of the process-wide search pool
-/// ([`crate::pool`]: waited for in line, cancellable while it waits): `threads` threads
+/// ([`rootgrep_core::pool`]: waited for in line, cancellable while it waits): `threads` threads
 /// that take turns at its slots, which the pool lends and takes back as requests come and
 /// go. When cancelled, returns only once the blocking work has stopped, so the request
 /// keeps counting against the concurrency limit until it has. `on_cancel` runs beside

@@ -11,16 +11,16 @@ use serde::Deserialize;
 
 use super::context::{Call, blocking, resolve_checked};
 use super::schema::{lenient, read_only_annotations, schema_of};
-use crate::access::Access;
-use crate::files::{info, read};
 use crate::mcp::failure::{Failure, Reason};
 use crate::mcp::hints::Worded;
 use crate::mcp::progress::{Count, Reporter, thousands};
 use crate::mcp::render::read::{FileInfoOut, image_cost, image_room, info_answer, render_page};
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, human_size, json_len, rfc3339};
 use crate::mcp::shown::{Recall, Stamp};
-use crate::quote::escape_for_display;
-use crate::roots::{Resolved, path_text};
+use rootgrep_core::access::Access;
+use rootgrep_core::files::{info, read};
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -75,7 +75,10 @@ pub async fn file_info(call: &Call<'_>, args: FileInfoArgs) -> Answer {
     let facts = match blocking(move || info::file_info(&given, &canonical)).await {
         Ok(Ok(facts)) => facts,
         Ok(Err(err)) => {
-            let text = format!("{}: {err}", crate::roots::path_display(&resolved.path));
+            let text = format!(
+                "{}: {err}",
+                rootgrep_core::roots::path_display(&resolved.path)
+            );
             return Answer::refused(Reason::of_io(&err), text).about(&args.path);
         }
         Err(answer) => return answer,
@@ -220,7 +223,10 @@ async fn read_authorized(
     let outcome = outcome.map_err(|err| Failure::of(&err).about(&sent))?;
     // A path too long for the room is shown cut (short enough to leave an image its room).
     let name = |path: &std::path::Path| {
-        cut_escaped(&crate::roots::path_display(path), (budget / 4).min(300))
+        cut_escaped(
+            &rootgrep_core::roots::path_display(path),
+            (budget / 4).min(300),
+        )
     };
     Ok(match outcome {
         read::ReadOutcome::Text(page) => {
@@ -326,13 +332,14 @@ async fn read_symbol(call: &Call<'_>, args: &ReadFileArgs, symbol: &str) -> Answ
         Err(answer) => return answer,
     };
     let target = resolved.path.clone();
-    let (lang, defs) = match blocking(move || crate::symbols::find::definitions_in(&target)).await {
-        Ok(Ok(found)) => found,
-        Ok(Err(why)) => return Answer::error(why.words()),
-        Err(answer) => return answer,
-    };
-    let picked = crate::symbols::find::pick(&defs, symbol);
-    let path = crate::roots::path_display(&resolved.path);
+    let (lang, defs) =
+        match blocking(move || rootgrep_core::symbols::find::definitions_in(&target)).await {
+            Ok(Ok(found)) => found,
+            Ok(Err(why)) => return Answer::error(why.words()),
+            Err(answer) => return answer,
+        };
+    let picked = rootgrep_core::symbols::find::pick(&defs, symbol);
+    let path = rootgrep_core::roots::path_display(&resolved.path);
     match picked.as_slice() {
         [] => {
             let mut names: Vec<String> = defs.iter().map(|d| d.qualified()).collect();
@@ -436,10 +443,11 @@ pub async fn read_files(call: &Call<'_>, args: ReadFilesArgs) -> Answer {
         // absolute). Checked before the heading is made: a path outside the roots is
         // headed as sent, never by where it leads.
         let resolved =
-            super::context::checked_path(call, path, Access::Read, crate::roots::resolve).await;
+            super::context::checked_path(call, path, Access::Read, rootgrep_core::roots::resolve)
+                .await;
         let heading = match &resolved {
             Ok(resolved) => escape_for_display(&call.paths().show(&resolved.path)).into_owned(),
-            Err(_) => crate::quote::echo(path),
+            Err(_) => rootgrep_core::quote::echo(path),
         };
         let heading = format!("==> {} <==\n", cut_escaped(&heading, budget / 8));
         let left = budget.saturating_sub(used + json_len(&heading) + READ_FILES_RESERVE);

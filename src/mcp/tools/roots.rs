@@ -11,15 +11,15 @@ use serde::Deserialize;
 
 use super::context::Call;
 use super::schema::{lenient, read_only_annotations, schema_of};
-use crate::access::Access;
-use crate::index::{IndexState, RootIndexStatus};
 use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
     AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
 };
-use crate::roots::{Displaced, Root, path_text};
-use crate::symbols::index::SymbolStatus;
-use crate::watch::RootStatus;
+use rootgrep_core::access::Access;
+use rootgrep_core::index::{IndexState, RootIndexStatus};
+use rootgrep_core::roots::{Displaced, Root, path_text};
+use rootgrep_core::symbols::index::SymbolStatus;
+use rootgrep_core::watch::RootStatus;
 
 /// The `list_roots` tool as `tools/list` shows it.
 pub fn tool() -> Tool {
@@ -105,7 +105,7 @@ async fn displaced(shown: Vec<Option<PathBuf>>) -> Result<Vec<Option<Displaced>>
     super::blocking(move || {
         shown
             .into_iter()
-            .map(|root| crate::roots::in_place(&root?).err())
+            .map(|root| rootgrep_core::roots::in_place(&root?).err())
             .collect()
     })
     .await
@@ -118,7 +118,7 @@ struct LiveStatus {
     watch: Vec<(PathBuf, RootStatus)>,
     index: Vec<RootIndexStatus>,
     symbols: Vec<SymbolStatus>,
-    search: Vec<crate::ranked::SearchStatus>,
+    search: Vec<rootgrep_core::ranked::RankedStatus>,
 }
 
 impl LiveStatus {

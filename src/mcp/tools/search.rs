@@ -1,5 +1,5 @@
 //! `search` (PRODUCT §14): ranked search for a question in words. Its arguments and
-//! handler; the work is `crate::ranked`, run on the process-wide search pool with progress
+//! handler; the work is `rootgrep_core::ranked`, run on the process-wide search pool with progress
 //! and cancellation like the other search tools, and rendered by
 //! `crate::mcp::render::search`.
 
@@ -13,9 +13,9 @@ use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::search::{SearchOut, render_search};
-use crate::ranked::{self, SearchRequest};
-use crate::symbols::lang::Lang;
-use crate::walk::Control;
+use rootgrep_core::ranked::{self, RankedRequest};
+use rootgrep_core::symbols::lang::Lang;
+use rootgrep_core::walk::Control;
 
 pub const SEARCH_DEFAULT_LIMIT: usize = 10;
 /// Largest `head_limit`; larger values are clamped.
@@ -66,10 +66,10 @@ pub struct SearchArgs {
 }
 
 /// Whether the search index of every target's root is ready.
-fn indexed(index: &ranked::SearchIndex, targets: &[std::path::PathBuf]) -> bool {
+fn indexed(index: &ranked::RankedIndex, targets: &[std::path::PathBuf]) -> bool {
     let status = index.status();
     targets.iter().all(|t| {
-        (status.iter()).any(|s| t.starts_with(&s.root) && s.state == ranked::SearchState::Ready)
+        (status.iter()).any(|s| t.starts_with(&s.root) && s.state == ranked::RankedState::Ready)
     })
 }
 
@@ -96,7 +96,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
     if let Some(bad) = kinds.iter().find(|k| ranked::kind_ids(k).is_none()) {
         return Answer::error(format!(
             "unknown kind {}; use one of: function, class, {}",
-            crate::quote::echo(bad),
+            rootgrep_core::quote::echo(bad),
             ranked::kind_names()
         ));
     }
@@ -107,8 +107,8 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             None => {
                 return Answer::error(format!(
                     "unknown language {}; supported: {}",
-                    crate::quote::echo(&name),
-                    crate::symbols::find::supported_names()
+                    rootgrep_core::quote::echo(&name),
+                    rootgrep_core::symbols::find::supported_names()
                 ));
             }
         }
@@ -117,7 +117,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
-    let request = SearchRequest {
+    let request = RankedRequest {
         query: args.query,
         kinds,
         langs,
@@ -139,8 +139,8 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
     let paths = call.paths();
     let recall = call.recall(args.repeat);
     let work = move |control: &Control, threads: usize| {
-        let request = SearchRequest { threads, ..request };
-        match ranked::search(
+        let request = RankedRequest { threads, ..request };
+        match ranked::rank(
             &request,
             &targets,
             &roots,

@@ -1,5 +1,5 @@
 //! The code-intelligence tools (PRODUCT §13): `symbols`, `outline` and `references`.
-//! Their arguments and handlers: the work is `crate::symbols`, run on the process-wide
+//! Their arguments and handlers: the work is `rootgrep_core::symbols`, run on the process-wide
 //! search pool with progress and cancellation like `grep`, and rendered by
 //! `crate::mcp::render::{symbols, outline, references}`.
 
@@ -18,9 +18,9 @@ use crate::mcp::render::Answer;
 use crate::mcp::render::outline::{OutlineOut, render_outline};
 use crate::mcp::render::references::{ReferencesOut, render_references};
 use crate::mcp::render::symbols::{SymbolsOut, render_symbols};
-use crate::pool::Lane;
-use crate::symbols::{self, find::SymbolQuery, lang::Lang};
-use crate::walk::Control;
+use rootgrep_core::pool::Lane;
+use rootgrep_core::symbols::{self, find::SymbolQuery, lang::Lang};
+use rootgrep_core::walk::Control;
 
 pub const SYMBOLS_DEFAULT_LIMIT: usize = 50;
 pub const OUTLINE_DEFAULT_LIMIT: usize = 500;
@@ -287,7 +287,9 @@ pub async fn outline(call: &Call<'_>, args: OutlineArgs) -> Answer {
             &targets, &kinds, offset, limit, threads, control, abort,
         ) {
             Ok(outcome) => render_outline(&outcome, offset, limit, &paths, budget),
-            Err(crate::search::SearchError::UnknownType { name, .. }) => Answer::error(name),
+            Err(rootgrep_core::search::SearchError::UnknownType { name, .. }) => {
+                Answer::error(name)
+            }
             Err(err) => Answer::error(hints::search(&err)),
         };
     run(call, "definitions", lane, work)

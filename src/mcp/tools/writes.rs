@@ -11,11 +11,11 @@ use serde::Deserialize;
 
 use super::context::{Call, blocking, blocking_stoppable, resolve_checked, resolve_entry_checked};
 use super::schema::{schema_of, write_annotations};
-use crate::access::Access;
-use crate::files::{edit, mv, write};
 use crate::mcp::failure::Reason;
 use crate::mcp::render::{Answer, ENVELOPE, cut_escaped, fit_escaped};
-use crate::roots::{Resolved, path_text};
+use rootgrep_core::access::Access;
+use rootgrep_core::files::{edit, mv, write};
+use rootgrep_core::roots::{Resolved, path_text};
 
 pub fn tools() -> Vec<Tool> {
     vec![
@@ -91,7 +91,7 @@ pub async fn write_file(call: &Call<'_>, args: WriteArgs) -> Answer {
             };
             let mut text = format!(
                 "{verb} {} ({} bytes).",
-                crate::roots::path_display(&outcome.path),
+                rootgrep_core::roots::path_display(&outcome.path),
                 outcome.bytes
             );
             if !outcome.created_dirs.is_empty() {
@@ -123,7 +123,7 @@ fn replaced_notes(path: &std::path::Path, other_links: u64, late_write: bool) ->
         notes.push_str(&format!(
             " Warning: another process wrote to {} at the instant it was replaced; that write \
              is not in the new file. Read the file to check.",
-            crate::roots::path_display(path)
+            rootgrep_core::roots::path_display(path)
         ));
     }
     notes
@@ -135,13 +135,13 @@ fn created_dirs_text(dirs: &[PathBuf]) -> String {
     match dirs {
         [first, .., last] if dirs.len() > 2 => format!(
             "{} and {} directories inside it, down to {}",
-            crate::roots::path_display(first),
+            rootgrep_core::roots::path_display(first),
             dirs.len() - 1,
-            crate::roots::path_display(last)
+            rootgrep_core::roots::path_display(last)
         ),
         _ => dirs
             .iter()
-            .map(|d| crate::roots::path_display(d))
+            .map(|d| rootgrep_core::roots::path_display(d))
             .collect::<Vec<_>>()
             .join(", "),
     }
@@ -171,7 +171,7 @@ pub async fn create_directory(call: &Call<'_>, args: PathArgs) -> Answer {
         }
         Ok(Ok(_)) => Answer::text(format!(
             "{} already exists; nothing to do.",
-            crate::roots::path_display(&resolved.path)
+            rootgrep_core::roots::path_display(&resolved.path)
         )),
         Ok(Err(err)) => Answer::failed(&err),
         Err(answer) => answer,
@@ -276,17 +276,17 @@ pub async fn edit_file(call: &Call<'_>, args: EditArgs) -> Answer {
     let summary = if !outcome.changed {
         format!(
             "No change: the edits cancel out; {} was not written.",
-            crate::roots::path_display(&outcome.path)
+            rootgrep_core::roots::path_display(&outcome.path)
         )
     } else if outcome.dry_run {
         format!(
             "Dry run: {total} replacement(s) in {}; nothing was written.",
-            crate::roots::path_display(&outcome.path)
+            rootgrep_core::roots::path_display(&outcome.path)
         )
     } else {
         format!(
             "Edited {}: {total} replacement(s).{}",
-            crate::roots::path_display(&outcome.path),
+            rootgrep_core::roots::path_display(&outcome.path),
             replaced_notes(&outcome.path, outcome.other_links, outcome.late_write)
         )
     };
@@ -343,7 +343,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
     if !source.exists {
         let text = format!(
             "{}: no such file or directory",
-            crate::roots::path_display(&source.path)
+            rootgrep_core::roots::path_display(&source.path)
         );
         return Answer::refused(Reason::NotFound, text).about(&args.source);
     }
@@ -358,7 +358,7 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             "{:?} ends with '/', which names a directory, but {} is not a directory; drop the \
              trailing '/' to name the new file",
             args.destination,
-            crate::roots::path_display(&source.path)
+            rootgrep_core::roots::path_display(&source.path)
         ));
     }
     let (from, to) = (source.path.clone(), destination.path.clone());
@@ -367,8 +367,8 @@ pub async fn move_file(call: &Call<'_>, args: MoveArgs) -> Answer {
             call.session.wrote(&[&source.path, &destination.path]);
             Answer::text(format!(
                 "Moved {} to {}.",
-                crate::roots::path_display(&source.path),
-                crate::roots::path_display(&destination.path)
+                rootgrep_core::roots::path_display(&source.path),
+                rootgrep_core::roots::path_display(&destination.path)
             ))
         }
         Ok(Err(err)) => Answer::failed(&err),

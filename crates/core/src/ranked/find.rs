@@ -11,11 +11,11 @@ use std::time::Instant;
 use super::build::lang_of;
 use super::docs::{KIND_NAMES, REGION};
 use super::excerpt::excerpt;
-use super::index::SearchIndex;
-use super::index::SearchSnapshot;
+use super::index::RankedIndex;
+use super::index::RankedSnapshot;
 use super::prefilter;
 use super::request::{
-    MAX_QUERY_BYTES, MAX_TERMS, SearchHit, SearchOutcome, SearchRequest, kind_ids,
+    MAX_QUERY_BYTES, MAX_TERMS, RankedHit, RankedOutcome, RankedRequest, kind_ids,
 };
 use super::score::{Part, Scored, top};
 use super::sources::{
@@ -31,17 +31,17 @@ use crate::walk::Control;
 /// Runs `request` over `targets` (canonical, checked against the roots; `roots` are the
 /// session's roots, for paths of files ranked without an index). Blocks; stops early
 /// (with `cancelled`) when `control` is cancelled.
-pub fn search(
-    request: &SearchRequest,
+pub fn rank(
+    request: &RankedRequest,
     targets: &[PathBuf],
     roots: &[PathBuf],
     files: Option<&FileIndex>,
     symbols: Option<&SymbolIndex>,
-    index: Option<&SearchIndex>,
+    index: Option<&RankedIndex>,
     control: &Control,
-) -> Result<SearchOutcome, SearchError> {
+) -> Result<RankedOutcome, SearchError> {
     let started = Instant::now();
-    let mut out = SearchOutcome::default();
+    let mut out = RankedOutcome::default();
     let (text, cut) = read_of_query(&request.query, MAX_QUERY_BYTES);
     out.query_cut = cut;
     let mut query = parse_query(text);
@@ -99,7 +99,7 @@ pub fn search(
 
 /// What one ranking reads besides its segments.
 struct Ranking<'a> {
-    request: &'a SearchRequest,
+    request: &'a RankedRequest,
     kinds: &'a [u8],
     symbols: Option<&'a SymbolIndex>,
     /// No watcher barrier (macOS, Windows): a file saved a moment ago may not be reported
@@ -113,10 +113,10 @@ impl Ranking<'_> {
     /// documents scored; the counts go to `out`.
     fn rank(
         &self,
-        snapshots: &[(SearchSnapshot, Vec<PathBuf>)],
+        snapshots: &[(RankedSnapshot, Vec<PathBuf>)],
         prefiltered: &[Source],
         query: &mut Query,
-        out: &mut SearchOutcome,
+        out: &mut RankedOutcome,
     ) -> (Vec<Source>, Vec<Scored>, usize) {
         let request = self.request;
         let want = request.offset.saturating_add(request.limit.max(1));
@@ -183,7 +183,7 @@ fn prune(query: &mut Query, parts: &[Part]) -> usize {
     before - query.terms.len()
 }
 
-fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
+fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> RankedHit {
     let seg = &source.seg;
     let d = &seg.docs()[doc as usize];
     let rel = seg.path(d.file);
@@ -203,7 +203,7 @@ fn hit(source: &Source, doc: u32, score: f32, query: &Query) -> SearchHit {
         &extra,
     )
     .unwrap_or_default();
-    SearchHit {
+    RankedHit {
         line: u64::from(d.line),
         end_line: u64::from(d.end_line),
         kind: KIND_NAMES.get(d.kind as usize).copied().unwrap_or(REGION),

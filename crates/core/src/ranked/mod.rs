@@ -5,24 +5,24 @@
 //! Reading order: [`terms`] (how text and queries become terms), [`docs`] (a file cut into
 //! documents: definitions and the regions between them), [`segment`] (a packed inverted
 //! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F), [`build`]
-//! (reading files into documents), [`index`] (the live index of every root), [`excerpt`]
-//! (what a hit shows), [`prefilter`] (ranking without an index), [`request`] (what a query
-//! asks and gets), [`sources`] (the segments a query scores), [`find`] (the query).
+//! (reading files into documents), `index` (the live index of every root), [`excerpt`]
+//! (what a hit shows), [`prefilter`] (ranking without an index), `request` (what a query
+//! asks and gets), [`sources`] (the segments a query scores), `find` (the query: [`rank`]).
 
-pub use find::search;
-pub use index::{SearchIndex, SearchState, SearchStatus};
+pub use find::rank;
+pub use index::{RankedIndex, RankedState, RankedStatus};
 pub use request::{
-    MAX_QUERY_BYTES, MAX_TERMS, SearchHit, SearchOutcome, SearchRequest, SearchStats, kind_ids,
+    MAX_QUERY_BYTES, MAX_TERMS, RankedHit, RankedOutcome, RankedRequest, RankedStats, kind_ids,
     kind_names,
 };
 
 pub(crate) mod build;
 pub(crate) mod docs;
 pub(crate) mod excerpt;
-pub(crate) mod find;
-pub mod index;
+mod find;
+mod index;
 pub(crate) mod prefilter;
-pub mod request;
+mod request;
 pub(crate) mod score;
 pub(crate) mod segment;
 pub(crate) mod sources;

@@ -16,7 +16,7 @@ pub const MAX_TERMS: usize = 256;
 
 /// A `search` request.
 #[derive(Clone, Debug, Default)]
-pub struct SearchRequest {
+pub struct RankedRequest {
     pub query: String,
     /// Document kinds to keep (see [`kind_ids`]); empty: all.
     pub kinds: Vec<String>,
@@ -29,7 +29,7 @@ pub struct SearchRequest {
 
 /// One ranked document.
 #[derive(Clone, Debug)]
-pub struct SearchHit {
+pub struct RankedHit {
     pub path: PathBuf,
     pub line: u64,
     pub end_line: u64,
@@ -51,7 +51,7 @@ pub struct SearchHit {
 
 /// Counts of an answer.
 #[derive(Clone, Debug, Default)]
-pub struct SearchStats {
+pub struct RankedStats {
     /// Files served from the roots' indexes.
     pub indexed_files: u64,
     /// Documents scored over (every part).
@@ -68,10 +68,10 @@ pub struct SearchStats {
     pub elapsed: Duration,
 }
 
-/// The answer to a [`SearchRequest`].
+/// The answer to a [`RankedRequest`].
 #[derive(Clone, Debug, Default)]
-pub struct SearchOutcome {
-    pub hits: Vec<SearchHit>,
+pub struct RankedOutcome {
+    pub hits: Vec<RankedHit>,
     /// Documents holding a query term (within the filters).
     pub total: usize,
     pub next_offset: Option<usize>,
@@ -82,8 +82,8 @@ pub struct SearchOutcome {
     /// Distinct terms beyond [`MAX_TERMS`] left out (the most common ones).
     pub terms_dropped: usize,
     /// Roots answered without an index (building, not watched), with the index's state.
-    pub unindexed: Vec<(PathBuf, super::SearchState)>,
-    pub stats: SearchStats,
+    pub unindexed: Vec<(PathBuf, super::RankedState)>,
+    pub stats: RankedStats,
     pub cancelled: bool,
 }
 

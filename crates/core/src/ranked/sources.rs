@@ -8,9 +8,9 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
 use super::build::{Indexer, lang_of};
-use super::index::{MAX_ON_DEMAND, SearchIndex, SearchSnapshot};
+use super::index::{MAX_ON_DEMAND, RankedIndex, RankedSnapshot};
 use super::prefilter;
-use super::request::{SearchRequest, SearchStats};
+use super::request::{RankedRequest, RankedStats};
 use super::segment::{Builder, Segment, stamp_of};
 use crate::platform::os::OsStrExt;
 use crate::symbols::{index::SymbolIndex, lang::Lang};
@@ -31,11 +31,11 @@ pub(crate) struct Source {
 /// The search index's snapshots covering the targets, each with its targets; targets of a
 /// root without one go to `unindexed`.
 pub(crate) fn snapshots(
-    index: Option<&SearchIndex>,
+    index: Option<&RankedIndex>,
     targets: &[PathBuf],
     unindexed: &mut Vec<PathBuf>,
-) -> Vec<(SearchSnapshot, Vec<PathBuf>)> {
-    let mut out: Vec<(SearchSnapshot, Vec<PathBuf>)> = Vec::new();
+) -> Vec<(RankedSnapshot, Vec<PathBuf>)> {
+    let mut out: Vec<(RankedSnapshot, Vec<PathBuf>)> = Vec::new();
     for target in targets {
         if let Some((_, mine)) = out.iter_mut().find(|(s, _)| target.starts_with(s.root())) {
             mine.push(target.clone());
@@ -51,12 +51,12 @@ pub(crate) fn snapshots(
 }
 
 pub(crate) fn unindexed_roots(
-    index: Option<&SearchIndex>,
+    index: Option<&RankedIndex>,
     targets: &[PathBuf],
     roots: &[PathBuf],
-) -> Vec<(PathBuf, super::SearchState)> {
-    let status = index.map(SearchIndex::status).unwrap_or_default();
-    let mut out: Vec<(PathBuf, super::SearchState)> = Vec::new();
+) -> Vec<(PathBuf, super::RankedState)> {
+    let status = index.map(RankedIndex::status).unwrap_or_default();
+    let mut out: Vec<(PathBuf, super::RankedState)> = Vec::new();
     for target in targets {
         let root = prefilter::root_for(target, roots);
         if out.iter().any(|(r, _)| *r == root) {
@@ -64,7 +64,7 @@ pub(crate) fn unindexed_roots(
         }
         let state = (status.iter())
             .find(|s| s.root == root)
-            .map_or(super::SearchState::Unavailable("no index".into()), |s| {
+            .map_or(super::RankedState::Unavailable("no index".into()), |s| {
                 s.state.clone()
             });
         out.push((root, state));
@@ -96,12 +96,12 @@ pub(crate) fn keep(seg: &Segment, root: &Path, targets: &[PathBuf], langs: &[Lan
 
 /// The base and update of one indexed root, and a segment of its stale files indexed now.
 pub(crate) fn indexed_sources(
-    snapshot: &SearchSnapshot,
+    snapshot: &RankedSnapshot,
     targets: &[PathBuf],
-    request: &SearchRequest,
+    request: &RankedRequest,
     symbols: Option<&SymbolIndex>,
     forced: &[&[u8]],
-    (sources, stats): (&mut Vec<Source>, &mut SearchStats),
+    (sources, stats): (&mut Vec<Source>, &mut RankedStats),
 ) {
     let root = snapshot.root().to_path_buf();
     let mut add = |seg: &Arc<Segment>, live: &[bool]| {
@@ -217,7 +217,7 @@ pub(crate) fn changed_on_disk(
 pub(crate) fn prefiltered_sources(
     candidates: &[PathBuf],
     roots: &[PathBuf],
-    request: &SearchRequest,
+    request: &RankedRequest,
     sources: &mut Vec<Source>,
 ) {
     let mut by_root: Vec<(PathBuf, Vec<PathBuf>)> = Vec::new();

@@ -15,9 +15,9 @@ use crate::mcp::render::paths::Paths;
 use crate::mcp::render::rows::LineRow;
 use crate::mcp::render::{Rooms, json_len};
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
-use crate::quote::escape_for_display;
-use crate::search::{self, GrepMatch};
-use crate::symbols::extract::Definition;
+use rootgrep_core::quote::escape_for_display;
+use rootgrep_core::search::{self, GrepMatch};
+use rootgrep_core::symbols::extract::Definition;
 
 /// What a page may leave out of each file (with `scope`): the runs of more than a few of
 /// the lines it would show that the session showed before, the file unchanged since; and

@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use crate::mcp::render::rows::{LineRow, MatchRow, ScopeRow};
 use crate::mcp::render::serialized_len;
-use crate::symbols::extract::Definition;
+use rootgrep_core::symbols::extract::Definition;
 
 /// One file's part of a content page: its lines as the text shows them, each once.
 #[derive(Debug, Clone, Default, Serialize, JsonSchema)]

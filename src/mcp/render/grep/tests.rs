@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::mcp::render::rows::MatchRow;
 use crate::mcp::tools::schema_of;
-use crate::search::{ContextLine, GrepMatch};
+use rootgrep_core::search::{ContextLine, GrepMatch};
 
 fn line(line: u64, text: &str) -> ContextLine {
     ContextLine {

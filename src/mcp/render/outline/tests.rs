@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use super::*;
-use crate::symbols::{find::FileOutline, lang::Lang, parse::SymbolStats};
+use rootgrep_core::symbols::{find::FileOutline, lang::Lang, parse::SymbolStats};
 
 fn def(name: &str, line: u64) -> Definition {
     Definition {

@@ -42,7 +42,7 @@ pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(10);
 
 /// How one root's search index stands, for `list_roots`.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SearchState {
+pub enum RankedState {
     /// Waiting for the root's file index, or for its symbol index (whose definitions
     /// the build reuses).
     Waiting(&'static str),
@@ -58,9 +58,9 @@ pub enum SearchState {
 }
 
 #[derive(Clone, Debug)]
-pub struct SearchStatus {
+pub struct RankedStatus {
     pub root: PathBuf,
-    pub state: SearchState,
+    pub state: RankedState,
     /// Documents and files held (base and update).
     pub documents: usize,
     pub files: usize,
@@ -79,7 +79,7 @@ pub struct SearchStatus {
 
 /// What a query reads of one root: its segments at a moment, checked against the fresh
 /// file list.
-pub(crate) struct SearchSnapshot {
+pub(crate) struct RankedSnapshot {
     pub(crate) root: PathBuf,
     pub(crate) base: Arc<Segment>,
     pub(crate) update: Option<Arc<Segment>>,
@@ -87,27 +87,27 @@ pub(crate) struct SearchSnapshot {
     pub(crate) files: Arc<RootIndex>,
 }
 
-impl SearchSnapshot {
+impl RankedSnapshot {
     pub(crate) fn root(&self) -> &Path {
         &self.root
     }
 }
 
 /// The live search index over the current roots.
-pub struct SearchIndex {
+pub struct RankedIndex {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
 }
 
-impl SearchIndex {
+impl RankedIndex {
     /// An index standing on `files` (fed the same events, first) reusing the definitions
     /// of `symbols`, starting from and saving to `store`.
     pub fn new(
         files: Arc<FileIndex>,
         symbols: Option<Arc<SymbolIndex>>,
         store: Option<Arc<Store>>,
-    ) -> SearchIndex {
-        SearchIndex::with_clock(files, symbols, store, crate::clock::system())
+    ) -> RankedIndex {
+        RankedIndex::with_clock(files, symbols, store, crate::clock::system())
     }
 
     pub(crate) fn with_clock(
@@ -115,7 +115,7 @@ impl SearchIndex {
         symbols: Option<Arc<SymbolIndex>>,
         store: Option<Arc<Store>>,
         clock: Arc<dyn crate::clock::Clock>,
-    ) -> SearchIndex {
+    ) -> RankedIndex {
         let shared = Arc::new(Shared {
             files,
             symbols,
@@ -127,7 +127,7 @@ impl SearchIndex {
             .name("rootgrep-search".into())
             .spawn(move || worker::worker_loop(&for_worker))
             .expect("spawning the search index thread");
-        SearchIndex {
+        RankedIndex {
             shared,
             worker: Some(worker),
         }
@@ -135,7 +135,7 @@ impl SearchIndex {
 
     /// What a query on `root` reads, or `None`: no base yet, not watched, or the file index
     /// is not fresh (the caller then ranks what the text pre-filter finds).
-    pub(crate) fn snapshot(&self, root: &Path) -> Option<SearchSnapshot> {
+    pub(crate) fn snapshot(&self, root: &Path) -> Option<RankedSnapshot> {
         let (base, update, dirty) = {
             let now = self.shared.now();
             let mut state = self.shared.lock();
@@ -157,7 +157,7 @@ impl SearchIndex {
         };
         let files = self.shared.files.snapshot(root)?;
         let check = check::check(&files, &base, update.as_deref(), &dirty);
-        Some(SearchSnapshot {
+        Some(RankedSnapshot {
             root: root.to_path_buf(),
             base,
             update,
@@ -222,7 +222,7 @@ impl SearchIndex {
     }
 
     /// Every root's state, in the order set.
-    pub fn status(&self) -> Vec<SearchStatus> {
+    pub fn status(&self) -> Vec<RankedStatus> {
         let file_states = self.shared.files.status();
         let state = self.shared.lock();
         state
@@ -233,24 +233,24 @@ impl SearchIndex {
                 let files = file_states.iter().find(|s| s.root == work.root);
                 let search_state = match files.map(|s| &s.state) {
                     Some(crate::index::IndexState::Unavailable(why)) => {
-                        SearchState::Unavailable(format!(
+                        RankedState::Unavailable(format!(
                             "no file index ({why}); searches rank what the text pre-filter finds"
                         ))
                     }
-                    _ if slot.base.is_some() => SearchState::Ready,
-                    _ if !work.watched => SearchState::Waiting("the file index"),
-                    _ if slot.waiting_for_symbols => SearchState::Waiting("the symbol index"),
+                    _ if slot.base.is_some() => RankedState::Ready,
+                    _ if !work.watched => RankedState::Waiting("the file index"),
+                    _ if slot.waiting_for_symbols => RankedState::Waiting("the symbol index"),
                     _ if work.running() && work.total.load(Ordering::Relaxed) != usize::MAX => {
-                        SearchState::Building {
+                        RankedState::Building {
                             done: work.done.load(Ordering::Relaxed),
                             total: work.total.load(Ordering::Relaxed),
                         }
                     }
-                    _ => SearchState::Waiting("the file index"),
+                    _ => RankedState::Waiting("the file index"),
                 };
                 let segments = [slot.base.as_deref(), slot.update.as_deref()];
                 let sum = |f: fn(&Segment) -> usize| segments.iter().flatten().map(|s| f(s)).sum();
-                SearchStatus {
+                RankedStatus {
                     root: work.root.clone(),
                     state: search_state,
                     documents: sum(|s| s.docs().len()),
@@ -303,7 +303,7 @@ impl SearchIndex {
     }
 }
 
-impl Drop for SearchIndex {
+impl Drop for RankedIndex {
     fn drop(&mut self) {
         self.shared.slots.stop();
         if let Some(worker) = self.worker.take() {
@@ -312,7 +312,7 @@ impl Drop for SearchIndex {
     }
 }
 
-impl Consumer for SearchIndex {
+impl Consumer for RankedIndex {
     fn set_roots(&self, roots: &[PathBuf]) {
         let store = self.shared.store.as_deref();
         (self.shared.slots).set_roots(roots, store, crate::store::Kind::Search);

@@ -3,7 +3,7 @@
 //! one rebuilt from scratch, a restart from the store, and the pre-filter without index.
 
 use super::*;
-use crate::ranked::{SearchOutcome, SearchRequest, search};
+use crate::ranked::{RankedOutcome, RankedRequest, rank};
 use crate::walk::Control;
 use std::path::Path;
 
@@ -37,13 +37,13 @@ fn tree() -> (tempfile::TempDir, PathBuf) {
 
 struct Fixture {
     files: Arc<FileIndex>,
-    index: SearchIndex,
+    index: RankedIndex,
     root: PathBuf,
 }
 
 fn start(root: &Path, store: Option<Arc<Store>>) -> Fixture {
     let files = Arc::new(FileIndex::new());
-    let index = SearchIndex::new(files.clone(), None, store);
+    let index = RankedIndex::new(files.clone(), None, store);
     let roots = [root.to_path_buf()];
     files.set_roots(&roots);
     Consumer::set_roots(&index, &roots);
@@ -66,14 +66,14 @@ impl Fixture {
         self.index.apply(&event);
     }
 
-    fn ask(&self, query: &str) -> SearchOutcome {
-        let request = SearchRequest {
+    fn ask(&self, query: &str) -> RankedOutcome {
+        let request = RankedRequest {
             query: query.into(),
             limit: 10,
-            ..SearchRequest::default()
+            ..RankedRequest::default()
         };
         let roots = [self.root.clone()];
-        search(
+        rank(
             &request,
             &roots,
             &roots,
@@ -93,11 +93,11 @@ impl Fixture {
     }
 }
 
-fn named(outcome: &SearchOutcome, name: &str) -> bool {
+fn named(outcome: &RankedOutcome, name: &str) -> bool {
     outcome.hits.iter().any(|h| h.name.as_deref() == Some(name))
 }
 
-fn names(outcome: &SearchOutcome, root: &Path) -> Vec<String> {
+fn names(outcome: &RankedOutcome, root: &Path) -> Vec<String> {
     outcome
         .hits
         .iter()
@@ -138,7 +138,7 @@ fn a_built_index_ranks_definitions_by_their_fields() {
     );
     assert_eq!(hit.lines[0], (7, "int timer_reset(int t)".to_string()));
     let status = f.index.status();
-    assert_eq!(status[0].state, SearchState::Ready);
+    assert_eq!(status[0].state, RankedState::Ready);
     assert_eq!(status[0].files, 4);
 }
 
@@ -184,7 +184,7 @@ fn an_updated_index_ranks_as_one_built_from_scratch() {
         let (a, b) = (f.ask(query), fresh.ask(query));
         assert_eq!(names(&a, &root), names(&b, &root), "{query}");
         // The same scores: statistics count only what is served.
-        let scores = |o: &SearchOutcome| o.hits.iter().map(|h| h.score).collect::<Vec<_>>();
+        let scores = |o: &RankedOutcome| o.hits.iter().map(|h| h.score).collect::<Vec<_>>();
         assert_eq!(scores(&a), scores(&b), "{query}");
     }
 }
@@ -221,13 +221,13 @@ fn a_restart_serves_the_stored_index_checked() {
 #[test]
 fn without_an_index_the_prefilter_ranks_candidates() {
     let (_dir, root) = tree();
-    let request = SearchRequest {
+    let request = RankedRequest {
         query: "timer_reset watchdog".into(),
         limit: 10,
-        ..SearchRequest::default()
+        ..RankedRequest::default()
     };
     let roots = [root.clone()];
-    let out = search(&request, &roots, &roots, None, None, None, &Control::new()).unwrap();
+    let out = rank(&request, &roots, &roots, None, None, None, &Control::new()).unwrap();
     assert_eq!(out.unindexed.len(), 1);
     assert!(out.stats.candidates >= 2);
     assert_eq!(names(&out, &root)[0], "drivers/timer/timer.c:timer_reset");
@@ -263,7 +263,7 @@ fn too_many_changed_files_are_left_out_and_said() {
     let (_dir, root) = tree();
     let files = Arc::new(FileIndex::new());
     let clock = crate::clock::ManualClock::new();
-    let index = SearchIndex::with_clock(files.clone(), None, None, clock);
+    let index = RankedIndex::with_clock(files.clone(), None, None, clock);
     let roots = [root.clone()];
     files.set_roots(&roots);
     Consumer::set_roots(&index, &roots);

@@ -27,27 +27,29 @@ pub(super) fn is_entry_name(name: &str) -> bool {
 /// if missing, as `mkdir -p` would).
 pub(super) fn create_private(cache: &Path, levels: &[&str]) -> io::Result<()> {
     if !cache.exists() {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(cache)?;
+        private_builder().recursive(true).create(cache)?;
     }
     let mut dir = cache.to_path_buf();
     for level in levels {
         dir.push(level);
-        let mut builder = std::fs::DirBuilder::new();
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         // `mkdir` never follows a symlink at its last component: a planted link is
         // `AlreadyExists` here and refused by the check below.
-        match builder.create(&dir) {
+        match private_builder().create(&dir) {
             Err(err) if err.kind() != io::ErrorKind::AlreadyExists => return Err(err),
             _ => {}
         }
         check_private(&dir, true)?;
     }
     Ok(())
+}
+
+/// A `DirBuilder` that makes directories only this user can use (0700 on Unix).
+fn private_builder() -> std::fs::DirBuilder {
+    #[allow(unused_mut)] // only Unix sets a mode
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder
 }
 
 /// Whether `dir` is one of the store's own directories: a directory (not a symlink to one)

@@ -10,15 +10,21 @@
 //! or the default action), as if this one did not exist.
 //!
 //! The handler only reads atomics and calls `mmap`, a system call, so it is safe to run at
-//! any point of any thread. Registered mappings live in a fixed table of [`SLOTS`]; a
+//! any point of any thread. Registered mappings live in a fixed table of `SLOTS`; a
 //! mapping that finds no free slot is not made (the caller reads the file into memory).
+//! Unix only: Windows reads store files into memory (and refuses to truncate a mapped
+//! file anyway), so there [`count`] stays 0.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+#[cfg(unix)]
+use std::sync::atomic::{AtomicBool, AtomicUsize};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Most mappings guarded at once (two per root: the symbol table and the search index's
 /// base, and for a moment the one replacing each).
+#[cfg(unix)]
 const SLOTS: usize = 256;
 
+#[cfg(unix)]
 struct Region {
     /// Claimed by a mapping.
     used: AtomicBool,
@@ -28,6 +34,7 @@ struct Region {
     damaged: AtomicBool,
 }
 
+#[cfg(unix)]
 #[allow(clippy::declare_interior_mutable_const)]
 const FREE: Region = Region {
     used: AtomicBool::new(false),
@@ -36,6 +43,7 @@ const FREE: Region = Region {
     damaged: AtomicBool::new(false),
 };
 
+#[cfg(unix)]
 static REGIONS: [Region; SLOTS] = [FREE; SLOTS];
 /// Faults turned into damage since the process started.
 static FAULTS: AtomicU64 = AtomicU64::new(0);
@@ -48,9 +56,11 @@ pub fn count() -> u64 {
 
 /// A registered mapping's place in the table; unregistered when dropped (before the
 /// mapping itself is unmapped: keep it in a field declared before the mapping).
+#[cfg(unix)]
 #[derive(Debug)]
 pub(crate) struct Guard(usize);
 
+#[cfg(unix)]
 impl Guard {
     /// Registers `[start, start + len)`; `None` when the handler could not be installed or
     /// every slot is taken.
@@ -76,6 +86,7 @@ impl Guard {
     }
 }
 
+#[cfg(unix)]
 impl Drop for Guard {
     fn drop(&mut self) {
         let region = &REGIONS[self.0];
@@ -86,6 +97,7 @@ impl Drop for Guard {
 }
 
 /// The registered region holding `addr`, if any.
+#[cfg(unix)]
 fn region_of(addr: usize) -> Option<&'static Region> {
     REGIONS.iter().find(|r| {
         let start = r.start.load(Ordering::Acquire);
@@ -182,15 +194,6 @@ mod handler {
                 }
             }
         }
-    }
-}
-
-#[cfg(not(unix))]
-mod handler {
-    /// Nothing is mapped elsewhere than Unix (Windows reads store files into memory, and
-    /// refuses to truncate a mapped file anyway).
-    pub(super) fn install() -> bool {
-        false
     }
 }
 

@@ -34,7 +34,7 @@ pub(crate) fn run(command: &Command) -> ExitCode {
             }
         },
     };
-    let store = Store::new(&dir, rootgrep_core::store::DEFAULT_MAX_MB);
+    let store = Store::new(&dir, None);
     let refused = |err: std::io::Error| {
         crate::report(&format!(
             "rootgrep cache: {err}; nothing was listed or removed"

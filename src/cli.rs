@@ -172,9 +172,11 @@ pub struct Options {
     pub no_cache: bool,
 
     /// Most megabytes the stored indexes take together; the least recently used roots'
-    /// entries are removed beyond it.
-    #[arg(long, value_name = "MB", default_value_t = rootgrep_core::store::DEFAULT_MAX_MB)]
-    pub cache_max_mb: u64,
+    /// entries are removed beyond it, and an index larger than it is kept in memory only.
+    /// Default: the indexes of the roots being served, whatever their size, and up to 512
+    /// MB of other roots' entries.
+    #[arg(long, value_name = "MB")]
+    pub cache_max_mb: Option<u64>,
 
     /// Budget of one tool answer's text, in bytes; its structured content gets as much
     /// again, cut at the same entry.
@@ -477,8 +479,8 @@ impl Options {
         if self.no_cache {
             push("--no-cache", None);
         }
-        if self.cache_max_mb != defaults.cache_max_mb {
-            push("--cache-max-mb", Some(self.cache_max_mb.to_string()));
+        if let Some(mb) = self.cache_max_mb {
+            push("--cache-max-mb", Some(mb.to_string()));
         }
         if self.index_max_files != defaults.index_max_files {
             push("--index-max-files", Some(self.index_max_files.to_string()));

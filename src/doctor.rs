@@ -228,12 +228,18 @@ fn cache(options: &Options) -> Vec<Finding> {
                 }
             };
             let total: u64 = entries.iter().map(|entry| entry.bytes).sum();
+            let limit = match options.cache_max_mb {
+                Some(mb) => format!("at most {mb} MiB (--cache-max-mb)"),
+                None => format!(
+                    "the served roots' indexes and at most {} MiB of others",
+                    rootgrep_core::store::DEFAULT_MAX_MB
+                ),
+            };
             let mut findings = vec![Finding::ok(format!(
-                "{}: writable, {} entries, {} of at most {} MiB (--cache-max-mb)",
+                "{}: writable, {} entries, {} of {limit}",
                 dir.display(),
                 entries.len(),
                 rootgrep_core::quote::byte_size(total),
-                options.cache_max_mb
             ))];
             let junk = entries.iter().filter(|entry| entry.root.is_none()).count();
             if junk > 0 {

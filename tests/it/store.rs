@@ -667,3 +667,22 @@ fn a_store_file_truncated_while_mapped_costs_a_rebuild_not_the_server() {
         "the server still answers: {pong}"
     );
 }
+
+/// `--cache-max-mb` given is a hard limit (an index over it is kept in memory and the
+/// reason said); without it the served root's index is stored whatever its size.
+#[test]
+fn a_given_cache_limit_is_hard_and_the_default_stores_the_served_root() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 5);
+    let mut limited = Client::spawn(&["--cache-dir", s(&cache), "--cache-max-mb", "0"], &ws.app);
+    limited.handshake(json!({}));
+    let line = wait_line(&mut limited, |l| {
+        l.starts_with("ready") && l.contains("not stored")
+    });
+    assert!(line.contains("over the store's limit of 0 KiB"), "{line}");
+    drop(limited);
+    let mut default = server(&ws.app, Some(&cache));
+    let line = ready_and_stored(&mut default);
+    assert!(line.contains("stored"), "{line}");
+}

@@ -36,7 +36,8 @@ pub(crate) use lock::{Writer, WriterLock};
 /// What an entry stores besides its description.
 const DATA_KINDS: [Kind; 2] = [Kind::Symbols, Kind::Search];
 
-/// Default `--cache-max-mb`.
+/// How much of the roots no server serves the store keeps by default (`--cache-max-mb`
+/// unset); the live roots' own indexes are kept whatever their size.
 pub const DEFAULT_MAX_MB: u64 = 512;
 
 /// The store's settings and place (no I/O until an entry is opened).
@@ -45,6 +46,10 @@ pub struct Store {
     /// `<cache>/rootgrep`.
     dir: PathBuf,
     max_bytes: u64,
+    /// `--cache-max-mb` was given: an index larger than it is not stored. Without it the
+    /// limit applies to what eviction can remove (entries no live server writes), so one
+    /// monorepo's index is stored whatever its size.
+    strict: bool,
     /// Testing only: each write pauses this long halfway through its temp file.
     write_pause: Option<std::time::Duration>,
     /// The writer locks this server holds (shared by every index and clone).
@@ -105,10 +110,11 @@ pub struct Cleared {
 
 impl Store {
     /// The store under `cache_dir` (the user's cache directory or `--cache-dir`).
-    pub fn new(cache_dir: &Path, max_mb: u64) -> Store {
+    pub fn new(cache_dir: &Path, max_mb: Option<u64>) -> Store {
         Store {
             dir: cache_dir.join("rootgrep"),
-            max_bytes: max_mb.saturating_mul(1024 * 1024),
+            max_bytes: max_mb.unwrap_or(DEFAULT_MAX_MB).saturating_mul(1024 * 1024),
+            strict: max_mb.is_some(),
             write_pause: None,
             held: lock::Held::default(),
         }
@@ -129,6 +135,15 @@ impl Store {
 
     pub(crate) fn max_bytes(&self) -> u64 {
         self.max_bytes
+    }
+
+    /// The most one index may take to be stored: the limit when it was given, else any
+    /// size (the limit then only bounds what eviction removes).
+    pub(crate) fn max_index_bytes(&self) -> u64 {
+        match self.strict {
+            true => self.max_bytes,
+            false => u64::MAX,
+        }
     }
 
     fn roots_dir(&self) -> PathBuf {
@@ -210,12 +225,15 @@ impl Store {
     }
 
     /// Evicts the least recently used entries (never `keep`, never one a live server
-    /// writes) until the store holds at most its maximum.
+    /// writes) until the store holds at most its maximum: all entries counted when the
+    /// limit was given, else only those eviction may remove (the served roots' indexes are
+    /// kept whatever their size, and at most the default of others beside them).
     pub(crate) fn evict(&self, keep: &Entry) {
         let Ok(mut entries) = self.list() else {
             return;
         };
-        let mut total: u64 = entries.iter().map(|e| e.bytes).sum();
+        let counted = |e: &EntryInfo| self.strict || (e.dir != keep.dir && e.writer.is_none());
+        let mut total: u64 = entries.iter().filter(|e| counted(e)).map(|e| e.bytes).sum();
         while total > self.max_bytes {
             let Some(oldest) = entries.pop() else { break };
             if oldest.dir == keep.dir || oldest.writer.is_some() {

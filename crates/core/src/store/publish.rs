@@ -178,7 +178,7 @@ impl<T: Stored> Stores<T> {
         };
         let started = Instant::now();
         let bytes = held.bytes();
-        if bytes.len() as u64 > store.max_bytes() {
+        if bytes.len() as u64 > store.max_index_bytes() {
             rs.note = format!(
                 "not stored: {} is over the store's limit of {}",
                 crate::quote::byte_size(bytes.len() as u64),

@@ -100,8 +100,8 @@ fn one_writer_per_entry_and_the_lock_goes_with_its_holder() {
     let cache = temp();
     let root = temp();
     // Two servers: two stores on one cache directory.
-    let store = Store::new(cache.path(), 10);
-    let other_server = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
+    let other_server = Store::new(cache.path(), Some(10));
     let root_path = root.path().canonicalize().unwrap();
     let first = store.open(&root_path).unwrap();
     let second = other_server.open(&root_path).unwrap();
@@ -127,7 +127,7 @@ fn an_entry_serves_only_the_root_it_was_written_for() {
     let parent = temp();
     let root = parent.path().join("root");
     std::fs::create_dir(&root).unwrap();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     let entry = store.open(&root).unwrap();
     assert_eq!(loaded(&entry), Err(Refused::Missing));
     let lock = entry.try_writer().unwrap();
@@ -148,7 +148,7 @@ fn an_entry_serves_only_the_root_it_was_written_for() {
 fn a_damaged_file_is_deleted_when_found() {
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     let entry = store.open(root.path()).unwrap();
     let _lock = entry.try_writer().unwrap();
     entry.save(Kind::Symbols, b"table").unwrap();
@@ -166,7 +166,7 @@ fn the_store_is_private_to_its_user() {
     use std::os::unix::fs::PermissionsExt;
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     let entry = store.open(root.path()).unwrap();
     let _lock = entry.try_writer().unwrap();
     entry.save(Kind::Symbols, b"x").unwrap();
@@ -182,7 +182,7 @@ fn the_store_is_private_to_its_user() {
 fn the_least_recently_used_entries_go_first_and_clear_keeps_busy_ones() {
     let cache = temp();
     let roots: Vec<_> = (0..3).map(|_| temp()).collect();
-    let store = Store::new(cache.path(), 1);
+    let store = Store::new(cache.path(), Some(1));
     let big = vec![7u8; 600 * 1024];
     let mut entries = Vec::new();
     for root in &roots {
@@ -259,7 +259,7 @@ fn a_store_directory_of_another_user_is_refused() {
     }
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     std::fs::create_dir_all(store.dir()).unwrap();
     std::os::unix::fs::chown(store.dir(), Some(65534), Some(65534)).unwrap();
     let err = store.open(root.path()).unwrap_err();
@@ -278,7 +278,7 @@ fn special_files_planted_in_an_entry_are_refused_without_hanging() {
     let cache = temp();
     let root = temp();
     let outside = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     let entry = store.open(root.path()).unwrap();
     let _lock = entry.try_writer().unwrap();
     let table = entry.dir().join("symbols");
@@ -337,7 +337,7 @@ fn a_symlink_at_any_level_of_the_store_is_never_followed() {
         let root = temp();
         let victim = victim_dir(cache.path());
         let before = count(&victim);
-        let store = Store::new(cache.path(), 10);
+        let store = Store::new(cache.path(), Some(10));
         let link = match level {
             "rootgrep" => store.dir().to_path_buf(),
             "roots" => {
@@ -396,7 +396,7 @@ fn a_symlink_at_any_level_of_the_store_is_never_followed() {
 fn a_store_open_to_others_is_not_listed_or_cleared() {
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     drop(store.open(root.path()).unwrap());
     set_mode(&store.dir().join("roots"), 0o777);
     assert!(store.list().is_err());
@@ -413,7 +413,7 @@ fn a_store_open_to_others_is_not_listed_or_cleared() {
 fn clear_removes_only_what_the_store_wrote() {
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     let entry = store.open(root.path()).unwrap();
     let Writer::Me(lock) = entry.try_writer().unwrap() else {
         panic!()
@@ -446,7 +446,7 @@ fn entries_of_gone_roots_are_marked_and_cleared_alone() {
     let cache = temp();
     let kept = temp();
     let gone = temp();
-    let store = Store::new(cache.path(), 10);
+    let store = Store::new(cache.path(), Some(10));
     for root in [kept.path(), gone.path()] {
         let entry = store.open(root).unwrap();
         let Writer::Me(lock) = entry.try_writer().unwrap() else {
@@ -473,7 +473,8 @@ fn entries_of_gone_roots_are_marked_and_cleared_alone() {
 fn writers_in_one_process_never_share_a_temp_file() {
     let cache = temp();
     let root = temp();
-    let store = Store::new(cache.path(), 10).with_write_pause(std::time::Duration::from_millis(30));
+    let store =
+        Store::new(cache.path(), Some(10)).with_write_pause(std::time::Duration::from_millis(30));
     let entry = store.open(root.path()).unwrap();
     let results: Vec<io::Result<()>> = std::thread::scope(|s| {
         let writes: Vec<_> = (0..4)
@@ -507,4 +508,45 @@ fn walkdir_count(dir: &Path) -> usize {
         }
     }
     n
+}
+
+/// Without `--cache-max-mb`, a served root's index is stored whatever its size and the
+/// limit bounds only the other roots' entries (evicted least recently used first); with
+/// it, an index over the limit is not stored and every entry counts.
+#[test]
+fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
+    let cache = temp();
+    let roots: Vec<_> = (0..3).map(|_| temp()).collect();
+    assert_eq!(Store::new(cache.path(), None).max_index_bytes(), u64::MAX);
+    assert_eq!(Store::new(cache.path(), Some(1)).max_index_bytes(), 1 << 20);
+    // The default's rule at a small scale: 1 MiB instead of 512.
+    let elastic = Store {
+        max_bytes: 1 << 20,
+        ..Store::new(cache.path(), None)
+    };
+    let big = vec![7u8; 2 << 20];
+    let small = vec![7u8; 600 << 10];
+    let mut entries = Vec::new();
+    for (root, payload) in roots.iter().zip([&small, &small, &big]) {
+        let entry = elastic.open(root.path()).unwrap();
+        let Writer::Me(lock) = entry.try_writer().unwrap() else {
+            panic!()
+        };
+        entry.save(Kind::Symbols, payload).unwrap();
+        drop(lock);
+        entries.push(entry);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    // The served root (2 MiB, twice the limit by itself) stays; the others (1.2 MiB) are
+    // over the limit: the least recently used goes.
+    elastic.evict(&entries[2]);
+    let left: Vec<PathBuf> = (elastic.list().unwrap().into_iter())
+        .filter_map(|e| e.root)
+        .collect();
+    assert_eq!(left.len(), 2, "{left:?}");
+    assert!(left.contains(&roots[2].path().to_path_buf()));
+    assert!(left.contains(&roots[1].path().to_path_buf()));
+    // With the limit given, every entry counts: only the kept one stays.
+    Store::new(cache.path(), Some(1)).evict(&entries[2]);
+    assert_eq!(elastic.list().unwrap().len(), 1);
 }

@@ -193,7 +193,7 @@ fn an_updated_index_ranks_as_one_built_from_scratch() {
 fn a_restart_serves_the_stored_index_checked() {
     let (_dir, root) = tree();
     let cache = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::new(cache.path(), 64));
+    let store = Arc::new(Store::new(cache.path(), Some(64)));
     {
         let f = start(&root, Some(store.clone()));
         // The save follows the landing: wait for the file.
@@ -211,7 +211,7 @@ fn a_restart_serves_the_stored_index_checked() {
         "int tcp_close(int s)\n{\n  return 0;\n}\n",
     )
     .unwrap();
-    let f = start(&root, Some(Arc::new(Store::new(cache.path(), 64))));
+    let f = start(&root, Some(Arc::new(Store::new(cache.path(), Some(64)))));
     let note = f.index.status()[0].store.clone().unwrap_or_default();
     assert!(note.contains("loaded from the store"), "{note}");
     assert_eq!(names(&f.ask("tcp close"), &root), ["net/tcp.c:tcp_close"]);

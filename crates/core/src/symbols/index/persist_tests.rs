@@ -31,7 +31,7 @@ fn tree(files: usize) -> (tempfile::TempDir, PathBuf) {
 
 fn start(root: &Path, store: Option<&Path>) -> (Arc<FileIndex>, SymbolIndex) {
     let files = Arc::new(FileIndex::new());
-    let store = store.map(|dir| Arc::new(Store::new(dir, 64)));
+    let store = store.map(|dir| Arc::new(Store::new(dir, Some(64))));
     let symbols = SymbolIndex::with_clock(files.clone(), 2, crate::clock::system(), store);
     let roots = [root.to_path_buf()];
     files.set_roots(&roots);
@@ -273,7 +273,7 @@ fn a_damaged_store_is_rebuilt_and_never_served() {
     let table_file = {
         let (_files, symbols) = ready(&root, Some(cache.path()));
         note(&symbols, is_stored);
-        let store = Store::new(cache.path(), 64);
+        let store = Store::new(cache.path(), Some(64));
         store.open(&root).unwrap().dir().join("symbols")
     };
     let good = std::fs::read(&table_file).unwrap();
@@ -308,7 +308,7 @@ fn a_second_index_on_the_root_waits_for_the_writer_instead_of_parsing() {
     let (_dir, root) = tree(crate::store::publish::WRITER_WAIT_MIN + 50);
     let cache = tempfile::tempdir().unwrap();
     // Another server holds the root's entry and has not published yet.
-    let store = Store::new(cache.path(), 64);
+    let store = Store::new(cache.path(), Some(64));
     let entry = store.open(&root).unwrap();
     let crate::store::Writer::Me(lock) = entry.try_writer().unwrap() else {
         panic!("the entry is free")
@@ -364,7 +364,7 @@ fn completion_never_offers_an_unchecked_stored_table() {
         let text = format!("pub fn renamed_{n}() {{}}\npub struct Kept{n};\n");
         std::fs::write(root.join(format!("src/m{n}.rs")), text).unwrap();
     }
-    let store = Store::new(cache.path(), 64);
+    let store = Store::new(cache.path(), Some(64));
     let entry = store.open(&root).unwrap();
     let crate::store::Writer::Me(_lock) = entry.try_writer().unwrap() else {
         panic!("the entry is free")

@@ -30,6 +30,7 @@ fn settle() {
 
 /// Rewrites `file` with `text` of the same size, its mtime put back (what `cp -p`,
 /// `rsync -t` and `tar x` leave).
+#[cfg(unix)]
 fn rewrite_keeping_size_and_mtime(file: &std::path::Path, text: &str) {
     let modified = std::fs::metadata(file).unwrap().modified().unwrap();
     assert_eq!(std::fs::metadata(file).unwrap().len(), text.len() as u64);

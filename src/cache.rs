@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use rootgrep::cli::{CacheAction, Command};
+use rootgrep_core::roots::path_display;
 use rootgrep_core::store::{Cleared, EntryInfo, Store, default_cache_dir};
 
 /// Runs `command` (a `Command::Cache`).
@@ -92,8 +93,8 @@ fn cleared_text(cleared: &Cleared) -> String {
 
 fn line(entry: &EntryInfo) -> String {
     let root = match &entry.root {
-        Some(root) if entry.gone => format!("(gone) {}", quote_path(root)),
-        Some(root) => quote_path(root),
+        Some(root) if entry.gone => format!("(gone) {}", path_display(root)),
+        Some(root) => path_display(root),
         None => format!("(no description) {}", entry.dir.display()),
     };
     let used = entry
@@ -107,10 +108,4 @@ fn line(entry: &EntryInfo) -> String {
         "{root}\t{}\tused {used}{writer}\n",
         rootgrep_core::quote::byte_size(entry.bytes)
     )
-}
-
-/// A root's path as a line of the listing: control characters escaped, so a root named
-/// with a newline cannot forge another entry.
-fn quote_path(root: &std::path::Path) -> String {
-    rootgrep_core::quote::escape_for_display(&root.display().to_string()).into_owned()
 }

@@ -42,7 +42,8 @@ pub struct Stamp {
     len: u64,
     modified: Option<SystemTime>,
     identity: u64,
-    /// When its status last changed (not compared: [`Recall::record`] reads it).
+    /// When its status last changed ([`Recall::record`] reads it; compared like the rest,
+    /// though on Unix `identity` already holds it).
     changed: Option<SystemTime>,
 }
 

@@ -186,13 +186,7 @@ fn the_least_recently_used_entries_go_first_and_clear_keeps_busy_ones() {
     let big = vec![7u8; 600 * 1024];
     let mut entries = Vec::new();
     for root in &roots {
-        let entry = store.open(root.path()).unwrap();
-        let Writer::Me(lock) = entry.try_writer().unwrap() else {
-            panic!()
-        };
-        entry.save(Kind::Symbols, &big).unwrap();
-        drop(lock);
-        entries.push(entry);
+        entries.push(saved(&store, root.path(), &big));
         // mtimes of `used` must differ.
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
@@ -414,12 +408,7 @@ fn clear_removes_only_what_the_store_wrote() {
     let cache = temp();
     let root = temp();
     let store = Store::new(cache.path(), Some(10));
-    let entry = store.open(root.path()).unwrap();
-    let Writer::Me(lock) = entry.try_writer().unwrap() else {
-        panic!()
-    };
-    entry.save(Kind::Symbols, b"x").unwrap();
-    drop(lock);
+    let entry = saved(&store, root.path(), b"x");
     let stranger = store.dir().join("roots").join("not-an-entry");
     std::fs::create_dir(&stranger).unwrap();
     set_mode(&stranger, 0o700);
@@ -448,11 +437,7 @@ fn entries_of_gone_roots_are_marked_and_cleared_alone() {
     let gone = temp();
     let store = Store::new(cache.path(), Some(10));
     for root in [kept.path(), gone.path()] {
-        let entry = store.open(root).unwrap();
-        let Writer::Me(lock) = entry.try_writer().unwrap() else {
-            panic!()
-        };
-        drop(lock);
+        saved(&store, root, b"x");
     }
     let gone_path = gone.path().to_path_buf();
     drop(gone);
@@ -484,6 +469,18 @@ fn writers_in_one_process_never_share_a_temp_file() {
     });
     assert!(results.iter().all(Result::is_ok), "{results:?}");
     assert_eq!(loaded_kind(&entry, Kind::Symbols), vec![9u8; 4096]);
+}
+
+/// The entry of `root`, described and holding `payload` as its symbols, its writer lock
+/// let go (as a server leaves it when it exits).
+fn saved(store: &Store, root: &Path, payload: &[u8]) -> super::Entry {
+    let entry = store.open(root).unwrap();
+    let Writer::Me(lock) = entry.try_writer().unwrap() else {
+        panic!("the entry is free")
+    };
+    entry.save(Kind::Symbols, payload).unwrap();
+    drop(lock);
+    entry
 }
 
 fn loaded_kind(entry: &super::Entry, kind: Kind) -> Vec<u8> {
@@ -528,13 +525,7 @@ fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
     let small = vec![7u8; 600 << 10];
     let mut entries = Vec::new();
     for (root, payload) in roots.iter().zip([&small, &small, &big]) {
-        let entry = elastic.open(root.path()).unwrap();
-        let Writer::Me(lock) = entry.try_writer().unwrap() else {
-            panic!()
-        };
-        entry.save(Kind::Symbols, payload).unwrap();
-        drop(lock);
-        entries.push(entry);
+        entries.push(saved(&elastic, root.path(), payload));
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
     // The served root (2 MiB, twice the limit by itself) stays; the others (1.2 MiB) are

@@ -128,7 +128,7 @@ fn main() {
         ..GrepQuery::new("zqxjkv_rare_needle")
     };
     let (indexed, _) = time(5, || {
-        grep_indexed(&query, &targets, &index, &Control::new()).unwrap()
+        grep_indexed(&query, &targets, &index, None, &Control::new()).unwrap()
     });
     let (walked, _) = time(5, || grep(&query, &targets, &Control::new()).unwrap());
     eprintln!("grep rare needle: index p50 {indexed:?}, walk p50 {walked:?}");

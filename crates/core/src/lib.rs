@@ -6,10 +6,11 @@
 //! `walk` (what a walk visits), `files` (reading, facts about files, writes that lose
 //! nothing), `store` (the indexes kept on disk between runs), `config` (the settings a
 //! process runs with), `phase` (where the work on one root's index stands), `watch` (the
-//! watcher and its events), `index` (the file index), `search` (`grep` and `glob`
-//! answers, from the file index when it is fresh), `background` (what the symbol and
-//! search indexes share), `symbols` (definitions and their index), `ranked` (ranked search
-//! and its index), `live` (the watcher feeding the three indexes), `complete` (path
+//! watcher and its events), `index` (the file index), `background` (what the indexes
+//! built beside the file index share), `content` (the content index: which files may hold
+//! a match), `search` (`grep` and `glob` answers, from the file and content indexes when
+//! they are fresh), `symbols` (definitions and their index), `ranked` (ranked search and
+//! its index), `live` (the watcher feeding the four indexes), `complete` (path
 //! completion). The MCP adapter, in
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
@@ -18,6 +19,7 @@ pub(crate) mod background;
 mod clock;
 pub mod complete;
 pub mod config;
+pub mod content;
 pub mod files;
 pub mod ignores;
 pub mod index;

@@ -21,6 +21,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use crate::content::index::ContentIndex;
 use crate::ignores;
 use crate::index::FileIndex;
 use crate::ranked::RankedIndex;
@@ -68,8 +69,10 @@ pub struct Live {
     pub index: Arc<FileIndex>,
     /// The symbol index (registered after the file index, which it reads).
     pub symbols: Option<Arc<SymbolIndex>>,
-    /// The search index (registered last: it reads both).
+    /// The search index (registered after the symbol index: it reads both).
     pub search: Option<Arc<RankedIndex>>,
+    /// The content index for `grep` (registered after the file index, which it reads).
+    pub content: Option<Arc<ContentIndex>>,
     pub watcher: Watcher,
     consumers: Arc<[Arc<dyn Consumer>]>,
     listed: Arc<RwLock<Listed>>,
@@ -87,6 +90,7 @@ impl Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
+        let content = Arc::new(ContentIndex::new(index.clone(), store.clone()));
         let search = Arc::new(RankedIndex::new(
             index.clone(),
             Some(symbols.clone()),
@@ -94,12 +98,17 @@ impl Live {
         ));
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, and the search index both, which must have applied an
-        // event first.
-        let consumers: Vec<Arc<dyn Consumer>> =
-            vec![index.clone(), symbols.clone(), search.clone()];
+        // event first; the content index reads the file index.
+        let consumers: Vec<Arc<dyn Consumer>> = vec![
+            index.clone(),
+            content.clone(),
+            symbols.clone(),
+            search.clone(),
+        ];
         let mut live = Live::with_consumers(index, consumers, sink);
         live.symbols = Some(symbols);
         live.search = Some(search);
+        live.content = Some(content);
         live
     }
 
@@ -129,6 +138,7 @@ impl Live {
             index,
             symbols: None,
             search: None,
+            content: None,
             watcher,
             consumers,
             listed,

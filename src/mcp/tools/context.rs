@@ -47,6 +47,11 @@ impl Call<'_> {
         self.session.live.as_ref().map(|live| live.index.clone())
     }
 
+    /// The live content index (none without the watcher).
+    pub fn content_index(&self) -> Option<Arc<rootgrep_core::content::index::ContentIndex>> {
+        self.session.live.as_ref().and_then(|live| live.content.clone())
+    }
+
     /// The live symbol index (none without the watcher, and on Windows for now).
     pub fn symbol_index(&self) -> Option<Arc<rootgrep_core::symbols::index::SymbolIndex>> {
         self.session

@@ -114,6 +114,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let recall = call.recall(args.repeat);
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
     let index = call.file_index();
+    let content = call.content_index();
     let symbol_index = call.symbol_index();
     // Cancelling interrupts a parse for `scope` at once (tree-sitter checks this flag).
     let abort = Arc::new(AtomicUsize::new(0));
@@ -133,7 +134,9 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
         let query = GrepQuery { threads, ..query };
         let outcome = match &index {
             // The index answers only what it can answer exactly; the rest walks the disk.
-            Some(index) => search::grep_indexed(&query, &targets, index, control),
+            Some(index) => {
+                search::grep_indexed(&query, &targets, index, content.as_deref(), control)
+            }
             None => search::grep(&query, &targets, control),
         };
         let outcome = match outcome {

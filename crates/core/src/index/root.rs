@@ -127,6 +127,25 @@ pub struct IndexedFile<'a> {
     pub ident: u64,
 }
 
+impl IndexedFile<'_> {
+    /// Its size, mtime (nanoseconds; `u64::MAX` unknown) and identity: what an index
+    /// built from the file compares before it answers for it.
+    pub(crate) fn stamp(&self) -> (u64, u64, u64) {
+        let mtime = (self.modified)
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(u64::MAX, |d| d.as_nanos() as u64);
+        (self.size, mtime, self.ident)
+    }
+}
+
+/// [`IndexedFile::stamp`] of a file's metadata as read from the disk now.
+pub(crate) fn stamp_of_meta(meta: &std::fs::Metadata) -> (u64, u64, u64) {
+    let mtime = (meta.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map_or(u64::MAX, |d| d.as_nanos() as u64);
+    (meta.len(), mtime, crate::platform::os::identity(meta))
+}
+
 /// A child of a directory, for completion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Child<'a> {

@@ -48,7 +48,7 @@ pub(crate) fn candidates(
         grep.max_filesize = Some(super::build::MAX_INDEX_BYTES);
         grep.threads = threads;
         let outcome = match index {
-            Some(index) => search::grep_indexed(&grep, targets, index, control)?,
+            Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
             None => search::grep(&grep, targets, control)?,
         };
         if let GrepEntries::Files(files) = outcome.entries {

@@ -24,6 +24,8 @@ use grep_regex::{RegexMatcher, RegexMatcherBuilder};
 use grep_searcher::{BinaryDetection, Searcher};
 use ignore::DirEntry;
 
+use crate::content::grams::{self, Plan};
+use crate::content::index::ContentIndex;
 use crate::index::{FileIndex, RootIndex};
 
 use super::error::{SearchError, regex_message};
@@ -66,15 +68,18 @@ pub fn grep(
 
 /// [`grep()`], taking the candidate files of each directory target from `index` when it
 /// has a fresh snapshot covering that directory and the query is index-compatible (see
-/// [`indexed`](super::indexed)); other targets are walked. Results are identical either
-/// way; [`Stats::indexed_targets`] says how many targets the index answered.
+/// [`indexed`](super::indexed)), and reading only those of them `content` (the content
+/// index, when given and ready) admits; other targets are walked. Results are identical
+/// either way (a file ruled out is counted as searched, whole); [`Stats::indexed_targets`]
+/// says how many targets the index answered.
 pub fn grep_indexed(
     query: &GrepQuery,
     targets: &[PathBuf],
     index: &FileIndex,
+    content: Option<&ContentIndex>,
     control: &Control,
 ) -> Result<GrepOutcome, SearchError> {
-    run(query, targets, control, Some(index))
+    run(query, targets, control, Some((index, content)))
 }
 
 /// Searches the files of one directory target taken from an index snapshot instead of
@@ -100,6 +105,31 @@ pub fn grep_files(
     Ok(Some(total.into_outcome(&job, started)))
 }
 
+/// Leaves out of `candidates` the files `content` rules out for `plan` (it holds a fresh
+/// view of them), counted as searched: their size as bytes searched, or too large.
+fn rule_out(
+    job: &Job<'_>,
+    candidates: &mut Candidates<'_>,
+    content: &ContentIndex,
+    plan: &Plan,
+    total: &mut Collected,
+) {
+    let files = candidates.index();
+    let Some(admitted) = content.admitted(files.root(), files, plan) else {
+        return;
+    };
+    for size in candidates.rule_out(&admitted) {
+        job.control.file_examined();
+        let stats = &mut total.stats;
+        if job.query.max_filesize.is_some_and(|max| size > max) {
+            stats.skipped_too_large += 1;
+        } else {
+            stats.files_searched += 1;
+            stats.bytes_searched += size;
+        }
+    }
+}
+
 fn search_candidates(job: &Job<'_>, candidates: &Candidates<'_>, total: &mut Collected) {
     let control = job.control;
     let visit = |worker: &mut Worker<'_>, i: usize| {
@@ -119,8 +149,12 @@ fn run(
     query: &GrepQuery,
     targets: &[PathBuf],
     control: &Control,
-    index: Option<&FileIndex>,
+    indexes: Option<(&FileIndex, Option<&ContentIndex>)>,
 ) -> Result<GrepOutcome, SearchError> {
+    let (index, content) = match indexes {
+        Some((index, content)) => (Some(index), content),
+        None => (None, None),
+    };
     let started = Instant::now();
     let matcher = build_matcher(query)?;
     let options = WalkOptions {
@@ -133,6 +167,11 @@ fn run(
 
     let job = Job::new(query, &matcher, control);
     let mut total = Collected::new(query.mode, job.cap);
+    // What a match requires of a file's trigrams (only when a content index may use it).
+    let plan = content.map(|_| {
+        let insensitive = query.case != CaseMode::Sensitive;
+        grams::plan(&query.pattern, insensitive, query.fixed_strings)
+    });
     for target in classify_targets(targets, control, &mut total.stats) {
         if control.is_cancelled() {
             break;
@@ -152,7 +191,10 @@ fn run(
                 let candidates = snapshot.as_deref().and_then(|snapshot| {
                     Candidates::select(snapshot, &dir, overrides.as_ref(), options.types.as_ref())
                 });
-                if let Some(candidates) = candidates {
+                if let Some(mut candidates) = candidates {
+                    if let (Some(content), Some(plan)) = (content, &plan) {
+                        rule_out(&job, &mut candidates, content, plan, &mut total);
+                    }
                     search_candidates(&job, &candidates, &mut total);
                     continue;
                 }

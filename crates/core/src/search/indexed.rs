@@ -154,6 +154,26 @@ impl<'a> Candidates<'a> {
         self.ids.len() + self.extra.len()
     }
 
+    /// The snapshot the candidates come from.
+    pub(crate) fn index(&self) -> &'a RootIndex {
+        self.index
+    }
+
+    /// Drops the indexed candidates whose entry in `admitted` (by file id) is false, and
+    /// returns their sizes; the others keep their order.
+    pub(crate) fn rule_out(&mut self, admitted: &[bool]) -> Vec<u64> {
+        let mut sizes = Vec::new();
+        let index = self.index;
+        self.ids.retain(|&id| {
+            let keep = admitted.get(id as usize).copied().unwrap_or(true);
+            if !keep {
+                sizes.push(index.file(id as usize).size);
+            }
+            keep
+        });
+        sizes
+    }
+
     /// The absolute path of candidate `i`.
     pub fn path(&self, i: usize) -> PathBuf {
         match self.ids.get(i) {

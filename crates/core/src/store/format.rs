@@ -28,6 +28,8 @@ pub(crate) enum Kind {
     Symbols,
     /// One root's search index (its base segment).
     Search,
+    /// One root's content index (the trigrams of its files, for `grep`).
+    Content,
 }
 
 impl Kind {
@@ -36,6 +38,7 @@ impl Kind {
             Kind::Root => *b"ROOT",
             Kind::Symbols => *b"SYMS",
             Kind::Search => *b"SRCH",
+            Kind::Content => *b"GRAM",
         }
     }
 }

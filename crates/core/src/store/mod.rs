@@ -34,7 +34,7 @@ pub(crate) use format::{Kind, Refused};
 pub(crate) use lock::{Writer, WriterLock};
 
 /// What an entry stores besides its description.
-const DATA_KINDS: [Kind; 2] = [Kind::Symbols, Kind::Search];
+const DATA_KINDS: [Kind; 3] = [Kind::Symbols, Kind::Search, Kind::Content];
 
 /// How much of the roots no server serves the store keeps by default (`--cache-max-mb`
 /// unset); the live roots' own indexes are kept whatever their size.
@@ -257,6 +257,7 @@ fn file_in(dir: &Path, kind: Kind) -> PathBuf {
         Kind::Root => "root",
         Kind::Symbols => "symbols",
         Kind::Search => "search",
+        Kind::Content => "content",
     })
 }
 

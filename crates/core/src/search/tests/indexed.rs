@@ -7,9 +7,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::*;
+use crate::content::index::ContentIndex;
 use crate::index::FileIndex;
 use crate::search::{SortBy, glob_indexed, grep_indexed};
-use crate::watch::{RootStatus, WatchEvent, Watcher};
+use crate::watch::{Consumer, RootStatus, WatchEvent, Watcher};
 
 const DEADLINE: Duration = Duration::from_secs(5);
 
@@ -160,6 +161,34 @@ fn grep_queries() -> Vec<(&'static str, GrepQuery)> {
             }),
         ),
         ("max filesize", q(&|x| x.max_filesize = Some(100))),
+        ("absent word", q(&|x| x.pattern = "nowhere_at_all".into())),
+        (
+            "absent word, content, max filesize",
+            q(&|x| {
+                x.pattern = "needle (deep|log)|nowhere".into();
+                x.mode = OutputMode::Content;
+                x.max_filesize = Some(12);
+            }),
+        ),
+        ("rare phrase", q(&|x| x.pattern = "needle deep".into())),
+        ("case sensitive", q(&|x| x.pattern = "Needle".into())),
+        ("regex", q(&|x| x.pattern = r"ne+dle (a|t)\w*".into())),
+        (
+            "fixed string",
+            q(&|x| {
+                x.pattern = "a.b".into();
+                x.fixed_strings = true;
+                x.mode = OutputMode::Count;
+            }),
+        ),
+        (
+            "word",
+            q(&|x| {
+                x.pattern = "dee".into();
+                x.word = true;
+            }),
+        ),
+        ("binary file", q(&|x| x.pattern = "binary".into())),
         ("hidden is walked", q(&|x| x.hidden = true)),
         ("no_ignore is walked", q(&|x| x.no_ignore = true)),
     ]
@@ -196,10 +225,20 @@ fn glob_queries() -> Vec<(&'static str, GlobQuery)> {
 /// Runs every query both ways over `targets`; returns how many were answered from the
 /// index (so a test can check the index was actually used).
 fn assert_same(tree: &Tree, index: &FileIndex, targets: &[PathBuf]) -> usize {
+    assert_same_with(tree, index, None, targets)
+}
+
+/// [`assert_same`], the index-backed side also reading only what `content` admits.
+fn assert_same_with(
+    tree: &Tree,
+    index: &FileIndex,
+    content: Option<&ContentIndex>,
+    targets: &[PathBuf],
+) -> usize {
     let mut from_index = 0;
     for (name, query) in grep_queries() {
         let walked = grep(&query, targets, &Control::new()).unwrap();
-        let indexed = grep_indexed(&query, targets, index, &Control::new()).unwrap();
+        let indexed = grep_indexed(&query, targets, index, content, &Control::new()).unwrap();
         if indexed.stats.indexed_targets > 0 {
             from_index += 1;
         }
@@ -281,7 +320,7 @@ fn index_is_not_used_while_stale() {
     index.apply(&WatchEvent::Pending(new.clone()));
     assert!(index.snapshot(&root).is_none(), "pending burst: not served");
     let query = GrepQuery::new("needle");
-    let out = grep_indexed(&query, &tree.root(), &index, &Control::new()).unwrap();
+    let out = grep_indexed(&query, &tree.root(), &index, None, &Control::new()).unwrap();
     assert_eq!(out.stats.indexed_targets, 0);
     assert!(file_list(&tree, &out).contains(&"src/new.rs".to_string()));
     index.apply(&WatchEvent::Created(new));
@@ -301,14 +340,22 @@ fn index_stays_exact_under_a_running_watcher() {
     let root = tree.root.clone();
     let index = Arc::new(FileIndex::new());
     index.set_roots(std::slice::from_ref(&root));
-    let feed = Arc::clone(&index);
-    let watcher = Watcher::new(move |event| feed.apply(&event));
+    // The content index too: whatever it has read yet, answers stay the walk's.
+    let content = Arc::new(ContentIndex::new(index.clone(), None));
+    content.set_roots(std::slice::from_ref(&root));
+    let (feed, feed_content) = (Arc::clone(&index), Arc::clone(&content));
+    let watcher = Watcher::new(move |event| {
+        feed.apply(&event);
+        feed_content.apply(&event);
+    });
     watcher.set_roots(std::slice::from_ref(&root));
     assert!(
         index.wait_fresh(&root, DEADLINE).is_some(),
         "{:?}",
         index.status()
     );
+    assert!(content.wait_ready(&root, DEADLINE), "{:?}", content.status());
+    assert_same_with(&tree, &index, Some(&content), &tree.root());
 
     type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
     let steps: Vec<Step> = vec![
@@ -374,10 +421,50 @@ fn index_stays_exact_under_a_running_watcher() {
             );
         }
         assert!(
-            assert_same(&tree, &index, &tree.root()) > 0,
+            assert_same_with(&tree, &index, Some(&content), &tree.root()) > 0,
             "{name}: index unused"
         );
+        // Once the content index has read the change again, answers are still the walk's.
+        assert!(content.wait_ready(&root, DEADLINE), "{name}: {:?}", content.status());
+        assert_same_with(&tree, &index, Some(&content), &tree.root());
     }
+    drop(watcher);
+}
+
+/// The content index rules files out (it is used), and a file rewritten to the same size
+/// with its old mtime restored is read again, not ruled out by its old trigrams.
+#[test]
+fn the_content_index_rules_out_files_and_never_serves_an_old_text() {
+    let tree = fixture();
+    let root = tree.root.clone();
+    let index = Arc::new(FileIndex::new());
+    index.set_roots(std::slice::from_ref(&root));
+    let content = Arc::new(ContentIndex::new(index.clone(), None));
+    content.set_roots(std::slice::from_ref(&root));
+    let (feed, feed_content) = (Arc::clone(&index), Arc::clone(&content));
+    let watcher = Watcher::new(move |event| {
+        feed.apply(&event);
+        feed_content.apply(&event);
+    });
+    watcher.set_roots(std::slice::from_ref(&root));
+    let files = index.wait_fresh(&root, DEADLINE).expect("fresh");
+    assert!(content.wait_ready(&root, DEADLINE), "{:?}", content.status());
+    let plan = crate::content::grams::plan("needle deep", false, false);
+    let admitted = content.admitted(&root, &files, &plan).expect("ready");
+    let admitted: Vec<String> = (files.files())
+        .filter(|f| admitted[f.id])
+        .map(|f| f.rel.display().to_string())
+        .collect();
+    // The file holding the phrase (the other is ignored), and the binary file (never
+    // listed).
+    assert_eq!(admitted, ["data/blob.bin", "src/deep/mod.rs"]);
+    let old = std::fs::metadata(tree.path("src/deep/mod.rs")).unwrap();
+    std::fs::write(tree.path("src/deep/mod.rs"), "needle DEEP\n").unwrap();
+    let file = std::fs::File::options().append(true).open(tree.path("src/deep/mod.rs"));
+    file.unwrap().set_modified(old.modified().unwrap()).unwrap();
+    let query = GrepQuery::new("needle DEEP");
+    let found = grep_indexed(&query, &tree.root(), &index, Some(&content), &Control::new());
+    assert_eq!(file_list(&tree, &found.unwrap()), ["src/deep/mod.rs"]);
     drop(watcher);
 }
 

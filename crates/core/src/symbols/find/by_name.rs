@@ -486,7 +486,7 @@ fn candidates(
     grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
     grep.threads = threads;
     let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
+        Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
         None => search::grep(&grep, targets, control)?,
     };
     stats.too_large += outcome.stats.skipped_too_large;

@@ -85,7 +85,7 @@ pub fn references(
     let filtered = !kinds.is_empty();
     let grep = uses_query(name, filtered, offset, limit, threads);
     let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
+        Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
         None => search::grep(&grep, targets, control)?,
     };
     let GrepEntries::Matches(matches) = outcome.entries else {

@@ -1,0 +1,424 @@
+//! The content table of a set of files, packed and immutable: per file its relative path,
+//! the size, mtime and identity it was read at and whether its trigrams are listed; then
+//! the trigram postings in blocks of consecutive files, each block its own sorted
+//! dictionary (trigram → where its list of files starts), each list the block's files
+//! holding the trigram as varint differences.
+//!
+//! Blocks keep the build's memory to one block of (trigram, file) pairs at a time, sorted
+//! and packed before the next block starts; a query looks a trigram up in each block.
+//!
+//! A file is *listed* when its trigrams are: a text file `grep` reads as it lies. One it
+//! would decode first (a byte-order mark), one with a NUL (binary: `grep` quits on it or
+//! reports it), or one over [`MAX_LISTED_BYTES`] is not, and is always read.
+//!
+//! One buffer of sections at 8-byte offsets, the same in memory and in the store, used
+//! where it lies (`store::mapped`); every read is bounds-checked.
+
+use std::ops::Range;
+
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+use super::grams::{Gram, Plan};
+use crate::store::mapped::Bytes;
+
+/// Files larger than this are not listed (always read): `grep` fails lines over 8 MiB,
+/// which the table does not track.
+pub(crate) const MAX_LISTED_BYTES: u64 = 8 << 20;
+
+/// (trigram, file) pairs a block gathers before it is packed: 32 MiB of them.
+const BLOCK_PAIRS: usize = 4 << 20;
+
+/// The size, mtime (nanoseconds) and identity a file was read at.
+pub(crate) type Stamp = (u64, u64, u64);
+
+/// One file (40 bytes).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub(crate) struct FileRec {
+    pub(crate) path_at: u32,
+    pub(crate) path_len: u32,
+    pub(crate) size: u64,
+    pub(crate) mtime: u64,
+    pub(crate) ident: u64,
+    /// 1: its trigrams are listed.
+    pub(crate) listed: u32,
+    pub(crate) _pad: u32,
+}
+
+impl FileRec {
+    pub(crate) fn stamp(&self) -> Stamp {
+        (self.size, self.mtime, self.ident)
+    }
+}
+
+/// One block of consecutive files (32 bytes).
+#[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]
+#[repr(C)]
+pub(crate) struct BlockRec {
+    pub(crate) first_file: u32,
+    pub(crate) files: u32,
+    pub(crate) first_key: u32,
+    pub(crate) keys: u32,
+    pub(crate) postings_at: u64,
+    pub(crate) postings_len: u64,
+}
+
+pub(crate) const FILES: usize = 0;
+pub(crate) const PATHS: usize = 1;
+pub(crate) const BLOCKS: usize = 2;
+pub(crate) const KEYS: usize = 3;
+pub(crate) const OFFSETS: usize = 4;
+pub(crate) const POSTINGS: usize = 5;
+pub(crate) const SECTIONS: usize = 6;
+pub(crate) const HEADER_BYTES: usize = 8 + 16 * SECTIONS;
+pub(crate) const LAYOUT_VERSION: u32 = 1;
+
+/// A packed content table (see the module documentation).
+#[derive(Debug, Default)]
+pub(crate) struct Table {
+    pub(crate) bytes: Bytes,
+    pub(crate) sections: [Range<usize>; SECTIONS],
+}
+
+impl Table {
+    fn section(&self, at: usize) -> &[u8] {
+        (self.bytes.as_slice())
+            .get(self.sections[at].clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn files(&self) -> &[FileRec] {
+        <[FileRec]>::ref_from_bytes(self.section(FILES)).unwrap_or_default()
+    }
+
+    pub(crate) fn blocks(&self) -> &[BlockRec] {
+        <[BlockRec]>::ref_from_bytes(self.section(BLOCKS)).unwrap_or_default()
+    }
+
+    fn halves(&self, at: usize) -> &[u32] {
+        <[u32]>::ref_from_bytes(self.section(at)).unwrap_or_default()
+    }
+
+    pub(crate) fn path(&self, file: usize) -> &[u8] {
+        let Some(f) = self.files().get(file) else {
+            return b"";
+        };
+        let at = f.path_at as usize;
+        (self.section(PATHS))
+            .get(at..at + f.path_len as usize)
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    pub(crate) fn is_mapped(&self) -> bool {
+        self.bytes.is_mapped()
+    }
+
+    /// Its stored file was cut short while mapped: what it says may be zeros.
+    pub(crate) fn damaged(&self) -> bool {
+        self.bytes.damaged()
+    }
+
+    /// Per file: may it match `plan` (listed files whose trigrams fail it may not; every
+    /// other file may). `None` when every file may.
+    pub(crate) fn admitted(&self, plan: &Plan) -> Option<Vec<bool>> {
+        if *plan == Plan::All {
+            return None;
+        }
+        let files = self.files();
+        let mut out: Vec<bool> = files.iter().map(|f| f.listed != 1).collect();
+        for block in self.blocks() {
+            let first = block.first_file as usize;
+            let Some(end) = first.checked_add(block.files as usize).filter(|e| *e <= files.len())
+            else {
+                continue;
+            };
+            match self.eval(block, plan) {
+                None => out[first..end].iter_mut().for_each(|a| *a = true),
+                Some(hits) => {
+                    for f in hits {
+                        if let Some(a) = out.get_mut(f as usize).filter(|_| (f as usize) < end) {
+                            *a = true;
+                        }
+                    }
+                }
+            }
+        }
+        Some(out)
+    }
+
+    /// The files of `block` that satisfy `plan`, sorted (`None`: all of them).
+    fn eval(&self, block: &BlockRec, plan: &Plan) -> Option<Vec<u32>> {
+        match plan {
+            Plan::All => None,
+            Plan::Gram(g) => Some(self.list(block, *g)),
+            Plan::And(parts) => {
+                let mut acc: Option<Vec<u32>> = None;
+                for part in parts {
+                    let Some(hits) = self.eval(block, part) else {
+                        continue;
+                    };
+                    acc = Some(match acc {
+                        None => hits,
+                        Some(prev) => intersect(&prev, &hits),
+                    });
+                    if acc.as_ref().is_some_and(Vec::is_empty) {
+                        break;
+                    }
+                }
+                acc
+            }
+            Plan::Or(parts) => {
+                let mut acc = Vec::new();
+                for part in parts {
+                    let hits = self.eval(block, part)?;
+                    acc = union(&acc, &hits);
+                }
+                Some(acc)
+            }
+        }
+    }
+
+    /// The files of `block` holding `gram`.
+    fn list(&self, block: &BlockRec, gram: Gram) -> Vec<u32> {
+        let keys = self.halves(KEYS);
+        let offsets = self.halves(OFFSETS);
+        let range = block.first_key as usize..block.first_key as usize + block.keys as usize;
+        let (Some(keys), Some(offsets)) = (keys.get(range.clone()), offsets.get(range)) else {
+            return Vec::new();
+        };
+        let Ok(i) = keys.binary_search(&gram) else {
+            return Vec::new();
+        };
+        let from = offsets[i] as u64;
+        let to = offsets.get(i + 1).map_or(block.postings_len, |&o| o as u64);
+        let postings = self.section(POSTINGS);
+        let Some(mut bytes) = (block.postings_at.checked_add(from))
+            .zip(block.postings_at.checked_add(to))
+            .and_then(|(a, b)| postings.get(a as usize..b as usize))
+        else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        let mut file = u64::from(block.first_file);
+        while let Some(delta) = var(&mut bytes) {
+            file = file.saturating_add(delta);
+            out.push(file.min(u64::from(u32::MAX)) as u32);
+        }
+        out
+    }
+}
+
+fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+            std::cmp::Ordering::Equal => {
+                out.push(a[i]);
+                i += 1;
+                j += 1;
+            }
+        }
+    }
+    out
+}
+
+fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    out.extend_from_slice(a);
+    out.extend_from_slice(b);
+    out.sort_unstable();
+    out.dedup();
+    out
+}
+
+fn var(bytes: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+fn put_var(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Builds a [`Table`] file by file, in the order the files are added (the file index's
+/// path order, which a query's check relies on).
+#[derive(Default)]
+pub(crate) struct Builder {
+    files: Vec<FileRec>,
+    paths: Vec<u8>,
+    blocks: Vec<BlockRec>,
+    keys: Vec<u32>,
+    offsets: Vec<u32>,
+    postings: Vec<u8>,
+    /// The open block's (trigram << 32 | file) pairs.
+    pairs: Vec<u64>,
+    block_first: u32,
+}
+
+impl Builder {
+    /// Adds a file read at `stamp`; `grams`: its distinct trigrams when listed.
+    pub(crate) fn add(&mut self, rel: &[u8], stamp: Stamp, grams: Option<&[Gram]>) {
+        let file = self.files.len() as u32;
+        self.files.push(FileRec {
+            path_at: self.paths.len() as u32,
+            path_len: rel.len() as u32,
+            size: stamp.0,
+            mtime: stamp.1,
+            ident: stamp.2,
+            listed: u32::from(grams.is_some()),
+            _pad: 0,
+        });
+        self.paths.extend_from_slice(rel);
+        if let Some(grams) = grams {
+            let at = u64::from(file);
+            self.pairs.extend(grams.iter().map(|&g| u64::from(g) << 32 | at));
+        }
+        if self.pairs.len() >= BLOCK_PAIRS {
+            self.close_block();
+        }
+    }
+
+    /// Files added so far.
+    pub(crate) fn len(&self) -> usize {
+        self.files.len()
+    }
+
+    fn close_block(&mut self) {
+        let end = self.files.len() as u32;
+        if end == self.block_first {
+            return;
+        }
+        self.pairs.sort_unstable();
+        let first_key = self.keys.len() as u32;
+        let postings_at = self.postings.len() as u64;
+        let mut last: Option<(u32, u32)> = None;
+        for &pair in &self.pairs {
+            let (gram, file) = ((pair >> 32) as u32, pair as u32);
+            let prev = match last {
+                Some((g, f)) if g == gram => f,
+                _ => {
+                    self.keys.push(gram);
+                    self.offsets.push((self.postings.len() as u64 - postings_at) as u32);
+                    self.block_first
+                }
+            };
+            put_var(&mut self.postings, u64::from(file - prev));
+            last = Some((gram, file));
+        }
+        self.blocks.push(BlockRec {
+            first_file: self.block_first,
+            files: end - self.block_first,
+            first_key,
+            keys: self.keys.len() as u32 - first_key,
+            postings_at,
+            postings_len: self.postings.len() as u64 - postings_at,
+        });
+        self.pairs = Vec::new();
+        self.block_first = end;
+    }
+
+    pub(crate) fn finish(mut self) -> Table {
+        self.close_block();
+        let sections: [&[u8]; SECTIONS] = [
+            self.files.as_bytes(),
+            &self.paths,
+            self.blocks.as_bytes(),
+            self.keys.as_bytes(),
+            self.offsets.as_bytes(),
+            &self.postings,
+        ];
+        let mut ranges: [Range<usize>; SECTIONS] = Default::default();
+        let mut at = HEADER_BYTES;
+        for (range, section) in ranges.iter_mut().zip(&sections) {
+            *range = at..at + section.len();
+            at = (at + section.len()).next_multiple_of(8);
+        }
+        let bytes = Bytes::build(at, |buf| {
+            buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+            for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+                let head = 8 + i * 16;
+                buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+                buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+                buf[range.clone()].copy_from_slice(section);
+            }
+        });
+        Table {
+            bytes,
+            sections: ranges,
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use crate::content::grams::{GramSet, plan};
+
+    pub(crate) fn table_of(texts: &[(&str, Option<&str>)]) -> Table {
+        let mut set = GramSet::new();
+        let mut builder = Builder::default();
+        for (i, (path, text)) in texts.iter().enumerate() {
+            let grams = text.map(|t| set.of(t.as_bytes()).to_vec());
+            builder.add(path.as_bytes(), (i as u64, 0, 0), grams.as_deref());
+        }
+        builder.finish()
+    }
+
+    fn admitted(table: &Table, pattern: &str) -> Vec<bool> {
+        let n = table.files().len();
+        table.admitted(&plan(pattern, false, false)).unwrap_or(vec![true; n])
+    }
+
+    #[test]
+    fn only_files_that_may_match_are_admitted() {
+        let table = table_of(&[
+            ("a.rs", Some("fn reset_timer() {}")),
+            ("b.rs", Some("fn other() {}")),
+            ("c.bin", None),
+            ("d.rs", Some("RESET_TIMER twice")),
+        ]);
+        assert_eq!(table.path(2), b"c.bin");
+        assert_eq!(admitted(&table, "reset_timer"), [true, false, true, true]);
+        assert_eq!(admitted(&table, "other|twice"), [false, true, true, true]);
+        assert_eq!(admitted(&table, "nowhere"), [false, false, true, false]);
+        assert_eq!(admitted(&table, "o"), [true; 4]);
+    }
+
+    #[test]
+    fn blocks_split_large_builds_and_answer_alike() {
+        let mut set = GramSet::new();
+        let mut builder = Builder::default();
+        let text: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        let grams = set.of(text.as_bytes()).to_vec();
+        let mut n = 0;
+        while builder.blocks.len() < 2 {
+            builder.add(format!("f{n}").as_bytes(), (0, 0, 0), Some(&grams));
+            n += 1;
+        }
+        builder.add(b"last", (0, 0, 0), Some(set.of(b"only here")));
+        let table = builder.finish();
+        assert_eq!(table.blocks().len(), 3);
+        let hits = admitted(&table, "w19999 ");
+        assert_eq!(hits.iter().filter(|h| **h).count(), n);
+        assert!(!hits[n]);
+        assert_eq!(admitted(&table, "only here").iter().filter(|h| **h).count(), 1);
+    }
+}

@@ -293,9 +293,11 @@ def main():
             _, msg, _ = server.request("tools/call", {"name": "list_roots", "arguments": {}})
             text = answer_text(msg)
             states = re.findall(r"index: (\w+)", text)
-            # Warm means every index is built: the symbol index too (it builds in the
-            # background after the file index and would compete with the measured calls).
+            # Warm means every index is built: the symbol and content indexes too (they
+            # build in the background after the file index and would compete with the
+            # measured calls).
             symbols = re.findall(r"symbols: ([\w-]+)", text)
+            symbols += re.findall(r"content: ([\w-]+)", text)
             building = any(s in ("building", "waiting", "re-syncing") for s in symbols)
             if states and all(s == "fresh" for s in states) and fresh_after is None:
                 fresh_after = time.perf_counter() - t0

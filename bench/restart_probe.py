@@ -60,6 +60,13 @@ def source_bytes(root):
     return total
 
 
+def note_content(out, srv, mine, at):
+    """The content index (grep's) ready: when, and the server's CPU then."""
+    if "content_ready_s" not in out and (mine.get("content") or "").startswith("ready"):
+        out["content_ready_s"] = at
+        out["cpu_s_at_content_ready"] = srv.cpu_s()
+
+
 def one_start(args, root, early_query):
     command = shlex.split(args.server) + ["--cache-dir", args.cache_dir]
     srv = Server(command, [root], args.timeout)
@@ -87,6 +94,7 @@ def one_start(args, root, early_query):
             fresh_at = t
             out["file_index_fresh_s"] = t - t_roots
             out["cpu_s_at_file_index_fresh"] = srv.cpu_s()
+        note_content(out, srv, mine, t - t_roots)
         line = mine.get("symbols")
         if (line or "").startswith("ready"):
             ready_at = t
@@ -101,6 +109,7 @@ def one_start(args, root, early_query):
     while time.perf_counter() - t_roots < args.timeout:
         _, resp, _ = srv.request("tools/call", {"name": "list_roots", "arguments": {}})
         mine = next(iter(structured(resp).get("roots") or []), {})
+        note_content(out, srv, mine, time.perf_counter() - t_roots)
         if (mine.get("search") or "").startswith("ready"):
             out["search_ready_s"] = time.perf_counter() - t_roots
             out["search_line"] = mine.get("search")
@@ -126,12 +135,15 @@ def one_start(args, root, early_query):
         mine = next(iter(structured(resp).get("roots") or []), {})
         line = mine.get("symbols") or ""
         search = mine.get("search") or ""
+        content = mine.get("content") or ""
         settled = lambda l: "stored" in l or "loaded" in l or "not stored" in l or "read from" in l
-        if settled(line) and settled(search):
+        if settled(line) and settled(search) and settled(content):
+            out["content_line"] = content
             break
         time.sleep(0.2)
     out["final_symbols_line"] = line
     out["cpu_s_total"] = srv.cpu_s()
+    out["VmHWM_total_kib"] = proc_status_kib(srv.proc.pid, "VmHWM")
     srv.close()
     return out
 

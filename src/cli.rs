@@ -157,6 +157,11 @@ pub struct Options {
     #[arg(long)]
     pub no_watch: bool,
 
+    /// Do not keep the content index (grep then reads every file of a root instead of
+    /// those that can match; saves its disk, about a fifth of the indexed source).
+    #[arg(long)]
+    pub no_content_index: bool,
+
     /// Most files the in-memory index holds per root (about 100 bytes each); a bigger root
     /// is searched by walking the disk.
     #[arg(long, value_name = "N", default_value_t = rootgrep_core::index::DEFAULT_MAX_FILES)]
@@ -348,6 +353,7 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         confine,
         read_only: options.read_only,
         watch: !options.no_watch,
+        content_index: !options.no_content_index,
         index_max_files: options.index_max_files,
         store: store(options)?,
         max_output_bytes: options.max_output_bytes,
@@ -472,6 +478,9 @@ impl Options {
         }
         if self.no_watch {
             push("--no-watch", None);
+        }
+        if self.no_content_index {
+            push("--no-content-index", None);
         }
         if let Some(dir) = &self.cache_dir {
             push("--cache-dir", Some(absolute(cwd, dir)));

@@ -79,6 +79,7 @@ impl Session {
             Live::start(
                 config.index_max_files,
                 config.store.clone(),
+                config.content_index,
                 move |change| match change {
                     rootgrep_core::live::Change::File(kind, path) => {
                         shown.forget(&path);

@@ -23,6 +23,8 @@ pub struct Config {
     pub read_only: bool,
     /// Watch the roots (and keep the file index).
     pub watch: bool,
+    /// Keep the content index (which files `grep` reads), when watching.
+    pub content_index: bool,
     /// Most files one root's index may hold; bigger roots are searched by walking.
     pub index_max_files: usize,
     /// Where the indexes are kept between runs (`None`: `--no-cache`, or no cache

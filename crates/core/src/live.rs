@@ -80,17 +80,19 @@ pub struct Live {
 
 impl Live {
     /// Starts watching (no roots yet) with the file index holding at most `max_files` files
-    /// per root, the symbol index starting from and saving to `store`; every change for
+    /// per root, the content index when `content`, the indexes starting from and saving
+    /// to `store`; every change for
     /// subscribers goes to `sink` (on the watcher's thread; it must not block).
     pub fn start(
         max_files: usize,
         store: Option<Store>,
+        content: bool,
         sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
-        let content = Arc::new(ContentIndex::new(index.clone(), store.clone()));
+        let content = content.then(|| Arc::new(ContentIndex::new(index.clone(), store.clone())));
         let search = Arc::new(RankedIndex::new(
             index.clone(),
             Some(symbols.clone()),
@@ -99,16 +101,15 @@ impl Live {
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, and the search index both, which must have applied an
         // event first; the content index reads the file index.
-        let consumers: Vec<Arc<dyn Consumer>> = vec![
-            index.clone(),
-            content.clone(),
-            symbols.clone(),
-            search.clone(),
-        ];
+        let mut consumers: Vec<Arc<dyn Consumer>> = vec![index.clone()];
+        if let Some(content) = &content {
+            consumers.push(content.clone());
+        }
+        consumers.extend([symbols.clone() as Arc<dyn Consumer>, search.clone()]);
         let mut live = Live::with_consumers(index, consumers, sink);
         live.symbols = Some(symbols);
         live.search = Some(search);
-        live.content = Some(content);
+        live.content = content;
         live
     }
 

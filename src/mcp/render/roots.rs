@@ -74,6 +74,10 @@ pub struct RootOut {
     /// total), waiting (for the file or symbol index), unavailable, or off. Until it is
     /// ready, search ranks the files the text pre-filter finds and says so.
     pub search: String,
+    /// Content index state (which files `grep` reads): ready (files held, size, how its
+    /// on-disk copy stands), building (files read of the total), waiting, or off. Until
+    /// it is ready, grep reads every file (same results, slower).
+    pub content: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -180,6 +184,38 @@ pub(crate) fn search_line(status: &rootgrep_core::ranked::RankedStatus) -> Strin
     }
 }
 
+/// One root's content index, as list_roots says it.
+pub(crate) fn content_line(status: &rootgrep_core::content::index::ContentStatus) -> String {
+    use rootgrep_core::content::index::ContentState;
+    let count = |n: usize| crate::mcp::progress::thousands(n as u64);
+    match &status.state {
+        ContentState::Ready => {
+            let mut line = format!(
+                "ready ({} files, {}{}",
+                count(status.files),
+                rootgrep_core::quote::byte_size(status.index_bytes as u64),
+                if status.in_place {
+                    " read in place"
+                } else {
+                    ""
+                }
+            );
+            if let Some(store) = status.store.as_deref().filter(|s| !s.is_empty()) {
+                line.push_str("; ");
+                line.push_str(store);
+            }
+            line.push(')');
+            line
+        }
+        ContentState::Building { done, total } => format!(
+            "building ({}/{} files read; grep reads every file meanwhile)",
+            count(*done),
+            count(*total)
+        ),
+        ContentState::Waiting => "waiting for the file index".to_string(),
+    }
+}
+
 /// The list_roots answer within `budget` bytes per form once serialized: the grants,
 /// refusals, notes and confine directories take at most half of it (long paths cut, the last items left out
 /// and counted), and the page holds as many roots as fit in both forms (at least one, cut if
@@ -242,6 +278,7 @@ pub(crate) fn fit_roots(
         root.index = cut_escaped(&root.index, share);
         root.symbols = cut_escaped(&root.symbols, share);
         root.search = cut_escaped(&root.search, share);
+        root.content = cut_escaped(&root.content, share);
         out.roots = vec![root];
     }
     let kept = out.roots.len();
@@ -272,6 +309,7 @@ pub(crate) fn render_roots(out: &RootsOut, offset: usize, totals: (usize, usize,
         flags.push(format!("index: {}", root.index));
         flags.push(format!("symbols: {}", root.symbols));
         flags.push(format!("search: {}", root.search));
+        flags.push(format!("content: {}", root.content));
         let name = root
             .name
             .as_deref()

@@ -49,7 +49,10 @@ impl Call<'_> {
 
     /// The live content index (none without the watcher).
     pub fn content_index(&self) -> Option<Arc<rootgrep_core::content::index::ContentIndex>> {
-        self.session.live.as_ref().and_then(|live| live.content.clone())
+        self.session
+            .live
+            .as_ref()
+            .and_then(|live| live.content.clone())
     }
 
     /// The live symbol index (none without the watcher, and on Windows for now).

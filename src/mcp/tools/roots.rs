@@ -13,7 +13,8 @@ use super::context::Call;
 use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
-    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, fit_roots, search_line, symbols_line,
+    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, content_line, fit_roots, search_line,
+    symbols_line,
 };
 use rootgrep_core::access::Access;
 use rootgrep_core::index::{IndexState, RootIndexStatus};
@@ -119,6 +120,7 @@ struct LiveStatus {
     index: Vec<RootIndexStatus>,
     symbols: Vec<SymbolStatus>,
     search: Vec<rootgrep_core::ranked::RankedStatus>,
+    content: Vec<rootgrep_core::content::index::ContentStatus>,
 }
 
 impl LiveStatus {
@@ -136,6 +138,20 @@ impl LiveStatus {
                 .and_then(|live| live.search.as_ref())
                 .map(|search| search.status())
                 .unwrap_or_default(),
+            content: live
+                .and_then(|live| live.content.as_ref())
+                .map(|content| content.status())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn content_of(&self, path: &Path) -> String {
+        if !self.on {
+            return "off".to_string();
+        }
+        match self.content.iter().find(|status| status.root == path) {
+            Some(status) => content_line(status),
+            None => "waiting for the file index".to_string(),
         }
     }
 
@@ -242,6 +258,13 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
             FILE_ROOT_SEARCH.to_string()
         } else {
             live.search_of(path)
+        },
+        content: if gone {
+            ROOT_GONE.to_string()
+        } else if file_root {
+            FILE_ROOT_SEARCH.to_string()
+        } else {
+            live.content_of(path)
         },
     }
 }

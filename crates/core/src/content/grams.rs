@@ -231,9 +231,15 @@ fn concat(parts: &[Hir]) -> Info {
 
 fn alternation(parts: &[Hir]) -> Info {
     let infos: Vec<Info> = parts.iter().map(info).collect();
-    let all_exact = infos.iter().all(|i| i.exact.is_some() && i.plan == Plan::All);
+    let all_exact = infos
+        .iter()
+        .all(|i| i.exact.is_some() && i.plan == Plan::All);
     if all_exact {
-        let mut strings: Vec<Vec<u8>> = infos.iter().flat_map(|i| i.exact.clone()).flatten().collect();
+        let mut strings: Vec<Vec<u8>> = infos
+            .iter()
+            .flat_map(|i| i.exact.clone())
+            .flatten()
+            .collect();
         strings.sort();
         strings.dedup();
         if strings.len() <= MAX_EXACT {
@@ -311,7 +317,10 @@ fn strings_plan(strings: &[Vec<u8>]) -> Plan {
         };
         picked.sort_unstable();
         picked.dedup();
-        let all = picked.into_iter().map(Plan::Gram).fold(Plan::All, Plan::and);
+        let all = picked
+            .into_iter()
+            .map(Plan::Gram)
+            .fold(Plan::All, Plan::and);
         alternatives.push(all);
     }
     Plan::or(alternatives)
@@ -336,12 +345,22 @@ mod tests {
         assert_eq!(set.of(b"abcABC").len(), 3);
         assert_eq!(set.of(b"ab"), &[] as &[Gram]);
         // The set is emptied between texts.
-        assert_eq!(set.of(b"xyzxyz"), &[gram(b'x', b'y', b'z'), gram(b'y', b'z', b'x'), gram(b'z', b'x', b'y')]);
+        assert_eq!(
+            set.of(b"xyzxyz"),
+            &[
+                gram(b'x', b'y', b'z'),
+                gram(b'y', b'z', b'x'),
+                gram(b'z', b'x', b'y')
+            ]
+        );
     }
 
     #[test]
     fn literals_require_their_trigrams_folded() {
-        assert_eq!(plan("Abcd", false, false), Plan::And(vec![g("abc"), g("bcd")]));
+        assert_eq!(
+            plan("Abcd", false, false),
+            Plan::And(vec![g("abc"), g("bcd")])
+        );
         assert_eq!(plan("ab", false, false), Plan::All);
         assert_eq!(plan("a.c", true, true), g("a.c"));
         assert_eq!(plan("a.c", false, false), Plan::All);
@@ -351,7 +370,10 @@ mod tests {
     fn optional_and_repeated_parts_weaken_the_plan_only() {
         assert_eq!(plan("foo(bar)?", false, false), g("foo"));
         assert_eq!(plan("(foo)+x", false, false), g("foo"));
-        assert_eq!(plan(r"\w+_handler", false, false), plan("_handler", false, false));
+        assert_eq!(
+            plan(r"\w+_handler", false, false),
+            plan("_handler", false, false)
+        );
         assert_eq!(plan(".*", false, false), Plan::All);
         assert_eq!(plan("foo|ba", false, false), Plan::All);
         assert_eq!(
@@ -366,7 +388,10 @@ mod tests {
         assert_eq!(plan("(?i)abc", false, false), g("abc"));
         assert_eq!(plan("abc", true, false), g("abc"));
         assert_eq!(plan("ab[cC]", false, false), g("abc"));
-        assert_eq!(plan("ab[cd]", false, false), Plan::Or(vec![g("abc"), g("abd")]));
+        assert_eq!(
+            plan("ab[cd]", false, false),
+            Plan::Or(vec![g("abc"), g("abd")])
+        );
         // `k` also matches the Kelvin sign: two spellings, both required alternatives.
         let kelvin = plan("kab", true, false);
         assert!(matches!(kelvin, Plan::Or(_)), "{kelvin:?}");
@@ -385,7 +410,11 @@ mod tests {
             ("ψυχή", true, &["ΨΥΧΉ", "ψυχή"]),
             ("kelvin", true, &["\u{212A}ELVIN", "KELVIN"]),
             ("straße", true, &["STRASSE straße"]),
-            ("^\\s*#include <(std|sys)io\\.h>$", false, &["  #include <stdio.h>"]),
+            (
+                "^\\s*#include <(std|sys)io\\.h>$",
+                false,
+                &["  #include <stdio.h>"],
+            ),
             ("\\bword\\b", false, &["a word here"]),
         ];
         for (pattern, ci, texts) in cases {
@@ -400,7 +429,10 @@ mod tests {
                     continue;
                 }
                 let has = grams_of(text);
-                assert!(plan.admits(&|g| has.contains(&g)), "{pattern} on {text}: {plan:?}");
+                assert!(
+                    plan.admits(&|g| has.contains(&g)),
+                    "{pattern} on {text}: {plan:?}"
+                );
             }
         }
     }

@@ -8,4 +8,3 @@ pub(crate) mod grams;
 pub mod index;
 pub(crate) mod stored;
 pub(crate) mod table;
-

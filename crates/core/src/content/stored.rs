@@ -7,8 +7,8 @@
 use std::ops::Range;
 
 use super::table::{
-    BLOCKS, BlockRec, FILES, FileRec, HEADER_BYTES, KEYS, LAYOUT_VERSION, OFFSETS, PATHS,
-    POSTINGS, SECTIONS, Table,
+    BLOCKS, BlockRec, FILES, FileRec, HEADER_BYTES, KEYS, LAYOUT_VERSION, OFFSETS, PATHS, POSTINGS,
+    SECTIONS, Table,
 };
 use crate::store::Refused;
 use crate::store::mapped::Bytes;
@@ -30,7 +30,10 @@ pub(crate) fn decode(bytes: Bytes) -> Result<Table, Refused> {
     let mut sections: [Range<usize>; SECTIONS] = Default::default();
     for (i, range) in sections.iter_mut().enumerate() {
         let (start, len) = (word(8 + i * 16), word(8 + i * 16 + 8));
-        match start.checked_add(len).filter(|end| *end <= buf.len() as u64) {
+        match start
+            .checked_add(len)
+            .filter(|end| *end <= buf.len() as u64)
+        {
             Some(end) if start.is_multiple_of(8) && start >= HEADER_BYTES as u64 => {
                 *range = start as usize..end as usize;
             }
@@ -69,7 +72,9 @@ fn check(table: &Table) -> Result<(), Refused> {
         let ok = u64::from(b.first_file) == next_file
             && u64::from(b.first_key) == next_key
             && b.postings_at == next_at
-            && b.postings_at.checked_add(b.postings_len).is_some_and(|e| e <= postings);
+            && b.postings_at
+                .checked_add(b.postings_len)
+                .is_some_and(|e| e <= postings);
         if !ok {
             return Err(invalid("a block out of range"));
         }

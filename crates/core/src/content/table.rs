@@ -132,7 +132,9 @@ impl Table {
         let mut out: Vec<bool> = files.iter().map(|f| f.listed != 1).collect();
         for block in self.blocks() {
             let first = block.first_file as usize;
-            let Some(end) = first.checked_add(block.files as usize).filter(|e| *e <= files.len())
+            let Some(end) = first
+                .checked_add(block.files as usize)
+                .filter(|e| *e <= files.len())
             else {
                 continue;
             };
@@ -289,7 +291,8 @@ impl Builder {
         self.paths.extend_from_slice(rel);
         if let Some(grams) = grams {
             let at = u64::from(file);
-            self.pairs.extend(grams.iter().map(|&g| u64::from(g) << 32 | at));
+            self.pairs
+                .extend(grams.iter().map(|&g| u64::from(g) << 32 | at));
         }
         if self.pairs.len() >= BLOCK_PAIRS {
             self.close_block();
@@ -316,7 +319,8 @@ impl Builder {
                 Some((g, f)) if g == gram => f,
                 _ => {
                     self.keys.push(gram);
-                    self.offsets.push((self.postings.len() as u64 - postings_at) as u32);
+                    self.offsets
+                        .push((self.postings.len() as u64 - postings_at) as u32);
                     self.block_first
                 }
             };
@@ -384,7 +388,9 @@ pub(crate) mod tests {
 
     fn admitted(table: &Table, pattern: &str) -> Vec<bool> {
         let n = table.files().len();
-        table.admitted(&plan(pattern, false, false)).unwrap_or(vec![true; n])
+        table
+            .admitted(&plan(pattern, false, false))
+            .unwrap_or(vec![true; n])
     }
 
     #[test]
@@ -419,6 +425,9 @@ pub(crate) mod tests {
         let hits = admitted(&table, "w19999 ");
         assert_eq!(hits.iter().filter(|h| **h).count(), n);
         assert!(!hits[n]);
-        assert_eq!(admitted(&table, "only here").iter().filter(|h| **h).count(), 1);
+        assert_eq!(
+            admitted(&table, "only here").iter().filter(|h| **h).count(),
+            1
+        );
     }
 }

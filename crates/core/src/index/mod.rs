@@ -64,8 +64,8 @@ mod update;
 mod worker;
 
 pub use build::{DEFAULT_MAX_FILES, build};
-pub(crate) use root::{cmp_paths, stamp_of_meta};
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
+pub(crate) use root::{cmp_paths, stamp_of_meta};
 use state::{Shared, Slot, State, Watch};
 use worker::worker_loop;
 

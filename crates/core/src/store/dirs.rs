@@ -9,7 +9,14 @@ use std::io;
 use std::path::Path;
 
 /// The names a server writes in an entry (besides `.<name>.<pid>.<n>.tmp` temp files).
-const ENTRY_FILES: [&str; 6] = ["root", "symbols", "search", "content", "writer.lock", "used"];
+const ENTRY_FILES: [&str; 6] = [
+    "root",
+    "symbols",
+    "search",
+    "content",
+    "writer.lock",
+    "used",
+];
 
 /// Whether `name` is one a store entry may hold (its files and their temp files).
 fn is_entry_file(name: &str) -> bool {

@@ -40,7 +40,10 @@ pub enum ContentState {
     /// Waiting for the root's file index.
     Waiting,
     /// First build under way: files read of the total.
-    Building { done: usize, total: usize },
+    Building {
+        done: usize,
+        total: usize,
+    },
     Ready,
 }
 
@@ -88,7 +91,12 @@ impl ContentIndex {
     /// Per file of `files` (a fresh snapshot of `root`'s file index), by id: may it hold a
     /// match of `plan`. `None` when the index cannot say (no base yet, the root unwatched,
     /// or a plan that admits every file): then every file is read.
-    pub(crate) fn admitted(&self, root: &Path, files: &RootIndex, plan: &Plan) -> Option<Vec<bool>> {
+    pub(crate) fn admitted(
+        &self,
+        root: &Path,
+        files: &RootIndex,
+        plan: &Plan,
+    ) -> Option<Vec<bool>> {
         if *plan == Plan::All {
             return None;
         }

@@ -270,7 +270,9 @@ impl Reader {
         };
         let stamp = stamp_of_meta(&meta);
         self.text.clear();
-        let read = (&handle).take(MAX_LISTED_BYTES + 1).read_to_end(&mut self.text);
+        let read = (&handle)
+            .take(MAX_LISTED_BYTES + 1)
+            .read_to_end(&mut self.text);
         let whole = read.is_ok() && self.text.len() as u64 == meta.len();
         // A byte-order mark makes `grep` decode the file, a NUL makes it binary: neither
         // is searched as the bytes lie, so neither is listed.

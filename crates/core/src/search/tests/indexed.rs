@@ -354,7 +354,11 @@ fn index_stays_exact_under_a_running_watcher() {
         "{:?}",
         index.status()
     );
-    assert!(content.wait_ready(&root, DEADLINE), "{:?}", content.status());
+    assert!(
+        content.wait_ready(&root, DEADLINE),
+        "{:?}",
+        content.status()
+    );
     assert_same_with(&tree, &index, Some(&content), &tree.root());
 
     type Step<'a> = (&'static str, Box<dyn Fn() + 'a>);
@@ -425,7 +429,11 @@ fn index_stays_exact_under_a_running_watcher() {
             "{name}: index unused"
         );
         // Once the content index has read the change again, answers are still the walk's.
-        assert!(content.wait_ready(&root, DEADLINE), "{name}: {:?}", content.status());
+        assert!(
+            content.wait_ready(&root, DEADLINE),
+            "{name}: {:?}",
+            content.status()
+        );
         assert_same_with(&tree, &index, Some(&content), &tree.root());
     }
     drop(watcher);
@@ -448,7 +456,11 @@ fn the_content_index_rules_out_files_and_never_serves_an_old_text() {
     });
     watcher.set_roots(std::slice::from_ref(&root));
     let files = index.wait_fresh(&root, DEADLINE).expect("fresh");
-    assert!(content.wait_ready(&root, DEADLINE), "{:?}", content.status());
+    assert!(
+        content.wait_ready(&root, DEADLINE),
+        "{:?}",
+        content.status()
+    );
     let plan = crate::content::grams::plan("needle deep", false, false);
     let admitted = content.admitted(&root, &files, &plan).expect("ready");
     let admitted: Vec<String> = (files.files())
@@ -460,10 +472,18 @@ fn the_content_index_rules_out_files_and_never_serves_an_old_text() {
     assert_eq!(admitted, ["data/blob.bin", "src/deep/mod.rs"]);
     let old = std::fs::metadata(tree.path("src/deep/mod.rs")).unwrap();
     std::fs::write(tree.path("src/deep/mod.rs"), "needle DEEP\n").unwrap();
-    let file = std::fs::File::options().append(true).open(tree.path("src/deep/mod.rs"));
+    let file = std::fs::File::options()
+        .append(true)
+        .open(tree.path("src/deep/mod.rs"));
     file.unwrap().set_modified(old.modified().unwrap()).unwrap();
     let query = GrepQuery::new("needle DEEP");
-    let found = grep_indexed(&query, &tree.root(), &index, Some(&content), &Control::new());
+    let found = grep_indexed(
+        &query,
+        &tree.root(),
+        &index,
+        Some(&content),
+        &Control::new(),
+    );
     assert_eq!(file_list(&tree, &found.unwrap()), ["src/deep/mod.rs"]);
     drop(watcher);
 }

@@ -120,7 +120,8 @@ struct LiveStatus {
     index: Vec<RootIndexStatus>,
     symbols: Vec<SymbolStatus>,
     search: Vec<rootgrep_core::ranked::RankedStatus>,
-    content: Vec<rootgrep_core::content::index::ContentStatus>,
+    /// `None`: no content index (`--no-content-index`).
+    content: Option<Vec<rootgrep_core::content::index::ContentStatus>>,
 }
 
 impl LiveStatus {
@@ -140,16 +141,15 @@ impl LiveStatus {
                 .unwrap_or_default(),
             content: live
                 .and_then(|live| live.content.as_ref())
-                .map(|content| content.status())
-                .unwrap_or_default(),
+                .map(|content| content.status()),
         }
     }
 
     fn content_of(&self, path: &Path) -> String {
-        if !self.on {
+        let Some(content) = self.content.as_ref().filter(|_| self.on) else {
             return "off".to_string();
-        }
-        match self.content.iter().find(|status| status.root == path) {
+        };
+        match content.iter().find(|status| status.root == path) {
             Some(status) => content_line(status),
             None => "waiting for the file index".to_string(),
         }

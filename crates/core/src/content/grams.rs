@@ -51,7 +51,7 @@ impl Plan {
     }
 
     fn or(plans: Vec<Plan>) -> Plan {
-        if plans.iter().any(|p| *p == Plan::All) || plans.is_empty() {
+        if plans.contains(&Plan::All) || plans.is_empty() {
             return Plan::All;
         }
         let mut plans = plans;

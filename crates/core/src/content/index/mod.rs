@@ -136,7 +136,8 @@ impl ContentIndex {
 
     /// Waits up to `timeout` for `root`'s base to be there with nothing stale (tests,
     /// benchmarks).
-    pub fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
+    #[cfg(all(test, unix))]
+    pub(crate) fn wait_ready(&self, root: &Path, timeout: Duration) -> bool {
         let deadline = std::time::Instant::now() + timeout;
         loop {
             let ready = self.shared.files.snapshot(root).is_some_and(|files| {

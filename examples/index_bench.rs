@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 
 use rootgrep_core::complete::complete_with;
 use rootgrep_core::index::FileIndex;
-use rootgrep_core::search::{GlobQuery, GrepQuery, SortBy, glob, glob_indexed, grep, grep_indexed};
+use rootgrep_core::search::{
+    GlobQuery, GrepQuery, Indexes, SortBy, glob, glob_indexed, grep, grep_indexed,
+};
 use rootgrep_core::walk::Control;
 use rootgrep_core::watch::{RootStatus, WatchEvent, Watcher};
 
@@ -128,7 +130,7 @@ fn main() {
         ..GrepQuery::new("zqxjkv_rare_needle")
     };
     let (indexed, _) = time(5, || {
-        grep_indexed(&query, &targets, &index, None, &Control::new()).unwrap()
+        grep_indexed(&query, &targets, Indexes::files(&index), &Control::new()).unwrap()
     });
     let (walked, _) = time(5, || grep(&query, &targets, &Control::new()).unwrap());
     eprintln!("grep rare needle: index p50 {indexed:?}, walk p50 {walked:?}");

@@ -318,7 +318,12 @@ fn definitions(
     let control = rootgrep_core::walk::Control::default();
     let abort = std::sync::atomic::AtomicUsize::new(0);
     rootgrep_core::symbols::find::find_symbols_with(
-        &query, targets, files, symbols, &control, &abort,
+        &query,
+        targets,
+        files.map(rootgrep_core::search::Indexes::files),
+        symbols,
+        &control,
+        &abort,
     )
     .map(|outcome| {
         outcome

@@ -47,12 +47,14 @@ impl Call<'_> {
         self.session.live.as_ref().map(|live| live.index.clone())
     }
 
-    /// The live content index (none without the watcher).
-    pub fn content_index(&self) -> Option<Arc<rootgrep_core::content::index::ContentIndex>> {
-        self.session
-            .live
-            .as_ref()
-            .and_then(|live| live.content.clone())
+    /// The file and content indexes a search reads (none without the watcher), owned so
+    /// that a blocking job can take them.
+    pub fn search_indexes(&self) -> SearchIndexes {
+        let live = self.session.live.as_ref();
+        SearchIndexes {
+            files: live.map(|live| live.index.clone()),
+            content: live.and_then(|live| live.content.clone()),
+        }
     }
 
     /// The live symbol index (none without the watcher, and on Windows for now).
@@ -61,6 +63,23 @@ impl Call<'_> {
             .live
             .as_ref()
             .and_then(|live| live.symbols.clone())
+    }
+}
+
+/// The live file and content indexes, held for one call (see [`Call::search_indexes`]).
+pub struct SearchIndexes {
+    files: Option<Arc<rootgrep_core::index::FileIndex>>,
+    content: Option<Arc<rootgrep_core::content::index::ContentIndex>>,
+}
+
+impl SearchIndexes {
+    /// What the core's searches borrow (`None` without a file index).
+    pub fn get(&self) -> Option<rootgrep_core::search::Indexes<'_>> {
+        let files = self.files.as_deref()?;
+        Some(rootgrep_core::search::Indexes {
+            files,
+            content: self.content.as_deref(),
+        })
     }
 }
 

@@ -113,8 +113,7 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let paths = call.paths();
     let recall = call.recall(args.repeat);
     let scope = query.mode == OutputMode::Content && args.scope.unwrap_or(false);
-    let index = call.file_index();
-    let content = call.content_index();
+    let indexes = call.search_indexes();
     let symbol_index = call.symbol_index();
     // Cancelling interrupts a parse for `scope` at once (tree-sitter checks this flag).
     let abort = Arc::new(AtomicUsize::new(0));
@@ -132,11 +131,9 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let lane = lane_for(&targets, false).await;
     let work = move |control: &Control, threads: usize| {
         let query = GrepQuery { threads, ..query };
-        let outcome = match &index {
+        let outcome = match indexes.get() {
             // The index answers only what it can answer exactly; the rest walks the disk.
-            Some(index) => {
-                search::grep_indexed(&query, &targets, index, content.as_deref(), control)
-            }
+            Some(indexes) => search::grep_indexed(&query, &targets, indexes, control),
             None => search::grep(&query, &targets, control),
         };
         let outcome = match outcome {

@@ -127,7 +127,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
     };
     let roots = call.roots.existing();
     let live = call.session.live.as_ref();
-    let files = call.file_index();
+    let files = call.search_indexes();
     let symbols = live.and_then(|l| l.symbols.clone());
     let index = live.and_then(|l| l.search.clone());
     // From the index: quick; without one, the pre-filter greps the tree.
@@ -144,7 +144,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             &request,
             &targets,
             &roots,
-            files.as_deref(),
+            files.get(),
             symbols.as_deref(),
             index.as_deref(),
             control,

@@ -234,7 +234,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         limit,
         threads: 1,
     };
-    let index = call.file_index();
+    let indexes = call.search_indexes();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
     let paths = call.paths();
@@ -244,7 +244,7 @@ pub async fn symbols(call: &Call<'_>, args: SymbolsArgs) -> Answer {
         match symbols::find::find_symbols_with(
             &query,
             &targets,
-            index.as_deref(),
+            indexes.get(),
             symbol_index.as_deref(),
             control,
             abort,
@@ -323,7 +323,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
     };
     let kinds = list(args.kind);
     let filtered = !kinds.is_empty();
-    let index = call.file_index();
+    let indexes = call.search_indexes();
     let symbol_index = call.symbol_index();
     let budget = call.budget();
     let paths = call.paths();
@@ -332,7 +332,7 @@ pub async fn references(call: &Call<'_>, args: ReferencesArgs) -> Answer {
         match symbols::find::references(
             &name,
             &targets,
-            index.as_deref(),
+            indexes.get(),
             symbol_index.as_deref(),
             &kinds,
             offset,

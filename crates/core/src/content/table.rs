@@ -261,18 +261,28 @@ fn put_var(out: &mut Vec<u8>, mut v: u64) {
 }
 
 /// Builds a [`Table`] file by file, in the order the files are added (the file index's
-/// path order, which a query's check relies on).
+/// path order, which a query's check relies on). Each block is packed on its own (no
+/// buffer grows by doubling over the whole build) and moved into the table's buffer, and
+/// freed, one after the other: the build's peak is the table and one block, not twice the
+/// table.
 #[derive(Default)]
 pub(crate) struct Builder {
     files: Vec<FileRec>,
     paths: Vec<u8>,
     blocks: Vec<BlockRec>,
-    keys: Vec<u32>,
-    offsets: Vec<u32>,
-    postings: Vec<u8>,
+    packed: Vec<Packed>,
+    keys: usize,
+    postings: u64,
     /// The open block's (trigram << 32 | file) pairs.
     pairs: Vec<u64>,
     block_first: u32,
+}
+
+/// One block's dictionary and postings.
+struct Packed {
+    keys: Vec<u32>,
+    offsets: Vec<u32>,
+    postings: Vec<u8>,
 }
 
 impl Builder {
@@ -310,58 +320,89 @@ impl Builder {
             return;
         }
         self.pairs.sort_unstable();
-        let first_key = self.keys.len() as u32;
-        let postings_at = self.postings.len() as u64;
+        let mut block = Packed {
+            keys: Vec::new(),
+            offsets: Vec::new(),
+            postings: Vec::with_capacity(self.pairs.len() + self.pairs.len() / 4),
+        };
         let mut last: Option<(u32, u32)> = None;
         for &pair in &self.pairs {
             let (gram, file) = ((pair >> 32) as u32, pair as u32);
             let prev = match last {
                 Some((g, f)) if g == gram => f,
                 _ => {
-                    self.keys.push(gram);
-                    self.offsets
-                        .push((self.postings.len() as u64 - postings_at) as u32);
+                    block.keys.push(gram);
+                    block.offsets.push(block.postings.len() as u32);
                     self.block_first
                 }
             };
-            put_var(&mut self.postings, u64::from(file - prev));
+            put_var(&mut block.postings, u64::from(file - prev));
             last = Some((gram, file));
         }
+        block.keys.shrink_to_fit();
+        block.offsets.shrink_to_fit();
+        block.postings.shrink_to_fit();
         self.blocks.push(BlockRec {
             first_file: self.block_first,
             files: end - self.block_first,
-            first_key,
-            keys: self.keys.len() as u32 - first_key,
-            postings_at,
-            postings_len: self.postings.len() as u64 - postings_at,
+            first_key: self.keys as u32,
+            keys: block.keys.len() as u32,
+            postings_at: self.postings,
+            postings_len: block.postings.len() as u64,
         });
-        self.pairs = Vec::new();
+        self.keys += block.keys.len();
+        self.postings += block.postings.len() as u64;
+        self.packed.push(block);
+        self.pairs.clear();
         self.block_first = end;
     }
 
     pub(crate) fn finish(mut self) -> Table {
         self.close_block();
-        let sections: [&[u8]; SECTIONS] = [
-            self.files.as_bytes(),
-            &self.paths,
-            self.blocks.as_bytes(),
-            self.keys.as_bytes(),
-            self.offsets.as_bytes(),
-            &self.postings,
+        self.pairs = Vec::new();
+        let lens = [
+            self.files.as_bytes().len(),
+            self.paths.len(),
+            self.blocks.as_bytes().len(),
+            self.keys * 4,
+            self.keys * 4,
+            self.postings as usize,
         ];
         let mut ranges: [Range<usize>; SECTIONS] = Default::default();
         let mut at = HEADER_BYTES;
-        for (range, section) in ranges.iter_mut().zip(&sections) {
-            *range = at..at + section.len();
-            at = (at + section.len()).next_multiple_of(8);
+        for (range, len) in ranges.iter_mut().zip(lens) {
+            *range = at..at + len;
+            at = (at + len).next_multiple_of(8);
         }
+        let Builder {
+            files,
+            paths,
+            blocks,
+            packed,
+            ..
+        } = self;
         let bytes = Bytes::build(at, |buf| {
             buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-            for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
+            for (i, range) in ranges.iter().enumerate() {
                 let head = 8 + i * 16;
                 buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
                 buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-                buf[range.clone()].copy_from_slice(section);
+            }
+            buf[ranges[FILES].clone()].copy_from_slice(files.as_bytes());
+            buf[ranges[PATHS].clone()].copy_from_slice(&paths);
+            buf[ranges[BLOCKS].clone()].copy_from_slice(blocks.as_bytes());
+            let (mut key, mut posting) = (0, 0);
+            // Each block moved in and freed before the next.
+            for block in packed {
+                let n = block.keys.len() * 4;
+                let at = ranges[KEYS].start + key;
+                buf[at..at + n].copy_from_slice(block.keys.as_bytes());
+                let at = ranges[OFFSETS].start + key;
+                buf[at..at + n].copy_from_slice(block.offsets.as_bytes());
+                let at = ranges[POSTINGS].start + posting;
+                buf[at..at + block.postings.len()].copy_from_slice(&block.postings);
+                key += n;
+                posting += block.postings.len();
             }
         });
         Table {

@@ -22,8 +22,8 @@ use super::sources::{
     Source, changed_on_disk, indexed_sources, prefiltered_sources, snapshots, unindexed_roots,
 };
 use super::terms::{Query, parse_query, read_of_query};
-use crate::index::FileIndex;
 use crate::platform::os::OsStringExt;
+use crate::search::Indexes;
 use crate::search::SearchError;
 use crate::symbols::index::SymbolIndex;
 use crate::walk::Control;
@@ -35,7 +35,7 @@ pub fn rank(
     request: &RankedRequest,
     targets: &[PathBuf],
     roots: &[PathBuf],
-    files: Option<&FileIndex>,
+    files: Option<Indexes<'_>>,
     symbols: Option<&SymbolIndex>,
     index: Option<&RankedIndex>,
     control: &Control,
@@ -80,7 +80,7 @@ pub fn rank(
         request,
         kinds: &kinds,
         symbols,
-        check_disk: files.is_some_and(|f| !f.proves_freshness()),
+        check_disk: files.is_some_and(|f| !f.files.proves_freshness()),
     };
     let (sources, scored, total) = ranking.rank(&snapshots, &prefiltered, &mut query, &mut out);
     out.total = total;

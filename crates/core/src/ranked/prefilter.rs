@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::terms::Query;
-use crate::index::FileIndex;
+use crate::search::Indexes;
 use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::walk::Control;
 
@@ -30,7 +30,7 @@ const COMMON: &[&str] = &[
 pub(crate) fn candidates(
     query: &Query,
     targets: &[PathBuf],
-    index: Option<&FileIndex>,
+    index: Option<Indexes<'_>>,
     control: &Control,
     threads: usize,
 ) -> Result<(Vec<PathBuf>, usize), SearchError> {
@@ -48,7 +48,7 @@ pub(crate) fn candidates(
         grep.max_filesize = Some(super::build::MAX_INDEX_BYTES);
         grep.threads = threads;
         let outcome = match index {
-            Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
+            Some(index) => search::grep_indexed(&grep, targets, index, control)?,
             None => search::grep(&grep, targets, control)?,
         };
         if let GrepEntries::Files(files) = outcome.entries {

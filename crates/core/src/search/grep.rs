@@ -75,11 +75,28 @@ pub fn grep(
 pub fn grep_indexed(
     query: &GrepQuery,
     targets: &[PathBuf],
-    index: &FileIndex,
-    content: Option<&ContentIndex>,
+    indexes: Indexes<'_>,
     control: &Control,
 ) -> Result<GrepOutcome, SearchError> {
-    run(query, targets, control, Some((index, content)))
+    run(query, targets, control, Some(indexes))
+}
+
+/// What a search may read instead of walking the disk: the file index (the candidate
+/// files), and the content index (which of them may match) when there is one.
+#[derive(Clone, Copy)]
+pub struct Indexes<'a> {
+    pub files: &'a FileIndex,
+    pub content: Option<&'a ContentIndex>,
+}
+
+impl<'a> Indexes<'a> {
+    /// The file index alone.
+    pub fn files(files: &'a FileIndex) -> Indexes<'a> {
+        Indexes {
+            files,
+            content: None,
+        }
+    }
 }
 
 /// Searches the files of one directory target taken from an index snapshot instead of
@@ -149,12 +166,10 @@ fn run(
     query: &GrepQuery,
     targets: &[PathBuf],
     control: &Control,
-    indexes: Option<(&FileIndex, Option<&ContentIndex>)>,
+    indexes: Option<Indexes<'_>>,
 ) -> Result<GrepOutcome, SearchError> {
-    let (index, content) = match indexes {
-        Some((index, content)) => (Some(index), content),
-        None => (None, None),
-    };
+    let index = indexes.map(|i| i.files);
+    let content = indexes.and_then(|i| i.content);
     let started = Instant::now();
     let matcher = build_matcher(query)?;
     let options = WalkOptions {

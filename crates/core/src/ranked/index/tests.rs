@@ -77,7 +77,7 @@ impl Fixture {
             &request,
             &roots,
             &roots,
-            Some(&self.files),
+            Some(crate::search::Indexes::files(&self.files)),
             None,
             Some(&self.index),
             &Control::new(),

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::content::index::ContentIndex;
 use crate::index::FileIndex;
-use crate::search::{SortBy, glob_indexed, grep_indexed};
+use crate::search::{Indexes, SortBy, glob_indexed, grep_indexed};
 use crate::watch::{Consumer, RootStatus, WatchEvent, Watcher};
 
 const DEADLINE: Duration = Duration::from_secs(5);
@@ -238,7 +238,16 @@ fn assert_same_with(
     let mut from_index = 0;
     for (name, query) in grep_queries() {
         let walked = grep(&query, targets, &Control::new()).unwrap();
-        let indexed = grep_indexed(&query, targets, index, content, &Control::new()).unwrap();
+        let indexed = grep_indexed(
+            &query,
+            targets,
+            Indexes {
+                files: index,
+                content,
+            },
+            &Control::new(),
+        )
+        .unwrap();
         if indexed.stats.indexed_targets > 0 {
             from_index += 1;
         }
@@ -320,7 +329,13 @@ fn index_is_not_used_while_stale() {
     index.apply(&WatchEvent::Pending(new.clone()));
     assert!(index.snapshot(&root).is_none(), "pending burst: not served");
     let query = GrepQuery::new("needle");
-    let out = grep_indexed(&query, &tree.root(), &index, None, &Control::new()).unwrap();
+    let out = grep_indexed(
+        &query,
+        &tree.root(),
+        Indexes::files(&index),
+        &Control::new(),
+    )
+    .unwrap();
     assert_eq!(out.stats.indexed_targets, 0);
     assert!(file_list(&tree, &out).contains(&"src/new.rs".to_string()));
     index.apply(&WatchEvent::Created(new));
@@ -477,13 +492,11 @@ fn the_content_index_rules_out_files_and_never_serves_an_old_text() {
         .open(tree.path("src/deep/mod.rs"));
     file.unwrap().set_modified(old.modified().unwrap()).unwrap();
     let query = GrepQuery::new("needle DEEP");
-    let found = grep_indexed(
-        &query,
-        &tree.root(),
-        &index,
-        Some(&content),
-        &Control::new(),
-    );
+    let indexes = Indexes {
+        files: &index,
+        content: Some(&content),
+    };
+    let found = grep_indexed(&query, &tree.root(), indexes, &Control::new());
     assert_eq!(file_list(&tree, &found.unwrap()), ["src/deep/mod.rs"]);
     drop(watcher);
 }

@@ -12,8 +12,8 @@ use std::time::Instant;
 
 use super::matching::{Located, MAX_CANDIDATES, kind_allowed, same_name, split_qualified};
 use crate::files::read::{Whole, read_whole};
-use crate::index::FileIndex;
 use crate::mutex::lock;
+use crate::search::Indexes;
 use crate::search::{self, CaseMode, GrepEntries, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, LineIndex, MAX_PARSE_BYTES, Signatures};
 use crate::symbols::index::{Lookup, Snapshot, SymbolIndex};
@@ -81,7 +81,7 @@ pub struct SymbolOutcome {
 pub fn find_symbols(
     query: &SymbolQuery,
     targets: &[PathBuf],
-    index: Option<&FileIndex>,
+    index: Option<Indexes<'_>>,
     control: &Control,
     abort: &AtomicUsize,
 ) -> Result<SymbolOutcome, SearchError> {
@@ -111,7 +111,7 @@ fn snapshots_for(
 pub fn find_symbols_with(
     query: &SymbolQuery,
     targets: &[PathBuf],
-    index: Option<&FileIndex>,
+    index: Option<Indexes<'_>>,
     symbols: Option<&SymbolIndex>,
     control: &Control,
     abort: &AtomicUsize,
@@ -159,7 +159,7 @@ pub fn find_symbols_with(
 struct Finder<'a> {
     query: &'a SymbolQuery,
     targets: &'a [PathBuf],
-    index: Option<&'a FileIndex>,
+    index: Option<Indexes<'a>>,
     control: &'a Control,
     abort: &'a AtomicUsize,
     /// The symbol index's snapshots covering every target, when it can answer now.
@@ -181,7 +181,7 @@ impl<'a> Finder<'a> {
     fn new(
         query: &'a SymbolQuery,
         targets: &'a [PathBuf],
-        index: Option<&'a FileIndex>,
+        index: Option<Indexes<'a>>,
         symbols: Option<&SymbolIndex>,
         control: &'a Control,
         abort: &'a AtomicUsize,
@@ -469,7 +469,7 @@ fn candidates(
     insensitive: bool,
     langs: &[Lang],
     targets: &[PathBuf],
-    index: Option<&FileIndex>,
+    index: Option<Indexes<'_>>,
     control: &Control,
     threads: usize,
     stats: &mut SymbolStats,
@@ -486,7 +486,7 @@ fn candidates(
     grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
     grep.threads = threads;
     let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
+        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
         None => search::grep(&grep, targets, control)?,
     };
     stats.too_large += outcome.stats.skipped_too_large;

@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicUsize;
 use std::time::Instant;
 
 use super::matching::{MAX_CANDIDATES, kind_allowed};
-use crate::index::FileIndex;
+use crate::search::Indexes;
 use crate::search::{self, GrepEntries, GrepMatch, GrepQuery, OutputMode, SearchError};
 use crate::symbols::extract::{Definition, MAX_PARSE_BYTES};
 use crate::symbols::index::SymbolIndex;
@@ -72,7 +72,7 @@ pub struct ReferenceOutcome {
 pub fn references(
     name: &str,
     targets: &[PathBuf],
-    index: Option<&FileIndex>,
+    index: Option<Indexes<'_>>,
     symbols: Option<&SymbolIndex>,
     kinds: &[String],
     offset: usize,
@@ -85,7 +85,7 @@ pub fn references(
     let filtered = !kinds.is_empty();
     let grep = uses_query(name, filtered, offset, limit, threads);
     let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, None, control)?,
+        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
         None => search::grep(&grep, targets, control)?,
     };
     let GrepEntries::Matches(matches) = outcome.entries else {

@@ -92,7 +92,7 @@ fn answers(root: &Path, files: &FileIndex, symbols: &SymbolIndex) -> Vec<String>
         let got = find_symbols_with(
             &query,
             &[root.to_path_buf()],
-            Some(files),
+            Some(crate::search::Indexes::files(files)),
             Some(symbols),
             &Control::new(),
             &AtomicUsize::new(0),
@@ -257,7 +257,7 @@ fn a_query_at_once_after_a_restart_answers_from_the_checked_table() {
     let at_once = find_symbols_with(
         &query,
         std::slice::from_ref(&root),
-        Some(&files),
+        Some(crate::search::Indexes::files(&files)),
         Some(&cold),
         &Control::new(),
         &AtomicUsize::new(0),

@@ -16,7 +16,7 @@ fn ask(text: &str, root: &Path, symbols: &SymbolIndex, files: &FileIndex) -> (us
     let got = find_symbols_with(
         &query,
         &[root.to_path_buf()],
-        Some(files),
+        Some(crate::search::Indexes::files(files)),
         Some(symbols),
         &Control::new(),
         &AtomicUsize::new(0),

@@ -64,7 +64,7 @@ fn ask(text: &str, root: &Path, symbols: Option<&SymbolIndex>, files: &FileIndex
     find_symbols_with(
         &query,
         &[root.to_path_buf()],
-        Some(files),
+        Some(crate::search::Indexes::files(files)),
         symbols,
         &Control::new(),
         &never,

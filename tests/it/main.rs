@@ -13,6 +13,8 @@ mod budget;
 mod churn;
 mod cli;
 mod compact;
+#[cfg(unix)]
+mod content;
 mod crash;
 mod doctor;
 #[cfg(unix)]

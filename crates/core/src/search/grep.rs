@@ -135,7 +135,14 @@ fn rule_out(
     let Some(admitted) = content.admitted(files.root(), files, plan) else {
         return;
     };
-    for size in candidates.rule_out(&admitted) {
+    let before = candidates.len();
+    let ruled_out = candidates.rule_out(&admitted);
+    tracing::debug!(
+        "content index: {} of {before} candidates ruled out under {}",
+        ruled_out.len(),
+        files.root().display()
+    );
+    for size in ruled_out {
         job.control.file_examined();
         let stats = &mut total.stats;
         if job.query.max_filesize.is_some_and(|max| size > max) {

@@ -12,7 +12,9 @@
 #   --name NAME    the tree's name in result files (default: DIR's base name)
 #   --bin PATH     the rootgrep binary (default: cargo build --profile profiling)
 #   --k N          timed runs per query case (default 5; one untimed warm-up first)
-#   --restarts N   restarts measured after the first start (default 2)
+#   --restarts N   restarts measured after the first start (default 2; the last one sends
+#                  a symbols query at once, which walks the tree itself while the file
+#                  index is not fresh: quote the others for "restart ready")
 #   --out DIR      where results go (default bench/results/scale-DATE)
 #   --cases FILE   query cases (default cases/agent.json)
 #   --var N=V      query variables (defaults for the generated corpus: RARE, IDENT, PHRASE,

@@ -19,6 +19,7 @@ use std::ops::Range;
 use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::grams::{Gram, Plan};
+use crate::index::Stamp;
 use crate::store::mapped::Bytes;
 
 /// Files larger than this are not listed (always read): `grep` fails lines over 8 MiB,
@@ -27,9 +28,6 @@ pub(crate) const MAX_LISTED_BYTES: u64 = 8 << 20;
 
 /// (trigram, file) pairs a block gathers before it is packed: 32 MiB of them.
 const BLOCK_PAIRS: usize = 4 << 20;
-
-/// The size, mtime (nanoseconds) and identity a file was read at.
-pub(crate) type Stamp = (u64, u64, u64);
 
 /// One file (40 bytes).
 #[derive(Clone, Copy, Debug, Default, FromBytes, IntoBytes, Immutable, KnownLayout)]

@@ -65,7 +65,7 @@ mod worker;
 
 pub use build::{DEFAULT_MAX_FILES, build};
 pub use root::{BuildInfo, Child, IndexedFile, RootIndex};
-pub(crate) use root::{cmp_paths, stamp_of_meta};
+pub(crate) use root::{Stamp, cmp_paths, stamp_of_meta};
 use state::{Shared, Slot, State, Watch};
 use worker::worker_loop;
 

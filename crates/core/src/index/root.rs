@@ -127,10 +127,14 @@ pub struct IndexedFile<'a> {
     pub ident: u64,
 }
 
+/// A file's size, mtime (nanoseconds; `u64::MAX` unknown) and identity (inode and change
+/// time, `platform::os::identity`): what an index built from the file compares before it
+/// answers for it.
+pub(crate) type Stamp = (u64, u64, u64);
+
 impl IndexedFile<'_> {
-    /// Its size, mtime (nanoseconds; `u64::MAX` unknown) and identity: what an index
-    /// built from the file compares before it answers for it.
-    pub(crate) fn stamp(&self) -> (u64, u64, u64) {
+    /// Its [`Stamp`] as the file index holds it.
+    pub(crate) fn stamp(&self) -> Stamp {
         let mtime = (self.modified)
             .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
             .map_or(u64::MAX, |d| d.as_nanos() as u64);
@@ -138,8 +142,8 @@ impl IndexedFile<'_> {
     }
 }
 
-/// [`IndexedFile::stamp`] of a file's metadata as read from the disk now.
-pub(crate) fn stamp_of_meta(meta: &std::fs::Metadata) -> (u64, u64, u64) {
+/// The [`Stamp`] of a file's metadata as read from the disk now.
+pub(crate) fn stamp_of_meta(meta: &std::fs::Metadata) -> Stamp {
     let mtime = (meta.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map_or(u64::MAX, |d| d.as_nanos() as u64);

@@ -7,8 +7,9 @@ use std::path::Path;
 use std::sync::atomic::AtomicUsize;
 
 use super::docs::{Doc, file_docs};
-use super::segment::{Builder, FileState, Stamp};
+use super::segment::{Builder, FileState};
 use crate::files::read::{Whole, read_whole};
+use crate::index::Stamp;
 use crate::platform::os::OsStrExt;
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser, extract};
 use crate::symbols::index::Snapshot;

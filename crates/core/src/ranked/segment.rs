@@ -28,26 +28,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use super::docs::{BODY, Doc, FIELDS};
 use super::terms::{self, Term};
+use crate::index::Stamp;
 use crate::store::mapped::Bytes;
-
-/// The size, mtime (nanoseconds) and identity a file was indexed at.
-pub(crate) type Stamp = (u64, u64, u64);
-
-/// The stamp the file index holds for `file`.
-pub(crate) fn stamp_of(file: &crate::index::IndexedFile) -> Stamp {
-    let mtime = (file.modified)
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(u64::MAX, |d| d.as_nanos() as u64);
-    (file.size, mtime, file.ident)
-}
-
-/// The stamp of a file's metadata as read from the disk now.
-pub(crate) fn stamp_of_meta(meta: &std::fs::Metadata) -> Stamp {
-    let mtime = (meta.modified().ok())
-        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-        .map_or(u64::MAX, |d| d.as_nanos() as u64);
-    (meta.len(), mtime, crate::platform::os::identity(meta))
-}
 
 /// Why a file has no documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

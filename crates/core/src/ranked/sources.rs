@@ -11,7 +11,7 @@ use super::build::{Indexer, lang_of};
 use super::index::{MAX_ON_DEMAND, RankedIndex, RankedSnapshot};
 use super::prefilter;
 use super::request::{RankedRequest, RankedStats};
-use super::segment::{Builder, Segment, stamp_of};
+use super::segment::{Builder, Segment};
 use crate::platform::os::OsStrExt;
 use crate::symbols::{index::SymbolIndex, lang::Lang};
 
@@ -158,7 +158,7 @@ pub(crate) fn indexed_sources(
     let mut builder = Builder::default();
     for &id in &wanted {
         let file = snapshot.files.file(id);
-        indexer.add_to(&mut builder, file.rel, stamp_of(&file));
+        indexer.add_to(&mut builder, file.rel, file.stamp());
     }
     stats.on_demand += wanted.len() as u64;
     let seg = builder.finish();
@@ -203,7 +203,7 @@ pub(crate) fn changed_on_disk(
             .join(Path::new(std::ffi::OsStr::from_bytes(rel)));
         let now = std::fs::symlink_metadata(&path)
             .ok()
-            .map(|m| super::segment::stamp_of_meta(&m));
+            .map(|m| crate::index::stamp_of_meta(&m));
         let key = (source.root.clone(), rel.to_vec());
         let then = source.seg.files().get(file as usize).map(|f| f.stamp());
         if (now.is_none() || now != then) && !out.contains(&key) {

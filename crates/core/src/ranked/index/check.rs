@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 use crate::index::{RootIndex, cmp_paths};
 use crate::platform::os::OsStrExt;
-use crate::ranked::segment::{Segment, stamp_of};
+use crate::ranked::segment::Segment;
 
 /// What a root's segments may serve now.
 #[derive(Debug, Default)]
@@ -53,7 +53,7 @@ pub(crate) fn check(
         }
         let in_base = j < base.files().len() && base.path(j as u32) == rel;
         let in_update = k < update.files().len() && update.path(k as u32) == rel;
-        let now = stamp_of(&file);
+        let now = file.stamp();
         let marked = !dirty.is_empty() && dirty.contains(rel);
         // The update holds the newer copy: the base's is never served beside it.
         let current = if in_update {

@@ -15,7 +15,7 @@ use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::ranked::build::Indexer;
-use crate::ranked::segment::{Builder, Segment, stamp_of};
+use crate::ranked::segment::{Builder, Segment};
 use crate::store::publish::{Stores, WRITER_POLL};
 use crate::symbols::index::Snapshot;
 
@@ -223,7 +223,7 @@ fn build(shared: &Shared, job: &Job, files: &RootIndex, symbols: Option<&Snapsho
         if n % 64 == 0 && stopped(shared, job) {
             return Outcome::Gave { later: false };
         }
-        indexer.add_to(&mut builder, file.rel, stamp_of(&file));
+        indexer.add_to(&mut builder, file.rel, file.stamp());
         job.done.fetch_add(1, Ordering::Relaxed);
     }
     if symbols.is_some_and(Snapshot::damaged) {
@@ -266,7 +266,7 @@ fn update(shared: &Shared, job: &Job, files: &RootIndex) -> Outcome {
             return Outcome::Gave { later: false };
         }
         let file = files.file(id);
-        indexer.add_to(&mut builder, file.rel, stamp_of(&file));
+        indexer.add_to(&mut builder, file.rel, file.stamp());
         job.done.fetch_add(1, Ordering::Relaxed);
     }
     if base.damaged() || symbols.as_ref().is_some_and(Snapshot::damaged) {

@@ -6,8 +6,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::AtomicUsize;
 
-use super::table::{Overlay, Stamp, Table, stamp_of, stamp_of_meta};
+use super::table::{Overlay, Table};
 use crate::index::RootIndex;
+use crate::index::Stamp;
+use crate::index::stamp_of_meta;
 use crate::platform::os::OsStrExt;
 use crate::symbols::extract::{Definition, Parser};
 use crate::symbols::lang::Lang;
@@ -70,7 +72,7 @@ impl Snapshot {
     /// parsed at, `held` (and, without the watcher's barrier, the disk too).
     pub(super) fn current(&self, rel: &Path, held: Stamp) -> bool {
         let listed =
-            (self.files.find_file(rel)).is_some_and(|id| stamp_of(&self.files.file(id)) == held);
+            (self.files.find_file(rel)).is_some_and(|id| self.files.file(id).stamp() == held);
         listed
             && (!self.check_disk
                 || std::fs::symlink_metadata(self.root.join(rel))

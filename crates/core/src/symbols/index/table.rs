@@ -23,6 +23,7 @@ use crate::platform::os::OsStrExt;
 use crate::store::mapped::Bytes;
 use crate::symbols::extract::Definition;
 // A record stores its kind as a position in `KINDS`.
+use crate::index::Stamp;
 use crate::symbols::lang::{KINDS, Lang};
 
 /// A record's "no offset" (no container, an ASCII name's lowercase form).
@@ -117,24 +118,6 @@ pub struct FileSyms {
     /// Inode and change time when parsed (`platform::os::identity`).
     pub ident: u64,
     pub defs: Vec<Definition>,
-}
-
-/// What a file is compared by to know it is as parsed: size, mtime (nanoseconds) and
-/// identity (`platform::os::identity`).
-pub(super) type Stamp = (u64, u64, u64);
-
-/// The stamp the file index holds for `file`.
-pub(super) fn stamp_of(file: &crate::index::IndexedFile) -> Stamp {
-    (file.size, nanos(file.modified), file.ident)
-}
-
-/// The stamp of a file's metadata as read from the disk now.
-pub(super) fn stamp_of_meta(meta: &std::fs::Metadata) -> Stamp {
-    (
-        meta.len(),
-        nanos(meta.modified().ok()),
-        crate::platform::os::identity(meta),
-    )
 }
 
 impl FileRec {

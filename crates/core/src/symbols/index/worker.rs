@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
 use super::state::{MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos, stamp_of};
+use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos};
 use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
@@ -337,7 +337,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             too_large += 1;
             continue;
         }
-        let now = stamp_of(&file);
+        let now = file.stamp();
         let key = file.rel.as_os_str().as_bytes();
         let src = if dirty.contains(file.rel) {
             Src::Parse

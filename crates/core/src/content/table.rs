@@ -21,6 +21,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use super::grams::{Gram, Plan};
 use crate::index::Stamp;
 use crate::store::mapped::Bytes;
+use crate::store::{put_var, var};
 
 /// Files larger than this are not listed (always read): `grep` fails lines over 8 MiB,
 /// which the table does not track.
@@ -235,27 +236,6 @@ fn union(a: &[u32], b: &[u32]) -> Vec<u32> {
     out.sort_unstable();
     out.dedup();
     out
-}
-
-fn var(bytes: &mut &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = bytes.split_first()?;
-        *bytes = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn put_var(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// Builds a [`Table`] file by file, in the order the files are added (the file index's

@@ -252,6 +252,29 @@ impl FileIndex {
         fresh_for(&self.lock(), dir).is_some()
     }
 
+    /// Waits for `root`'s index to be fresh while `go_on` holds (what an index built beside
+    /// this one reads): `Err(later)`, with `later` true when the root has no file index
+    /// (try again in a while) and false when `go_on` stopped holding.
+    pub(crate) fn wait_fresh_while(
+        &self,
+        root: &Path,
+        go_on: impl Fn() -> bool,
+    ) -> Result<Arc<RootIndex>, bool> {
+        loop {
+            if !go_on() {
+                return Err(false);
+            }
+            if let Some(files) = self.wait_fresh(root, Duration::from_millis(200)) {
+                return Ok(files);
+            }
+            let unavailable = (self.status().iter())
+                .any(|s| s.root == root && matches!(s.state, IndexState::Unavailable(_)));
+            if unavailable {
+                return Err(true);
+            }
+        }
+    }
+
     /// Waits up to `timeout` for `root`'s index to be fresh (tests, benchmarks, and callers
     /// that would rather wait briefly than walk).
     pub fn wait_fresh(&self, root: &Path, timeout: Duration) -> Option<Arc<RootIndex>> {

@@ -30,6 +30,7 @@ use super::docs::{BODY, Doc, FIELDS};
 use super::terms::{self, Term};
 use crate::index::Stamp;
 use crate::store::mapped::Bytes;
+use crate::store::{put_var, var};
 
 /// Why a file has no documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -298,27 +299,6 @@ impl Segment {
             }
         }
     }
-}
-
-fn var(bytes: &mut &[u8]) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = bytes.split_first()?;
-        *bytes = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
-}
-
-fn put_var(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
 }
 
 /// One term's postings while a segment is built.

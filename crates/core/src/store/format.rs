@@ -93,6 +93,30 @@ impl std::fmt::Display for Refused {
     }
 }
 
+/// Reads a varint (7 bits a byte, low first, high bit: more follow) off the front of
+/// `bytes`; `None` when it runs out or is longer than 64 bits.
+pub(crate) fn var(bytes: &mut &[u8]) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = bytes.split_first()?;
+        *bytes = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Appends `v` as a varint (see [`var`]).
+pub(crate) fn put_var(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
 pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }

@@ -30,7 +30,7 @@ mod lock;
 pub(crate) mod mapped;
 pub(crate) mod publish;
 
-pub(crate) use format::{Kind, Refused};
+pub(crate) use format::{Kind, Refused, put_var, var};
 pub(crate) use lock::{Writer, WriterLock};
 
 /// What an entry stores besides its description.

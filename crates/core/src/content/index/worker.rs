@@ -15,7 +15,7 @@ use super::state::{MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
 use crate::background::Landed;
 use crate::content::grams::GramSet;
 use crate::content::table::{Builder, MAX_LISTED_BYTES, Table};
-use crate::index::{IndexState, IndexedFile, RootIndex, stamp_of_meta};
+use crate::index::{IndexedFile, RootIndex, stamp_of_meta};
 use crate::platform::os::OsStrExt;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::store::publish::{Stores, WRITER_POLL};
@@ -139,19 +139,7 @@ fn stopped(shared: &Shared, job: &Job) -> bool {
 /// The root's fresh file list, waited for; `Err(later)` when the index stopped or the
 /// root has no file index.
 fn fresh_files(shared: &Shared, job: &Job) -> Result<Arc<RootIndex>, bool> {
-    loop {
-        if stopped(shared, job) {
-            return Err(false);
-        }
-        if let Some(files) = (shared.files).wait_fresh(&job.root, Duration::from_millis(200)) {
-            return Ok(files);
-        }
-        let unavailable = (shared.files.status().iter())
-            .any(|s| s.root == job.root && matches!(s.state, IndexState::Unavailable(_)));
-        if unavailable {
-            return Err(true);
-        }
-    }
+    (shared.files).wait_fresh_while(&job.root, || !stopped(shared, job))
 }
 
 fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>, reader: &mut Reader) -> Outcome {

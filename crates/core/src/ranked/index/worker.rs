@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use super::check::check;
 use super::state::{MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
 use crate::background::Landed;
-use crate::index::{IndexState, RootIndex};
+use crate::index::RootIndex;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::ranked::build::Indexer;
 use crate::ranked::segment::{Builder, Segment};
@@ -144,22 +144,7 @@ fn stopped(shared: &Shared, job: &Job) -> bool {
 /// The root's fresh file list, waited for; `Err(later)` when the index stopped or the
 /// root has no file index.
 fn fresh_files(shared: &Shared, job: &Job) -> Result<Arc<RootIndex>, bool> {
-    loop {
-        if stopped(shared, job) {
-            return Err(false);
-        }
-        if let Some(files) = shared
-            .files
-            .wait_fresh(&job.root, Duration::from_millis(200))
-        {
-            return Ok(files);
-        }
-        let unavailable = (shared.files.status().iter())
-            .any(|s| s.root == job.root && matches!(s.state, IndexState::Unavailable(_)));
-        if unavailable {
-            return Err(true);
-        }
-    }
+    (shared.files).wait_fresh_while(&job.root, || !stopped(shared, job))
 }
 
 fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Segment>) -> Outcome {

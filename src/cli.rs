@@ -183,6 +183,12 @@ pub struct Options {
     #[arg(long, value_name = "MB")]
     pub cache_max_mb: Option<u64>,
 
+    /// Megabytes of memory one index build holds before it writes a part to the cache
+    /// directory and merges the parts there: a large root's build peak stays about twice
+    /// this, whatever its size (smaller: less memory, more merging).
+    #[arg(long, value_name = "MB", default_value_t = rootgrep_core::store::DEFAULT_BUILD_MEMORY_MB)]
+    pub build_memory_mb: u64,
+
     /// Budget of one tool answer's text, in bytes; its structured content gets as much
     /// again, cut at the same entry.
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_OUTPUT_BYTES,
@@ -420,7 +426,8 @@ pub fn store(options: &Options) -> Result<Option<rootgrep_core::store::Store>, C
             }
         },
     };
-    let store = rootgrep_core::store::Store::new(&dir, options.cache_max_mb);
+    let store = rootgrep_core::store::Store::new(&dir, options.cache_max_mb)
+        .with_build_memory(options.build_memory_mb);
     Ok(Some(match options.test_store_write_pause {
         Some(ms) => store.with_write_pause(Duration::from_millis(ms)),
         None => store,
@@ -490,6 +497,9 @@ impl Options {
         }
         if let Some(mb) = self.cache_max_mb {
             push("--cache-max-mb", Some(mb.to_string()));
+        }
+        if self.build_memory_mb != defaults.build_memory_mb {
+            push("--build-memory-mb", Some(self.build_memory_mb.to_string()));
         }
         if self.index_max_files != defaults.index_max_files {
             push("--index-max-files", Some(self.index_max_files.to_string()));
@@ -597,6 +607,8 @@ mod tests {
             "--no-cache",
             "--cache-max-mb",
             "3",
+            "--build-memory-mb",
+            "5",
             "--index-max-files",
             "7",
             "--max-output-bytes",

@@ -1,7 +1,8 @@
 //! `search` through the wire: per language, the definition a question in words is about
 //! comes first; both forms agree; filters, paging and refusals; a saved file's new text is
 //! found by the next search and its old text is not; without an index (`--no-watch`) the
-//! answer says it is partial; hostile queries are answered within bounds.
+//! answer says it is partial; hostile queries are answered within bounds; a base built in
+//! parts and merged in the store answers as one built in memory.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -449,4 +450,133 @@ fn a_long_search_reports_progress_and_stops_when_cancelled() {
     assert_cancelled_quietly(&mut client, id);
     let after = client.call("search", json!({"query": "main", "path": "src"}));
     assert!(!is_error(&after), "{after}");
+}
+
+/// Files enough for many parts at the smallest build budget: each with a definition named
+/// for it and words shared with others.
+fn many(root: &Path) {
+    polyglot(root);
+    for i in 0..60 {
+        let dir = root.join(format!("gen/d{}", i % 7));
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join(format!("m{i}.rs")),
+            format!(
+                "/// Flushes queue {i} of the page cache.\npub fn flush_queue_{i}(q: &mut Queue) {{\n    \
+                 q.pages.clear(); // page cache lock {}\n}}\n",
+                i % 5
+            ),
+        )
+        .unwrap();
+    }
+}
+
+/// `search` answers (structured content) for questions touching every part.
+fn answers(client: &mut Client) -> Vec<Value> {
+    [
+        "flush the page cache queue",
+        "flush_queue_42",
+        "gen d3 page lock",
+        "the watchdog is not re-armed after a reset",
+        "queue drops the oldest job when full",
+    ]
+    .iter()
+    .map(|q| client.call("search", json!({"query": q, "limit": 20}))["structuredContent"].clone())
+    .collect()
+}
+
+#[cfg(unix)]
+#[test]
+fn a_search_index_built_in_parts_answers_as_one_built_in_memory() {
+    let ws = workspace();
+    many(&ws.app);
+    let cache = tempfile::tempdir().unwrap();
+    let cache_dir = cache.path().to_str().unwrap();
+    let mut memory = ready(&ws.app);
+    let expected = answers(&mut memory);
+    // 0 MB: every file is a part of its own, merged in the store.
+    let parted = || {
+        let args = ["--cache-dir", cache_dir, "--build-memory-mb", "0"];
+        let mut client = Client::spawn(&args, &ws.app);
+        client.handshake(json!({}));
+        wait_search_ready(&mut client);
+        client
+    };
+    let mut client = parted();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let line = roots["structuredContent"]["roots"][0]["search"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        if line.contains("read in place; stored") {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{line}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(answers(&mut client), expected);
+    // The stored file is the merge's: it lays the main postings out last (a segment built
+    // in memory has them before the path dictionary).
+    let stored = walk_files(cache.path())
+        .into_iter()
+        .find(|p| p.file_name().is_some_and(|n| n == "search"))
+        .expect("a stored search index");
+    let bytes = std::fs::read(stored).unwrap();
+    let start = |section: usize| {
+        let at = 40 + 8 + section * 16;
+        u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap())
+    };
+    let (postings, path_postings) = (7, 10);
+    assert!(
+        start(postings) > start(path_postings),
+        "not merged from parts"
+    );
+    // Nothing of the parts is left in the entry.
+    let temps: Vec<_> = walk_files(cache.path())
+        .into_iter()
+        .filter(|p| p.to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(temps.is_empty(), "{temps:?}");
+    // The merged base takes changes like any other, and comes back from the store.
+    std::fs::write(
+        ws.app.join("gen/d0/m0.rs"),
+        "pub fn drain_ring_buffer() {}\n",
+    )
+    .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let found = client.call("search", json!({"query": "drain ring buffer"}));
+        if top(&found, &ws.app).first().map(String::as_str)
+            == Some("gen/d0/m0.rs:drain_ring_buffer")
+        {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{found}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    drop(client);
+    std::fs::write(
+        ws.app.join("gen/d0/m0.rs"),
+        "/// Flushes queue 0 of the page cache.\npub fn flush_queue_0(q: &mut Queue) {\n    \
+         q.pages.clear(); // page cache lock 0\n}\n",
+    )
+    .unwrap();
+    let mut again = parted();
+    assert_eq!(answers(&mut again), expected);
+}
+
+/// Every file under `dir`, recursively.
+fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(walk_files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
 }

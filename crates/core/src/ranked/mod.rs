@@ -21,6 +21,7 @@ pub(crate) mod docs;
 pub(crate) mod excerpt;
 mod find;
 mod index;
+pub(crate) mod parts;
 pub(crate) mod prefilter;
 mod request;
 pub(crate) mod score;

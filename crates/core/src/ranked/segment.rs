@@ -108,8 +108,9 @@ struct Draft {
     docs: Vec<SegDoc>,
     names: Vec<u8>,
     terms: Vec<Term>,
-    /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s.
-    offsets: Vec<u32>,
+    /// `postings[offsets[i]..offsets[i + 1]]` are term `i`'s (64-bit: a monorepo's
+    /// postings pass 4 GiB).
+    offsets: Vec<u64>,
     dfs: Vec<u32>,
     path_terms: Vec<Term>,
     path_offsets: Vec<u32>,
@@ -131,7 +132,7 @@ pub(crate) const PATH_OFFSETS: usize = 9;
 pub(crate) const PATH_POSTINGS: usize = 10;
 /// Bytes of the header: a layout version, then (offset, length) per section.
 pub(crate) const HEADER_BYTES: usize = 8 + 16 * SECTIONS;
-pub(crate) const LAYOUT_VERSION: u32 = 2;
+pub(crate) const LAYOUT_VERSION: u32 = 3;
 
 /// A packed inverted index (see the module documentation).
 #[derive(Debug, Default)]
@@ -148,7 +149,7 @@ pub(crate) struct Posting {
 }
 
 impl Segment {
-    fn section(&self, at: usize) -> &[u8] {
+    pub(crate) fn section(&self, at: usize) -> &[u8] {
         self.bytes
             .as_slice()
             .get(self.sections[at].clone())
@@ -220,11 +221,22 @@ impl Segment {
         self.bytes.heap_bytes()
     }
 
-    /// The postings bytes of term `i` of a dictionary.
-    fn list(&self, offsets: usize, bytes: usize, i: usize) -> &[u8] {
-        let offsets = self.halves(offsets);
+    /// The postings bytes of term `i` of the main dictionary.
+    fn list(&self, i: usize) -> &[u8] {
+        let offsets = self.words(OFFSETS);
         match (offsets.get(i), offsets.get(i + 1)) {
-            (Some(&from), Some(&to)) => (self.section(bytes))
+            (Some(&from), Some(&to)) => (self.section(POSTINGS))
+                .get(from as usize..to as usize)
+                .unwrap_or_default(),
+            _ => &[],
+        }
+    }
+
+    /// The postings bytes of term `i` of the path dictionary.
+    fn path_list(&self, i: usize) -> &[u8] {
+        let offsets = self.halves(PATH_OFFSETS);
+        match (offsets.get(i), offsets.get(i + 1)) {
+            (Some(&from), Some(&to)) => (self.section(PATH_POSTINGS))
                 .get(from as usize..to as usize)
                 .unwrap_or_default(),
             _ => &[],
@@ -246,35 +258,12 @@ impl Segment {
         let Ok(i) = self.words(TERMS).binary_search(&term) else {
             return;
         };
-        let mut bytes = self.list(OFFSETS, POSTINGS, i);
+        let mut bytes = self.list(i);
         let docs = self.docs().len();
         let mut doc = 0u32;
-        let mut first = true;
-        while !bytes.is_empty() {
-            let Some(delta) = var(&mut bytes) else { return };
-            doc = match first {
-                true => delta as u32,
-                false => doc.wrapping_add(delta as u32),
-            };
-            first = false;
-            let Some((&head, rest)) = bytes.split_first() else {
-                return;
-            };
-            bytes = rest;
-            let mut tf = [0u32; FIELDS];
-            for (field, slot) in tf.iter_mut().enumerate() {
-                if head & (1 << field) == 0 {
-                    continue;
-                }
-                *slot = if field == BODY && head >> 4 != 0 {
-                    u32::from(head >> 4)
-                } else {
-                    match var(&mut bytes) {
-                        Some(v) => v as u32,
-                        None => return,
-                    }
-                };
-            }
+        while let Some((delta, tf)) = next_posting(&mut bytes) {
+            // The first delta is from 0: the document itself.
+            doc = doc.wrapping_add(delta);
             if (doc as usize) < docs {
                 f(Posting { doc, tf });
             }
@@ -286,7 +275,7 @@ impl Segment {
         let Ok(i) = self.words(PATH_TERMS).binary_search(&term) else {
             return;
         };
-        let mut bytes = self.list(PATH_OFFSETS, PATH_POSTINGS, i);
+        let mut bytes = self.path_list(i);
         let files = self.files().len();
         let mut file = 0u32;
         while !bytes.is_empty() {
@@ -299,6 +288,27 @@ impl Segment {
             }
         }
     }
+}
+
+/// Reads one posting off the front of `bytes`: its document's difference from the
+/// previous one (from 0 for the first) and its counts per field; `None` at the end or at
+/// a damaged posting (which ends the list).
+pub(crate) fn next_posting(bytes: &mut &[u8]) -> Option<(u32, [u32; FIELDS])> {
+    let delta = var(bytes)?;
+    let (&head, rest) = bytes.split_first()?;
+    *bytes = rest;
+    let mut tf = [0u32; FIELDS];
+    for (field, slot) in tf.iter_mut().enumerate() {
+        if head & (1 << field) == 0 {
+            continue;
+        }
+        *slot = if field == BODY && head >> 4 != 0 {
+            u32::from(head >> 4)
+        } else {
+            var(bytes)? as u32
+        };
+    }
+    Some((delta as u32, tf))
 }
 
 /// One term's postings while a segment is built.
@@ -317,9 +327,30 @@ pub(crate) struct Builder {
     /// (term, file, count) of every path token.
     path: Vec<(Term, u32, u32)>,
     interned: HashMap<Arc<str>, (u32, u16)>,
+    /// Bytes reserved for the accumulators' postings so far.
+    reserved: usize,
 }
 
 impl Builder {
+    /// About how much heap it holds (what a build in parts keeps under its budget).
+    pub(crate) fn heap_bytes(&self) -> usize {
+        let seg = &self.seg;
+        self.reserved
+            + seg.files.capacity() * size_of::<SegFile>()
+            + seg.docs.capacity() * size_of::<SegDoc>()
+            + seg.paths.capacity()
+            + seg.names.capacity()
+            + self.path.capacity() * size_of::<(Term, u32, u32)>()
+            // Hash tables: a key, a value and control bytes per slot.
+            + self.acc.capacity() * (size_of::<(Term, Acc)>() + 1)
+            + self.interned.capacity() * (size_of::<(Arc<str>, (u32, u16))>() + 1 + 16)
+    }
+
+    /// Files added so far.
+    pub(crate) fn files(&self) -> usize {
+        self.seg.files.len()
+    }
+
     /// Adds one file with its documents (none for a skipped file).
     pub(crate) fn add(
         &mut self,
@@ -408,6 +439,7 @@ impl Builder {
             if acc.bytes.capacity() - acc.bytes.len() < 16 {
                 let more = (acc.bytes.capacity() / 2).max(16);
                 acc.bytes.reserve_exact(more);
+                self.reserved += more;
             }
             let delta = match acc.bytes.is_empty() {
                 true => id,
@@ -466,11 +498,11 @@ impl Builder {
         let mut total = 0usize;
         for term in &terms {
             let a = &acc[term];
-            seg.offsets.push(total as u32);
+            seg.offsets.push(total as u64);
             seg.dfs.push(a.df);
             total += a.bytes.len();
         }
-        seg.offsets.push(total as u32);
+        seg.offsets.push(total as u64);
         seg.terms = terms;
         path.sort_unstable();
         let mut last: Option<(Term, u32)> = None;

@@ -53,7 +53,7 @@ pub(crate) fn decode(bytes: Bytes) -> Result<Segment, Refused> {
     let whole = len(FILES).is_multiple_of(size_of::<SegFile>())
         && len(DOCS).is_multiple_of(size_of::<SegDoc>())
         && len(TERMS).is_multiple_of(8)
-        && len(OFFSETS) == (len(TERMS) / 8 + 1) * 4
+        && len(OFFSETS) == (len(TERMS) / 8 + 1) * 8
         && len(DFS) == len(TERMS) / 2
         && len(PATH_TERMS).is_multiple_of(8)
         && len(PATH_OFFSETS) == (len(PATH_TERMS) / 8 + 1) * 4;

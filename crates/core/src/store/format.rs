@@ -123,13 +123,18 @@ pub(crate) fn checksum(bytes: &[u8]) -> u64 {
 
 /// The header for `payload` as `kind`.
 fn header(kind: Kind, payload: &[u8]) -> [u8; HEADER_LEN] {
+    header_of(kind, payload.len() as u64, checksum(payload))
+}
+
+/// The header of a payload of `len` bytes whose checksum is `sum`, as `kind`.
+pub(crate) fn header_of(kind: Kind, len: u64, sum: u64) -> [u8; HEADER_LEN] {
     let mut h = [0u8; HEADER_LEN];
     h[0..8].copy_from_slice(MAGIC);
     h[8..12].copy_from_slice(&FORMAT_VERSION.to_le_bytes());
     h[12..16].copy_from_slice(&kind.tag());
     h[16..20].copy_from_slice(&machine().to_le_bytes());
-    h[20..28].copy_from_slice(&(payload.len() as u64).to_le_bytes());
-    h[28..36].copy_from_slice(&checksum(payload).to_le_bytes());
+    h[20..28].copy_from_slice(&len.to_le_bytes());
+    h[28..36].copy_from_slice(&sum.to_le_bytes());
     h
 }
 
@@ -216,12 +221,7 @@ pub(crate) fn write_paused(
     pause: Option<std::time::Duration>,
 ) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().unwrap_or_default().to_string_lossy();
-    // Unique in this process too: the symbol and search indexes may write the same file
-    // (the entry's description) at once, and must not share a temp file.
-    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let temp = dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()));
+    let temp = temp_beside(path);
     let result = (|| {
         let mut file = create_private(&temp)?;
         file.write_all(&header(kind, payload))?;
@@ -242,6 +242,17 @@ pub(crate) fn write_paused(
         let _ = std::fs::remove_file(&temp);
     }
     result
+}
+
+/// A temp file's path beside `path`: `.NAME.PID.N.tmp`, unique in this process too (the
+/// symbol and search indexes may write the same file, the entry's description, at once,
+/// and must not share a temp file); a new writer removes other processes' temps.
+pub(crate) fn temp_beside(path: &Path) -> std::path::PathBuf {
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    dir.join(format!(".{name}.{}.{n}.tmp", std::process::id()))
 }
 
 /// A new file only this user can read and write (0600 on Unix), replacing a stale temp
@@ -284,7 +295,7 @@ pub(crate) fn open_private(path: &Path, write: bool) -> io::Result<File> {
 
 /// `rename`, retried briefly on Windows, where a reader holding the old file open makes
 /// the rename fail for as long as it reads.
-fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
     let mut tries = 0;
     loop {
         match std::fs::rename(from, to) {

@@ -29,6 +29,7 @@ mod format;
 mod lock;
 pub(crate) mod mapped;
 pub(crate) mod publish;
+pub(crate) mod scratch;
 
 pub(crate) use format::{Kind, Refused, put_var, var};
 pub(crate) use lock::{Writer, WriterLock};
@@ -39,6 +40,11 @@ const DATA_KINDS: [Kind; 3] = [Kind::Symbols, Kind::Search, Kind::Content];
 /// How much of the roots no server serves the store keeps by default (`--cache-max-mb`
 /// unset); the live roots' own indexes are kept whatever their size.
 pub const DEFAULT_MAX_MB: u64 = 512;
+
+/// How much memory one part of an index build holds by default before it is spilled to
+/// the root's entry (`--build-memory-mb`): a monorepo's build peak is about twice this,
+/// whatever its size.
+pub const DEFAULT_BUILD_MEMORY_MB: u64 = 64;
 
 /// The store's settings and place (no I/O until an entry is opened).
 #[derive(Clone, Debug)]
@@ -52,6 +58,8 @@ pub struct Store {
     strict: bool,
     /// Testing only: each write pauses this long halfway through its temp file.
     write_pause: Option<std::time::Duration>,
+    /// Heap one part of a build may hold before it is spilled ([`scratch`]).
+    part_bytes: usize,
     /// The writer locks this server holds (shared by every index and clone).
     held: lock::Held,
 }
@@ -116,6 +124,7 @@ impl Store {
             max_bytes: max_mb.unwrap_or(DEFAULT_MAX_MB).saturating_mul(1024 * 1024),
             strict: max_mb.is_some(),
             write_pause: None,
+            part_bytes: (DEFAULT_BUILD_MEMORY_MB << 20) as usize,
             held: lock::Held::default(),
         }
     }
@@ -125,6 +134,15 @@ impl Store {
     pub fn with_write_pause(self, pause: std::time::Duration) -> Store {
         Store {
             write_pause: Some(pause),
+            ..self
+        }
+    }
+
+    /// Builds spill their parts past `mb` megabytes (`--build-memory-mb`; 0 is taken as
+    /// the least, one file a part).
+    pub fn with_build_memory(self, mb: u64) -> Store {
+        Store {
+            part_bytes: usize::try_from(mb.saturating_mul(1 << 20)).unwrap_or(usize::MAX),
             ..self
         }
     }

@@ -190,19 +190,12 @@ impl<T: Stored> Stores<T> {
         match entry.save(T::KIND, &bytes) {
             Ok(()) => {
                 rs.seen = entry.stamp(T::KIND);
-                let size = crate::quote::byte_size(bytes.len() as u64);
-                rs.note = match std::mem::take(&mut rs.loaded) {
-                    true => format!(
-                        "loaded from the store, {redone} changed files {}, stored again ({size})",
-                        T::REDONE
-                    ),
-                    false => match rs.refused.take() {
-                        Some(why) => {
-                            format!("stored copy refused ({why}), rebuilt and stored, {size}")
-                        }
-                        None => format!("stored, {size}"),
-                    },
-                };
+                rs.note = stored_note::<T>(
+                    std::mem::take(&mut rs.loaded),
+                    rs.refused.take(),
+                    redone,
+                    bytes.len() as u64,
+                );
                 tracing::info!(
                     "{}: {} stored ({} bytes) in {:?}",
                     root.display(),
@@ -219,6 +212,94 @@ impl<T: Stored> Stores<T> {
                 false
             }
         }
+    }
+}
+
+impl<T: Stored> Stores<T> {
+    /// Where a build of `root` may write scratch files and its stored file in place
+    /// (`None`: no store, another server writes the root's entry, or not Unix: see
+    /// `store::scratch`).
+    pub(crate) fn spill(&mut self, root: &Path) -> Option<super::scratch::Spill> {
+        if !cfg!(unix) {
+            return None;
+        }
+        let rs = self.get(root)?;
+        if rs.writer.is_none() && rs.other_writer() {
+            return None;
+        }
+        rs.writer.as_ref()?;
+        let budget = self.store.as_ref()?.part_bytes;
+        let rs = self.roots.get(root)?;
+        Some(super::scratch::Spill::new(
+            rs.entry.as_ref()?.dir.clone(),
+            budget,
+        ))
+    }
+
+    /// Publishes `sealed`, a stored file of `T` a build wrote in place (built with
+    /// `redone` files read), and returns it read in place. One over the store's limit is
+    /// read from its temp file and not kept (a mapped file outlives its name).
+    pub(crate) fn adopt(
+        &mut self,
+        root: &Path,
+        sealed: super::scratch::Sealed,
+        redone: usize,
+    ) -> Result<Arc<T>, Refused> {
+        let store = self.store.clone();
+        let gone = || Refused::Io("the store entry is gone".into());
+        let rs = self.get(root).ok_or_else(gone)?;
+        let (Some(entry), Some(store)) = (rs.entry.as_ref(), store) else {
+            return Err(gone());
+        };
+        let len = std::fs::metadata(sealed.path())
+            .map_err(|err| Refused::Io(err.to_string()))?
+            .len();
+        if len > store.max_index_bytes() {
+            let held = super::mapped::load(sealed.path(), T::KIND).and_then(T::decode)?;
+            rs.note = format!(
+                "not stored: {} is over the store's limit of {}",
+                crate::quote::byte_size(len),
+                crate::quote::byte_size(store.max_bytes())
+            );
+            entry.discard(T::KIND);
+            return Ok(Arc::new(held));
+        }
+        if let Err(err) = sealed.publish(&entry.file(T::KIND)) {
+            rs.note = format!("not stored: {err}");
+            return Err(Refused::Io(err.to_string()));
+        }
+        rs.seen = entry.stamp(T::KIND);
+        rs.note = stored_note::<T>(
+            std::mem::take(&mut rs.loaded),
+            rs.refused.take(),
+            redone,
+            len,
+        );
+        tracing::info!("{}: {} stored ({len} bytes)", root.display(), T::WHAT);
+        let held = entry.load(T::KIND).and_then(T::decode)?;
+        store.evict(entry);
+        Ok(Arc::new(held))
+    }
+}
+
+/// What `list_roots` says of a root whose `T` was just stored (`bytes` long): `loaded`,
+/// the build started from a stored copy; `refused`, why the stored copy was not used.
+fn stored_note<T: Stored>(
+    loaded: bool,
+    refused: Option<String>,
+    redone: usize,
+    bytes: u64,
+) -> String {
+    let size = crate::quote::byte_size(bytes);
+    match loaded {
+        true => format!(
+            "loaded from the store, {redone} changed files {}, stored again ({size})",
+            T::REDONE
+        ),
+        false => match refused {
+            Some(why) => format!("stored copy refused ({why}), rebuilt and stored, {size}"),
+            None => format!("stored, {size}"),
+        },
     }
 }
 

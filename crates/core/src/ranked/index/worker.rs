@@ -15,8 +15,10 @@ use crate::background::Landed;
 use crate::index::RootIndex;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::ranked::build::Indexer;
+use crate::ranked::parts::{Built, Parts};
 use crate::ranked::segment::{Builder, Segment};
 use crate::store::publish::{Stores, WRITER_POLL};
+use crate::store::scratch::Spill;
 use crate::symbols::index::Snapshot;
 
 /// How long a first build waits for the symbol index to be ready (its definitions save
@@ -28,10 +30,12 @@ pub(super) fn worker_loop(shared: &Shared) {
     while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job, &mut stores);
         let built = match &outcome {
-            Outcome::Built { base, read, .. } => Some(Landed {
+            Outcome::Built {
+                base, read, stored, ..
+            } => Some(Landed {
                 result: base.clone(),
                 redone: *read,
-                changed: true,
+                changed: !stored,
             }),
             _ => None,
         };
@@ -54,10 +58,12 @@ struct Job {
 }
 
 enum Outcome {
-    /// A new base from every file (`read`: files read).
+    /// A new base from every file (`read`: files read; `stored`: built into the store, and
+    /// read from there in place).
     Built {
         base: Arc<Segment>,
         read: usize,
+        stored: bool,
         elapsed: Duration,
     },
     /// The stored base, loaded: an update checks it next.
@@ -168,7 +174,7 @@ fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Segment>) -> Outcome 
     if stopped(shared, job) {
         return Outcome::Gave { later: false };
     }
-    build(shared, job, &files, symbols.as_ref())
+    build(shared, job, &files, symbols.as_ref(), stores)
 }
 
 /// The symbol index's snapshot of the root once it is ready (`None`: there is no symbol
@@ -195,29 +201,63 @@ fn wait_for_symbols(shared: &Shared, job: &Job) -> Option<Snapshot> {
     found
 }
 
-/// Reads every listed file into a new base.
-fn build(shared: &Shared, job: &Job, files: &RootIndex, symbols: Option<&Snapshot>) -> Outcome {
+/// Reads every listed file into a new base: in memory, or in parts spilled to the root's
+/// store entry and merged into its stored file when it outgrows the budget
+/// (`ranked::parts`).
+fn build(
+    shared: &Shared,
+    job: &Job,
+    files: &RootIndex,
+    symbols: Option<&Snapshot>,
+    stores: &mut Stores<Segment>,
+) -> Outcome {
     let started = Instant::now();
     crate::symbols::index::lower_priority();
     job.total.store(files.len(), Ordering::Relaxed);
     let abort = AtomicUsize::new(0);
     let mut indexer = Indexer::new(&job.root, symbols, &abort);
-    let mut builder = Builder::default();
+    let spill = stores.spill(&job.root);
+    let budget = spill.as_ref().map(Spill::budget);
+    let mut parts = Parts::new(spill);
+    let failed = |err: std::io::Error| {
+        tracing::warn!("{}: search index not built: {err}", job.root.display());
+        Outcome::Gave { later: true }
+    };
     for (n, file) in files.files().enumerate() {
         yield_to_searches(|| stopped(shared, job), YIELD_MAX);
         if n % 64 == 0 && stopped(shared, job) {
             return Outcome::Gave { later: false };
         }
-        indexer.add_to(&mut builder, file.rel, file.stamp());
+        indexer.add_to(parts.builder(), file.rel, file.stamp());
+        if let Err(err) = parts.spill_if_full() {
+            return failed(err);
+        }
         job.done.fetch_add(1, Ordering::Relaxed);
     }
     if symbols.is_some_and(Snapshot::damaged) {
         // Definitions taken from a symbol table that read zeros: from the files again.
         return Outcome::NeedsFull;
     }
+    let spilled = parts.spilled();
+    let (base, stored) = match parts.finish() {
+        Ok(Built::Memory(base)) => (Arc::new(base), false),
+        Ok(Built::Stored(sealed)) => match stores.adopt(&job.root, sealed, files.len()) {
+            Ok(base) => (base, true),
+            Err(why) => return failed(std::io::Error::other(why.to_string())),
+        },
+        Err(err) => return failed(err),
+    };
+    if let Some(budget) = budget.filter(|_| spilled > 0) {
+        tracing::info!(
+            "{}: search index built in {spilled} parts of at most {}, merged in the store",
+            job.root.display(),
+            crate::quote::byte_size(budget as u64)
+        );
+    }
     Outcome::Built {
-        base: Arc::new(builder.finish()),
+        base,
         read: files.len(),
+        stored,
         elapsed: started.elapsed(),
     }
 }

@@ -1,0 +1,220 @@
+//! Files a build writes in pieces inside a root's entry, so that an index larger than the
+//! build's memory budget never has to be whole in memory: scratch files ([`Scratch`]) it
+//! spills parts to and reads back, and a stored file written in place ([`Unsealed`]: its
+//! payload by positioned writes, then checksummed by reading it back, given its header and
+//! renamed over the entry's file like any other write). Only the server that writes the
+//! entry spills into it ([`Spill`] comes from `publish::Stores::spill`); every file is a
+//! temp file (`.NAME.PID.N.tmp`), removed when dropped, and what a killed server left is
+//! removed by the entry's next writer. Builds spill only on Unix, where the stored file is
+//! then used in place (elsewhere it would be read back into memory whole, so a build
+//! stays in memory there).
+
+use std::fs::{File, OpenOptions};
+use std::io;
+use std::path::{Path, PathBuf};
+
+use super::format::{HEADER_LEN, Kind, header_of, private, rename_over, sync_dir, temp_beside};
+
+/// An entry this server writes, where a build may put its scratch files, and how much
+/// heap a build holds before it spills a part there.
+#[derive(Clone, Debug)]
+pub(crate) struct Spill {
+    dir: PathBuf,
+    budget: usize,
+}
+
+impl Spill {
+    pub(crate) fn new(dir: PathBuf, budget: usize) -> Spill {
+        Spill { dir, budget }
+    }
+
+    /// Heap one part of a build may hold (at least 1 byte: one file a part).
+    pub(crate) fn budget(&self) -> usize {
+        self.budget.max(1)
+    }
+
+    /// A new, empty scratch file (`what` names it in the entry).
+    pub(crate) fn scratch(&self, what: &str) -> io::Result<Scratch> {
+        Scratch::create(temp_beside(&self.dir.join(what)))
+    }
+
+    /// A new stored file of `kind`, its payload to be written in place.
+    pub(crate) fn unsealed(&self, kind: Kind) -> io::Result<Unsealed> {
+        Ok(Unsealed {
+            scratch: Scratch::create(temp_beside(&super::file_in(&self.dir, kind)))?,
+            kind,
+        })
+    }
+}
+
+/// A temp file read and written at offsets; removed when dropped.
+#[derive(Debug)]
+pub(crate) struct Scratch {
+    file: File,
+    path: PathBuf,
+    keep: bool,
+}
+
+impl Scratch {
+    fn create(path: PathBuf) -> io::Result<Scratch> {
+        let file =
+            private(OpenOptions::new().read(true).write(true).create_new(true)).open(&path)?;
+        Ok(Scratch {
+            file,
+            path,
+            keep: false,
+        })
+    }
+
+    #[cfg(unix)]
+    pub(crate) fn write_at(&self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::write_all_at(&self.file, bytes, at)
+    }
+
+    /// Fills `buf` from `at` (an error when the file ends first).
+    #[cfg(unix)]
+    pub(crate) fn read_at(&self, at: u64, buf: &mut [u8]) -> io::Result<()> {
+        std::os::unix::fs::FileExt::read_exact_at(&self.file, buf, at)
+    }
+
+    #[cfg(windows)]
+    pub(crate) fn write_at(&self, mut at: u64, mut bytes: &[u8]) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !bytes.is_empty() {
+            match self.file.seek_write(bytes, at)? {
+                0 => return Err(io::ErrorKind::WriteZero.into()),
+                n => (bytes, at) = (&bytes[n..], at + n as u64),
+            }
+        }
+        Ok(())
+    }
+
+    #[cfg(windows)]
+    pub(crate) fn read_at(&self, mut at: u64, mut buf: &mut [u8]) -> io::Result<()> {
+        use std::os::windows::fs::FileExt;
+        while !buf.is_empty() {
+            match self.file.seek_read(buf, at)? {
+                0 => return Err(io::ErrorKind::UnexpectedEof.into()),
+                n => (buf, at) = (&mut buf[n..], at + n as u64),
+            }
+        }
+        Ok(())
+    }
+
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !self.keep {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
+}
+
+/// A stored file of one kind being written in place: its payload by positioned writes
+/// (offset 0 is the payload's first byte, after the header), then [`Unsealed::seal`].
+#[derive(Debug)]
+pub(crate) struct Unsealed {
+    scratch: Scratch,
+    kind: Kind,
+}
+
+impl Unsealed {
+    pub(crate) fn write_at(&self, at: u64, bytes: &[u8]) -> io::Result<()> {
+        self.scratch.write_at(HEADER_LEN as u64 + at, bytes)
+    }
+
+    /// Makes the first `len` bytes of payload a stored file: sets its length (what was
+    /// never written reads as zeros), checksums it by reading it back (through the page
+    /// cache, not this process's memory), writes the header and syncs it.
+    pub(crate) fn seal(self, len: u64) -> io::Result<Sealed> {
+        let file = &self.scratch.file;
+        file.set_len(HEADER_LEN as u64 + len)?;
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut buf = vec![0u8; 1 << 20];
+        let mut at = 0u64;
+        while at < len {
+            let n = (len - at).min(buf.len() as u64) as usize;
+            self.scratch
+                .read_at(HEADER_LEN as u64 + at, &mut buf[..n])?;
+            hasher.update(&buf[..n]);
+            at += n as u64;
+        }
+        self.scratch
+            .write_at(0, &header_of(self.kind, len, hasher.digest()))?;
+        file.sync_all()?;
+        Ok(Sealed {
+            scratch: self.scratch,
+        })
+    }
+}
+
+/// A stored file, complete, still at its temp path (removed if dropped unpublished).
+#[derive(Debug)]
+pub(crate) struct Sealed {
+    scratch: Scratch,
+}
+
+impl Sealed {
+    pub(crate) fn path(&self) -> &Path {
+        self.scratch.path()
+    }
+
+    /// Renames it over `to` (the entry's file of its kind), durably.
+    pub(crate) fn publish(mut self, to: &Path) -> io::Result<()> {
+        rename_over(&self.scratch.path, to)?;
+        self.scratch.keep = true;
+        sync_dir(to.parent().unwrap_or(Path::new(".")));
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::format::payload;
+
+    #[test]
+    fn a_payload_written_in_pieces_is_a_stored_file() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spill = Spill::new(dir.path().to_path_buf(), 1);
+        let out = spill.unsealed(Kind::Search).expect("unsealed");
+        // Out of order, with a gap that must read as zeros.
+        out.write_at(8, b"world").expect("write");
+        out.write_at(0, b"hello").expect("write");
+        let sealed = out.seal(16).expect("seal");
+        let temp = sealed.path().to_path_buf();
+        let to = dir.path().join("search");
+        sealed.publish(&to).expect("publish");
+        assert!(!temp.exists());
+        let bytes = std::fs::read(&to).expect("read");
+        let body = payload(&bytes, Kind::Search).expect("a valid stored file");
+        assert_eq!(body, b"hello\0\0\0world\0\0\0");
+    }
+
+    #[test]
+    fn scratch_files_go_when_dropped() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let spill = Spill::new(dir.path().to_path_buf(), 1);
+        let part = spill.scratch("part").expect("scratch");
+        part.write_at(3, b"abc").expect("write");
+        let mut back = [9u8; 6];
+        part.read_at(0, &mut back).expect("read");
+        assert_eq!(back, *b"\0\0\0abc");
+        let path = part.path().to_path_buf();
+        assert!(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .ends_with(".tmp")
+        );
+        drop(part);
+        assert!(!path.exists());
+        let unsealed = spill.unsealed(Kind::Content).expect("unsealed");
+        drop(unsealed);
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+}

@@ -5,7 +5,10 @@
 //! holding the trigram as varint differences.
 //!
 //! Blocks keep the build's memory to one block of (trigram, file) pairs at a time, sorted
-//! and packed before the next block starts; a query looks a trigram up in each block.
+//! and packed before the next block starts; a query looks a trigram up in each block. A
+//! root's full build given a place to spill (`store::scratch`) writes each packed block
+//! there at once and the table straight into its stored file, so the build never holds
+//! more than one block and the file records, whatever the root's size.
 //!
 //! A file is *listed* when its trigrams are: a text file `grep` reads as it lies. One it
 //! would decode first (a byte-order mark), one with a NUL (binary: `grep` quits on it or
@@ -21,7 +24,8 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 use super::grams::{Gram, Plan};
 use crate::index::Stamp;
 use crate::store::mapped::Bytes;
-use crate::store::{put_var, var};
+use crate::store::scratch::{Finished, Scratch, Spill};
+use crate::store::{Kind, put_var, var};
 
 /// Files larger than this are not listed (always read): `grep` fails lines over 8 MiB,
 /// which the table does not track.
@@ -254,6 +258,12 @@ pub(crate) struct Builder {
     /// The open block's (trigram << 32 | file) pairs.
     pairs: Vec<u64>,
     block_first: u32,
+    /// Where packed blocks go instead of `packed`, if anywhere.
+    spill: Option<Spill>,
+    /// The spilled blocks' keys, offsets and postings, each appended in block order.
+    spilled: Option<[Scratch; 3]>,
+    /// Why spilling failed (the build then fails).
+    failed: Option<std::io::Error>,
 }
 
 /// One block's dictionary and postings.
@@ -264,6 +274,14 @@ struct Packed {
 }
 
 impl Builder {
+    /// A builder that writes its packed blocks to `spill` ([`Builder::finish_to_store`]).
+    pub(crate) fn spilling(spill: Option<Spill>) -> Builder {
+        Builder {
+            spill,
+            ..Builder::default()
+        }
+    }
+
     /// Adds a file read at `stamp`; `grams`: its distinct trigrams when listed.
     pub(crate) fn add(&mut self, rel: &[u8], stamp: Stamp, grams: Option<&[Gram]>) {
         let file = self.files.len() as u32;
@@ -330,14 +348,40 @@ impl Builder {
         });
         self.keys += block.keys.len();
         self.postings += block.postings.len() as u64;
-        self.packed.push(block);
+        match &self.spill {
+            Some(spill) => {
+                if let Err(err) = self.spill_block(spill.clone(), &block) {
+                    self.failed.get_or_insert(err);
+                }
+            }
+            None => self.packed.push(block),
+        }
         self.pairs.clear();
         self.block_first = end;
     }
 
-    pub(crate) fn finish(mut self) -> Table {
-        self.close_block();
-        self.pairs = Vec::new();
+    /// Appends a packed block to the scratch files (made at the first block).
+    fn spill_block(&mut self, spill: Spill, block: &Packed) -> std::io::Result<()> {
+        if self.failed.is_some() {
+            return Ok(());
+        }
+        if self.spilled.is_none() {
+            let mut files = Vec::new();
+            for what in ["content-keys", "content-offsets", "content-postings"] {
+                files.push(spill.scratch(what)?);
+            }
+            self.spilled = files.try_into().ok();
+        }
+        let Some([keys, offsets, postings]) = &mut self.spilled else {
+            return Ok(());
+        };
+        keys.append(block.keys.as_bytes())?;
+        offsets.append(block.offsets.as_bytes())?;
+        postings.append(&block.postings)
+    }
+
+    /// The sections' places: (range of each, the whole length).
+    fn layout(&self) -> ([Range<usize>; SECTIONS], usize) {
         let lens = [
             self.files.as_bytes().len(),
             self.paths.len(),
@@ -352,6 +396,19 @@ impl Builder {
             *range = at..at + len;
             at = (at + len).next_multiple_of(8);
         }
+        (ranges, at)
+    }
+
+    /// The table, in memory (a builder that spilled nothing: see
+    /// [`Builder::finish_to_store`]).
+    pub(crate) fn finish(mut self) -> Table {
+        self.close_block();
+        self.pairs = Vec::new();
+        debug_assert!(
+            self.spilled.is_none(),
+            "a spilled table finishes to the store"
+        );
+        let (ranges, at) = self.layout();
         let Builder {
             files,
             paths,
@@ -360,12 +417,7 @@ impl Builder {
             ..
         } = self;
         let bytes = Bytes::build(at, |buf| {
-            buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-            for (i, range) in ranges.iter().enumerate() {
-                let head = 8 + i * 16;
-                buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-                buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-            }
+            buf[..HEADER_BYTES].copy_from_slice(&header(&ranges));
             buf[ranges[FILES].clone()].copy_from_slice(files.as_bytes());
             buf[ranges[PATHS].clone()].copy_from_slice(&paths);
             buf[ranges[BLOCKS].clone()].copy_from_slice(blocks.as_bytes());
@@ -388,6 +440,47 @@ impl Builder {
             sections: ranges,
         }
     }
+
+    /// The table: in memory when no block was spilled, else written into a stored file
+    /// (the file records from memory, the blocks copied from their scratch files).
+    pub(crate) fn finish_to_store(mut self) -> std::io::Result<Finished<Table>> {
+        if self.spilled.is_none() {
+            // One block in all: it stays in memory, like a small root's table.
+            self.spill = None;
+        }
+        self.close_block();
+        self.pairs = Vec::new();
+        if let Some(err) = self.failed.take() {
+            return Err(err);
+        }
+        let (Some(spill), Some(spilled)) = (self.spill.take(), self.spilled.take()) else {
+            return Ok(Finished::Memory(self.finish()));
+        };
+        let (ranges, at) = self.layout();
+        let out = spill.unsealed(Kind::Content)?;
+        out.write_at(0, &header(&ranges))?;
+        let at_of = |section: usize| ranges[section].start as u64;
+        out.write_at(at_of(FILES), self.files.as_bytes())?;
+        out.write_at(at_of(PATHS), &self.paths)?;
+        out.write_at(at_of(BLOCKS), self.blocks.as_bytes())?;
+        for (scratch, section) in spilled.iter().zip([KEYS, OFFSETS, POSTINGS]) {
+            scratch.copy_to(&out, at_of(section))?;
+        }
+        drop(spilled);
+        Ok(Finished::Stored(out.seal(at as u64)?))
+    }
+}
+
+/// The layout version and each section's (offset, length).
+fn header(ranges: &[Range<usize>; SECTIONS]) -> [u8; HEADER_BYTES] {
+    let mut head = [0u8; HEADER_BYTES];
+    head[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+    for (i, range) in ranges.iter().enumerate() {
+        let at = 8 + i * 16;
+        head[at..at + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+        head[at + 8..at + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
+    }
+    head
 }
 
 #[cfg(test)]
@@ -425,6 +518,39 @@ pub(crate) mod tests {
         assert_eq!(admitted(&table, "other|twice"), [false, true, true, true]);
         assert_eq!(admitted(&table, "nowhere"), [false, false, true, false]);
         assert_eq!(admitted(&table, "o"), [true; 4]);
+    }
+
+    #[test]
+    fn a_spilled_table_is_stored_byte_for_byte_as_built_in_memory() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let mut set = GramSet::new();
+        let text: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+        let grams = set.of(text.as_bytes()).to_vec();
+        let mut memory = Builder::default();
+        let spill = Spill::new(dir.path().to_path_buf(), 1);
+        let mut spilling = Builder::spilling(Some(spill.clone()));
+        let mut n = 0;
+        while memory.blocks.len() < 3 {
+            let name = format!("f{n}");
+            let listed = (n % 3 != 0).then_some(grams.as_slice());
+            memory.add(name.as_bytes(), (n, 1, 2), listed);
+            spilling.add(name.as_bytes(), (n, 1, 2), listed);
+            n += 1;
+        }
+        for builder in [&mut memory, &mut spilling] {
+            builder.add(b"last", (0, 0, 0), Some(set.of(b"only here")));
+        }
+        let table = memory.finish();
+        let Ok(Finished::Stored(sealed)) = spilling.finish_to_store() else {
+            panic!("stored");
+        };
+        let stored = crate::store::mapped::load(sealed.path(), Kind::Content).expect("valid");
+        assert!(stored.as_slice() == table.bytes.as_slice());
+        // Only the stored file is left; a small build stays in memory.
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+        let mut small = Builder::spilling(Some(spill));
+        small.add(b"a", (0, 0, 0), Some(set.of(b"tiny")));
+        assert!(matches!(small.finish_to_store(), Ok(Finished::Memory(_))));
     }
 
     #[test]

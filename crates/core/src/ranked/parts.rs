@@ -25,7 +25,7 @@ use super::segment::{
     next_posting,
 };
 use crate::store::Kind;
-use crate::store::scratch::{Scratch, Sealed, Spill, Unsealed};
+use crate::store::scratch::{Finished, Scratch, Spill, Unsealed};
 use crate::store::{put_var, var};
 
 /// A base being built, in memory or in parts (see the module documentation).
@@ -33,14 +33,6 @@ pub(crate) struct Parts {
     builder: Builder,
     spill: Option<Spill>,
     parts: Vec<Part>,
-}
-
-/// A finished base.
-pub(crate) enum Built {
-    /// It fit the budget (or there was nowhere to spill): one segment in memory.
-    Memory(Segment),
-    /// Merged into a stored file of the entry, still to be published.
-    Stored(Sealed),
 }
 
 /// One spilled part: its segment's bytes in a scratch file.
@@ -83,14 +75,14 @@ impl Parts {
         self.parts.len()
     }
 
-    /// The base: in memory when nothing was spilled, else every part merged into a stored
-    /// file of the entry.
-    pub(crate) fn finish(mut self) -> io::Result<Built> {
+    /// The base: in memory when nothing was spilled (or there was nowhere to spill), else
+    /// every part merged into a stored file of the entry, still to be published.
+    pub(crate) fn finish(mut self) -> io::Result<Finished<Segment>> {
         let Some(spill) = self.spill.take() else {
-            return Ok(Built::Memory(self.builder.finish()));
+            return Ok(Finished::Memory(self.builder.finish()));
         };
         if self.parts.is_empty() {
-            return Ok(Built::Memory(self.builder.finish()));
+            return Ok(Finished::Memory(self.builder.finish()));
         }
         if self.builder.files() > 0 {
             let last = std::mem::take(&mut self.builder).finish();
@@ -100,7 +92,7 @@ impl Parts {
         let len = merge(&self.parts, &out)?;
         // The parts are read: their disk is given back before the file is checksummed.
         self.parts.clear();
-        Ok(Built::Stored(out.seal(len)?))
+        Ok(Finished::Stored(out.seal(len)?))
     }
 }
 

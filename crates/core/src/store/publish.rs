@@ -236,6 +236,24 @@ impl<T: Stored> Stores<T> {
         ))
     }
 
+    /// A build's result, and whether it is already stored (and read in place): one in
+    /// memory as it is (stored as usual when it lands), a stored file published
+    /// ([`Stores::adopt`]).
+    pub(crate) fn take(
+        &mut self,
+        root: &Path,
+        finished: super::scratch::Finished<T>,
+        redone: usize,
+    ) -> Result<(Arc<T>, bool), String> {
+        match finished {
+            super::scratch::Finished::Memory(held) => Ok((Arc::new(held), false)),
+            super::scratch::Finished::Stored(sealed) => self
+                .adopt(root, sealed, redone)
+                .map(|held| (held, true))
+                .map_err(|why| why.to_string()),
+        }
+    }
+
     /// Publishes `sealed`, a stored file of `T` a build wrote in place (built with
     /// `redone` files read), and returns it read in place. One over the store's limit is
     /// read from its temp file and not kept (a mapped file outlives its name).

@@ -47,12 +47,14 @@ impl Spill {
     }
 }
 
-/// A temp file read and written at offsets; removed when dropped.
+/// A temp file read and written at offsets, or appended to; removed when dropped.
 #[derive(Debug)]
 pub(crate) struct Scratch {
     file: File,
     path: PathBuf,
     keep: bool,
+    /// Bytes appended so far ([`Scratch::append`]).
+    len: u64,
 }
 
 impl Scratch {
@@ -63,7 +65,28 @@ impl Scratch {
             file,
             path,
             keep: false,
+            len: 0,
         })
+    }
+
+    /// Writes `bytes` after what was appended before.
+    pub(crate) fn append(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.write_at(self.len, bytes)?;
+        self.len += bytes.len() as u64;
+        Ok(())
+    }
+
+    /// Copies what was appended into `out`'s payload at `at`, a chunk at a time.
+    pub(crate) fn copy_to(&self, out: &Unsealed, at: u64) -> io::Result<()> {
+        let mut buf = vec![0u8; 1 << 20];
+        let mut done = 0u64;
+        while done < self.len {
+            let n = (self.len - done).min(buf.len() as u64) as usize;
+            self.read_at(done, &mut buf[..n])?;
+            out.write_at(at + done, &buf[..n])?;
+            done += n as u64;
+        }
+        Ok(())
     }
 
     #[cfg(unix)]
@@ -152,6 +175,13 @@ impl Unsealed {
     }
 }
 
+/// What a build that may spill made: its result in memory, or a stored file it wrote in
+/// place (`publish::Stores::adopt` publishes it and reads it back in place).
+pub(crate) enum Finished<T> {
+    Memory(T),
+    Stored(Sealed),
+}
+
 /// A stored file, complete, still at its temp path (removed if dropped unpublished).
 #[derive(Debug)]
 pub(crate) struct Sealed {
@@ -199,11 +229,18 @@ mod tests {
     fn scratch_files_go_when_dropped() {
         let dir = tempfile::tempdir().expect("tempdir");
         let spill = Spill::new(dir.path().to_path_buf(), 1);
-        let part = spill.scratch("part").expect("scratch");
+        let mut part = spill.scratch("part").expect("scratch");
         part.write_at(3, b"abc").expect("write");
         let mut back = [9u8; 6];
         part.read_at(0, &mut back).expect("read");
         assert_eq!(back, *b"\0\0\0abc");
+        part.append(b"xy").expect("append");
+        let out = spill.unsealed(Kind::Content).expect("unsealed");
+        part.copy_to(&out, 1).expect("copy");
+        let sealed = out.seal(4).expect("seal");
+        let bytes = std::fs::read(sealed.path()).expect("read");
+        assert_eq!(payload(&bytes, Kind::Content).expect("valid"), b"\0xy\0");
+        drop(sealed);
         let path = part.path().to_path_buf();
         assert!(
             path.file_name()

@@ -26,10 +26,12 @@ pub(super) fn worker_loop(shared: &Shared) {
     while let Some(job) = next_job(shared) {
         let outcome = run_job(shared, &job, &mut stores, &mut reader);
         let built = match &outcome {
-            Outcome::Built { base, read, .. } => Some(Landed {
+            Outcome::Built {
+                base, read, stored, ..
+            } => Some(Landed {
                 result: base.clone(),
                 redone: *read,
-                changed: true,
+                changed: !stored,
             }),
             _ => None,
         };
@@ -55,6 +57,8 @@ enum Outcome {
     Built {
         base: Arc<Table>,
         read: usize,
+        /// Written into the store as it was built, and read from there in place.
+        stored: bool,
         elapsed: Duration,
     },
     /// The stored base, loaded: an update checks it next.
@@ -161,26 +165,36 @@ fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>, reader: &mut 
     }
     let started = Instant::now();
     job.total.store(files.len(), Ordering::Relaxed);
-    match read_into(shared, job, &files, 0..files.len(), reader) {
-        Some(builder) => Outcome::Built {
-            base: Arc::new(builder.finish()),
+    // Past its first block the table is written into the store as it is built.
+    let builder = Builder::spilling(stores.spill(&job.root));
+    let Some(builder) = read_into(shared, job, &files, 0..files.len(), reader, builder) else {
+        return Outcome::Gave { later: false };
+    };
+    let finished = builder.finish_to_store().map_err(|err| err.to_string());
+    match finished.and_then(|f| stores.take(&job.root, f, files.len())) {
+        Ok((base, stored)) => Outcome::Built {
+            base,
             read: files.len(),
+            stored,
             elapsed: started.elapsed(),
         },
-        None => Outcome::Gave { later: false },
+        Err(why) => {
+            tracing::warn!("{}: content index not built: {why}", job.root.display());
+            Outcome::Gave { later: true }
+        }
     }
 }
 
-/// Reads the files `ids` yields (file index ids, ascending) into a new builder; `None`
-/// when the job stopped.
+/// Reads the files `ids` yields (file index ids, ascending) into `builder`; `None` when
+/// the job stopped.
 fn read_into(
     shared: &Shared,
     job: &Job,
     files: &RootIndex,
     ids: impl IntoIterator<Item = usize>,
     reader: &mut Reader,
+    mut builder: Builder,
 ) -> Option<Builder> {
-    let mut builder = Builder::default();
     for id in ids {
         yield_to_searches(|| stopped(shared, job), YIELD_MAX);
         if builder.len() % 64 == 0 && stopped(shared, job) {
@@ -213,7 +227,7 @@ fn update(shared: &Shared, job: &Job, files: &RootIndex, reader: &mut Reader) ->
         return Outcome::NeedsFull;
     }
     job.total.store(ids.len(), Ordering::Relaxed);
-    let Some(builder) = read_into(shared, job, files, ids, reader) else {
+    let Some(builder) = read_into(shared, job, files, ids, reader, Builder::default()) else {
         return Outcome::Gave { later: false };
     };
     if base.damaged() {

@@ -15,7 +15,7 @@ use crate::background::Landed;
 use crate::index::RootIndex;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::ranked::build::Indexer;
-use crate::ranked::parts::{Built, Parts};
+use crate::ranked::parts::Parts;
 use crate::ranked::segment::{Builder, Segment};
 use crate::store::publish::{Stores, WRITER_POLL};
 use crate::store::scratch::Spill;
@@ -239,13 +239,10 @@ fn build(
         return Outcome::NeedsFull;
     }
     let spilled = parts.spilled();
-    let (base, stored) = match parts.finish() {
-        Ok(Built::Memory(base)) => (Arc::new(base), false),
-        Ok(Built::Stored(sealed)) => match stores.adopt(&job.root, sealed, files.len()) {
-            Ok(base) => (base, true),
-            Err(why) => return failed(std::io::Error::other(why.to_string())),
-        },
-        Err(err) => return failed(err),
+    let finished = parts.finish().map_err(|err| err.to_string());
+    let (base, stored) = match finished.and_then(|f| stores.take(&job.root, f, files.len())) {
+        Ok(taken) => taken,
+        Err(why) => return failed(std::io::Error::other(why)),
     };
     if let Some(budget) = budget.filter(|_| spilled > 0) {
         tracing::info!(

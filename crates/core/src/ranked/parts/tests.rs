@@ -83,8 +83,8 @@ fn in_parts(
     }
     let spilled = parts.spilled();
     let seg = match parts.finish().expect("merges") {
-        Built::Memory(seg) => seg,
-        Built::Stored(sealed) => {
+        Finished::Memory(seg) => seg,
+        Finished::Stored(sealed) => {
             let to = dir.path().join("search");
             sealed.publish(&to).expect("publishes");
             let bytes = mapped::load(&to, Kind::Search).expect("a valid stored file");
@@ -190,7 +190,7 @@ fn without_a_place_to_spill_the_base_is_built_in_memory() {
         parts.spill_if_full().expect("never spills");
     }
     assert_eq!(parts.spilled(), 0);
-    let Ok(Built::Memory(seg)) = parts.finish() else {
+    let Ok(Finished::Memory(seg)) = parts.finish() else {
         panic!("built in memory");
     };
     assert_same(&in_memory(&files), &seg);

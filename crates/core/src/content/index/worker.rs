@@ -197,7 +197,7 @@ fn read_into(
 ) -> Option<Builder> {
     for id in ids {
         yield_to_searches(|| stopped(shared, job), YIELD_MAX);
-        if builder.len() % 64 == 0 && stopped(shared, job) {
+        if builder.len().is_multiple_of(64) && stopped(shared, job) {
             return None;
         }
         reader.add(&mut builder, &job.root, &files.file(id));

@@ -241,6 +241,11 @@ pub struct Options {
     /// through its temp file, to prove that a writer killed mid-write loses nothing.
     #[arg(long, value_name = "MS", hide = true)]
     pub test_store_write_pause: Option<u64>,
+
+    /// Testing only: a symbol build stores what it has every N files parsed (to prove that
+    /// a server stopped halfway continues from it).
+    #[arg(long, value_name = "N", hide = true)]
+    pub test_checkpoint_files: Option<usize>,
 }
 
 /// `--paths`: how answers name files.
@@ -428,6 +433,10 @@ pub fn store(options: &Options) -> Result<Option<rootgrep_core::store::Store>, C
     };
     let store = rootgrep_core::store::Store::new(&dir, options.cache_max_mb)
         .with_build_memory(options.build_memory_mb);
+    let store = match options.test_checkpoint_files {
+        Some(files) => store.with_checkpoint_files(files),
+        None => store,
+    };
     Ok(Some(match options.test_store_write_pause {
         Some(ms) => store.with_write_pause(Duration::from_millis(ms)),
         None => store,

@@ -2,7 +2,8 @@
 //! from the store exactly as a fresh build does, after edits made while no server ran;
 //! two servers started at once build once; a writer killed mid-write, a damaged, read-only
 //! or full store, and a root moved or replaced between runs all lose nothing and answer
-//! right; `rootgrep cache` lists and clears.
+//! right; a first build stopped halfway continues from what it stored; `rootgrep cache`
+//! lists and clears.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -685,4 +686,43 @@ fn a_given_cache_limit_is_hard_and_the_default_stores_the_served_root() {
     let mut default = server(&ws.app, Some(&cache));
     let line = ready_and_stored(&mut default);
     assert!(line.contains("stored"), "{line}");
+}
+
+/// A symbol build stopped halfway continues from what it stored so far: the next server
+/// parses only the files the first did not reach, and answers as a fresh build does.
+#[cfg(unix)]
+#[test]
+fn a_first_build_stopped_halfway_continues_from_the_store() {
+    let ws = workspace();
+    let cache = ws.base.join("cache");
+    tree(&ws.app, 1500);
+    // The 1,500 files, `tool.py`, `c.c` and the workspace's own `src/main.rs`.
+    let supported = 1503;
+    let mut fresh = ready_server(&ws.app, None);
+    let want = answers(&mut fresh);
+    drop(fresh);
+    let mut first = Client::spawn(
+        &["--cache-dir", s(&cache), "--test-checkpoint-files", "100"],
+        &ws.app,
+    );
+    first.handshake(json!({}));
+    // Stopped as soon as its first checkpoint is stored.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while !walk(&cache).iter().any(|p| p.ends_with("symbols")) {
+        assert!(std::time::Instant::now() < deadline, "no checkpoint stored");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    first.child.kill().unwrap();
+    let _ = first.child.wait();
+    let mut next = server(&ws.app, Some(&cache));
+    let line = ready_and_stored(&mut next);
+    let parsed: usize = line
+        .split("loaded from the store, ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.replace(',', "").parse().ok())
+        .unwrap_or_else(|| panic!("not continued from the store: {line}"));
+    // The first round, at least, is not parsed again.
+    assert!(parsed > 0 && parsed <= supported - 100, "{line}");
+    assert_eq!(answers(&mut next), want);
 }

@@ -41,6 +41,11 @@ const DATA_KINDS: [Kind; 3] = [Kind::Symbols, Kind::Search, Kind::Content];
 /// unset); the live roots' own indexes are kept whatever their size.
 pub const DEFAULT_MAX_MB: u64 = 512;
 
+/// How often a long symbol build stores the table it has so far (a server stopped
+/// halfway then continues from it), looked at every [`CHECKPOINT_FILES`] files parsed.
+const CHECKPOINT_EVERY: std::time::Duration = std::time::Duration::from_secs(120);
+const CHECKPOINT_FILES: usize = 4096;
+
 /// How much memory one part of an index build holds by default before it is spilled to
 /// the root's entry (`--build-memory-mb`): a monorepo's build peak is about twice this,
 /// whatever its size.
@@ -60,6 +65,9 @@ pub struct Store {
     write_pause: Option<std::time::Duration>,
     /// Heap one part of a build may hold before it is spilled ([`scratch`]).
     part_bytes: usize,
+    /// How often a long build stores what it has so far, and after how many files it
+    /// looks ([`publish::Stores::checkpoint`]).
+    checkpoint: (std::time::Duration, usize),
     /// The writer locks this server holds (shared by every index and clone).
     held: lock::Held,
 }
@@ -125,6 +133,7 @@ impl Store {
             strict: max_mb.is_some(),
             write_pause: None,
             part_bytes: (DEFAULT_BUILD_MEMORY_MB << 20) as usize,
+            checkpoint: (CHECKPOINT_EVERY, CHECKPOINT_FILES),
             held: lock::Held::default(),
         }
     }
@@ -134,6 +143,14 @@ impl Store {
     pub fn with_write_pause(self, pause: std::time::Duration) -> Store {
         Store {
             write_pause: Some(pause),
+            ..self
+        }
+    }
+
+    /// Testing only: a build stores what it has every `files` files.
+    pub fn with_checkpoint_files(self, files: usize) -> Store {
+        Store {
+            checkpoint: (std::time::Duration::ZERO, files.max(1)),
             ..self
         }
     }

@@ -236,6 +236,49 @@ impl<T: Stored> Stores<T> {
         ))
     }
 
+    /// How often a long build stores what it has ([`Stores::checkpoint`]) and after how
+    /// many files it looks (`None`: no store).
+    pub(crate) fn checkpoint_every(&self) -> Option<(Duration, usize)> {
+        self.store.as_ref().map(|store| store.checkpoint)
+    }
+
+    /// Stores `held`, what a build has so far, when this server writes the root's entry:
+    /// a server stopped before the build ends starts from it instead of from nothing (a
+    /// stored copy is only a starting point, checked like any other). Says nothing in
+    /// `list_roots`; a failure only costs the checkpoint.
+    pub(crate) fn checkpoint(&mut self, root: &Path, held: &T) {
+        let store = self.store.clone();
+        let Some(rs) = self.get(root) else {
+            return;
+        };
+        if rs.writer.is_none() && rs.other_writer() {
+            return;
+        }
+        let (Some(entry), Some(store), Some(_)) = (rs.entry.as_ref(), store, &rs.writer) else {
+            return;
+        };
+        let bytes = held.bytes();
+        if bytes.len() as u64 > store.max_index_bytes() {
+            return;
+        }
+        match entry.save(T::KIND, &bytes) {
+            Ok(()) => {
+                rs.seen = entry.stamp(T::KIND);
+                tracing::info!(
+                    "{}: {} so far stored ({})",
+                    root.display(),
+                    T::WHAT,
+                    held.describe()
+                );
+            }
+            Err(err) => tracing::debug!(
+                "{}: {} checkpoint not stored: {err}",
+                root.display(),
+                T::WHAT
+            ),
+        }
+    }
+
     /// A build's result, and whether it is already stored (and read in place): one in
     /// memory as it is (stored as usual when it lands), a stored file published
     /// ([`Stores::adopt`]).

@@ -107,10 +107,11 @@ pub struct SymbolIndex {
     worker: Option<JoinHandle<()>>,
 }
 
-/// Threads the build parses with: all cores but one (a foreground request always has
-/// one), at least one.
+/// Threads the build parses with: one per core. They run at a lower priority and pause
+/// for every foreground search (`pool::pacing`), so a request still finds a core; leaving
+/// one idle instead made a 2-core machine's first start take twice as long.
 pub(crate) fn build_threads() -> usize {
-    crate::pool::pacing::thread_count().saturating_sub(1).max(1)
+    crate::pool::pacing::thread_count().max(1)
 }
 
 impl SymbolIndex {

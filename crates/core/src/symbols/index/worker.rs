@@ -264,7 +264,9 @@ struct Planned {
 }
 
 /// A full pack: every supported file of the list, reusing what was parsed at the same
-/// size, mtime and identity, parsing the rest on the build threads.
+/// size, mtime and identity, parsing the rest on the build threads, in rounds; every
+/// couple of minutes (`store::Store`'s checkpoint) what is parsed so far is stored, so a
+/// server stopped halfway continues from there.
 pub(super) fn pack(
     shared: &Shared,
     job: &Job,
@@ -297,16 +299,36 @@ pub(super) fn pack(
     if stores.wait_for_writer(&job.root, todo.len()) {
         return Outcome::WaitForWriter;
     }
-    let parts = parse_on_threads(shared, job, &plan, &todo);
-    if job.cancel.load(Ordering::Relaxed) {
-        return Outcome::Gave { later: false };
-    }
-    for (thread, (_, order)) in parts.iter().enumerate() {
-        for (local, &at) in order.iter().enumerate() {
-            plan[at].src = Src::New(thread, local);
+    let in_order = path_order(&plan);
+    let (every, round) = stores
+        .checkpoint_every()
+        .unwrap_or((Duration::MAX, usize::MAX));
+    let mut parts = Vec::new();
+    let mut stored_at = Instant::now();
+    let mut rounds = todo.chunks(round.max(1)).peekable();
+    while let Some(files) = rounds.next() {
+        let mut got = parse_on_threads(shared, job, &plan, files);
+        if job.cancel.load(Ordering::Relaxed) {
+            return Outcome::Gave { later: false };
+        }
+        for (thread, (_, order)) in got.iter().enumerate() {
+            for (local, &at) in order.iter().enumerate() {
+                plan[at].src = Src::New(parts.len() + thread, local);
+            }
+        }
+        parts.append(&mut got);
+        if rounds.peek().is_some() && stored_at.elapsed() >= every {
+            // What is parsed so far, stored: a server stopped before the end starts from
+            // it (the files not parsed yet are simply not in it).
+            let so_far = pack_in_order(job, base.as_deref(), &plan, &in_order, &parts).finish();
+            stores.checkpoint(&job.root, &so_far);
+            stored_at = Instant::now();
         }
     }
-    let table = Arc::new(assemble(job, base.as_deref(), plan, parts));
+    let packer = pack_in_order(job, base.as_deref(), &plan, &in_order, &parts);
+    // The threads' tables are freed before the table is laid out.
+    drop(parts);
+    let table = Arc::new(packer.finish());
     if base.as_deref().is_some_and(Table::damaged) {
         // What it reused of the old table may be zeros: from the files again.
         return Outcome::NeedsSync;
@@ -425,22 +447,27 @@ fn parse_on_threads(
     parts.into_inner().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// Packs the planned files in path order (bytes, as the table's lookups by path expect),
-/// each from its source; the threads' tables are freed before the table is finished.
-fn assemble(
+/// The positions of `plan` in path order (bytes, as the table's lookups by path expect).
+fn path_order(plan: &[Planned]) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..plan.len()).collect();
+    order.sort_by(|&a, &b| {
+        let key = |i: usize| plan[i].rel.as_os_str().as_bytes();
+        key(a).cmp(key(b))
+    });
+    order
+}
+
+/// Packs the planned files in path order (`in_order`), each from its source; a file not
+/// parsed yet is left out.
+fn pack_in_order(
     job: &Job,
     base: Option<&Table>,
-    mut plan: Vec<Planned>,
-    parts: Vec<(Draft, Vec<usize>)>,
-) -> Table {
-    plan.sort_by(|a, b| {
-        a.rel
-            .as_os_str()
-            .as_bytes()
-            .cmp(b.rel.as_os_str().as_bytes())
-    });
+    plan: &[Planned],
+    in_order: &[usize],
+    parts: &[(Draft, Vec<usize>)],
+) -> Packer {
     let mut packer = Packer::default();
-    for file in &plan {
+    for file in in_order.iter().map(|&i| &plan[i]) {
         let key = file.rel.as_os_str().as_bytes();
         let syms = match file.src {
             Src::Old(i) => base.map(|t| t.file_syms(i)),
@@ -454,8 +481,7 @@ fn assemble(
             break;
         }
     }
-    drop(parts);
-    packer.finish()
+    packer
 }
 
 /// Makes the calling build thread yield the CPU to the server's other threads (the

@@ -122,13 +122,20 @@ impl<'a> Indexer<'a> {
     /// Reads `rel` and adds it to `builder` with `stamp`; whether it was parsed here.
     pub(crate) fn add_to(&mut self, builder: &mut Builder, rel: &Path, stamp: Stamp) -> bool {
         let indexed = self.file(rel, stamp.0);
+        indexed.add_to(builder, rel, stamp);
+        indexed.parsed
+    }
+}
+
+impl Indexed {
+    /// Adds the file `rel`, read at `stamp`, to `builder` with these documents.
+    pub(crate) fn add_to(&self, builder: &mut Builder, rel: &Path, stamp: Stamp) {
         builder.add(
             rel.as_os_str().as_bytes(),
             stamp,
-            indexed.lang,
-            indexed.state,
-            &indexed.docs,
+            self.lang,
+            self.state,
+            &self.docs,
         );
-        indexed.parsed
     }
 }

@@ -1,7 +1,8 @@
 //! The search index's worker: one thread takes one root's job at a time (a full build,
 //! or an update of the files that changed), reads files at low priority while stepping
-//! aside for searches, and hands the segment back to the root's slot; the writer of the
-//! root's store entry saves each new base.
+//! aside for searches (a full build on one thread per core, in batches it adds in list
+//! order), and hands the segment back to the root's slot; the writer of the root's store
+//! entry saves each new base.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -14,7 +15,7 @@ use super::state::{MAX_UPDATE_FILES, Shared, Slot, UNAVAILABLE_RETRY};
 use crate::background::Landed;
 use crate::index::RootIndex;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
-use crate::ranked::build::Indexer;
+use crate::ranked::build::{Indexed, Indexer};
 use crate::ranked::parts::Parts;
 use crate::ranked::segment::{Builder, Segment};
 use crate::store::publish::{Stores, WRITER_POLL};
@@ -215,7 +216,10 @@ fn build(
     crate::symbols::index::lower_priority();
     job.total.store(files.len(), Ordering::Relaxed);
     let abort = AtomicUsize::new(0);
-    let mut indexer = Indexer::new(&job.root, symbols, &abort);
+    let threads = crate::symbols::index::build_threads();
+    let mut indexers: Vec<Indexer> = (0..threads)
+        .map(|_| Indexer::new(&job.root, symbols, &abort))
+        .collect();
     let spill = stores.spill(&job.root);
     let budget = spill.as_ref().map(Spill::budget);
     let mut parts = Parts::new(spill);
@@ -223,16 +227,20 @@ fn build(
         tracing::warn!("{}: search index not built: {err}", job.root.display());
         Outcome::Gave { later: true }
     };
-    for (n, file) in files.files().enumerate() {
-        yield_to_searches(|| stopped(shared, job), YIELD_MAX);
-        if n % 64 == 0 && stopped(shared, job) {
+    let mut at = 0;
+    while at < files.len() {
+        let batch = at..(at + BATCH_FILES).min(files.len());
+        at = batch.end;
+        let Some(read) = read_batch(shared, job, files, &mut indexers, batch.clone()) else {
             return Outcome::Gave { later: false };
+        };
+        for (id, indexed) in batch.zip(read) {
+            let file = files.file(id);
+            indexed.add_to(parts.builder(), file.rel, file.stamp());
+            if let Err(err) = parts.spill_if_full() {
+                return failed(err);
+            }
         }
-        indexer.add_to(parts.builder(), file.rel, file.stamp());
-        if let Err(err) = parts.spill_if_full() {
-            return failed(err);
-        }
-        job.done.fetch_add(1, Ordering::Relaxed);
     }
     if symbols.is_some_and(Snapshot::damaged) {
         // Definitions taken from a symbol table that read zeros: from the files again.
@@ -257,6 +265,52 @@ fn build(
         stored,
         elapsed: started.elapsed(),
     }
+}
+
+/// Files the build's threads read before the builder takes them, in list order.
+const BATCH_FILES: usize = 1024;
+
+/// Reads the files `ids` on one thread per indexer (low priority, pausing for searches),
+/// each taking the next file; their documents in list order, or `None` when the job
+/// stopped.
+fn read_batch(
+    shared: &Shared,
+    job: &Job,
+    files: &RootIndex,
+    indexers: &mut [Indexer],
+    ids: std::ops::Range<usize>,
+) -> Option<Vec<Indexed>> {
+    let next = AtomicUsize::new(ids.start);
+    let read = |indexer: &mut Indexer| {
+        crate::symbols::index::lower_priority();
+        let mut mine = Vec::new();
+        loop {
+            yield_to_searches(|| stopped(shared, job), YIELD_MAX);
+            let id = next.fetch_add(1, Ordering::Relaxed);
+            if id >= ids.end || stopped(shared, job) {
+                return mine;
+            }
+            let file = files.file(id);
+            mine.push((id, indexer.file(file.rel, file.size)));
+            job.done.fetch_add(1, Ordering::Relaxed);
+        }
+    };
+    let mut got: Vec<Option<Indexed>> = ids.clone().map(|_| None).collect();
+    std::thread::scope(|scope| {
+        let threads: Vec<_> = indexers
+            .iter_mut()
+            .map(|indexer| scope.spawn(|| read(indexer)))
+            .collect();
+        for thread in threads {
+            let mine = thread
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+            for (id, indexed) in mine {
+                got[id - ids.start] = Some(indexed);
+            }
+        }
+    });
+    got.into_iter().collect()
 }
 
 /// Reads the stale files, and the update's files still current, into a new update.

@@ -228,12 +228,10 @@ impl<T: Stored> Stores<T> {
             return None;
         }
         rs.writer.as_ref()?;
-        let budget = self.store.as_ref()?.part_bytes;
+        let store = self.store.as_ref()?;
         let rs = self.roots.get(root)?;
-        Some(super::scratch::Spill::new(
-            rs.entry.as_ref()?.dir.clone(),
-            budget,
-        ))
+        let spill = super::scratch::Spill::new(rs.entry.as_ref()?.dir.clone(), store.part_bytes);
+        Some(spill.with_pause(store.write_pause))
     }
 
     /// How often a long build stores what it has ([`Stores::checkpoint`]) and after how
@@ -242,40 +240,38 @@ impl<T: Stored> Stores<T> {
         self.store.as_ref().map(|store| store.checkpoint)
     }
 
-    /// Stores `held`, what a build has so far, when this server writes the root's entry:
-    /// a server stopped before the build ends starts from it instead of from nothing (a
-    /// stored copy is only a starting point, checked like any other). Says nothing in
-    /// `list_roots`; a failure only costs the checkpoint.
-    pub(crate) fn checkpoint(&mut self, root: &Path, held: &T) {
+    /// Publishes `sealed`, what a build has so far (written into this server's entry, see
+    /// [`Stores::spill`]): a server stopped before the build ends starts from it instead
+    /// of from nothing (a stored copy is only a starting point, checked like any other).
+    /// Says nothing in `list_roots`; a failure only costs the checkpoint.
+    pub(crate) fn checkpoint(&mut self, root: &Path, mut sealed: super::scratch::Sealed) {
         let store = self.store.clone();
         let Some(rs) = self.get(root) else {
             return;
         };
-        if rs.writer.is_none() && rs.other_writer() {
-            return;
-        }
         let (Some(entry), Some(store), Some(_)) = (rs.entry.as_ref(), store, &rs.writer) else {
             return;
         };
-        let bytes = held.bytes();
-        if bytes.len() as u64 > store.max_index_bytes() {
+        let len = std::fs::metadata(sealed.path()).map_or(u64::MAX, |m| m.len());
+        if len > store.max_index_bytes() {
             return;
         }
-        match entry.save(T::KIND, &bytes) {
+        match sealed.publish(&entry.file(T::KIND)) {
             Ok(()) => {
                 rs.seen = entry.stamp(T::KIND);
                 tracing::info!(
-                    "{}: {} so far stored ({})",
+                    "{}: {} so far stored ({len} bytes)",
                     root.display(),
-                    T::WHAT,
-                    held.describe()
+                    T::WHAT
                 );
             }
-            Err(err) => tracing::debug!(
-                "{}: {} checkpoint not stored: {err}",
-                root.display(),
-                T::WHAT
-            ),
+            Err(err) => {
+                tracing::debug!(
+                    "{}: {} checkpoint not stored: {err}",
+                    root.display(),
+                    T::WHAT
+                )
+            }
         }
     }
 
@@ -312,22 +308,24 @@ impl<T: Stored> Stores<T> {
         let (Some(entry), Some(store)) = (rs.entry.as_ref(), store) else {
             return Err(gone());
         };
+        let mut sealed = sealed;
         let len = std::fs::metadata(sealed.path())
             .map_err(|err| Refused::Io(err.to_string()))?
             .len();
-        if len > store.max_index_bytes() {
-            let held = super::mapped::load(sealed.path(), T::KIND).and_then(T::decode)?;
-            rs.note = format!(
-                "not stored: {} is over the store's limit of {}",
+        let published = match len > store.max_index_bytes() {
+            true => Err(format!(
+                "{} is over the store's limit of {}",
                 crate::quote::byte_size(len),
                 crate::quote::byte_size(store.max_bytes())
-            );
+            )),
+            false => (sealed.publish(&entry.file(T::KIND))).map_err(|err| err.to_string()),
+        };
+        if let Err(why) = published {
+            // Read from its temp file, then let go of it (a mapped file outlives its name).
+            let held = super::mapped::load(sealed.path(), T::KIND).and_then(T::decode)?;
+            rs.note = format!("not stored: {why}");
             entry.discard(T::KIND);
             return Ok(Arc::new(held));
-        }
-        if let Err(err) = sealed.publish(&entry.file(T::KIND)) {
-            rs.note = format!("not stored: {err}");
-            return Err(Refused::Io(err.to_string()));
         }
         rs.seen = entry.stamp(T::KIND);
         rs.note = stored_note::<T>(

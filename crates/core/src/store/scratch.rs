@@ -21,11 +21,22 @@ use super::format::{HEADER_LEN, Kind, header_of, private, rename_over, sync_dir,
 pub(crate) struct Spill {
     dir: PathBuf,
     budget: usize,
+    /// Testing only: sealing pauses this long before the header is written.
+    pause: Option<std::time::Duration>,
 }
 
 impl Spill {
     pub(crate) fn new(dir: PathBuf, budget: usize) -> Spill {
-        Spill { dir, budget }
+        Spill {
+            dir,
+            budget,
+            pause: None,
+        }
+    }
+
+    /// Testing only (`--test-store-write-pause`): see [`Unsealed::seal`].
+    pub(crate) fn with_pause(self, pause: Option<std::time::Duration>) -> Spill {
+        Spill { pause, ..self }
     }
 
     /// Heap one part of a build may hold (at least 1 byte: one file a part).
@@ -43,6 +54,7 @@ impl Spill {
         Ok(Unsealed {
             scratch: Scratch::create(temp_beside(&super::file_in(&self.dir, kind)))?,
             kind,
+            pause: self.pause,
         })
     }
 }
@@ -143,6 +155,7 @@ impl Drop for Scratch {
 pub(crate) struct Unsealed {
     scratch: Scratch,
     kind: Kind,
+    pause: Option<std::time::Duration>,
 }
 
 impl Unsealed {
@@ -165,6 +178,10 @@ impl Unsealed {
                 .read_at(HEADER_LEN as u64 + at, &mut buf[..n])?;
             hasher.update(&buf[..n]);
             at += n as u64;
+        }
+        if let Some(pause) = self.pause {
+            // Testing only: a server killed here leaves a temp file with no header.
+            std::thread::sleep(pause);
         }
         self.scratch
             .write_at(0, &header_of(self.kind, len, hasher.digest()))?;
@@ -193,8 +210,9 @@ impl Sealed {
         self.scratch.path()
     }
 
-    /// Renames it over `to` (the entry's file of its kind), durably.
-    pub(crate) fn publish(mut self, to: &Path) -> io::Result<()> {
+    /// Renames it over `to` (the entry's file of its kind), durably; on failure it stays
+    /// where it is.
+    pub(crate) fn publish(&mut self, to: &Path) -> io::Result<()> {
         rename_over(&self.scratch.path, to)?;
         self.scratch.keep = true;
         sync_dir(to.parent().unwrap_or(Path::new(".")));
@@ -215,7 +233,7 @@ mod tests {
         // Out of order, with a gap that must read as zeros.
         out.write_at(8, b"world").expect("write");
         out.write_at(0, b"hello").expect("write");
-        let sealed = out.seal(16).expect("seal");
+        let mut sealed = out.seal(16).expect("seal");
         let temp = sealed.path().to_path_buf();
         let to = dir.path().join("search");
         sealed.publish(&to).expect("publish");

@@ -165,22 +165,36 @@ fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>, reader: &mut 
     }
     let started = Instant::now();
     job.total.store(files.len(), Ordering::Relaxed);
-    // Past its first block the table is written into the store as it is built.
-    let builder = Builder::spilling(stores.spill(&job.root));
-    let Some(builder) = read_into(shared, job, &files, 0..files.len(), reader, builder) else {
-        return Outcome::Gave { later: false };
-    };
-    let finished = builder.finish_to_store().map_err(|err| err.to_string());
-    match finished.and_then(|f| stores.take(&job.root, f, files.len())) {
-        Ok((base, stored)) => Outcome::Built {
-            base,
-            read: files.len(),
-            stored,
-            elapsed: started.elapsed(),
-        },
-        Err(why) => {
-            tracing::warn!("{}: content index not built: {why}", job.root.display());
-            Outcome::Gave { later: true }
+    // Past its first block the table is written into the store as it is built; a full or
+    // failing cache disk costs the saving, not the table (read again into memory).
+    let mut spill = stores.spill(&job.root);
+    loop {
+        let spilling = spill.is_some();
+        let builder = Builder::spilling(spill.take());
+        let Some(builder) = read_into(shared, job, &files, 0..files.len(), reader, builder) else {
+            return Outcome::Gave { later: false };
+        };
+        let finished = builder.finish_to_store().map_err(|err| err.to_string());
+        match finished.and_then(|f| stores.take(&job.root, f, files.len())) {
+            Ok((base, stored)) => {
+                return Outcome::Built {
+                    base,
+                    read: files.len(),
+                    stored,
+                    elapsed: started.elapsed(),
+                };
+            }
+            Err(why) if spilling => {
+                tracing::warn!(
+                    "{}: content index not built into the store ({why}): built in memory",
+                    job.root.display()
+                );
+                job.done.store(0, Ordering::Relaxed);
+            }
+            Err(why) => {
+                tracing::warn!("{}: content index not built: {why}", job.root.display());
+                return Outcome::Gave { later: true };
+            }
         }
     }
 }

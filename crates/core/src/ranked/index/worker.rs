@@ -212,6 +212,35 @@ fn build(
     symbols: Option<&Snapshot>,
     stores: &mut Stores<Segment>,
 ) -> Outcome {
+    let spill = stores.spill(&job.root);
+    let spilling = spill.is_some();
+    let built = build_in(shared, job, files, symbols, stores, spill);
+    let built = match built {
+        Err(err) if spilling => {
+            // A full or failing cache disk costs the saving, not the index.
+            tracing::warn!(
+                "{}: search index not built into the store ({err}): built in memory",
+                job.root.display()
+            );
+            build_in(shared, job, files, symbols, stores, None)
+        }
+        built => built,
+    };
+    built.unwrap_or_else(|err| {
+        tracing::warn!("{}: search index not built: {err}", job.root.display());
+        Outcome::Gave { later: true }
+    })
+}
+
+/// [`build`], spilling to `spill` when given; an error only from spilling.
+fn build_in(
+    shared: &Shared,
+    job: &Job,
+    files: &RootIndex,
+    symbols: Option<&Snapshot>,
+    stores: &mut Stores<Segment>,
+    spill: Option<Spill>,
+) -> std::io::Result<Outcome> {
     let started = Instant::now();
     crate::symbols::index::lower_priority();
     job.total.store(files.len(), Ordering::Relaxed);
@@ -220,38 +249,30 @@ fn build(
     let mut indexers: Vec<Indexer> = (0..threads)
         .map(|_| Indexer::new(&job.root, symbols, &abort))
         .collect();
-    let spill = stores.spill(&job.root);
     let budget = spill.as_ref().map(Spill::budget);
     let mut parts = Parts::new(spill);
-    let failed = |err: std::io::Error| {
-        tracing::warn!("{}: search index not built: {err}", job.root.display());
-        Outcome::Gave { later: true }
-    };
     let mut at = 0;
     while at < files.len() {
         let batch = at..(at + BATCH_FILES).min(files.len());
         at = batch.end;
         let Some(read) = read_batch(shared, job, files, &mut indexers, batch.clone()) else {
-            return Outcome::Gave { later: false };
+            return Ok(Outcome::Gave { later: false });
         };
         for (id, indexed) in batch.zip(read) {
             let file = files.file(id);
             indexed.add_to(parts.builder(), file.rel, file.stamp());
-            if let Err(err) = parts.spill_if_full() {
-                return failed(err);
-            }
+            parts.spill_if_full()?;
         }
     }
     if symbols.is_some_and(Snapshot::damaged) {
         // Definitions taken from a symbol table that read zeros: from the files again.
-        return Outcome::NeedsFull;
+        return Ok(Outcome::NeedsFull);
     }
     let spilled = parts.spilled();
-    let finished = parts.finish().map_err(|err| err.to_string());
-    let (base, stored) = match finished.and_then(|f| stores.take(&job.root, f, files.len())) {
-        Ok(taken) => taken,
-        Err(why) => return failed(std::io::Error::other(why)),
-    };
+    let finished = parts.finish()?;
+    let (base, stored) = stores
+        .take(&job.root, finished, files.len())
+        .map_err(std::io::Error::other)?;
     if let Some(budget) = budget.filter(|_| spilled > 0) {
         tracing::info!(
             "{}: search index built in {spilled} parts of at most {}, merged in the store",
@@ -259,12 +280,12 @@ fn build(
             crate::quote::byte_size(budget as u64)
         );
     }
-    Outcome::Built {
+    Ok(Outcome::Built {
         base,
         read: files.len(),
         stored,
         elapsed: started.elapsed(),
-    }
+    })
 }
 
 /// Files the build's threads read before the builder takes them, in list order.

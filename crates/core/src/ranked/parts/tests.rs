@@ -84,7 +84,7 @@ fn in_parts(
     let spilled = parts.spilled();
     let seg = match parts.finish().expect("merges") {
         Finished::Memory(seg) => seg,
-        Finished::Stored(sealed) => {
+        Finished::Stored(mut sealed) => {
             let to = dir.path().join("search");
             sealed.publish(&to).expect("publishes");
             let bytes = mapped::load(&to, Kind::Search).expect("a valid stored file");

@@ -242,27 +242,44 @@ impl Packer {
         true
     }
 
-    /// Sorts the name tables and lays the table out in one buffer.
+    /// Sorts the name tables and lays the table out in one buffer (`worker::seal_into`
+    /// lays it out into a stored file instead).
     pub(super) fn finish(self) -> Table {
         let draft = self.table;
         drop(self.interned);
-        let name = |r: u32| {
-            text_in(
-                &draft.arena,
-                draft.recs[r as usize].name,
-                draft.recs[r as usize].name_len,
-            )
-        };
-        let lower = |r: u32| lower_in(&draft.arena, &draft.lowers, r, draft.recs[r as usize]);
-        let mut sorted: Vec<u32> = (0..draft.recs.len() as u32).collect();
-        sorted.sort_unstable_by(|a, b| {
-            lower(*a)
-                .cmp(lower(*b))
-                .then_with(|| name(*a).cmp(name(*b)))
-                .then(a.cmp(b))
+        let sorted = sorted_by_name(&draft);
+        let (ranges, len) = layout_of(&draft, &sorted);
+        let bytes = Bytes::build(len, |buf| {
+            write_sections(&draft, &sorted, &ranges, |at, bytes| {
+                buf[at..at + bytes.len()].copy_from_slice(bytes);
+            });
         });
-        lay_out(&draft, &sorted)
+        let layout = Layout {
+            arena: ranges[0].clone(),
+            recs: ranges[1].clone(),
+            files: ranges[2].clone(),
+            sorted: ranges[3].clone(),
+            lowers: ranges[4].clone(),
+        };
+        Table { bytes, layout }
     }
+}
+
+/// The draft's record ids sorted by lowercase name, then name, then id.
+pub(super) fn sorted_by_name(draft: &Draft) -> Vec<u32> {
+    let name = |r: u32| {
+        let rec = draft.recs[r as usize];
+        text_in(&draft.arena, rec.name, rec.name_len)
+    };
+    let lower = |r: u32| lower_in(&draft.arena, &draft.lowers, r, draft.recs[r as usize]);
+    let mut sorted: Vec<u32> = (0..draft.recs.len() as u32).collect();
+    sorted.sort_unstable_by(|a, b| {
+        lower(*a)
+            .cmp(lower(*b))
+            .then_with(|| name(*a).cmp(name(*b)))
+            .then(a.cmp(b))
+    });
+    sorted
 }
 
 /// Bytes of a table's header: a layout version, then (offset, length) per section.
@@ -270,38 +287,49 @@ pub(super) const HEADER_BYTES: usize = 8 + 5 * 16;
 /// The layout version, first in a table's buffer.
 pub(super) const LAYOUT_VERSION: u32 = 3;
 
-/// The draft's sections, and the sorted tables, in one 8-aligned buffer.
-fn lay_out(draft: &Draft, sorted: &[u32]) -> Table {
-    let sections: [&[u8]; 5] = [
+/// The draft's sections and the sorted table, as they lie in the buffer.
+fn sections<'a>(draft: &'a Draft, sorted: &'a [u32]) -> [&'a [u8]; 5] {
+    let (files, recs) = (draft.files.as_bytes(), draft.recs.as_bytes());
+    [
         &draft.arena,
-        draft.recs.as_bytes(),
-        draft.files.as_bytes(),
+        recs,
+        files,
         sorted.as_bytes(),
         draft.lowers.as_bytes(),
-    ];
-    let mut ranges = Vec::with_capacity(5);
+    ]
+}
+
+/// Where each section goes (8-aligned, after the header), and the buffer's length.
+pub(super) fn layout_of(draft: &Draft, sorted: &[u32]) -> (Vec<Range<usize>>, usize) {
     let mut at = HEADER_BYTES;
-    for section in &sections {
-        ranges.push(at..at + section.len());
-        at = (at + section.len()).next_multiple_of(8);
+    let ranges = (sections(draft, sorted).iter())
+        .map(|section| {
+            let range = at..at + section.len();
+            at = range.end.next_multiple_of(8);
+            range
+        })
+        .collect();
+    (ranges, at)
+}
+
+/// Hands `put` the header, then every section, each with its offset in the buffer.
+pub(super) fn write_sections(
+    draft: &Draft,
+    sorted: &[u32],
+    ranges: &[Range<usize>],
+    mut put: impl FnMut(usize, &[u8]),
+) {
+    let mut header = [0u8; HEADER_BYTES];
+    header[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+    for (i, range) in ranges.iter().enumerate() {
+        let head = 8 + i * 16;
+        header[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
+        header[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
     }
-    let bytes = Bytes::build(at, |buf| {
-        buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-        for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
-            let head = 8 + i * 16;
-            buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-            buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-            buf[range.clone()].copy_from_slice(section);
-        }
-    });
-    let layout = Layout {
-        arena: ranges[0].clone(),
-        recs: ranges[1].clone(),
-        files: ranges[2].clone(),
-        sorted: ranges[3].clone(),
-        lowers: ranges[4].clone(),
-    };
-    Table { bytes, layout }
+    put(0, &header);
+    for (range, section) in ranges.iter().zip(sections(draft, sorted)) {
+        put(range.start, section);
+    }
 }
 
 /// Record `r` in its public form (its signature is not stored: filled in for the page by

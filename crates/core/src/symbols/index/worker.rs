@@ -10,13 +10,16 @@ use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
 use super::state::{MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos};
+use super::table::{
+    Draft, FileSyms, Overlay, Packer, Table, layout_of, nanos, sorted_by_name, write_sections,
+};
 use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
 use crate::platform::os::OsStrExt;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::store::publish::{Stores, WRITER_POLL};
+use crate::store::scratch::{Finished, Sealed, Spill};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};
@@ -303,42 +306,103 @@ pub(super) fn pack(
     let (every, round) = stores
         .checkpoint_every()
         .unwrap_or((Duration::MAX, usize::MAX));
-    let mut parts = Vec::new();
+    // With a store, the table is laid out into it (and checkpoints too), not in memory.
+    let spill = stores.spill(&job.root);
+    let mut packer = Packer::default();
     let mut stored_at = Instant::now();
-    let mut rounds = todo.chunks(round.max(1)).peekable();
-    while let Some(files) = rounds.next() {
-        let mut got = parse_on_threads(shared, job, &plan, files);
+    let mut rounds = in_order.chunks(round.max(1)).peekable();
+    while let Some(chunk) = rounds.next() {
+        // One round: the files of a stretch of the path order, the ones to parse parsed
+        // on the threads, then every one packed in order; the threads' tables go.
+        let todo: Vec<usize> = (chunk.iter().copied())
+            .filter(|&i| matches!(plan[i].src, Src::Parse))
+            .collect();
+        let parts = match todo.is_empty() {
+            true => Vec::new(),
+            false => parse_on_threads(shared, job, &plan, &todo),
+        };
         if job.cancel.load(Ordering::Relaxed) {
             return Outcome::Gave { later: false };
         }
-        for (thread, (_, order)) in got.iter().enumerate() {
+        for (thread, (_, order)) in parts.iter().enumerate() {
             for (local, &at) in order.iter().enumerate() {
-                plan[at].src = Src::New(parts.len() + thread, local);
+                plan[at].src = Src::New(thread, local);
             }
         }
-        parts.append(&mut got);
-        if rounds.peek().is_some() && stored_at.elapsed() >= every {
+        if !pack_in_order(&mut packer, job, base.as_deref(), &plan, chunk, &parts) {
+            break;
+        }
+        drop(parts);
+        if let Some(spill) = &spill
+            && rounds.peek().is_some()
+            && stored_at.elapsed() >= every
+        {
             // What is parsed so far, stored: a server stopped before the end starts from
-            // it (the files not parsed yet are simply not in it).
-            let so_far = pack_in_order(job, base.as_deref(), &plan, &in_order, &parts).finish();
-            stores.checkpoint(&job.root, &so_far);
+            // it (the files not reached yet are simply not in it).
+            match seal_into(&packer, spill) {
+                Ok(sealed) => stores.checkpoint(&job.root, sealed),
+                Err(err) => tracing::debug!("symbol checkpoint not stored: {err}"),
+            }
             stored_at = Instant::now();
         }
     }
-    let packer = pack_in_order(job, base.as_deref(), &plan, &in_order, &parts);
-    // The threads' tables are freed before the table is laid out.
-    drop(parts);
-    let table = Arc::new(packer.finish());
     if base.as_deref().is_some_and(Table::damaged) {
         // What it reused of the old table may be zeros: from the files again.
         return Outcome::NeedsSync;
     }
-    Outcome::Packed {
-        table,
-        changed: true,
-        too_large,
-        elapsed: started.elapsed(),
+    let (redone, elapsed) = (todo.len(), started.elapsed());
+    finish(job, packer, spill, stores, redone, too_large, elapsed)
+}
+
+/// The packed table: laid out into the store when there is a `spill` (the held copy read
+/// from there in place), else in memory (a failing cache disk costs only the saving).
+fn finish(
+    job: &Job,
+    packer: Packer,
+    spill: Option<Spill>,
+    stores: &mut Stores<Table>,
+    redone: usize,
+    too_large: usize,
+    elapsed: Duration,
+) -> Outcome {
+    let finished = match spill.as_ref().map(|spill| seal_into(&packer, spill)) {
+        Some(Ok(sealed)) => Finished::Stored(sealed),
+        Some(Err(err)) => {
+            // A full or failing cache disk costs the saving, not the table.
+            tracing::warn!("{}: symbol table not stored: {err}", job.root.display());
+            Finished::Memory(packer.finish())
+        }
+        None => Finished::Memory(packer.finish()),
+    };
+    match stores.take(&job.root, finished, redone) {
+        Ok((table, stored)) => Outcome::Packed {
+            table,
+            changed: !stored,
+            too_large,
+            elapsed,
+        },
+        Err(why) => {
+            tracing::warn!("{}: symbol table not stored: {why}", job.root.display());
+            Outcome::Gave { later: true }
+        }
     }
+}
+
+/// The table of the files `packer` holds, laid out straight into a stored file of
+/// `spill`'s entry (so the build's memory holds no second copy of it).
+fn seal_into(packer: &Packer, spill: &Spill) -> std::io::Result<Sealed> {
+    let draft = &packer.table;
+    let sorted = sorted_by_name(draft);
+    let (ranges, len) = layout_of(draft, &sorted);
+    let out = spill.unsealed(crate::store::Kind::Symbols)?;
+    let mut written = Ok(());
+    write_sections(draft, &sorted, &ranges, |at, bytes| {
+        if written.is_ok() {
+            written = out.write_at(at as u64, bytes);
+        }
+    });
+    written?;
+    out.seal(len as u64)
 }
 
 /// Where each supported file's definitions come from (a dirty file, or one whose size or
@@ -457,16 +521,17 @@ fn path_order(plan: &[Planned]) -> Vec<usize> {
     order
 }
 
-/// Packs the planned files in path order (`in_order`), each from its source; a file not
-/// parsed yet is left out.
+/// Adds the planned files at `in_order` (a stretch of the path order) to `packer`, each
+/// from its source (`parts`: this round's threads' tables); `false` when the table is
+/// full.
 fn pack_in_order(
+    packer: &mut Packer,
     job: &Job,
     base: Option<&Table>,
     plan: &[Planned],
     in_order: &[usize],
     parts: &[(Draft, Vec<usize>)],
-) -> Packer {
-    let mut packer = Packer::default();
+) -> bool {
     for file in in_order.iter().map(|&i| &plan[i]) {
         let key = file.rel.as_os_str().as_bytes();
         let syms = match file.src {
@@ -478,10 +543,10 @@ fn pack_in_order(
         if let Some(syms) = syms
             && !packer.add(key, &syms)
         {
-            break;
+            return false;
         }
     }
-    packer
+    true
 }
 
 /// Makes the calling build thread yield the CPU to the server's other threads (the

@@ -36,7 +36,11 @@ pub(crate) fn build_limited(
 ) -> Result<Option<RootIndex>, usize> {
     let started = Instant::now();
     let walked = collect(root, root, None, control, max_files, started)?;
-    Ok(walked.map(|(all, unreadable)| pack(root.to_path_buf(), all, unreadable, started)))
+    let packed = walked.map(|(all, unreadable)| pack(root.to_path_buf(), all, unreadable, started));
+    // The walk's lists (several times the packed index on a large tree) are freed: give
+    // their memory back rather than keep the walk's peak for the server's life.
+    crate::memory::release_freed();
+    Ok(packed)
 }
 
 /// Walker threads per core for a whole root's build (measured: BENCHMARKS.md).

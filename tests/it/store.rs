@@ -376,7 +376,11 @@ fn a_full_or_read_only_cache_disk_loses_nothing() {
             eprintln!("skipped: mount -t tmpfs failed");
             return;
         }
-        let mut client = server(&ws.app, Some(&disk));
+        // The smallest build budget: the search index would be built in parts in the
+        // store; on a full disk that fails and it is built in memory instead.
+        let args = ["--cache-dir", s(&disk), "--build-memory-mb", "0"];
+        let mut client = Client::spawn(&args, &ws.app);
+        client.handshake(json!({}));
         let line = wait_line(&mut client, |l| {
             l.starts_with("ready") && l.contains("stored")
         });
@@ -384,6 +388,10 @@ fn a_full_or_read_only_cache_disk_loses_nothing() {
             line.contains("not stored") && line.contains(expect),
             "{line}"
         );
+        let search = wait_search(&mut client, |l| {
+            l.starts_with("ready") && l.contains("stored")
+        });
+        assert!(search.contains("not stored"), "{search}");
         let mut fresh = ready_server(&ws.app, None);
         assert_eq!(answers(&mut client), answers(&mut fresh));
         drop(client);

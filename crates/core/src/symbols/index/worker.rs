@@ -249,16 +249,18 @@ pub(super) fn run_job(shared: &Shared, job: &Job, stores: &mut Stores<Table>) ->
 /// old table or overlay only while packing, one file at a time, so the build's peak memory
 /// is about twice the compact size, never every definition as `String`s.
 enum Src {
-    Old(usize),
+    Old(u32),
     Overlay,
     /// Parsed now: (thread, file in that thread's table).
-    New(usize, usize),
+    New(u32, u32),
     Parse,
 }
 
-/// One supported file of the list, as the pack will hold it.
+/// One supported file of the list, as the pack will hold it (small: a million of them
+/// are held through a build; the path is read from the file index by `id`).
 struct Planned {
-    rel: PathBuf,
+    /// Its position in the file index.
+    id: u32,
     lang: Lang,
     size: u64,
     mtime: u64,
@@ -302,7 +304,7 @@ pub(super) fn pack(
     if stores.wait_for_writer(&job.root, todo.len()) {
         return Outcome::WaitForWriter;
     }
-    let in_order = path_order(&plan);
+    let in_order = path_order(&plan, files);
     let (every, round) = stores
         .checkpoint_every()
         .unwrap_or((Duration::MAX, usize::MAX));
@@ -319,17 +321,24 @@ pub(super) fn pack(
             .collect();
         let parts = match todo.is_empty() {
             true => Vec::new(),
-            false => parse_on_threads(shared, job, &plan, &todo),
+            false => parse_on_threads(shared, (job, files), &plan, &todo),
         };
         if job.cancel.load(Ordering::Relaxed) {
             return Outcome::Gave { later: false };
         }
         for (thread, (_, order)) in parts.iter().enumerate() {
             for (local, &at) in order.iter().enumerate() {
-                plan[at].src = Src::New(thread, local);
+                plan[at].src = Src::New(thread as u32, local as u32);
             }
         }
-        if !pack_in_order(&mut packer, job, base.as_deref(), &plan, chunk, &parts) {
+        if !pack_in_order(
+            &mut packer,
+            (job, files),
+            base.as_deref(),
+            &plan,
+            chunk,
+            &parts,
+        ) {
             break;
         }
         drop(parts);
@@ -414,7 +423,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
         .filter_map(|p| p.strip_prefix(&job.root).ok())
         .collect();
     let mut too_large = 0;
-    let mut plan = Vec::new();
+    let mut plan = Vec::with_capacity(files.len());
     for file in files.files() {
         let Some(lang) = Lang::from_path(file.rel) else {
             continue;
@@ -432,14 +441,14 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
                 (Some(Some(f)), _) if f.stamp() == now => Src::Overlay,
                 (Some(_), _) => Src::Parse,
                 (None, Some(t)) => match t.find_file(key) {
-                    Some(i) if t.files()[i].stamp() == now => Src::Old(i),
+                    Some(i) if t.files()[i].stamp() == now => Src::Old(i as u32),
                     _ => Src::Parse,
                 },
                 (None, None) => Src::Parse,
             }
         };
         plan.push(Planned {
-            rel: file.rel.to_path_buf(),
+            id: file.id as u32,
             lang,
             size: file.size,
             mtime: now.1,
@@ -447,6 +456,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             src,
         });
     }
+    plan.shrink_to_fit();
     (plan, too_large)
 }
 
@@ -455,7 +465,7 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
 /// files. Cancels the job when the stop comes or a table is full.
 fn parse_on_threads(
     shared: &Shared,
-    job: &Job,
+    (job, files): (&Job, &RootIndex),
     plan: &[Planned],
     todo: &[usize],
 ) -> Vec<(Draft, Vec<usize>)> {
@@ -476,7 +486,8 @@ fn parse_on_threads(
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(&at) = todo.get(i) else { break };
             let file = &plan[at];
-            let defs = match parse_file(&mut ctx, &job.root.join(&file.rel), file.lang, &abort) {
+            let path = job.root.join(files.file(file.id as usize).rel);
+            let defs = match parse_file(&mut ctx, &path, file.lang, &abort) {
                 Ok(defs) => defs,
                 Err(FileError::Cancelled) => break,
                 Err(_) => Vec::new(),
@@ -512,10 +523,10 @@ fn parse_on_threads(
 }
 
 /// The positions of `plan` in path order (bytes, as the table's lookups by path expect).
-fn path_order(plan: &[Planned]) -> Vec<usize> {
+fn path_order(plan: &[Planned], files: &RootIndex) -> Vec<usize> {
     let mut order: Vec<usize> = (0..plan.len()).collect();
     order.sort_by(|&a, &b| {
-        let key = |i: usize| plan[i].rel.as_os_str().as_bytes();
+        let key = |i: usize| files.file(plan[i].id as usize).rel.as_os_str().as_bytes();
         key(a).cmp(key(b))
     });
     order
@@ -526,18 +537,18 @@ fn path_order(plan: &[Planned]) -> Vec<usize> {
 /// full.
 fn pack_in_order(
     packer: &mut Packer,
-    job: &Job,
+    (job, files): (&Job, &RootIndex),
     base: Option<&Table>,
     plan: &[Planned],
     in_order: &[usize],
     parts: &[(Draft, Vec<usize>)],
 ) -> bool {
     for file in in_order.iter().map(|&i| &plan[i]) {
-        let key = file.rel.as_os_str().as_bytes();
+        let key = files.file(file.id as usize).rel.as_os_str().as_bytes();
         let syms = match file.src {
-            Src::Old(i) => base.map(|t| t.file_syms(i)),
+            Src::Old(i) => base.map(|t| t.file_syms(i as usize)),
             Src::Overlay => job.overlay.get(key).cloned().flatten(),
-            Src::New(thread, local) => Some(parts[thread].0.file_syms(local)),
+            Src::New(thread, local) => Some(parts[thread as usize].0.file_syms(local as usize)),
             Src::Parse => None,
         };
         if let Some(syms) = syms

@@ -663,10 +663,16 @@ fn a_store_file_truncated_while_mapped_costs_a_rebuild_not_the_server() {
         }
         let ready = symbols_state(&mut again).starts_with("ready")
             && wait_search(&mut again, |_| true).starts_with("ready");
+        // A search index rebuilt from a symbol table that then proves damaged is rebuilt
+        // once more (its answers say "partial" meanwhile): wait for that one too.
         if ready {
             let got = answers(&mut again);
-            assert_eq!(got, want);
-            break;
+            if got == want {
+                break;
+            }
+            if std::time::Instant::now() >= deadline {
+                assert_eq!(got, want);
+            }
         }
         assert!(std::time::Instant::now() < deadline, "never rebuilt");
         std::thread::sleep(Duration::from_millis(50));

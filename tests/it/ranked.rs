@@ -454,6 +454,7 @@ fn a_long_search_reports_progress_and_stops_when_cancelled() {
 
 /// Files enough for many parts at the smallest build budget: each with a definition named
 /// for it and words shared with others.
+#[cfg(unix)]
 fn many(root: &Path) {
     polyglot(root);
     for i in 0..60 {
@@ -472,6 +473,7 @@ fn many(root: &Path) {
 }
 
 /// `search` answers (structured content) for questions touching every part.
+#[cfg(unix)]
 fn answers(client: &mut Client) -> Vec<Value> {
     [
         "flush the page cache queue",
@@ -568,6 +570,7 @@ fn a_search_index_built_in_parts_answers_as_one_built_in_memory() {
 }
 
 /// Every file under `dir`, recursively.
+#[cfg(unix)]
 fn walk_files(dir: &Path) -> Vec<std::path::PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap().flatten() {

@@ -407,7 +407,7 @@ fn a_full_or_read_only_cache_disk_loses_nothing() {
     }
 }
 
-#[cfg(target_os = "linux")]
+#[cfg(unix)]
 fn walk(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {

@@ -167,12 +167,10 @@ fn a_base_merged_from_parts_is_the_base_built_in_memory() {
                 assert_eq!(spilled, 0);
             }
             several |= budget == 40_000 && spilled > 1;
-            // Spilled parts end in the stored file; else the one part stays in memory.
-            assert_eq!(
-                merged.is_mapped(),
-                spilled > 0,
-                "seed {seed} budget {budget}"
-            );
+            // Spilled parts end in the stored file, used in place (Windows reads stored
+            // files into memory); else the one part stays in memory.
+            let in_place = cfg!(unix) && spilled > 0;
+            assert_eq!(merged.is_mapped(), in_place, "seed {seed} budget {budget}");
             assert_same(&whole, &merged);
         }
     }

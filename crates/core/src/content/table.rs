@@ -25,7 +25,7 @@ use super::grams::{Gram, Plan};
 use crate::index::Stamp;
 use crate::store::mapped::Bytes;
 use crate::store::scratch::{Finished, Scratch, Spill};
-use crate::store::{Kind, put_var, var};
+use crate::store::{Kind, put_var, section_header, var};
 
 /// Files larger than this are not listed (always read): `grep` fails lines over 8 MiB,
 /// which the table does not track.
@@ -417,7 +417,7 @@ impl Builder {
             ..
         } = self;
         let bytes = Bytes::build(at, |buf| {
-            buf[..HEADER_BYTES].copy_from_slice(&header(&ranges));
+            buf[..HEADER_BYTES].copy_from_slice(&section_header(LAYOUT_VERSION, &ranges));
             buf[ranges[FILES].clone()].copy_from_slice(files.as_bytes());
             buf[ranges[PATHS].clone()].copy_from_slice(&paths);
             buf[ranges[BLOCKS].clone()].copy_from_slice(blocks.as_bytes());
@@ -458,7 +458,7 @@ impl Builder {
         };
         let (ranges, at) = self.layout();
         let out = spill.unsealed(Kind::Content)?;
-        out.write_at(0, &header(&ranges))?;
+        out.write_at(0, &section_header(LAYOUT_VERSION, &ranges))?;
         let at_of = |section: usize| ranges[section].start as u64;
         out.write_at(at_of(FILES), self.files.as_bytes())?;
         out.write_at(at_of(PATHS), &self.paths)?;
@@ -469,18 +469,6 @@ impl Builder {
         drop(spilled);
         Ok(Finished::Stored(out.seal(at as u64)?))
     }
-}
-
-/// The layout version and each section's (offset, length).
-fn header(ranges: &[Range<usize>; SECTIONS]) -> [u8; HEADER_BYTES] {
-    let mut head = [0u8; HEADER_BYTES];
-    head[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-    for (i, range) in ranges.iter().enumerate() {
-        let at = 8 + i * 16;
-        head[at..at + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-        head[at + 8..at + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-    }
-    head
 }
 
 #[cfg(test)]

@@ -26,7 +26,7 @@ use super::segment::{
 };
 use crate::store::Kind;
 use crate::store::scratch::{Finished, Scratch, Spill, Unsealed};
-use crate::store::{put_var, var};
+use crate::store::{put_var, section_header, var};
 
 /// A base being built, in memory or in parts (see the module documentation).
 pub(crate) struct Parts {
@@ -172,14 +172,8 @@ fn merge(parts: &[Part], out: &Unsealed) -> io::Result<u64> {
     let at = place(PATH_POSTINGS, path_at, path_end);
     let end = merge_postings(parts, out, &fixed, at)?;
     let at = place(POSTINGS, at, end);
-    let mut header = vec![0u8; HEADER_BYTES];
-    header[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-    for (i, range) in ranges.iter().enumerate() {
-        let head = 8 + i * 16;
-        header[head..head + 8].copy_from_slice(&range.start.to_le_bytes());
-        header[head + 8..head + 16].copy_from_slice(&(range.end - range.start).to_le_bytes());
-    }
-    out.write_at(0, &header)?;
+    let ranges = ranges.map(|r| r.start as usize..r.end as usize);
+    out.write_at(0, &section_header(LAYOUT_VERSION, &ranges))?;
     Ok(at)
 }
 
@@ -465,18 +459,25 @@ impl Reader<'_> {
         Ok(true)
     }
 
-    /// Appends the next `n` bytes to `out`.
-    fn take(&mut self, mut n: usize, out: &mut Vec<u8>) -> io::Result<()> {
-        while n > 0 {
+    /// Fills `out` with the next bytes.
+    fn read_exact(&mut self, mut out: &mut [u8]) -> io::Result<()> {
+        while !out.is_empty() {
             if !self.fill()? {
                 return Err(damaged());
             }
-            let k = n.min(self.buf.len() - self.pos);
-            out.extend_from_slice(&self.buf[self.pos..self.pos + k]);
+            let k = out.len().min(self.buf.len() - self.pos);
+            out[..k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
             self.pos += k;
-            n -= k;
+            out = &mut out[k..];
         }
         Ok(())
+    }
+
+    /// Appends the next `n` bytes to `out`.
+    fn take(&mut self, n: usize, out: &mut Vec<u8>) -> io::Result<()> {
+        let start = out.len();
+        out.resize(start + n, 0);
+        self.read_exact(&mut out[start..])
     }
 
     /// The next little-endian u64, or `None` at the section's end.
@@ -484,17 +485,15 @@ impl Reader<'_> {
         if !self.fill()? {
             return Ok(None);
         }
-        let mut bytes = Vec::with_capacity(8);
-        self.take(8, &mut bytes)?;
-        Ok(Some(u64::from_le_bytes(
-            bytes.try_into().map_err(|_| damaged())?,
-        )))
+        let mut bytes = [0u8; 8];
+        self.read_exact(&mut bytes)?;
+        Ok(Some(u64::from_le_bytes(bytes)))
     }
 
     fn u32(&mut self) -> io::Result<u32> {
-        let mut bytes = Vec::with_capacity(4);
-        self.take(4, &mut bytes)?;
-        Ok(u32::from_le_bytes(bytes.try_into().map_err(|_| damaged())?))
+        let mut bytes = [0u8; 4];
+        self.read_exact(&mut bytes)?;
+        Ok(u32::from_le_bytes(bytes))
     }
 
     /// The next offset of `width` bytes.

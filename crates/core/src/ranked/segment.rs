@@ -30,7 +30,7 @@ use super::docs::{BODY, Doc, FIELDS};
 use super::terms::{self, Term};
 use crate::index::Stamp;
 use crate::store::mapped::Bytes;
-use crate::store::{put_var, var};
+use crate::store::{put_var, section_header, var};
 
 /// Why a file has no documents.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -224,19 +224,25 @@ impl Segment {
     /// The postings bytes of term `i` of the main dictionary.
     fn list(&self, i: usize) -> &[u8] {
         let offsets = self.words(OFFSETS);
-        match (offsets.get(i), offsets.get(i + 1)) {
-            (Some(&from), Some(&to)) => (self.section(POSTINGS))
-                .get(from as usize..to as usize)
-                .unwrap_or_default(),
-            _ => &[],
-        }
+        self.between(
+            POSTINGS,
+            offsets.get(i).copied(),
+            offsets.get(i + 1).copied(),
+        )
     }
 
     /// The postings bytes of term `i` of the path dictionary.
     fn path_list(&self, i: usize) -> &[u8] {
         let offsets = self.halves(PATH_OFFSETS);
-        match (offsets.get(i), offsets.get(i + 1)) {
-            (Some(&from), Some(&to)) => (self.section(PATH_POSTINGS))
+        let at = |i: usize| offsets.get(i).copied().map(u64::from);
+        self.between(PATH_POSTINGS, at(i), at(i + 1))
+    }
+
+    /// The bytes of `section` from one offset to the next (none when either is missing or
+    /// they are out of range).
+    fn between(&self, section: usize, from: Option<u64>, to: Option<u64>) -> &[u8] {
+        match (from, to) {
+            (Some(from), Some(to)) => (self.section(section))
                 .get(from as usize..to as usize)
                 .unwrap_or_default(),
             _ => &[],
@@ -559,11 +565,8 @@ fn lay_out(draft: &Draft, postings: usize, fill_postings: impl FnOnce(&mut [u8])
         at = (at + len).next_multiple_of(8);
     }
     let bytes = Bytes::build(at, |buf| {
-        buf[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
+        buf[..HEADER_BYTES].copy_from_slice(&section_header(LAYOUT_VERSION, &ranges));
         for (i, (range, section)) in ranges.iter().zip(sections).enumerate() {
-            let head = 8 + i * 16;
-            buf[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-            buf[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
             if i != POSTINGS {
                 buf[range.clone()].copy_from_slice(section);
             }

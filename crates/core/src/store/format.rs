@@ -108,6 +108,18 @@ pub(crate) fn var(bytes: &mut &[u8]) -> Option<u64> {
     None
 }
 
+/// The header every index's buffer opens with: its layout version (u32, then 4 bytes of
+/// padding), then each section's offset and length (u64 each), in section order.
+pub(crate) fn section_header(version: u32, ranges: &[std::ops::Range<usize>]) -> Vec<u8> {
+    let mut head = vec![0u8; 8];
+    head[..4].copy_from_slice(&version.to_le_bytes());
+    for range in ranges {
+        head.extend_from_slice(&(range.start as u64).to_le_bytes());
+        head.extend_from_slice(&(range.len() as u64).to_le_bytes());
+    }
+    head
+}
+
 /// Appends `v` as a varint (see [`var`]).
 pub(crate) fn put_var(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {

@@ -179,11 +179,7 @@ impl<T: Stored> Stores<T> {
         let started = Instant::now();
         let bytes = held.bytes();
         if bytes.len() as u64 > store.max_index_bytes() {
-            rs.note = format!(
-                "not stored: {} is over the store's limit of {}",
-                crate::quote::byte_size(bytes.len() as u64),
-                crate::quote::byte_size(store.max_bytes())
-            );
+            rs.note = format!("not stored: {}", over_limit(&store, bytes.len() as u64));
             entry.discard(T::KIND);
             return false;
         }
@@ -223,13 +219,12 @@ impl<T: Stored> Stores<T> {
         if !cfg!(unix) {
             return None;
         }
+        let store = self.store.clone()?;
         let rs = self.get(root)?;
         if rs.writer.is_none() && rs.other_writer() {
             return None;
         }
         rs.writer.as_ref()?;
-        let store = self.store.as_ref()?;
-        let rs = self.roots.get(root)?;
         let spill = super::scratch::Spill::new(rs.entry.as_ref()?.dir.clone(), store.part_bytes);
         Some(spill.with_pause(store.write_pause))
     }
@@ -313,11 +308,7 @@ impl<T: Stored> Stores<T> {
             .map_err(|err| Refused::Io(err.to_string()))?
             .len();
         let published = match len > store.max_index_bytes() {
-            true => Err(format!(
-                "{} is over the store's limit of {}",
-                crate::quote::byte_size(len),
-                crate::quote::byte_size(store.max_bytes())
-            )),
+            true => Err(over_limit(&store, len)),
             false => (sealed.publish(&entry.file(T::KIND))).map_err(|err| err.to_string()),
         };
         if let Err(why) = published {
@@ -339,6 +330,15 @@ impl<T: Stored> Stores<T> {
         store.evict(entry);
         Ok(Arc::new(held))
     }
+}
+
+/// Why an index of `bytes` is not stored under `--cache-max-mb`.
+fn over_limit(store: &Store, bytes: u64) -> String {
+    format!(
+        "{} is over the store's limit of {}",
+        crate::quote::byte_size(bytes),
+        crate::quote::byte_size(store.max_bytes())
+    )
 }
 
 /// What `list_roots` says of a root whose `T` was just stored (`bytes` long): `loaded`,

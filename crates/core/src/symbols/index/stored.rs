@@ -51,13 +51,7 @@ fn layout_of(buf: &[u8]) -> Result<Layout, Refused> {
     if buf.len() != end.next_multiple_of(8) {
         return Err(invalid("not the length its sections say"));
     }
-    let layout = Layout {
-        arena: ranges[0].clone(),
-        recs: ranges[1].clone(),
-        files: ranges[2].clone(),
-        sorted: ranges[3].clone(),
-        lowers: ranges[4].clone(),
-    };
+    let layout = Layout::of(&ranges);
     let records = layout.recs.len() / size_of::<Rec>();
     let whole = layout.recs.len().is_multiple_of(size_of::<Rec>())
         && layout.files.len().is_multiple_of(size_of::<FileRec>())

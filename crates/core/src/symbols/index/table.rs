@@ -21,6 +21,7 @@ use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
 
 use crate::platform::os::OsStrExt;
 use crate::store::mapped::Bytes;
+use crate::store::section_header;
 use crate::symbols::extract::Definition;
 // A record stores its kind as a position in `KINDS`.
 use crate::index::Stamp;
@@ -86,6 +87,19 @@ pub(super) struct Layout {
     pub(super) files: Range<usize>,
     pub(super) sorted: Range<usize>,
     pub(super) lowers: Range<usize>,
+}
+
+impl Layout {
+    /// The sections at `ranges`, in buffer order (arena, records, files, sorted, lowers).
+    pub(super) fn of(ranges: &[Range<usize>]) -> Layout {
+        Layout {
+            arena: ranges[0].clone(),
+            recs: ranges[1].clone(),
+            files: ranges[2].clone(),
+            sorted: ranges[3].clone(),
+            lowers: ranges[4].clone(),
+        }
+    }
 }
 
 /// One build of one root's definitions (immutable): the buffer and its sections.
@@ -254,13 +268,7 @@ impl Packer {
                 buf[at..at + bytes.len()].copy_from_slice(bytes);
             });
         });
-        let layout = Layout {
-            arena: ranges[0].clone(),
-            recs: ranges[1].clone(),
-            files: ranges[2].clone(),
-            sorted: ranges[3].clone(),
-            lowers: ranges[4].clone(),
-        };
+        let layout = Layout::of(&ranges);
         Table { bytes, layout }
     }
 }
@@ -319,14 +327,7 @@ pub(super) fn write_sections(
     ranges: &[Range<usize>],
     mut put: impl FnMut(usize, &[u8]),
 ) {
-    let mut header = [0u8; HEADER_BYTES];
-    header[..4].copy_from_slice(&LAYOUT_VERSION.to_le_bytes());
-    for (i, range) in ranges.iter().enumerate() {
-        let head = 8 + i * 16;
-        header[head..head + 8].copy_from_slice(&(range.start as u64).to_le_bytes());
-        header[head + 8..head + 16].copy_from_slice(&(range.len() as u64).to_le_bytes());
-    }
-    put(0, &header);
+    put(0, &section_header(LAYOUT_VERSION, ranges));
     for (range, section) in ranges.iter().zip(sections(draft, sorted)) {
         put(range.start, section);
     }

@@ -221,6 +221,16 @@ pub struct Options {
     #[arg(long, value_name = "SECS", default_value_t = 120.0)]
     pub elicitation_timeout: f64,
 
+    /// `search` asks the host's model (MCP sampling, when the client offers it) to add the
+    /// code terms a prose question implies, unless a call says `expand: false`.
+    #[arg(long)]
+    pub expand: bool,
+
+    /// Seconds `search` waits for the host's model's code terms before searching the
+    /// query as given.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub expand_timeout: f64,
+
     /// stderr log level (error, warn, info, debug, trace, or a tracing filter); overrides
     /// RUST_LOG.
     #[arg(long, value_name = "LEVEL")]
@@ -370,6 +380,8 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         max_output_bytes: options.max_output_bytes,
         roots_timeout: seconds("--roots-timeout", options.roots_timeout)?,
         elicitation_timeout: seconds("--elicitation-timeout", options.elicitation_timeout)?,
+        search_expand: options.expand,
+        expand_timeout: seconds("--expand-timeout", options.expand_timeout)?,
         paths: match options.paths {
             Paths::Relative => rootgrep_core::config::PathDisplay::Relative,
             Paths::Absolute => rootgrep_core::config::PathDisplay::Absolute,
@@ -527,6 +539,12 @@ impl Options {
                 "--elicitation-timeout",
                 Some(self.elicitation_timeout.to_string()),
             );
+        }
+        if self.expand {
+            push("--expand", None);
+        }
+        if self.expand_timeout != defaults.expand_timeout {
+            push("--expand-timeout", Some(self.expand_timeout.to_string()));
         }
         if let Some(level) = &self.log_level {
             push("--log-level", Some(level.clone()));

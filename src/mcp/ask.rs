@@ -360,7 +360,11 @@ fn refused(sent: &str, access: Access) -> String {
 /// Tells the client we no longer wait for our request `id`. Bounded: when the session is
 /// shutting down (stdin ended) nobody takes the notification, and the tool call that gave
 /// up on its question must still finish at once.
-async fn cancel_outbound(peer: &Peer<RoleServer>, id: rmcp::model::RequestId, reason: &str) {
+pub(crate) async fn cancel_outbound(
+    peer: &Peer<RoleServer>,
+    id: rmcp::model::RequestId,
+    reason: &str,
+) {
     let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
     match tokio::time::timeout(CANCEL_SEND_LIMIT, peer.notify_cancelled(params)).await {
         Ok(Ok(())) => {}

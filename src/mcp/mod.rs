@@ -16,6 +16,7 @@ pub mod progress;
 pub mod prompts;
 pub mod render;
 pub mod resources;
+pub mod sample;
 pub mod sealed;
 pub mod session;
 pub mod shown;

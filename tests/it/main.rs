@@ -47,6 +47,7 @@ mod read;
 mod repeat;
 mod resources;
 mod roots;
+mod sampling;
 mod schema_fuzz;
 mod search;
 mod sharing;

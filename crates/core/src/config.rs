@@ -36,6 +36,11 @@ pub struct Config {
     pub roots_timeout: Duration,
     /// How long to wait for the user to answer an out-of-root question.
     pub elicitation_timeout: Duration,
+    /// `search` asks the host's model for code terms (when the client can sample) unless
+    /// the call says `expand: false`.
+    pub search_expand: bool,
+    /// How long `search` waits for the host's model's code terms.
+    pub expand_timeout: Duration,
     /// How answers name the files they list.
     pub paths: PathDisplay,
     /// Tools `tools/list` does not offer (names checked by the adapter): those left out of

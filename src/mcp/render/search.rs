@@ -13,6 +13,7 @@ use crate::mcp::render::Rooms;
 use crate::mcp::render::paths::Paths;
 use crate::mcp::render::symbols::{admit, cost, is_false, rooms};
 use crate::mcp::render::{Answer, json_len, page_note};
+use crate::mcp::sample::Expansion;
 use crate::mcp::shown::{self, Piece, Recall, Stamp};
 use rootgrep_core::quote::escape_for_display;
 use rootgrep_core::ranked::{RankedHit, RankedOutcome, RankedRequest, RankedState, RankedStats};
@@ -72,6 +73,10 @@ pub struct SearchOut {
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Code terms the host's model added to the query (`expand`); `notes` says which model,
+    /// or why the query was searched as given.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub expanded: Vec<String>,
     #[serde(default, skip_serializing_if = "SearchStatsOut::is_empty")]
     #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: SearchStatsOut,
@@ -106,6 +111,7 @@ impl SearchStatsOut {
 pub(crate) fn render_search(
     request: &RankedRequest,
     outcome: &RankedOutcome,
+    expansion: &Expansion,
     (paths, recall): (&Paths, &Recall),
     budget: usize,
 ) -> Answer {
@@ -120,7 +126,8 @@ pub(crate) fn render_search(
              in words or identifiers"
         ));
     }
-    let notes = notes(outcome);
+    let mut notes = notes(outcome);
+    notes.extend(expansion.note());
     let notes_len: usize = notes.iter().map(|n| json_len(n) + 8).sum();
     let mut rooms = rooms(budget, paths);
     rooms.spend(notes_len, notes_len);
@@ -160,6 +167,10 @@ pub(crate) fn render_search(
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
         notes,
+        expanded: match expansion {
+            Expansion::Terms { terms, .. } => terms.clone(),
+            _ => Vec::new(),
+        },
         stats: stats_out(stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))

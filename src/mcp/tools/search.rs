@@ -13,6 +13,7 @@ use super::{Call, lenient, read_only_annotations, schema_of};
 use crate::mcp::hints;
 use crate::mcp::render::Answer;
 use crate::mcp::render::search::{SearchOut, render_search};
+use crate::mcp::sample::{self, Expansion};
 use rootgrep_core::ranked::{self, RankedRequest};
 use rootgrep_core::symbols::lang::Lang;
 use rootgrep_core::walk::Control;
@@ -63,6 +64,10 @@ pub struct SearchArgs {
     /// Repeat lines shown before.
     #[serde(default)]
     pub repeat: Option<bool>,
+    /// Ask the host's model (if the client offers sampling) for the code terms a question
+    /// in words implies, and search with them too (default: the server's --expand).
+    #[serde(default)]
+    pub expand: Option<bool>,
 }
 
 /// Whether the search index of every target's root is ready.
@@ -117,8 +122,20 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
         Ok(targets) => targets,
         Err(answer) => return answer,
     };
+    let asked = args.expand.unwrap_or(call.session.config.search_expand);
+    let expansion = sample::expand(
+        call.session,
+        call.ctx,
+        call.modern.is_some(),
+        asked,
+        &args.query,
+    )
+    .await;
+    if let Expansion::Cancelled = expansion {
+        return Answer::cancelled();
+    }
     let request = RankedRequest {
-        query: args.query,
+        query: expansion.query(&args.query),
         kinds,
         langs,
         offset,
@@ -149,7 +166,7 @@ pub async fn search(call: &Call<'_>, args: SearchArgs) -> Answer {
             index.as_deref(),
             control,
         ) {
-            Ok(outcome) => render_search(&request, &outcome, (&paths, &recall), budget),
+            Ok(outcome) => render_search(&request, &outcome, &expansion, (&paths, &recall), budget),
             Err(err) => Answer::error(hints::search(&err)),
         }
     };

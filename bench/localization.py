@@ -186,11 +186,12 @@ def run(a):
             continue
         counts = splits(a.sets, name, cutoffs)
         result = {"repo": name, "lang": lang, "cutoffs": cutoffs, "tasks": counts, "figures": {}}
-        for split in ("dev", "heldout"):
-            for variant in list(VARIANTS) + (list(ORACLE) if a.oracle else []):
+        for split in a.splits.split(","):
+            for variant in (a.variants.split(",") if a.variants else list(VARIANTS)) + (list(ORACLE) if a.oracle else []):
                 t0 = time.monotonic()
                 values = evaluate(a, name, rgtype, split, variant)
-                values.update(budget(a, name, split, variant))
+                if not a.no_budget:
+                    values.update(budget(a, name, split, variant))
                 result["figures"][f"{split}/{variant}"] = values
                 print(f"{name} {split}/{variant}: search func@5 {values.get('rootgrep_func_at_5')} "
                       f"bm25-func {values.get('bm25-func_func_at_5')} ({time.monotonic() - t0:.0f}s)", file=sys.stderr)
@@ -250,6 +251,9 @@ def main():
     b = sub.add_parser("build"); b.add_argument("loc"); b.add_argument("mirrors"); b.add_argument("sets")
     r = sub.add_parser("run"); r.add_argument("loc"); r.add_argument("sets")
     r.add_argument("--server", required=True); r.add_argument("--out", required=True); r.add_argument("--only")
+    r.add_argument("--splits", default="dev,heldout", help="tune on dev alone: --splits dev")
+    r.add_argument("--variants", help="comma-separated, of full, hard, short (default: all three)")
+    r.add_argument("--no-budget", action="store_true", help="skip the 16 KiB pass (a second server per tree)")
     r.add_argument("--oracle", action="store_true", help="also the short query plus the gold names (a perfect rewrite)")
     t = sub.add_parser("table"); t.add_argument("out")
     a = ap.parse_args()

@@ -144,6 +144,61 @@ fn the_definition_a_question_is_about_comes_first_in_every_language() {
     }
 }
 
+/// Files and lines named as stack traces and agents write them put the definition holding
+/// the line first, even against the query's other words; a path from another machine names
+/// the root's file by its last components.
+#[test]
+fn a_file_and_line_in_the_query_put_that_definition_first() {
+    let ws = workspace();
+    polyglot(&ws.app);
+    let mut client = ready(&ws.app);
+    let plain = top(
+        &client.call("search", json!({"query": "watchdog rearm reset"})),
+        &ws.app,
+    );
+    assert_eq!(
+        plain.first().map(String::as_str),
+        Some("c/timer.c:wdog_rearm")
+    );
+    for (question, answer) in [
+        (
+            "watchdog rearm reset; thread 'main' panicked at rust/queue.rs:10:13:",
+            "rust/queue.rs:push_evicting",
+        ),
+        (
+            "watchdog rearm reset\n#0 0x55 in x /home/ci/work/app/rust/queue.rs:9:5",
+            "rust/queue.rs:push_evicting",
+        ),
+        (
+            "watchdog rearm reset\n  File \"py/config.py\", line 6, in <module>",
+            "py/config.py:parse_yaml",
+        ),
+    ] {
+        let result = client.call("search", json!({"query": question}));
+        assert!(!is_error(&result), "{question}: {result}");
+        let got = top(&result, &ws.app);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some(answer),
+            "{question}: {got:?}"
+        );
+        assert!(got.contains(&"c/timer.c:wdog_rearm".to_string()), "{got:?}");
+    }
+    // A line outside every definition of a named file, or a file the root lacks, moves
+    // nothing.
+    for question in [
+        "watchdog rearm reset at nowhere/else.rs:10",
+        "watchdog rearm reset at rust/queue.rs:999",
+    ] {
+        let got = top(&client.call("search", json!({"query": question})), &ws.app);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some("c/timer.c:wdog_rearm"),
+            "{question}"
+        );
+    }
+}
+
 #[test]
 fn both_forms_agree_and_say_how_to_read_the_rest() {
     let ws = workspace();

@@ -23,6 +23,7 @@ mod find;
 mod index;
 pub(crate) mod parts;
 pub(crate) mod prefilter;
+pub(crate) mod refs;
 mod request;
 pub(crate) mod score;
 pub(crate) mod segment;

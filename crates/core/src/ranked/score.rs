@@ -23,6 +23,12 @@ pub(crate) const B: [f32; FIELDS] = [0.5, 0.5, 0.75, 0.75];
 pub(crate) const PATH_B: f32 = 0.5;
 /// How much a path hint can raise a score.
 pub(crate) const HINT_BETA: f32 = 0.5;
+/// How much a file the query names (`timer.c`, `src/a.rs:12`) raises its documents' scores.
+pub(crate) const FILE_REF_BETA: f32 = 0.5;
+/// How far above the best other document the definition holding a named line is put.
+pub(crate) const LINE_REF_BETA: f32 = 0.25;
+/// A reference matching more files than this (`mod.rs`) names none of them.
+const MAX_REF_FILES: usize = 16;
 
 /// One segment as a query scores it: which of its files are live (served: not replaced
 /// by a newer segment, not changed since) and which of those the request keeps (in the
@@ -134,9 +140,12 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
         }
     }
     let mut found: Vec<Scored> = Vec::new();
-    for (at, (part, s)) in parts.iter().zip(scores.iter_mut()).enumerate() {
+    for (part, s) in parts.iter().zip(scores.iter_mut()) {
         hint(part, s, query);
         prior(part, s);
+    }
+    refs(parts, &mut scores, query);
+    for (at, s) in scores.iter().enumerate() {
         found.extend(s.touched.iter().map(|&doc| Scored {
             part: at,
             doc,
@@ -238,6 +247,74 @@ fn prior(part: &Part, s: &mut Scores) {
             _ => TYPE_PRIOR,
         };
         s.score[doc as usize] *= factor;
+    }
+}
+
+/// Favours what the query's code references name (`refs.rs`): each scored document of a
+/// named file × (1 + [`FILE_REF_BETA`]), once per file; then the innermost document holding
+/// a named line is put [`LINE_REF_BETA`] above the best score of the answer (scored even
+/// when it holds no query word), so a stack trace's frames come first.
+fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
+    if query.refs.is_empty() {
+        return;
+    }
+    // Per part: (file, line) of every reference that names one of its files.
+    let named: Vec<Vec<(u32, Option<u32>)>> = parts
+        .iter()
+        .map(|part| {
+            let seg = part.seg;
+            let mut out = Vec::new();
+            for r in &query.refs {
+                let mut files = Vec::new();
+                seg.path_postings(super::terms::hash(&r.stem()), |file, _| {
+                    if part.live.get(file as usize) == Some(&true) && r.names(seg.path(file)) {
+                        files.push(file);
+                    }
+                });
+                if files.len() <= MAX_REF_FILES {
+                    out.extend(files.into_iter().map(|file| (file, r.line)));
+                }
+            }
+            out
+        })
+        .collect();
+    for ((part, s), named) in parts.iter().zip(scores.iter_mut()).zip(&named) {
+        let mut boosted = std::collections::HashSet::new();
+        for &(file, _) in named {
+            let f = &part.seg.files()[file as usize];
+            if boosted.insert(file) {
+                for doc in f.first..f.first + f.count {
+                    if s.score[doc as usize] > 0.0 {
+                        s.score[doc as usize] *= 1.0 + FILE_REF_BETA;
+                    }
+                }
+            }
+        }
+    }
+    let best = scores
+        .iter()
+        .flat_map(|s| s.touched.iter().map(|&d| s.score[d as usize]))
+        .fold(0.0f32, f32::max);
+    let best = if best > 0.0 { best } else { 1.0 };
+    for ((part, s), named) in parts.iter().zip(scores.iter_mut()).zip(&named) {
+        let docs = part.seg.docs();
+        for &(file, line) in named {
+            let Some(line) = line else { continue };
+            let f = &part.seg.files()[file as usize];
+            let holding = (f.first..f.first + f.count)
+                .filter(|&doc| {
+                    let d = &docs[doc as usize];
+                    d.line <= line && line <= d.end_line && wanted(part, d)
+                })
+                .min_by_key(|&doc| docs[doc as usize].end_line - docs[doc as usize].line);
+            if let Some(doc) = holding {
+                if s.score[doc as usize] == 0.0 {
+                    s.touched.push(doc);
+                }
+                let score = &mut s.score[doc as usize];
+                *score = score.max(best) * (1.0 + LINE_REF_BETA);
+            }
+        }
     }
 }
 

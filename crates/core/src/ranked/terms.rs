@@ -192,6 +192,8 @@ pub(crate) struct Query {
     pub(crate) terms: Vec<QueryTerm>,
     /// Path segments named by a `subsystem:` prefix (`fs/vfs: fix …` → `fs`, `vfs`).
     pub(crate) hint: Vec<String>,
+    /// Files and lines the query names (`src/queue.rs:42`, `timer.c`).
+    pub(crate) refs: Vec<super::refs::CodeRef>,
 }
 
 /// Weight of a code-like word's whole token.
@@ -204,6 +206,7 @@ const CODE_WEIGHT: f32 = 2.0;
 pub(crate) fn parse_query(text: &str) -> Query {
     let mut query = Query {
         hint: path_hint(text),
+        refs: super::refs::code_refs(text),
         ..Query::default()
     };
     let mut seen: HashMap<Term, usize> = HashMap::new();

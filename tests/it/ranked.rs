@@ -144,9 +144,9 @@ fn the_definition_a_question_is_about_comes_first_in_every_language() {
     }
 }
 
-/// Files and lines named as stack traces and agents write them put the definition holding
-/// the line first, even against the query's other words; a path from another machine names
-/// the root's file by its last components.
+/// Files and lines named as stack traces and agents write them, and quoted messages, put
+/// the definition holding the line first, even against the query's other words; a path from
+/// another machine names the root's file by its last components.
 #[test]
 fn a_file_and_line_in_the_query_put_that_definition_first() {
     let ws = workspace();
@@ -184,11 +184,30 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
         );
         assert!(got.contains(&"c/timer.c:wdog_rearm".to_string()), "{got:?}");
     }
-    // A line outside every definition of a named file, or a file the root lacks, moves
-    // nothing.
+    // A quoted message is looked up literally: the definition holding it comes first.
+    for (question, answer) in [
+        (
+            "watchdog rearm reset; the delay is `2 ** attempt * 100`",
+            "js/socket.js:reconnectSocket",
+        ),
+        (
+            "watchdog rearm reset, then \"delete(c.items, k)\" panics",
+            "go/cache.go:Evict",
+        ),
+    ] {
+        let got = top(&client.call("search", json!({"query": question})), &ws.app);
+        assert_eq!(
+            got.first().map(String::as_str),
+            Some(answer),
+            "{question}: {got:?}"
+        );
+    }
+    // A line outside every definition of a named file, a file the root lacks, or a quoted
+    // text found nowhere moves nothing.
     for question in [
         "watchdog rearm reset at nowhere/else.rs:10",
         "watchdog rearm reset at rust/queue.rs:999",
+        "watchdog rearm reset \"no such message here\"",
     ] {
         let got = top(&client.call("search", json!({"query": question})), &ws.app);
         assert_eq!(

@@ -49,6 +49,13 @@ pub fn rank(
         out.no_terms = true;
         return Ok(out);
     }
+    // Quoted messages are looked up literally; the lines holding them name definitions.
+    let phrases = super::phrases::quoted(text);
+    if !phrases.is_empty() {
+        let threads = request.threads.max(1);
+        let found = super::phrases::phrase_refs(&phrases, targets, roots, files, control, threads)?;
+        query.refs.extend(found);
+    }
     let kinds: Vec<u8> = request
         .kinds
         .iter()

@@ -6,7 +6,8 @@
 //! documents: definitions and the regions between them), [`segment`] (a packed inverted
 //! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F), [`build`]
 //! (reading files into documents), `index` (the live index of every root), [`excerpt`]
-//! (what a hit shows), [`prefilter`] (ranking without an index), `request` (what a query
+//! (what a hit shows), [`refs`] and [`phrases`] (files, lines and quoted messages a query
+//! names), [`prefilter`] (ranking without an index), `request` (what a query
 //! asks and gets), [`sources`] (the segments a query scores), `find` (the query: [`rank`]).
 
 pub use find::rank;
@@ -22,6 +23,7 @@ pub(crate) mod excerpt;
 mod find;
 mod index;
 pub(crate) mod parts;
+pub(crate) mod phrases;
 pub(crate) mod prefilter;
 pub(crate) mod refs;
 mod request;

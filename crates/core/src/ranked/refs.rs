@@ -24,6 +24,9 @@ pub(crate) struct CodeRef {
     pub(crate) components: Vec<String>,
     /// The 1-based line, when given.
     pub(crate) line: Option<u32>,
+    /// Named by the query itself (`a.rs:12`: its definition comes first), not found by
+    /// looking a quoted message up (`phrases.rs`: its definition only weighs more).
+    pub(crate) firm: bool,
 }
 
 impl CodeRef {
@@ -103,6 +106,7 @@ fn reference(token: &str) -> Option<CodeRef> {
     Some(CodeRef {
         components,
         line: line.flatten(),
+        firm: true,
     })
 }
 

@@ -27,6 +27,8 @@ pub(crate) const HINT_BETA: f32 = 0.5;
 pub(crate) const FILE_REF_BETA: f32 = 0.5;
 /// How far above the best other document the definition holding a named line is put.
 pub(crate) const LINE_REF_BETA: f32 = 0.25;
+/// How much the definition holding a quoted message's line gains.
+pub(crate) const PHRASE_BETA: f32 = 0.5;
 /// A reference matching more files than this (`mod.rs`) names none of them.
 const MAX_REF_FILES: usize = 16;
 
@@ -252,14 +254,15 @@ fn prior(part: &Part, s: &mut Scores) {
 
 /// Favours what the query's code references name (`refs.rs`): each scored document of a
 /// named file × (1 + [`FILE_REF_BETA`]), once per file; then the innermost document holding
-/// a named line is put [`LINE_REF_BETA`] above the best score of the answer (scored even
-/// when it holds no query word), so a stack trace's frames come first.
+/// a line the query names is put [`LINE_REF_BETA`] above the best score of the answer
+/// (scored even when it holds no query word), so a stack trace's frames come first; one
+/// holding a quoted message's line gains [`PHRASE_BETA`].
 fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
     if query.refs.is_empty() {
         return;
     }
-    // Per part: (file, line) of every reference that names one of its files.
-    let named: Vec<Vec<(u32, Option<u32>)>> = parts
+    // Per part: (file, line, firm) of every reference that names one of its files.
+    let named: Vec<Vec<(u32, Option<u32>, bool)>> = parts
         .iter()
         .map(|part| {
             let seg = part.seg;
@@ -272,7 +275,7 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
                     }
                 });
                 if files.len() <= MAX_REF_FILES {
-                    out.extend(files.into_iter().map(|file| (file, r.line)));
+                    out.extend(files.into_iter().map(|file| (file, r.line, r.firm)));
                 }
             }
             out
@@ -280,7 +283,7 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
         .collect();
     for ((part, s), named) in parts.iter().zip(scores.iter_mut()).zip(&named) {
         let mut boosted = std::collections::HashSet::new();
-        for &(file, _) in named {
+        for &(file, _, _) in named {
             let f = &part.seg.files()[file as usize];
             if boosted.insert(file) {
                 for doc in f.first..f.first + f.count {
@@ -298,7 +301,7 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
     let best = if best > 0.0 { best } else { 1.0 };
     for ((part, s), named) in parts.iter().zip(scores.iter_mut()).zip(&named) {
         let docs = part.seg.docs();
-        for &(file, line) in named {
+        for &(file, line, firm) in named {
             let Some(line) = line else { continue };
             let f = &part.seg.files()[file as usize];
             let holding = (f.first..f.first + f.count)
@@ -307,12 +310,16 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
                     d.line <= line && line <= d.end_line && wanted(part, d)
                 })
                 .min_by_key(|&doc| docs[doc as usize].end_line - docs[doc as usize].line);
-            if let Some(doc) = holding {
-                if s.score[doc as usize] == 0.0 {
-                    s.touched.push(doc);
+            match holding {
+                Some(doc) if firm => {
+                    if s.score[doc as usize] == 0.0 {
+                        s.touched.push(doc);
+                    }
+                    let score = &mut s.score[doc as usize];
+                    *score = score.max(best) * (1.0 + LINE_REF_BETA);
                 }
-                let score = &mut s.score[doc as usize];
-                *score = score.max(best) * (1.0 + LINE_REF_BETA);
+                Some(doc) => s.score[doc as usize] *= 1.0 + PHRASE_BETA,
+                None => {}
             }
         }
     }

@@ -78,6 +78,7 @@ class Bm25:
 
 
 SHOWN = {}
+HEADERS = {}  # names seen in a hunk header of some commit
 
 
 def touched_names(tree, sha):
@@ -91,6 +92,7 @@ def touched_names(tree, sha):
             if line.startswith("@@"):
                 for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", line.split("@@")[-1]):
                     names[w] = max(names[w], 1.0)
+                    HEADERS[w] = True
             elif line[:1] in "+-" and not line.startswith(("+++", "---")):
                 for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]{2,}", line):
                     names[w] = max(names[w], 0.3)
@@ -139,6 +141,9 @@ def main():
     ap.add_argument("sets"); ap.add_argument("--server", required=True); ap.add_argument("--only")
     ap.add_argument("--split", default="dev"); ap.add_argument("--variant", default="hard", choices=("full", "hard"))
     ap.add_argument("--json")
+    ap.add_argument("--expand", type=int, default=0,
+                    help="instead of re-ranking: add the N names the similar commits' diffs touched most "
+                         "(hunk-header names only) to the query, and rank again")
     a = ap.parse_args()
     grid = [(0, 0, 0), (0.25, 0, 0), (0, 0, 0.25), (0, 0, 0.5), (0, 0, 1), (0.25, 0, 0.25), (0.25, 0, 0.5),
             (0.5, 0, 0.5)]
@@ -164,8 +169,12 @@ def main():
             server = Server(a.server, tree)
             for t in ts:
                 q = t["query_hard" if a.variant == "hard" else "query"]
-                rows = hits_of(server.call("search", {"query": q, "head_limit": 50}))
                 similar, prior, named = signals(commits, bm, now, q, tree)
+                if a.expand:
+                    heads = {n: w for n, w in named.items() if HEADERS.get(n)}
+                    extra = sorted(heads, key=lambda n: -heads[n])[:a.expand]
+                    q = q + "\n" + " ".join(extra)
+                rows = hits_of(server.call("search", {"query": q, "head_limit": 50}))
                 ms = max([similar.get(r[0], 0) for r in rows] + [1e-9])
                 mp = max([math.log1p(prior.get(r[0], 0)) for r in rows] + [1e-9])
                 mn = max([named.get(r[3], 0) for r in rows] + [1e-9])

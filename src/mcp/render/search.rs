@@ -73,10 +73,6 @@ pub struct SearchOut {
     pub partial: bool,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// Code terms the host's model added to the query (`expand`); `notes` says which model,
-    /// or why the query was searched as given.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub expanded: Vec<String>,
     #[serde(default, skip_serializing_if = "SearchStatsOut::is_empty")]
     #[schemars(schema_with = "crate::mcp::render::rows::counts_schema")]
     pub stats: SearchStatsOut,
@@ -167,10 +163,6 @@ pub(crate) fn render_search(
         next_offset,
         partial: !outcome.unindexed.is_empty() || stats.left_out > 0,
         notes,
-        expanded: match expansion {
-            Expansion::Terms { terms, .. } => terms.clone(),
-            _ => Vec::new(),
-        },
         stats: stats_out(stats),
     };
     Answer::text(text).with_structured(serde_json::to_value(&out).unwrap_or(Value::Null))

@@ -29,7 +29,7 @@ pub fn tool() -> Tool {
         "search",
         "Ranked search for a question in words (a bug report, an error): the \
          definitions most likely to answer it, with excerpts. Use it when you do not know \
-         the name (grep: exact text; symbols: a name). Lines already shown this session \
+         the name (grep: text; symbols: a name). Lines already shown this session \
          are one \"unchanged since shown\" line (repeat: true shows them).",
         schema_of::<SearchArgs>(),
     )
@@ -40,8 +40,8 @@ pub fn tool() -> Tool {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
-    /// The question: words, identifiers, paths, an error message. A leading
-    /// "subsystem/path: " favours that path.
+    /// The question: words, identifiers, paths, an error. A leading
+    /// "area/path: " favours that path.
     #[serde(alias = "q", alias = "question", alias = "pattern")]
     pub query: String,
     /// File(s) or directories (default: the roots).
@@ -64,8 +64,7 @@ pub struct SearchArgs {
     /// Repeat lines shown before.
     #[serde(default)]
     pub repeat: Option<bool>,
-    /// Ask the host's model (if the client offers sampling) for the code terms a question
-    /// in words implies, and search with them too (default: the server's --expand).
+    /// Add the host's model's code terms.
     #[serde(default)]
     pub expand: Option<bool>,
 }

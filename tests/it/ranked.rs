@@ -202,11 +202,10 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
             "{question}: {got:?}"
         );
     }
-    // A line outside every definition of a named file, a file the root lacks, or a quoted
-    // text found nowhere moves nothing.
+    // A file the root lacks, or a quoted text found nowhere, moves nothing; a line outside
+    // every definition of a named file adds nothing to naming the file.
     for question in [
         "watchdog rearm reset at nowhere/else.rs:10",
-        "watchdog rearm reset at rust/queue.rs:999",
         "watchdog rearm reset \"no such message here\"",
     ] {
         let got = top(&client.call("search", json!({"query": question})), &ws.app);
@@ -216,6 +215,21 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
             "{question}"
         );
     }
+    let file_only = top(
+        &client.call(
+            "search",
+            json!({"query": "watchdog rearm reset at rust/queue.rs"}),
+        ),
+        &ws.app,
+    );
+    let no_such_line = top(
+        &client.call(
+            "search",
+            json!({"query": "watchdog rearm reset at rust/queue.rs:999"}),
+        ),
+        &ws.app,
+    );
+    assert_eq!(file_only, no_such_line);
 }
 
 #[test]

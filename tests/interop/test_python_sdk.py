@@ -91,6 +91,7 @@ async def connect(
     args: Sequence[str] = (),
     cwd: Path | None = None,
     mode: str = "legacy",
+    sampling: Callable[..., Awaitable[Any]] | None = None,
 ) -> AsyncIterator[Client]:
     """Launch rootgrep over stdio and connect the SDK client, as a host would."""
     host = host or Host()
@@ -101,6 +102,7 @@ async def connect(
             mode=mode,
             list_roots_callback=host.list_roots if roots else None,
             elicitation_callback=host.elicit if elicitation else None,
+            sampling_callback=sampling,
             logging_callback=host.log,
             message_handler=host.message,
         )
@@ -666,6 +668,50 @@ async def test_search_ranks_definitions(rootgrep_bin, ws):
 
             err(await call(client, "search", {"query": "!!! ??? ..."}))
             err(await call(client, "search", {"query": "x", "kind": "nonsense"}))
+
+
+async def test_search_expand_asks_the_hosts_model(rootgrep_bin, ws):
+    """`expand: true` through the SDK's sampling callback: the host's model is asked for code
+    terms (a system prompt, a small maxTokens, speed-first preferences), its terms find the
+    definition the words alone miss, and the answer says what was added; a host that fails
+    leaves the plain query, and says so."""
+    (ws.root / "journal.c").write_text(
+        "int journal_flush_deadline(struct journal *j)\n{\n  return j->pending > LIMIT;\n}\n")
+    (ws.root / "notes.c").write_text(
+        "/* we give up waiting on the disk when it is slow */\nint wait_disk_slow(void)\n{\n  return 0;\n}\n")
+    asked: list[types.CreateMessageRequestParams] = []
+    failing = [False]
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        asked.append(params)
+        if failing[0]:
+            return types.ErrorData(code=-1, message="User rejected sampling request")
+        return types.CreateMessageResult(role="assistant", model="tiny-model",
+                                         content=types.TextContent(type="text", text="journal_flush_deadline"))
+
+    question = "when do we give up waiting on the disk"
+    with anyio.fail_after(TEST_BUDGET):
+        async with connect(rootgrep_bin, Host([ws.root]), sampling=sample) as client:
+            await require_tool(client, "search")
+            names = lambda r: [x.get("name") for f in r.structured_content.get("files", []) for x in f["results"]]
+            plain = await call(client, "search", {"query": question})
+            ok(plain)
+            assert not asked
+            assert names(plain)[0] == "wait_disk_slow", names(plain)
+
+            expanded = await call(client, "search", {"query": question, "expand": True})
+            text = ok(expanded)
+            assert len(asked) == 1
+            assert "code terms" in (asked[0].system_prompt or "")
+            assert asked[0].max_tokens <= 200
+            assert names(expanded)[0] == "journal_flush_deadline", names(expanded)
+            assert "expanded by the host's model (tiny-model) with: journal_flush_deadline" in text
+
+            failing[0] = True
+            refused = await call(client, "search", {"query": question, "expand": True})
+            text = ok(refused)
+            assert "not expanded: the host refused or failed" in text, text
+            assert names(refused)[0] == "wait_disk_slow"
 
 
 async def test_symbols_outline_references_and_read_symbol(rootgrep_bin, ws):

@@ -49,7 +49,9 @@ pub fn rank(
         out.no_terms = true;
         return Ok(out);
     }
-    // Quoted messages are looked up literally; the lines holding them name definitions.
+    // Files and lines the query names; quoted messages are looked up literally, and the
+    // lines holding them name definitions too.
+    query.refs = super::refs::code_refs(text);
     let phrases = super::phrases::quoted(text);
     if !phrases.is_empty() {
         let threads = request.threads.max(1);

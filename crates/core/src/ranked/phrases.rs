@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 
 use super::prefilter::root_for;
-use super::refs::CodeRef;
+use super::terms::CodeRef;
 use crate::search::{self, CaseMode, GrepEntries, GrepQuery, Indexes, OutputMode, SearchError};
 use crate::walk::Control;
 

@@ -1,11 +1,11 @@
 //! Code references in a query, as agents and stack traces write them: `src/queue.rs:42:9`,
 //! `at lib/getpart.c:111`, Python's `File "app/views.py", line 87`, or a bare file name
-//! (`timer.c`). A reference names a file (its path as written, matched against the indexed
-//! paths by whole components from the end, so an absolute path from another machine still
-//! names the root's file) and maybe a line; `score.rs` favours that file's documents and
-//! puts the definition holding the line first.
+//! (`timer.c`). A reference ([`CodeRef`], kept with the query's terms) names a file (its
+//! path as written, matched against the indexed paths by whole components from the end, so
+//! an absolute path from another machine still names the root's file) and maybe a line;
+//! `score.rs` favours that file's documents and puts the definition holding the line first.
 
-use super::terms::squeeze;
+use super::terms::CodeRef;
 
 /// References read from one query at most (a pasted trace keeps its first frames).
 pub(crate) const MAX_REFS: usize = 8;
@@ -16,39 +16,6 @@ const EXTENSIONS: &[&str] = &[
     "ts", "tsx", "java", "kt", "swift", "rb", "php", "cs", "m", "mm", "scala", "lua", "sh", "toml",
     "yaml", "yml", "json", "md",
 ];
-
-/// One reference: a file and maybe a line.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct CodeRef {
-    /// Its path's components as written (`/` or `\` separated; `.` components dropped).
-    pub(crate) components: Vec<String>,
-    /// The 1-based line, when given.
-    pub(crate) line: Option<u32>,
-    /// Named by the query itself (`a.rs:12`: its definition comes first), not found by
-    /// looking a quoted message up (`phrases.rs`: its definition only weighs more).
-    pub(crate) firm: bool,
-}
-
-impl CodeRef {
-    /// The file name's stem squeezed, the form the path postings hold (`terms::path_tokens`).
-    pub(crate) fn stem(&self) -> String {
-        let name = self.components.last().map_or("", String::as_str);
-        squeeze(name.rsplit_once('.').map_or(name, |(stem, _)| stem))
-    }
-
-    /// Whether `rel` (a root-relative path) is the file: the shorter of the two, by whole
-    /// components, is the end of the other.
-    pub(crate) fn names(&self, rel: &[u8]) -> bool {
-        let rel = String::from_utf8_lossy(rel);
-        let theirs: Vec<&str> = rel.split(['/', '\\']).filter(|c| !c.is_empty()).collect();
-        let n = theirs.len().min(self.components.len());
-        n > 0
-            && theirs[theirs.len() - n..]
-                .iter()
-                .zip(&self.components[self.components.len() - n..])
-                .all(|(a, b)| a == b)
-    }
-}
 
 /// The references of `text`, first met first, de-duplicated, at most [`MAX_REFS`].
 pub(crate) fn code_refs(text: &str) -> Vec<CodeRef> {

@@ -192,8 +192,42 @@ pub(crate) struct Query {
     pub(crate) terms: Vec<QueryTerm>,
     /// Path segments named by a `subsystem:` prefix (`fs/vfs: fix …` → `fs`, `vfs`).
     pub(crate) hint: Vec<String>,
-    /// Files and lines the query names (`src/queue.rs:42`, `timer.c`).
-    pub(crate) refs: Vec<super::refs::CodeRef>,
+    /// Files and lines the query names (`src/queue.rs:42`, `timer.c`), read by `refs.rs`
+    /// and `phrases.rs`.
+    pub(crate) refs: Vec<CodeRef>,
+}
+
+/// One reference: a file and maybe a line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct CodeRef {
+    /// Its path's components as written (`/` or `\` separated; `.` components dropped).
+    pub(crate) components: Vec<String>,
+    /// The 1-based line, when given.
+    pub(crate) line: Option<u32>,
+    /// Named by the query itself (`a.rs:12`: its definition comes first), not found by
+    /// looking a quoted message up (`phrases.rs`: its definition only weighs more).
+    pub(crate) firm: bool,
+}
+
+impl CodeRef {
+    /// The file name's stem squeezed, the form the path postings hold (`terms::path_tokens`).
+    pub(crate) fn stem(&self) -> String {
+        let name = self.components.last().map_or("", String::as_str);
+        squeeze(name.rsplit_once('.').map_or(name, |(stem, _)| stem))
+    }
+
+    /// Whether `rel` (a root-relative path) is the file: the shorter of the two, by whole
+    /// components, is the end of the other.
+    pub(crate) fn names(&self, rel: &[u8]) -> bool {
+        let rel = String::from_utf8_lossy(rel);
+        let theirs: Vec<&str> = rel.split(['/', '\\']).filter(|c| !c.is_empty()).collect();
+        let n = theirs.len().min(self.components.len());
+        n > 0
+            && theirs[theirs.len() - n..]
+                .iter()
+                .zip(&self.components[self.components.len() - n..])
+                .all(|(a, b)| a == b)
+    }
 }
 
 /// Weight of a code-like word's whole token.
@@ -206,7 +240,6 @@ const CODE_WEIGHT: f32 = 2.0;
 pub(crate) fn parse_query(text: &str) -> Query {
     let mut query = Query {
         hint: path_hint(text),
-        refs: super::refs::code_refs(text),
         ..Query::default()
     };
     let mut seen: HashMap<Term, usize> = HashMap::new();

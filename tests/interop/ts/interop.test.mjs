@@ -20,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
+    CreateMessageRequestSchema,
     ElicitRequestSchema,
     LATEST_PROTOCOL_VERSION,
     ListRootsRequestSchema,
@@ -109,14 +110,17 @@ const opts = { timeout: STEP_MS }; // per-request SDK timeout (sends notificatio
  *
  * host.roots: the paths answered to `roots/list` (undefined: no roots capability).
  * host.elicit: answers `elicitation/create` (undefined: no elicitation capability).
+ * host.sample: answers `sampling/createMessage` (undefined: no sampling capability).
  * Records what the server asked in host.rootsRequests and host.questions.
  */
 async function connect(ctx, host = {}) {
     const capabilities = {};
     if (host.roots) capabilities.roots = { listChanged: true };
     if (host.elicit) capabilities.elicitation = {};
+    if (host.sample) capabilities.sampling = {};
     host.rootsRequests = 0;
     host.questions = [];
+    host.samplings = [];
 
     const client = new Client({ name: "rootgrep-ts-interop", version: "0.0.0" }, { capabilities });
     if (host.roots) {
@@ -129,6 +133,12 @@ async function connect(ctx, host = {}) {
         client.setRequestHandler(ElicitRequestSchema, async (request) => {
             host.questions.push(request.params);
             return host.elicit(request.params);
+        });
+    }
+    if (host.sample) {
+        client.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+            host.samplings.push(request.params);
+            return host.sample(request.params);
         });
     }
 
@@ -399,6 +409,34 @@ itest("elicitation: decline refuses the out-of-root read with isError", async (c
     assert.ok(!textOf(result).includes("top secret"), "the secret is not shown");
     assert.ok(textOf(result).includes(ws.secret), "the refusal names the path");
     assert.equal(host.questions.length, 1);
+});
+
+itest("sampling: search with expand asks the host's model and searches with its terms", async (ctx) => {
+    const { ws } = ctx;
+    writeFileSync(join(ws.root, "journal.c"), "int journal_flush_deadline(struct journal *j)\n{\n  return j->pending > LIMIT;\n}\n");
+    writeFileSync(join(ws.root, "notes.c"), "/* we give up waiting on the disk when it is slow */\nint wait_disk_slow(void)\n{\n  return 0;\n}\n");
+    const host = {
+        roots: [ws.root],
+        sample: async () => ({ role: "assistant", model: "tiny-model", content: { type: "text", text: "journal_flush_deadline" } }),
+    };
+    const { client } = await connect(ctx, host);
+    await waitForClientRoots(client, [ws.root]);
+    const names = (r) => (r.structuredContent?.files ?? []).flatMap((f) => f.results.map((x) => x.name));
+    const question = "when do we give up waiting on the disk";
+
+    const plain = await call(client, "search", { query: question });
+    ok(plain);
+    assert.equal(host.samplings.length, 0, "not asked without expand");
+    assert.equal(names(plain)[0], "wait_disk_slow");
+
+    const expanded = await call(client, "search", { query: question, expand: true });
+    const text = ok(expanded);
+    assert.equal(host.samplings.length, 1);
+    const [asked] = host.samplings;
+    assert.ok(asked.systemPrompt.includes("code terms"), asked.systemPrompt);
+    assert.ok(asked.maxTokens <= 200);
+    assert.equal(names(expanded)[0], "journal_flush_deadline", JSON.stringify(names(expanded)));
+    assert.ok(text.includes("expanded by the host's model (tiny-model) with: journal_flush_deadline"), text);
 });
 
 itest("resources: the file:///{+path} template, and resources/read of a file URI", async (ctx) => {

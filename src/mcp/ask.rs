@@ -1,5 +1,7 @@
 //! Everything the server asks the client: its roots (`roots/list`) and the user's
-//! permission for a path outside the roots (`elicitation/create`).
+//! permission for a path outside the roots (`elicitation/create`); [`ask_client`] is the
+//! wait with a timeout and wire cancellation that `crate::mcp::sample` asks the host's model
+//! with too.
 //!
 //! rmcp sends these requests but leaves the hard parts to us: it does not check the
 //! client's capabilities, has no default timeout, and does not cancel our pending question
@@ -17,11 +19,11 @@
 use std::sync::Arc;
 
 use rmcp::model::{
-    ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema, ListRootsRequest,
-    Request, ServerRequest,
+    ClientResult, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
+    ListRootsRequest, Request, ServerRequest,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
-use rmcp::{Peer, RoleServer};
+use rmcp::{Peer, RoleServer, ServiceError};
 use serde_json::json;
 
 use crate::mcp::failure::{Failure, Reason};
@@ -203,29 +205,25 @@ async fn put_question(
             message,
             requested_schema: schema,
         }));
-    let handle = ctx
-        .peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-        .map_err(|err| {
-            let why = format!("could not ask the user about {sent}: {err}");
-            (Reason::NoAnswer, why)
-        })?;
     let timeout = session.config.elicitation_timeout;
-    let mut rx = handle.rx;
-    let outcome = tokio::select! {
-        answer = &mut rx => answer.ok(),
-        _ = tokio::time::sleep(timeout) => {
-            cancel_outbound(&ctx.peer, handle.id.clone(), "the user did not answer in time").await;
-            return Err((Reason::NoAnswer, format!(
-                "no answer from the user within {}s about {} {sent}; nothing was done",
-                timeout.as_secs(), access.verb()
-            )));
+    let late = "the user did not answer in time";
+    let outcome = match ask_client(ctx, request, timeout, late).await {
+        Err(err) => {
+            let why = format!("could not ask the user about {sent}: {err}");
+            return Err((Reason::NoAnswer, why));
         }
-        _ = ctx.ct.cancelled() => {
-            cancel_outbound(&ctx.peer, handle.id.clone(), "the tool call was cancelled").await;
-            return Err((Reason::Cancelled, "cancelled".to_string()));
+        Ok(Waited::Answered(outcome)) => outcome,
+        Ok(Waited::TimedOut) => {
+            return Err((
+                Reason::NoAnswer,
+                format!(
+                    "no answer from the user within {}s about {} {sent}; nothing was done",
+                    timeout.as_secs(),
+                    access.verb()
+                ),
+            ));
         }
+        Ok(Waited::Cancelled) => return Err((Reason::Cancelled, "cancelled".to_string())),
     };
     let result = match outcome {
         Some(Ok(rmcp::model::ClientResult::ElicitResult(result))) => result,
@@ -250,6 +248,42 @@ async fn put_question(
         }
     };
     Ok(result)
+}
+
+/// How a question sent to the client ended ([`ask_client`]).
+pub(crate) enum Waited {
+    /// Its answer, or `None` when the connection closed first.
+    Answered(Option<Result<ClientResult, ServiceError>>),
+    /// No answer within the time allowed.
+    TimedOut,
+    /// The tool call that asked was cancelled.
+    Cancelled,
+}
+
+/// Sends `request` to the client and waits for its answer, at most `timeout`; gives up,
+/// cancelling the request on the wire (`late` says why when the time is up), when the time
+/// is up or the tool call is cancelled. `Err`: the request could not be sent.
+pub(crate) async fn ask_client(
+    ctx: &RequestContext<RoleServer>,
+    request: ServerRequest,
+    timeout: std::time::Duration,
+    late: &str,
+) -> Result<Waited, ServiceError> {
+    let handle = (ctx.peer)
+        .send_request_with_option(request, PeerRequestOptions::no_options())
+        .await?;
+    let mut rx = handle.rx;
+    tokio::select! {
+        answer = &mut rx => Ok(Waited::Answered(answer.ok())),
+        _ = tokio::time::sleep(timeout) => {
+            cancel_outbound(&ctx.peer, handle.id.clone(), late).await;
+            Ok(Waited::TimedOut)
+        }
+        _ = ctx.ct.cancelled() => {
+            cancel_outbound(&ctx.peer, handle.id.clone(), "the tool call was cancelled").await;
+            Ok(Waited::Cancelled)
+        }
+    }
 }
 
 /// What the user answered: allowed (remembered as a grant for the directory when asked),
@@ -360,11 +394,7 @@ fn refused(sent: &str, access: Access) -> String {
 /// Tells the client we no longer wait for our request `id`. Bounded: when the session is
 /// shutting down (stdin ended) nobody takes the notification, and the tool call that gave
 /// up on its question must still finish at once.
-pub(crate) async fn cancel_outbound(
-    peer: &Peer<RoleServer>,
-    id: rmcp::model::RequestId,
-    reason: &str,
-) {
+async fn cancel_outbound(peer: &Peer<RoleServer>, id: rmcp::model::RequestId, reason: &str) {
     let params = rmcp::model::CancelledNotificationParam::new(Some(id), Some(reason.to_string()));
     match tokio::time::timeout(CANCEL_SEND_LIMIT, peer.notify_cancelled(params)).await {
         Ok(Ok(())) => {}

@@ -9,9 +9,9 @@
 //! each at most [`MAX_TERM_CHARS`] characters, none the query already holds. They are
 //! added to the query as words; they cannot name a path, a filter or a tool.
 //!
-//! Like `elicitation/create` (`crate::mcp::ask`), the request has a timeout, is cancelled on
-//! the wire (`notifications/cancelled`) when abandoned, and a client that never answers can
-//! never hang the call. A 2026-07-28 request carries no session to ask on; it is answered
+//! Like `elicitation/create`, the request goes through `crate::mcp::ask::ask_client`: it has
+//! a timeout, is cancelled on the wire (`notifications/cancelled`) when abandoned, and a
+//! client that never answers can never hang the call. A 2026-07-28 request carries no session to ask on; it is answered
 //! from the plain query (see DECISIONS.md, "Sampling").
 
 #![allow(deprecated)] // Sampling is deprecated by SEP-2577 but is what today's hosts offer.
@@ -21,9 +21,9 @@ use rmcp::model::{
     ContextInclusion, CreateMessageRequestParams, ModelPreferences, Request, SamplingMessage,
     SamplingMessageContentBlock, ServerRequest,
 };
-use rmcp::service::{PeerRequestOptions, RequestContext};
+use rmcp::service::RequestContext;
 
-use crate::mcp::ask::cancel_outbound;
+use crate::mcp::ask::{Waited, ask_client};
 use crate::mcp::session::Session;
 use rootgrep_core::quote::echo;
 
@@ -119,33 +119,18 @@ pub async fn expand(
                     .with_intelligence_priority(0.3),
             );
     let request = ServerRequest::CreateMessageRequest(Request::new(params));
-    let handle = match ctx
-        .peer
-        .send_request_with_option(request, PeerRequestOptions::no_options())
-        .await
-    {
-        Ok(handle) => handle,
-        Err(err) => {
-            return Expansion::Plain(format!(
-                "could not ask the host's model: {}",
-                echo(&err.to_string())
-            ));
-        }
-    };
     let timeout = session.config.expand_timeout;
-    let mut rx = handle.rx;
-    let outcome = tokio::select! {
-        answer = &mut rx => answer.ok(),
-        _ = tokio::time::sleep(timeout) => {
-            cancel_outbound(&ctx.peer, handle.id.clone(), "no answer in time").await;
-            return Expansion::Plain(format!(
-                "no answer from the host's model within {}s", timeout.as_secs_f64()
-            ));
+    let outcome = match ask_client(ctx, request, timeout, "no answer in time").await {
+        Err(err) => {
+            let why = format!("could not ask the host's model: {}", echo(&err.to_string()));
+            return Expansion::Plain(why);
         }
-        _ = ctx.ct.cancelled() => {
-            cancel_outbound(&ctx.peer, handle.id.clone(), "the tool call was cancelled").await;
-            return Expansion::Cancelled;
+        Ok(Waited::Answered(outcome)) => outcome,
+        Ok(Waited::TimedOut) => {
+            let secs = timeout.as_secs_f64();
+            return Expansion::Plain(format!("no answer from the host's model within {secs}s"));
         }
+        Ok(Waited::Cancelled) => return Expansion::Cancelled,
     };
     match outcome {
         Some(Ok(rmcp::model::ClientResult::CreateMessageResult(result))) => {

@@ -68,23 +68,6 @@ fn server(root: &Path, extra: &[&str]) -> Client {
     client
 }
 
-/// Polls list_roots until the search index of the first root is ready.
-fn wait_search_ready(client: &mut Client) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        let line = roots["structuredContent"]["roots"][0]["search"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if line.starts_with("ready") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "search never ready: {line}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 fn ready(root: &Path) -> Client {
     let mut client = server(root, &[]);
     wait_search_ready(&mut client);
@@ -106,6 +89,11 @@ fn top(result: &Value, root: &Path) -> Vec<String> {
             format!("{rel}:{name}")
         })
         .collect()
+}
+
+/// [`top`] of a search for `question`.
+fn search_top(client: &mut Client, root: &Path, question: &str) -> Vec<String> {
+    top(&client.call("search", json!({"query": question})), root)
 }
 
 #[test]
@@ -152,10 +140,7 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
     let ws = workspace();
     polyglot(&ws.app);
     let mut client = ready(&ws.app);
-    let plain = top(
-        &client.call("search", json!({"query": "watchdog rearm reset"})),
-        &ws.app,
-    );
+    let plain = search_top(&mut client, &ws.app, "watchdog rearm reset");
     assert_eq!(
         plain.first().map(String::as_str),
         Some("c/timer.c:wdog_rearm")
@@ -195,7 +180,7 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
             "go/cache.go:Evict",
         ),
     ] {
-        let got = top(&client.call("search", json!({"query": question})), &ws.app);
+        let got = search_top(&mut client, &ws.app, question);
         assert_eq!(
             got.first().map(String::as_str),
             Some(answer),
@@ -208,26 +193,22 @@ fn a_file_and_line_in_the_query_put_that_definition_first() {
         "watchdog rearm reset at nowhere/else.rs:10",
         "watchdog rearm reset \"no such message here\"",
     ] {
-        let got = top(&client.call("search", json!({"query": question})), &ws.app);
+        let got = search_top(&mut client, &ws.app, question);
         assert_eq!(
             got.first().map(String::as_str),
             Some("c/timer.c:wdog_rearm"),
             "{question}"
         );
     }
-    let file_only = top(
-        &client.call(
-            "search",
-            json!({"query": "watchdog rearm reset at rust/queue.rs"}),
-        ),
+    let file_only = search_top(
+        &mut client,
         &ws.app,
+        "watchdog rearm reset at rust/queue.rs",
     );
-    let no_such_line = top(
-        &client.call(
-            "search",
-            json!({"query": "watchdog rearm reset at rust/queue.rs:999"}),
-        ),
+    let no_such_line = search_top(
+        &mut client,
         &ws.app,
+        "watchdog rearm reset at rust/queue.rs:999",
     );
     assert_eq!(file_only, no_such_line);
 }

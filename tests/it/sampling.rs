@@ -4,7 +4,6 @@
 //! cancelled call, a hostile reply — leaves a correct answer that says what was expanded.
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
@@ -31,19 +30,8 @@ fn server(root: &Path, extra: &[&str], capabilities: Value) -> Client {
     args.extend_from_slice(extra);
     let mut client = Client::spawn(&args, root);
     client.handshake(capabilities);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        if roots["structuredContent"]["roots"][0]["search"]
-            .as_str()
-            .unwrap_or_default()
-            .starts_with("ready")
-        {
-            return client;
-        }
-        assert!(Instant::now() < deadline, "search never ready");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    wait_search_ready(&mut client);
+    client
 }
 
 fn sampling() -> Value {
@@ -87,18 +75,18 @@ fn reply(text: &str, model: &str) -> Value {
            "stopReason": "endTurn"})
 }
 
-/// Runs a search and checks that the host's model was not asked (up to a later ping's
-/// answer). Returns the tool result.
+/// Runs a search and checks that the host's model was not asked. Returns the tool result.
 fn search_not_asked(client: &mut Client, arguments: Value) -> Value {
+    call_without_asking(client, "search", arguments, "sampling/createMessage")
+}
+
+/// Starts a search; returns its id and the question the host's model is asked.
+fn ask(client: &mut Client, arguments: Value) -> (i64, Value) {
     let id = search(client, arguments);
-    let (mut seen, answer) = client.read_until_response(id, WAIT);
-    seen.extend(client.until_ping());
-    let asked: Vec<&Value> = seen
-        .iter()
-        .filter(|m| m["method"] == "sampling/createMessage")
-        .collect();
-    assert!(asked.is_empty(), "the host's model was asked: {asked:?}");
-    answer["result"].clone()
+    let question = client
+        .server_request("sampling/createMessage", WAIT)
+        .expect("the host's model is asked");
+    (id, question)
 }
 
 #[test]
@@ -113,10 +101,7 @@ fn an_approved_expansion_finds_what_the_words_alone_do_not() {
     );
     assert!(expanded(&plain).is_empty(), "{plain}");
 
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .expect("the host's model is asked");
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     let params = &question["params"];
     assert!(
         params["systemPrompt"]
@@ -163,10 +148,7 @@ fn a_hostile_reply_adds_only_bounded_words() {
     let ws = workspace();
     tree(&ws.app);
     let mut client = server(&ws.app, &[], sampling());
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     let many: String = (0..500).map(|i| format!("name{i} ")).collect();
     let model = "evil\nmodel\u{202e}";
     let hostile = format!("\u{1b}[31m path:/etc/passwd {} {many}", "x".repeat(5000));
@@ -189,10 +171,7 @@ fn a_refusal_or_an_error_answers_from_the_plain_query() {
     let ws = workspace();
     tree(&ws.app);
     let mut client = server(&ws.app, &[], sampling());
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     client.send(json!({"jsonrpc": "2.0", "id": question["id"],
                        "error": {"code": -1, "message": "User rejected sampling request"}}));
     let result = finish(&mut client, id);
@@ -210,10 +189,7 @@ fn a_refusal_or_an_error_answers_from_the_plain_query() {
     assert!(body.contains("User rejected sampling request"), "{body}");
 
     // A reply with no usable word is said too.
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     client.respond(&question["id"], reply("!!! 42 ...", "m"));
     let body = text(&finish(&mut client, id));
     assert!(
@@ -227,10 +203,7 @@ fn a_silent_host_times_out_and_the_question_is_cancelled_on_the_wire() {
     let ws = workspace();
     tree(&ws.app);
     let mut client = server(&ws.app, &["--expand-timeout", "1"], sampling());
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     let result = finish(&mut client, id);
     assert!(!is_error(&result), "{result}");
     assert!(text(&result).contains("not expanded: no answer from the host's model within 1s"));
@@ -252,10 +225,7 @@ fn cancelling_the_call_cancels_the_question_and_sends_no_response() {
     let ws = workspace();
     tree(&ws.app);
     let mut client = server(&ws.app, &[], sampling());
-    let id = search(&mut client, json!({"query": QUESTION, "expand": true}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION, "expand": true}));
     client.notify(
         "notifications/cancelled",
         json!({"requestId": id, "reason": "user"}),
@@ -284,10 +254,7 @@ fn only_a_sampling_client_is_asked_and_only_when_the_call_or_the_operator_says()
     drop(client);
     // --expand: asked without `expand`; `expand: false` is not asked.
     let mut client = server(&ws.app, &["--expand"], sampling());
-    let id = search(&mut client, json!({"query": QUESTION}));
-    let question = client
-        .server_request("sampling/createMessage", WAIT)
-        .unwrap();
+    let (id, question) = ask(&mut client, json!({"query": QUESTION}));
     client.respond(&question["id"], reply("journal_flush_deadline", "m"));
     assert_eq!(
         names(&finish(&mut client, id)).first().map(String::as_str),

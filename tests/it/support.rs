@@ -737,3 +737,39 @@ pub fn search_results(result: &Value) -> Vec<Value> {
     }
     found
 }
+
+/// Polls list_roots until the search index of the first root is ready.
+pub fn wait_search_ready(client: &mut Client) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let roots = client.call("list_roots", json!({}));
+        let line = roots["structuredContent"]["roots"][0]["search"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        if line.starts_with("ready") {
+            return;
+        }
+        assert!(Instant::now() < deadline, "search never ready: {line}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Calls a tool and checks that the server sent the client no `method` request (a question)
+/// before its answer, nor up to a later ping's answer. Returns the tool result.
+pub fn call_without_asking(
+    client: &mut Client,
+    tool: &str,
+    arguments: Value,
+    method: &str,
+) -> Value {
+    let id = client.start("tools/call", json!({"name": tool, "arguments": arguments}));
+    let (mut seen, answer) = client.read_until_response(id, WAIT);
+    seen.extend(client.until_ping());
+    let asked: Vec<&Value> = seen.iter().filter(|m| m["method"] == method).collect();
+    assert!(
+        asked.is_empty(),
+        "the client was asked ({method}): {asked:?}"
+    );
+    answer["result"].clone()
+}

@@ -131,11 +131,8 @@ pub async fn grep(call: &Call<'_>, args: GrepArgs) -> Answer {
     let lane = lane_for(&targets, false).await;
     let work = move |control: &Control, threads: usize| {
         let query = GrepQuery { threads, ..query };
-        let outcome = match indexes.get() {
-            // The index answers only what it can answer exactly; the rest walks the disk.
-            Some(indexes) => search::grep_indexed(&query, &targets, indexes, control),
-            None => search::grep(&query, &targets, control),
-        };
+        // The index answers only what it can answer exactly; the rest walks the disk.
+        let outcome = search::grep_with(&query, &targets, indexes.get(), control);
         let outcome = match outcome {
             Ok(outcome) => outcome,
             Err(err) => return Answer::error(hints::search(&err)),

@@ -74,10 +74,7 @@ pub(crate) fn phrase_refs(
         grep.limit = Some(MAX_LINES + 1);
         grep.max_filesize = Some(super::build::MAX_INDEX_BYTES);
         grep.threads = threads;
-        let outcome = match index {
-            Some(index) => search::grep_indexed(&grep, targets, index, control)?,
-            None => search::grep(&grep, targets, control)?,
-        };
+        let outcome = search::grep_with(&grep, targets, index, control)?;
         let GrepEntries::Matches(matches) = outcome.entries else {
             continue;
         };

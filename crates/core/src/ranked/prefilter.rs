@@ -47,10 +47,7 @@ pub(crate) fn candidates(
         grep.mode = OutputMode::FilesWithMatches;
         grep.max_filesize = Some(super::build::MAX_INDEX_BYTES);
         grep.threads = threads;
-        let outcome = match index {
-            Some(index) => search::grep_indexed(&grep, targets, index, control)?,
-            None => search::grep(&grep, targets, control)?,
-        };
+        let outcome = search::grep_with(&grep, targets, index, control)?;
         if let GrepEntries::Files(files) = outcome.entries {
             per_word.push(files);
         }

@@ -215,7 +215,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
         let f = &files[file as usize];
         let add = PATH_WEIGHT * tf as f32
             / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
-        for doc in f.first..f.first + f.count {
+        for doc in f.doc_ids() {
             if s.tfw[doc as usize] == 0.0 {
                 s.reached.push(doc);
                 df += 1;
@@ -286,12 +286,12 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
     for ((part, s), named) in parts.iter().zip(scores.iter_mut()).zip(&named) {
         let mut boosted = std::collections::HashSet::new();
         for &(file, _, _) in named {
-            let f = &part.seg.files()[file as usize];
-            if boosted.insert(file) {
-                for doc in f.first..f.first + f.count {
-                    if s.score[doc as usize] > 0.0 {
-                        s.score[doc as usize] *= 1.0 + FILE_REF_BETA;
-                    }
+            if !boosted.insert(file) {
+                continue;
+            }
+            for doc in part.seg.files()[file as usize].doc_ids() {
+                if s.score[doc as usize] > 0.0 {
+                    s.score[doc as usize] *= 1.0 + FILE_REF_BETA;
                 }
             }
         }
@@ -306,7 +306,8 @@ fn refs(parts: &[Part], scores: &mut [Scores], query: &Query) {
         for &(file, line, firm) in named {
             let Some(line) = line else { continue };
             let f = &part.seg.files()[file as usize];
-            let holding = (f.first..f.first + f.count)
+            let holding = f
+                .doc_ids()
                 .filter(|&doc| {
                     let d = &docs[doc as usize];
                     d.line <= line && line <= d.end_line && wanted(part, d)

@@ -80,6 +80,11 @@ impl SegFile {
     pub(crate) fn stamp(&self) -> Stamp {
         (self.size, self.mtime, self.ident)
     }
+
+    /// Its documents' ids.
+    pub(crate) fn doc_ids(&self) -> std::ops::Range<u32> {
+        self.first..self.first + self.count
+    }
 }
 
 /// One document of a segment (36 bytes).

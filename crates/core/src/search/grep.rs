@@ -81,6 +81,16 @@ pub fn grep_indexed(
     run(query, targets, control, Some(indexes))
 }
 
+/// [`grep_indexed()`] when `indexes` are given, else [`grep()`].
+pub fn grep_with(
+    query: &GrepQuery,
+    targets: &[PathBuf],
+    indexes: Option<Indexes<'_>>,
+    control: &Control,
+) -> Result<GrepOutcome, SearchError> {
+    run(query, targets, control, indexes)
+}
+
 /// What a search may read instead of walking the disk: the file index (the candidate
 /// files), and the content index (which of them may match) when there is one.
 #[derive(Clone, Copy)]

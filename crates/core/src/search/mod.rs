@@ -50,7 +50,7 @@ mod tests;
 
 pub use error::SearchError;
 pub use glob::{compile_glob, glob, glob_files, glob_indexed};
-pub use grep::{Indexes, build_matcher, grep, grep_files, grep_indexed};
+pub use grep::{Indexes, build_matcher, grep, grep_files, grep_indexed, grep_with};
 pub use outcome::{
     ContextLine, FileCount, FoundFile, GlobOutcome, GrepEntries, GrepMatch, GrepOutcome,
 };

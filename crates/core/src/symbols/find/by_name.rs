@@ -485,10 +485,7 @@ fn candidates(
     grep.limit = Some(MAX_CANDIDATES);
     grep.max_filesize = Some(MAX_PARSE_BYTES as u64);
     grep.threads = threads;
-    let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
-        None => search::grep(&grep, targets, control)?,
-    };
+    let outcome = search::grep_with(&grep, targets, index, control)?;
     stats.too_large += outcome.stats.skipped_too_large;
     stats.candidates_capped |= outcome.truncated;
     let GrepEntries::Files(files) = outcome.entries else {

@@ -84,10 +84,7 @@ pub fn references(
     let started = Instant::now();
     let filtered = !kinds.is_empty();
     let grep = uses_query(name, filtered, offset, limit, threads);
-    let outcome = match index {
-        Some(index) => search::grep_indexed(&grep, targets, index, control)?,
-        None => search::grep(&grep, targets, control)?,
-    };
+    let outcome = search::grep_with(&grep, targets, index, control)?;
     let GrepEntries::Matches(matches) = outcome.entries else {
         return Ok(ReferenceOutcome::default());
     };

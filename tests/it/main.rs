@@ -24,6 +24,8 @@ mod file_roots;
 #[cfg(unix)]
 mod files;
 mod fixtures;
+#[cfg(unix)] // made with the git command
+mod history;
 #[cfg(unix)]
 mod hostile_files;
 #[cfg(unix)]

@@ -21,6 +21,7 @@ pub mod complete;
 pub mod config;
 pub mod content;
 pub mod files;
+pub mod history;
 pub mod ignores;
 pub mod index;
 pub mod live;

@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
 use crate::content::index::ContentIndex;
+use crate::history::HistoryIndex;
 use crate::ignores;
 use crate::index::FileIndex;
 use crate::ranked::RankedIndex;
@@ -42,6 +43,15 @@ impl Consumer for FileIndex {
     fn expect_change(&self, path: &Path) {
         FileIndex::expect_change(self, path);
     }
+}
+
+/// The history follows the roots only: HEAD is compared at each query, not watched.
+impl Consumer for HistoryIndex {
+    fn set_roots(&self, roots: &[PathBuf]) {
+        HistoryIndex::set_roots(self, roots);
+    }
+
+    fn apply(&self, _event: &WatchEvent) {}
 }
 
 /// What happened to one path, as subscribers see it.
@@ -73,6 +83,8 @@ pub struct Live {
     pub search: Option<Arc<RankedIndex>>,
     /// The content index for `grep` (registered after the file index, which it reads).
     pub content: Option<Arc<ContentIndex>>,
+    /// The git history `search` reads (registered for the roots only).
+    pub history: Option<Arc<HistoryIndex>>,
     pub watcher: Watcher,
     consumers: Arc<[Arc<dyn Consumer>]>,
     listed: Arc<RwLock<Listed>>,
@@ -93,11 +105,11 @@ impl Live {
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
         let content = content.then(|| Arc::new(ContentIndex::new(index.clone(), store.clone())));
-        let search = Arc::new(RankedIndex::new(
-            index.clone(),
-            Some(symbols.clone()),
-            store,
-        ));
+        let history = Arc::new(HistoryIndex::new(store.clone()));
+        let search = Arc::new(
+            RankedIndex::new(index.clone(), Some(symbols.clone()), store)
+                .with_history(history.clone()),
+        );
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, and the search index both, which must have applied an
         // event first; the content index reads the file index.
@@ -105,11 +117,16 @@ impl Live {
         if let Some(content) = &content {
             consumers.push(content.clone());
         }
-        consumers.extend([symbols.clone() as Arc<dyn Consumer>, search.clone()]);
+        consumers.extend([
+            symbols.clone() as Arc<dyn Consumer>,
+            search.clone(),
+            history.clone(),
+        ]);
         let mut live = Live::with_consumers(index, consumers, sink);
         live.symbols = Some(symbols);
         live.search = Some(search);
         live.content = content;
+        live.history = Some(history);
         live
     }
 
@@ -140,6 +157,7 @@ impl Live {
             symbols: None,
             search: None,
             content: None,
+            history: None,
             watcher,
             consumers,
             listed,

@@ -78,6 +78,11 @@ pub struct RootOut {
     /// on-disk copy stands), building (files read of the total), waiting, or off. Until
     /// it is ready, grep reads every file (same results, slower).
     pub content: String,
+    /// Git history state (what re-ranks search's best results): ready (commits reachable
+    /// from HEAD, files they changed, HEAD, how its on-disk copy stands), reading,
+    /// updating (HEAD moved: search ranks without history until it is read), none (no git
+    /// repository or no commit), or off.
+    pub history: String,
 }
 
 #[derive(Debug, Serialize, JsonSchema)]
@@ -140,6 +145,48 @@ pub(crate) fn symbols_line(status: &rootgrep_core::symbols::index::SymbolStatus)
             _ => "waiting for the file index".to_string(),
         },
         SymbolState::Unavailable(why) => format!("unavailable: {why}"),
+    }
+}
+
+/// One root's git history, as list_roots says it.
+pub(crate) fn history_line(status: &rootgrep_core::history::HistoryStatus) -> String {
+    use rootgrep_core::history::HistoryState;
+    let count = |n: usize| crate::mcp::progress::thousands(n as u64);
+    match &status.state {
+        HistoryState::Ready => {
+            let mut line = format!(
+                "ready ({} commits to {}, {} files",
+                count(status.commits),
+                status.head.as_deref().unwrap_or("HEAD"),
+                count(status.files),
+            );
+            if status.shallow {
+                line.push_str("; a shallow clone: older history is not there");
+            }
+            match (status.took, status.read) {
+                (Some(took), read) if read > 0 && read < status.commits => line.push_str(&format!(
+                    "; {} new read in {:.1} s",
+                    count(read),
+                    took.as_secs_f64()
+                )),
+                (Some(took), read) if read > 0 => {
+                    line.push_str(&format!("; read in {:.1} s", took.as_secs_f64()))
+                }
+                _ => {}
+            }
+            if let Some(store) = status.store.as_deref().filter(|s| !s.is_empty()) {
+                line.push_str("; ");
+                line.push_str(store);
+            }
+            line.push(')');
+            line
+        }
+        HistoryState::Waiting => "waiting".to_string(),
+        HistoryState::Reading => "reading (search ranks without it meanwhile)".to_string(),
+        HistoryState::Updating => {
+            "updating: HEAD moved (search ranks without it meanwhile)".to_string()
+        }
+        HistoryState::None(why) => format!("none: {why}"),
     }
 }
 

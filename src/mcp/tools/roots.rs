@@ -13,8 +13,8 @@ use super::context::Call;
 use super::schema::{lenient, read_only_annotations, schema_of};
 use crate::mcp::render::Answer;
 use crate::mcp::render::roots::{
-    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, content_line, fit_roots, search_line,
-    symbols_line,
+    AccessOut, MAX_LISTED, RootOut, RootsOut, bounded_notes, content_line, fit_roots, history_line,
+    search_line, symbols_line,
 };
 use rootgrep_core::access::Access;
 use rootgrep_core::index::{IndexState, RootIndexStatus};
@@ -54,6 +54,8 @@ const FILE_ROOT_INDEX: &str = "not indexed: a file root is read directly by ever
 const FILE_ROOT_SYMBOLS: &str = "not indexed: a file root is parsed on demand";
 /// The same for the search index: a file root is read when search asks.
 const FILE_ROOT_SEARCH: &str = "not indexed: a file root is read on demand";
+/// The same for the history: a file root has no history of its own.
+const FILE_ROOT_HISTORY: &str = "none: a file root";
 /// Most roots one list_roots answer holds.
 const MAX_ROOTS_SHOWN: usize = 1000;
 /// Largest `offset` the schema admits (a larger one would only skip every root).
@@ -122,6 +124,7 @@ struct LiveStatus {
     search: Vec<rootgrep_core::ranked::RankedStatus>,
     /// `None`: no content index (`--no-content-index`).
     content: Option<Vec<rootgrep_core::content::index::ContentStatus>>,
+    history: Vec<rootgrep_core::history::HistoryStatus>,
 }
 
 impl LiveStatus {
@@ -142,6 +145,20 @@ impl LiveStatus {
             content: live
                 .and_then(|live| live.content.as_ref())
                 .map(|content| content.status()),
+            history: live
+                .and_then(|live| live.history.as_ref())
+                .map(|history| history.status())
+                .unwrap_or_default(),
+        }
+    }
+
+    fn history_of(&self, path: &Path) -> String {
+        if !self.on {
+            return "off".to_string();
+        }
+        match self.history.iter().find(|status| status.root == path) {
+            Some(status) => history_line(status),
+            None => "waiting".to_string(),
         }
     }
 
@@ -265,6 +282,13 @@ fn root_out(root: &Root, displaced: Option<Displaced>, live: &LiveStatus) -> Roo
             FILE_ROOT_SEARCH.to_string()
         } else {
             live.content_of(path)
+        },
+        history: if gone {
+            ROOT_GONE.to_string()
+        } else if file_root {
+            FILE_ROOT_HISTORY.to_string()
+        } else {
+            live.history_of(path)
         },
     }
 }

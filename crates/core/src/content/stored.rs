@@ -91,7 +91,7 @@ fn check(table: &Table) -> Result<(), Refused> {
 impl crate::store::publish::Stored for Table {
     const KIND: crate::store::Kind = crate::store::Kind::Content;
     const WHAT: &'static str = "content index";
-    const REDONE: &'static str = "read";
+    const REDONE: &'static str = "changed files read";
     const IN_PLACE: bool = true;
 
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {

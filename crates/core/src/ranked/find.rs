@@ -85,15 +85,20 @@ pub fn rank(
         out.stats.candidates = candidates.len() as u64;
         prefiltered_sources(&candidates, roots, request, &mut prefiltered);
     }
+    let history = index.and_then(RankedIndex::history);
     let ranking = Ranking {
         request,
         kinds: &kinds,
         symbols,
         check_disk: files.is_some_and(|f| !f.files.proves_freshness()),
+        rerank: history.is_some(),
     };
-    let (sources, scored, total) = ranking.rank(&snapshots, &prefiltered, &mut query, &mut out);
+    let (sources, mut scored, total) = ranking.rank(&snapshots, &prefiltered, &mut query, &mut out);
+    if let Some(history) = history {
+        out.history = super::rerank::rerank(history, &sources, &mut scored, &query);
+    }
     out.total = total;
-    for s in scored.iter().skip(request.offset) {
+    for s in (scored.iter().skip(request.offset)).take(request.limit.max(1)) {
         if control.is_cancelled() {
             break;
         }
@@ -115,6 +120,8 @@ struct Ranking<'a> {
     /// yet, so the page's files are checked on disk, and any that changed are indexed now
     /// and the page ranked again (until twice the page has been read again).
     check_disk: bool,
+    /// The history re-ranks the best results: score at least that many.
+    rerank: bool,
 }
 
 impl Ranking<'_> {
@@ -128,7 +135,11 @@ impl Ranking<'_> {
         out: &mut RankedOutcome,
     ) -> (Vec<Source>, Vec<Scored>, usize) {
         let request = self.request;
-        let want = request.offset.saturating_add(request.limit.max(1));
+        let page_end = request.offset.saturating_add(request.limit.max(1));
+        let want = match self.rerank {
+            true => page_end.max(super::rerank::RERANK),
+            false => page_end,
+        };
         let mut forced: Vec<(PathBuf, Vec<u8>)> = Vec::new();
         loop {
             let mut sources = Vec::new();
@@ -156,7 +167,7 @@ impl Ranking<'_> {
             let (scored, total) = top(&parts, query, want);
             drop(parts);
             out.stats = stats;
-            let again = self.check_disk && forced.len() < 2 * want;
+            let again = self.check_disk && forced.len() < 2 * page_end;
             let changed = match again {
                 true => changed_on_disk(&sources, &scored[request.offset.min(scored.len())..]),
                 false => Vec::new(),

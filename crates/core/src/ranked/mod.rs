@@ -27,6 +27,7 @@ pub(crate) mod phrases;
 pub(crate) mod prefilter;
 pub(crate) mod refs;
 mod request;
+pub(crate) mod rerank;
 pub(crate) mod score;
 pub(crate) mod segment;
 pub(crate) mod sources;

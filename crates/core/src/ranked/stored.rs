@@ -90,7 +90,7 @@ fn check(seg: &Segment) -> Result<(), Refused> {
 impl crate::store::publish::Stored for Segment {
     const KIND: crate::store::Kind = crate::store::Kind::Search;
     const WHAT: &'static str = "search index";
-    const REDONE: &'static str = "read";
+    const REDONE: &'static str = "changed files read";
     const IN_PLACE: bool = true;
 
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {

@@ -30,6 +30,8 @@ pub(crate) enum Kind {
     Search,
     /// One root's content index (the trigrams of its files, for `grep`).
     Content,
+    /// One root's git history as `search` reads it.
+    History,
 }
 
 impl Kind {
@@ -39,6 +41,7 @@ impl Kind {
             Kind::Symbols => *b"SYMS",
             Kind::Search => *b"SRCH",
             Kind::Content => *b"GRAM",
+            Kind::History => *b"HIST",
         }
     }
 }

@@ -35,7 +35,7 @@ pub(crate) use format::{Kind, Refused, put_var, section_header, var};
 pub(crate) use lock::{Writer, WriterLock};
 
 /// What an entry stores besides its description.
-const DATA_KINDS: [Kind; 3] = [Kind::Symbols, Kind::Search, Kind::Content];
+const DATA_KINDS: [Kind; 4] = [Kind::Symbols, Kind::Search, Kind::Content, Kind::History];
 
 /// How much of the roots no server serves the store keeps by default (`--cache-max-mb`
 /// unset); the live roots' own indexes are kept whatever their size.
@@ -293,6 +293,7 @@ fn file_in(dir: &Path, kind: Kind) -> PathBuf {
         Kind::Symbols => "symbols",
         Kind::Search => "search",
         Kind::Content => "content",
+        Kind::History => "history",
     })
 }
 

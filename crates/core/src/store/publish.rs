@@ -25,7 +25,7 @@ pub(crate) trait Stored: Sized {
     const KIND: Kind;
     /// What it is, for the log ("symbol table").
     const WHAT: &'static str;
-    /// What a reused copy's changed files went through ("parsed", "re-indexed").
+    /// What a reused copy's `redone` count counts ("changed files parsed").
     const REDONE: &'static str;
     /// The bytes to store.
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]>;
@@ -352,7 +352,7 @@ fn stored_note<T: Stored>(
     let size = crate::quote::byte_size(bytes);
     match loaded {
         true => format!(
-            "loaded from the store, {redone} changed files {}, stored again ({size})",
+            "loaded from the store, {redone} {}, stored again ({size})",
             T::REDONE
         ),
         false => match refused {

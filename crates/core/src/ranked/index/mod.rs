@@ -19,6 +19,7 @@ use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use crate::history::HistoryIndex;
 use crate::index::{FileIndex, RootIndex};
 use crate::platform::os::OsStrExt;
 use crate::ranked::segment::Segment;
@@ -97,6 +98,8 @@ impl RankedSnapshot {
 pub struct RankedIndex {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
+    /// The roots' git history, which re-ranks a query's best results.
+    history: Option<Arc<HistoryIndex>>,
 }
 
 impl RankedIndex {
@@ -130,7 +133,18 @@ impl RankedIndex {
         RankedIndex {
             shared,
             worker: Some(worker),
+            history: None,
         }
+    }
+
+    /// The index re-ranking its best results with `history`.
+    pub fn with_history(mut self, history: Arc<HistoryIndex>) -> RankedIndex {
+        self.history = Some(history);
+        self
+    }
+
+    pub(crate) fn history(&self) -> Option<&HistoryIndex> {
+        self.history.as_deref()
     }
 
     /// What a query on `root` reads, or `None`: no base yet, not watched, or the file index

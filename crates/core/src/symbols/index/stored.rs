@@ -93,7 +93,7 @@ fn check(t: &Table) -> Result<(), Refused> {
 impl crate::store::publish::Stored for Table {
     const KIND: crate::store::Kind = crate::store::Kind::Symbols;
     const WHAT: &'static str = "symbol table";
-    const REDONE: &'static str = "parsed";
+    const REDONE: &'static str = "changed files parsed";
     const IN_PLACE: bool = true;
 
     fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {

@@ -1,0 +1,404 @@
+//! The history index (issue #39): per root, the git history reachable from HEAD as
+//! `search` reads it ([`table`]), read with gix ([`read`]) on a worker thread at low
+//! priority, stored between runs (`crate::store`, kind `history`), and brought up to date
+//! when HEAD moves: only the commits HEAD gained are read when the old HEAD is among its
+//! ancestors, everything again when it is not (a reset, a rebase).
+//!
+//! Never stale: a query compares the repository's HEAD with the table's and uses the table
+//! only when they are the same; otherwise it ranks without history and the worker is asked
+//! to catch up. A root outside any git work tree (or a repository with no commit) has no
+//! history and `list_roots` says so; a shallow clone's history is what it holds.
+//!
+//! What a query gets ([`Votes`]): per file of the root, the votes of the past commits most
+//! like it, and per name, the names those commits' diffs touched ([`names`], read when
+//! first asked and kept for the next queries).
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use gix::ObjectId;
+
+pub(crate) mod names;
+pub(crate) mod read;
+pub(crate) mod table;
+#[cfg(all(test, unix))]
+mod tests;
+
+use crate::ranked::terms::Term;
+use crate::store::publish::{Stored, Stores};
+use crate::store::{Kind, Refused, Store};
+use read::{NoHistory, Repo};
+use table::Table;
+
+/// Diffs whose names are kept for later queries (each a few hundred names at most).
+const NAMES_KEPT: usize = 1_024;
+
+/// How one root's history stands, for `list_roots`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum HistoryState {
+    /// Not read yet (waiting for the worker).
+    Waiting,
+    /// Being read (commits read so far are not counted: gix reads in one pass).
+    Reading,
+    Ready,
+    /// HEAD moved: `search` ranks without history until the new commits are read.
+    Updating,
+    /// No history to read: the reason (no git repository, no commit yet, unreadable).
+    None(String),
+}
+
+#[derive(Clone, Debug)]
+pub struct HistoryStatus {
+    pub root: PathBuf,
+    pub state: HistoryState,
+    /// Commits held (non-merge commits reachable from HEAD) and files they name.
+    pub commits: usize,
+    pub files: usize,
+    /// HEAD's id, abbreviated, when read.
+    pub head: Option<String>,
+    pub shallow: bool,
+    /// How long the last read took, and how many commits it read (all of them, or those
+    /// HEAD gained; 0 when the stored table was current).
+    pub took: Option<Duration>,
+    pub read: usize,
+    /// How the root's history stands in the store (`None`: no store).
+    pub store: Option<String>,
+}
+
+/// What the history says about one query in one root.
+#[derive(Debug, Default)]
+pub(crate) struct Votes {
+    /// Root-relative path → vote.
+    pub(crate) files: HashMap<Box<[u8]>, f32>,
+    /// Definition name → vote.
+    pub(crate) names: HashMap<String, f32>,
+}
+
+impl Stored for Table {
+    const KIND: Kind = Kind::History;
+    const WHAT: &'static str = "history";
+    const REDONE: &'static str = "new commits read";
+    const IN_PLACE: bool = false;
+
+    fn bytes(&self) -> std::borrow::Cow<'_, [u8]> {
+        self.encode().into()
+    }
+
+    fn decode(bytes: crate::store::mapped::Bytes) -> Result<Self, Refused> {
+        Table::decode(bytes.as_slice()).map_err(Refused::Invalid)
+    }
+
+    fn describe(&self) -> String {
+        format!("{} commits", self.commits.len())
+    }
+}
+
+/// One root's slot.
+struct Slot {
+    state: HistoryState,
+    table: Option<Arc<Table>>,
+    repo: Option<Arc<Repo>>,
+    took: Option<Duration>,
+    read: usize,
+    queued: bool,
+}
+
+struct State {
+    slots: HashMap<PathBuf, Slot>,
+    queue: VecDeque<PathBuf>,
+    stop: bool,
+    /// Names each diff touched, by commit (shared by every root of one repository).
+    names: HashMap<ObjectId, Arc<HashMap<String, f32>>>,
+}
+
+struct Shared {
+    state: Mutex<State>,
+    wake: Condvar,
+    stores: Mutex<Stores<Table>>,
+}
+
+/// The history index over the current roots.
+pub struct HistoryIndex {
+    shared: Arc<Shared>,
+    worker: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl HistoryIndex {
+    /// An index saving to and starting from `store`.
+    pub fn new(store: Option<Arc<Store>>) -> HistoryIndex {
+        HistoryIndex {
+            shared: Arc::new(Shared {
+                state: Mutex::new(State {
+                    slots: HashMap::new(),
+                    queue: VecDeque::new(),
+                    stop: false,
+                    names: HashMap::new(),
+                }),
+                wake: Condvar::new(),
+                stores: Mutex::new(Stores::new(store)),
+            }),
+            worker: Mutex::new(None),
+        }
+    }
+
+    /// Follows the roots: new ones are queued for reading, gone ones dropped.
+    pub fn set_roots(&self, roots: &[PathBuf]) {
+        let mut state = crate::mutex::lock(&self.shared.state);
+        state.slots.retain(|root, _| roots.contains(root));
+        state.queue.retain(|root| roots.contains(root));
+        crate::mutex::lock(&self.shared.stores).retain(|root| roots.contains(&root.to_path_buf()));
+        for root in roots {
+            if !state.slots.contains_key(root) {
+                state.slots.insert(
+                    root.clone(),
+                    Slot {
+                        state: HistoryState::Waiting,
+                        table: None,
+                        repo: None,
+                        took: None,
+                        read: 0,
+                        queued: true,
+                    },
+                );
+                state.queue.push_back(root.clone());
+            }
+        }
+        let start = !state.queue.is_empty();
+        drop(state);
+        if start {
+            self.ensure_worker();
+            self.shared.wake.notify_all();
+        }
+    }
+
+    fn ensure_worker(&self) {
+        let mut worker = crate::mutex::lock(&self.worker);
+        if worker.is_none() {
+            let shared = self.shared.clone();
+            *worker = std::thread::Builder::new()
+                .name("rootgrep-history".into())
+                .spawn(move || worker_loop(&shared))
+                .ok();
+        }
+    }
+
+    /// Every root's state.
+    pub fn status(&self) -> Vec<HistoryStatus> {
+        let state = crate::mutex::lock(&self.shared.state);
+        let stores = crate::mutex::lock(&self.shared.stores);
+        let mut out: Vec<HistoryStatus> = (state.slots.iter())
+            .map(|(root, slot)| {
+                let table = slot.table.as_deref();
+                HistoryStatus {
+                    root: root.clone(),
+                    state: slot.state.clone(),
+                    commits: table.map_or(0, |t| t.commits.len()),
+                    files: table.map_or(0, |t| t.paths.list.len()),
+                    head: table
+                        .and_then(|t| t.head)
+                        .map(|h| h.to_hex_with_len(12).to_string()),
+                    shallow: table.is_some_and(|t| t.shallow),
+                    took: slot.took,
+                    read: slot.read,
+                    store: stores.note(root),
+                }
+            })
+            .collect();
+        out.sort_by(|a, b| a.root.cmp(&b.root));
+        out
+    }
+
+    /// Waits until no root is waiting, being read or updated (tests), at most
+    /// `limit`; whether they all settled.
+    pub fn wait_settled(&self, limit: Duration) -> bool {
+        let started = Instant::now();
+        while started.elapsed() < limit {
+            let busy = (self.status().iter()).any(|s| {
+                use HistoryState::{Reading, Updating, Waiting};
+                matches!(s.state, Waiting | Reading | Updating)
+            });
+            if !busy {
+                return true;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        false
+    }
+
+    /// What `root`'s history says about a query of `terms`; `None` when it has none
+    /// current (not read yet, no repository, or HEAD moved since it was read: then the
+    /// worker is asked to catch up).
+    pub(crate) fn votes(&self, root: &Path, terms: &[Term]) -> Option<Votes> {
+        let (table, repo) = {
+            let state = crate::mutex::lock(&self.shared.state);
+            let slot = state.slots.get(root)?;
+            (slot.table.clone()?, slot.repo.clone()?)
+        };
+        let head = repo.head().ok()?;
+        if table.head != Some(head) {
+            self.catch_up(root);
+            return None;
+        }
+        let similar = table.similar(terms);
+        let mut votes = Votes::default();
+        for (file, vote) in table.file_votes(&similar) {
+            let path = table.paths.list[file as usize].clone();
+            votes.files.insert(path, vote);
+        }
+        for s in &similar {
+            let id = table.commits[s.commit as usize].id;
+            for (name, weight) in self.touched(&repo, id).iter() {
+                *votes.names.entry(name.clone()).or_default() += s.score * weight;
+            }
+        }
+        Some(votes)
+    }
+
+    fn touched(&self, repo: &Repo, id: ObjectId) -> Arc<HashMap<String, f32>> {
+        if let Some(known) = crate::mutex::lock(&self.shared.state).names.get(&id) {
+            return known.clone();
+        }
+        let names = Arc::new(names::touched(repo, id));
+        let mut state = crate::mutex::lock(&self.shared.state);
+        if state.names.len() >= NAMES_KEPT {
+            state.names.clear();
+        }
+        state.names.insert(id, names.clone());
+        names
+    }
+
+    /// Queues `root` to be brought up to HEAD (once).
+    fn catch_up(&self, root: &Path) {
+        let mut state = crate::mutex::lock(&self.shared.state);
+        let Some(slot) = state.slots.get_mut(root) else {
+            return;
+        };
+        if slot.queued {
+            return;
+        }
+        slot.queued = true;
+        slot.state = HistoryState::Updating;
+        state.queue.push_back(root.to_path_buf());
+        drop(state);
+        self.shared.wake.notify_all();
+    }
+}
+
+impl Drop for HistoryIndex {
+    fn drop(&mut self) {
+        crate::mutex::lock(&self.shared.state).stop = true;
+        self.shared.wake.notify_all();
+        if let Some(worker) = crate::mutex::lock(&self.worker).take() {
+            let _ = worker.join();
+        }
+    }
+}
+
+fn worker_loop(shared: &Shared) {
+    crate::symbols::index::lower_priority();
+    loop {
+        let (root, held) = {
+            let mut state = crate::mutex::lock(&shared.state);
+            loop {
+                if state.stop {
+                    return;
+                }
+                if let Some(root) = state.queue.pop_front() {
+                    let Some(slot) = state.slots.get_mut(&root) else {
+                        continue;
+                    };
+                    if slot.state == HistoryState::Waiting {
+                        slot.state = HistoryState::Reading;
+                    }
+                    break (root, slot.table.clone());
+                }
+                state = shared.wake.wait(state).unwrap_or_else(|e| e.into_inner());
+            }
+        };
+        let started = Instant::now();
+        let gone = || {
+            let state = crate::mutex::lock(&shared.state);
+            state.stop || !state.slots.contains_key(&root)
+        };
+        let outcome = bring_up_to_date(shared, &root, held, &gone);
+        let mut state = crate::mutex::lock(&shared.state);
+        let Some(slot) = state.slots.get_mut(&root) else {
+            continue;
+        };
+        slot.queued = false;
+        match outcome {
+            Some(Ok((table, repo, read))) => {
+                slot.took = Some(started.elapsed());
+                slot.read = read;
+                slot.table = Some(table);
+                slot.repo = Some(repo);
+                slot.state = HistoryState::Ready;
+            }
+            Some(Err(why)) => {
+                slot.table = None;
+                slot.repo = None;
+                slot.state = HistoryState::None(why.to_string());
+            }
+            None => {}
+        }
+    }
+}
+
+/// The root's table at its HEAD now: the one held or stored if current, else extended by
+/// the commits HEAD gained, else read whole; saved when it changed. `None` when the root
+/// went away meanwhile.
+fn bring_up_to_date(
+    shared: &Shared,
+    root: &Path,
+    held: Option<Arc<Table>>,
+    gone: &dyn Fn() -> bool,
+) -> Option<Result<(Arc<Table>, Arc<Repo>, usize), NoHistory>> {
+    if !root.is_dir() {
+        return Some(Err(NoHistory::NoRepository));
+    }
+    let repo = match Repo::find(root) {
+        Ok(repo) => Arc::new(repo),
+        Err(why) => return Some(Err(why)),
+    };
+    let head = match repo.head() {
+        Ok(head) => head,
+        Err(why) => return Some(Err(why)),
+    };
+    let held = held.or_else(|| crate::mutex::lock(&shared.stores).newer(root, false));
+    if let Some(held) = &held
+        && held.head == Some(head)
+    {
+        return Some(Ok((held.clone(), repo, 0)));
+    }
+    // Continue from what is held when its HEAD is an ancestor of HEAD now.
+    let base = held.filter(|table| {
+        let (Some(old), Some(last)) = (table.head, table.commits.last()) else {
+            return false;
+        };
+        repo.descends(head, old, last.time)
+    });
+    let mut table = match &base {
+        Some(table) => Table::clone(table),
+        None => Table::default(),
+    };
+    let known = base.as_ref().and_then(|t| t.head);
+    let shallow = repo.is_shallow();
+    let newer = match repo.commits(head, known, &mut table.paths, gone) {
+        Ok(Some(newer)) => newer,
+        Ok(None) => return None,
+        Err(why) => return Some(Err(why)),
+    };
+    let read = newer.len();
+    table.extend(head, shallow, newer);
+    tracing::info!(
+        "{}: history read to {} ({} commits, {read} new)",
+        root.display(),
+        head.to_hex_with_len(12),
+        table.commits.len()
+    );
+    crate::mutex::lock(&shared.stores).save(root, &table, read);
+    Some(Ok((Arc::new(table), repo, read)))
+}

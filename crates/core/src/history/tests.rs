@@ -1,0 +1,182 @@
+//! The history index on real repositories, made with the `git` command (Unix: the Windows
+//! test run has no git).
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Arc;
+use std::time::Duration;
+
+use super::*;
+use crate::ranked::terms::hash;
+
+fn git(dir: &Path, args: &[&str]) {
+    let out = Command::new("git")
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn commit(dir: &Path, file: &str, text: &str, message: &str) {
+    let path = dir.join(file);
+    std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+    std::fs::write(&path, text).expect("write");
+    git(dir, &["add", "-A"]);
+    git(dir, &["commit", "-q", "-m", message]);
+}
+
+fn repo() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().expect("tempdir");
+    git(dir.path(), &["init", "-q"]);
+    commit(
+        dir.path(),
+        "app/parser.c",
+        "int parse_header(void)\n{\n  return 0;\n}\n",
+        "first",
+    );
+    commit(
+        dir.path(),
+        "app/net.c",
+        "int open_socket(void)\n{\n  return 0;\n}\n",
+        "net: sockets",
+    );
+    commit(
+        dir.path(),
+        "app/parser.c",
+        "int parse_header(void)\n{\n  return check_empty();\n}\n",
+        "parser: crash on an empty header value",
+    );
+    commit(
+        dir.path(),
+        "docs/notes.md",
+        "notes\n",
+        "docs: notes on the header parser",
+    );
+    dir
+}
+
+fn canonical(path: &Path) -> std::path::PathBuf {
+    std::fs::canonicalize(path).expect("canonical")
+}
+
+fn ready(index: &HistoryIndex, root: &Path) -> HistoryStatus {
+    assert!(index.wait_settled(Duration::from_secs(30)), "settles");
+    index
+        .status()
+        .into_iter()
+        .find(|s| s.root == root)
+        .expect("a status")
+}
+
+fn words(text: &str) -> Vec<Term> {
+    let mut out = Vec::new();
+    crate::ranked::terms::tokens(text, &mut |t| out.push(hash(t)));
+    out
+}
+
+#[test]
+fn a_root_in_a_repository_reads_its_history_and_votes_for_the_files_and_names() {
+    let dir = repo();
+    let root = canonical(dir.path());
+    let index = HistoryIndex::new(None);
+    index.set_roots(std::slice::from_ref(&root));
+    let status = ready(&index, &root);
+    assert_eq!(status.state, HistoryState::Ready);
+    assert_eq!(
+        status.commits, 3,
+        "the root commit changes no file of its own"
+    );
+    let votes = index
+        .votes(&root, &words("empty header crash"))
+        .expect("votes");
+    let parser = votes
+        .files
+        .get(&b"app/parser.c"[..])
+        .copied()
+        .unwrap_or(0.0);
+    assert!(parser > 0.0, "{:?}", votes.files);
+    assert!(!votes.files.contains_key(&b"app/net.c"[..]));
+    // The hunk's header names the definition; its changed line weighs less.
+    let (header, changed) = (votes.names["parse_header"], votes.names["check_empty"]);
+    assert!(header > changed && changed > 0.0, "{:?}", votes.names);
+}
+
+#[test]
+fn a_root_below_the_work_tree_sees_only_its_files_named_from_it() {
+    let dir = repo();
+    let root = canonical(&dir.path().join("app"));
+    let index = HistoryIndex::new(None);
+    index.set_roots(std::slice::from_ref(&root));
+    assert_eq!(ready(&index, &root).state, HistoryState::Ready);
+    let votes = index.votes(&root, &words("header")).expect("votes");
+    let files: Vec<&[u8]> = votes.files.keys().map(|k| &k[..]).collect();
+    assert_eq!(files, [&b"parser.c"[..]], "docs/ is outside the root");
+}
+
+#[test]
+fn a_directory_without_git_says_so() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let root = canonical(dir.path());
+    let index = HistoryIndex::new(None);
+    index.set_roots(std::slice::from_ref(&root));
+    let status = ready(&index, &root);
+    assert_eq!(status.state, HistoryState::None("no git repository".into()));
+    assert!(index.votes(&root, &words("header")).is_none());
+}
+
+#[test]
+fn when_head_moves_the_old_table_is_not_used_and_only_new_commits_are_read() {
+    let dir = repo();
+    let root = canonical(dir.path());
+    let cache = tempfile::tempdir().expect("cache");
+    let store = Arc::new(Store::new(cache.path(), None));
+    let index = HistoryIndex::new(Some(store.clone()));
+    index.set_roots(std::slice::from_ref(&root));
+    assert_eq!(ready(&index, &root).commits, 3);
+    commit(
+        dir.path(),
+        "app/net.c",
+        "int open_socket(void) { return 1; }\n",
+        "net: reset peers",
+    );
+    // HEAD moved: no answer from the old table; the worker catches up.
+    assert!(index.votes(&root, &words("reset peers")).is_none());
+    let status = ready(&index, &root);
+    assert_eq!(
+        (status.state.clone(), status.commits),
+        (HistoryState::Ready, 4)
+    );
+    assert_eq!(status.read, 1, "only the new commit is read");
+    let votes = index.votes(&root, &words("reset peers")).expect("votes");
+    assert!(votes.files.contains_key(&b"app/net.c"[..]));
+    // A reset drops commits: the table is read again, without them.
+    git(dir.path(), &["reset", "-q", "--hard", "HEAD~2"]);
+    assert!(index.votes(&root, &words("reset peers")).is_none());
+    let status = ready(&index, &root);
+    assert_eq!(status.commits, 2);
+    assert_eq!(status.read, 2, "read whole");
+    let votes = index.votes(&root, &words("reset peers")).expect("votes");
+    assert!(votes.files.is_empty(), "the dropped commit votes no more");
+    drop(index);
+    // A new server starts from the stored table.
+    let again = HistoryIndex::new(Some(store));
+    again.set_roots(std::slice::from_ref(&root));
+    let status = ready(&again, &root);
+    assert_eq!((status.commits, status.read), (2, 0));
+    assert_eq!(status.store.as_deref(), Some("loaded from the store"));
+}

@@ -162,6 +162,11 @@ pub struct Options {
     #[arg(long)]
     pub no_content_index: bool,
 
+    /// Do not read the roots' git history (search then ranks by words alone; saves the
+    /// history's reading, a few seconds per 10,000 commits, and its disk).
+    #[arg(long)]
+    pub no_history: bool,
+
     /// Most files the in-memory index holds per root (about 100 bytes each); a bigger root
     /// is searched by walking the disk.
     #[arg(long, value_name = "N", default_value_t = rootgrep_core::index::DEFAULT_MAX_FILES)]
@@ -375,6 +380,7 @@ pub fn config(options: &Options, dirs: &[PathBuf]) -> Result<Config, CliError> {
         read_only: options.read_only,
         watch: !options.no_watch,
         content_index: !options.no_content_index,
+        history: !options.no_history,
         index_max_files: options.index_max_files,
         store: store(options)?,
         max_output_bytes: options.max_output_bytes,
@@ -509,6 +515,9 @@ impl Options {
         }
         if self.no_content_index {
             push("--no-content-index", None);
+        }
+        if self.no_history {
+            push("--no-history", None);
         }
         if let Some(dir) = &self.cache_dir {
             push("--cache-dir", Some(absolute(cwd, dir)));

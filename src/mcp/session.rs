@@ -80,6 +80,7 @@ impl Session {
                 config.index_max_files,
                 config.store.clone(),
                 config.content_index,
+                config.history,
                 move |change| match change {
                     rootgrep_core::live::Change::File(kind, path) => {
                         shown.forget(&path);

@@ -25,6 +25,8 @@ pub struct Config {
     pub watch: bool,
     /// Keep the content index (which files `grep` reads), when watching.
     pub content_index: bool,
+    /// Read the roots' git history for `search` (`history/`), when watching.
+    pub history: bool,
     /// Most files one root's index may hold; bigger roots are searched by walking.
     pub index_max_files: usize,
     /// Where the indexes are kept between runs (`None`: `--no-cache`, or no cache

@@ -10,8 +10,8 @@
 //! built beside the file index share), `content` (the content index: which files may hold
 //! a match), `search` (`grep` and `glob` answers, from the file and content indexes when
 //! they are fresh), `symbols` (definitions and their index), `ranked` (ranked search and
-//! its index), `live` (the watcher feeding the four indexes), `complete` (path
-//! completion). The MCP adapter, in
+//! its index), `history` (the git history that re-ranks it), `live` (the watcher feeding
+//! the four indexes, and the history), `complete` (path completion). The MCP adapter, in
 //! the package `rootgrep`, is the only caller; nothing here knows rmcp, tokio or JSON.
 
 pub mod access;

@@ -92,24 +92,26 @@ pub struct Live {
 
 impl Live {
     /// Starts watching (no roots yet) with the file index holding at most `max_files` files
-    /// per root, the content index when `content`, the indexes starting from and saving
-    /// to `store`; every change for
+    /// per root, the content index when `content`, the git history when `history`, the
+    /// indexes starting from and saving to `store`; every change for
     /// subscribers goes to `sink` (on the watcher's thread; it must not block).
     pub fn start(
         max_files: usize,
         store: Option<Store>,
         content: bool,
+        history: bool,
         sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
         let content = content.then(|| Arc::new(ContentIndex::new(index.clone(), store.clone())));
-        let history = Arc::new(HistoryIndex::new(store.clone()));
-        let search = Arc::new(
-            RankedIndex::new(index.clone(), Some(symbols.clone()), store)
-                .with_history(history.clone()),
-        );
+        let history = history.then(|| Arc::new(HistoryIndex::new(store.clone())));
+        let mut search = RankedIndex::new(index.clone(), Some(symbols.clone()), store);
+        if let Some(history) = &history {
+            search = search.with_history(history.clone());
+        }
+        let search = Arc::new(search);
         // The one place where consumers are registered. Order matters: the symbol index
         // reads the file index, and the search index both, which must have applied an
         // event first; the content index reads the file index.
@@ -117,16 +119,15 @@ impl Live {
         if let Some(content) = &content {
             consumers.push(content.clone());
         }
-        consumers.extend([
-            symbols.clone() as Arc<dyn Consumer>,
-            search.clone(),
-            history.clone(),
-        ]);
+        consumers.extend([symbols.clone() as Arc<dyn Consumer>, search.clone()]);
+        if let Some(history) = &history {
+            consumers.push(history.clone());
+        }
         let mut live = Live::with_consumers(index, consumers, sink);
         live.symbols = Some(symbols);
         live.search = Some(search);
         live.content = content;
-        live.history = Some(history);
+        live.history = history;
         live
     }
 

@@ -124,7 +124,8 @@ struct LiveStatus {
     search: Vec<rootgrep_core::ranked::RankedStatus>,
     /// `None`: no content index (`--no-content-index`).
     content: Option<Vec<rootgrep_core::content::index::ContentStatus>>,
-    history: Vec<rootgrep_core::history::HistoryStatus>,
+    /// `None`: no history (`--no-history`).
+    history: Option<Vec<rootgrep_core::history::HistoryStatus>>,
 }
 
 impl LiveStatus {
@@ -147,16 +148,15 @@ impl LiveStatus {
                 .map(|content| content.status()),
             history: live
                 .and_then(|live| live.history.as_ref())
-                .map(|history| history.status())
-                .unwrap_or_default(),
+                .map(|history| history.status()),
         }
     }
 
     fn history_of(&self, path: &Path) -> String {
-        if !self.on {
+        let Some(history) = self.history.as_ref().filter(|_| self.on) else {
             return "off".to_string();
-        }
-        match self.history.iter().find(|status| status.root == path) {
+        };
+        match history.iter().find(|status| status.root == path) {
             Some(status) => history_line(status),
             None => "waiting".to_string(),
         }

@@ -9,7 +9,7 @@
 //! to catch up. A root outside any git work tree (or a repository with no commit) has no
 //! history and `list_roots` says so; a shallow clone's history is what it holds.
 //!
-//! What a query gets ([`Votes`]): per file of the root, the votes of the past commits most
+//! What a query gets (`ranked::votes::Votes`): per file of the root, the votes of the past commits most
 //! like it, and per name, the names those commits' diffs touched ([`names`], read when
 //! first asked and kept for the next queries).
 
@@ -27,7 +27,8 @@ pub(crate) mod table;
 #[cfg(all(test, unix))]
 mod tests;
 
-use crate::ranked::terms::Term;
+use crate::ranked::terms::{Query, Term};
+use crate::ranked::votes::{History, Votes};
 use crate::store::publish::{Stored, Stores};
 use crate::store::{Kind, Refused, Store};
 use read::{NoHistory, Repo};
@@ -66,15 +67,6 @@ pub struct HistoryStatus {
     pub read: usize,
     /// How the root's history stands in the store (`None`: no store).
     pub store: Option<String>,
-}
-
-/// What the history says about one query in one root.
-#[derive(Debug, Default)]
-pub(crate) struct Votes {
-    /// Root-relative path → vote.
-    pub(crate) files: HashMap<Box<[u8]>, f32>,
-    /// Definition name → vote.
-    pub(crate) names: HashMap<String, f32>,
 }
 
 impl Stored for Table {
@@ -287,6 +279,19 @@ impl HistoryIndex {
     }
 }
 
+impl History for HistoryIndex {
+    fn votes(&self, root: &Path, query: &Query) -> Option<Votes> {
+        let terms: Vec<Term> = (query.terms.iter())
+            .filter(|t| read::kept(&t.text))
+            .map(|t| t.term)
+            .collect();
+        if terms.is_empty() {
+            return None;
+        }
+        HistoryIndex::votes(self, root, &terms)
+    }
+}
+
 impl Drop for HistoryIndex {
     fn drop(&mut self) {
         crate::mutex::lock(&self.shared.state).stop = true;
@@ -347,6 +352,9 @@ fn worker_loop(shared: &Shared) {
     }
 }
 
+/// A root's table at its HEAD, its repository, and how many commits were read for it.
+type Current = (Arc<Table>, Arc<Repo>, usize);
+
 /// The root's table at its HEAD now: the one held or stored if current, else extended by
 /// the commits HEAD gained, else read whole; saved when it changed. `None` when the root
 /// went away meanwhile.
@@ -355,7 +363,7 @@ fn bring_up_to_date(
     root: &Path,
     held: Option<Arc<Table>>,
     gone: &dyn Fn() -> bool,
-) -> Option<Result<(Arc<Table>, Arc<Repo>, usize), NoHistory>> {
+) -> Option<Result<Current, NoHistory>> {
     if !root.is_dir() {
         return Some(Err(NoHistory::NoRepository));
     }

@@ -170,7 +170,7 @@ impl Repo {
             let tree = decoded.tree();
             let parent_tree = repo
                 .find_commit(*parent)
-                .and_then(|p| p.tree_id().map(|id| id.detach()).map_err(Into::into))
+                .and_then(|p| p.tree_id().map(|id| id.detach()))
                 .map_err(unreadable)?;
             let old = repo.objects.find_tree_iter(&parent_tree, &mut parent_buf);
             let new = repo.objects.find_tree_iter(&tree, &mut buf);

@@ -33,3 +33,4 @@ pub(crate) mod segment;
 pub(crate) mod sources;
 pub(crate) mod stored;
 pub(crate) mod terms;
+pub(crate) mod votes;

@@ -4,14 +4,17 @@
 //! [`RERANK`] results gains in proportion to its file's and its name's votes (each
 //! divided by the largest among those results). Chosen on the development sets of issue
 //! #39 (BENCHMARKS.md): the weights are the prototype's best there, kept as measured.
+//!
+//! The history itself stands above this module (it reads terms as `search` does): it is
+//! handed in as a [`History`](super::votes::History).
 
 use std::collections::HashMap;
 use std::path::Path;
 
 use super::score::Scored;
 use super::sources::Source;
-use super::terms::{Query, Term};
-use crate::history::{HistoryIndex, Votes};
+use super::terms::Query;
+use super::votes::{History, Votes};
 
 /// Results re-ranked (the rest keep their order after them).
 pub(crate) const RERANK: usize = 50;
@@ -23,7 +26,7 @@ const NAME_WEIGHT: f32 = 0.25;
 /// Re-ranks the first [`RERANK`] of `scored` (best first) with `history`; whether any
 /// root had history to say something.
 pub(crate) fn rerank(
-    history: &HistoryIndex,
+    history: &dyn History,
     sources: &[Source],
     scored: &mut [Scored],
     query: &Query,
@@ -32,19 +35,12 @@ pub(crate) fn rerank(
     if n < 2 {
         return false;
     }
-    let terms: Vec<Term> = (query.terms.iter())
-        .filter(|t| crate::history::read::kept(&t.text))
-        .map(|t| t.term)
-        .collect();
-    if terms.is_empty() {
-        return false;
-    }
     let mut by_root: HashMap<&Path, Option<Votes>> = HashMap::new();
     for s in &scored[..n] {
         let root = sources[s.part].root.as_path();
         by_root
             .entry(root)
-            .or_insert_with(|| history.votes(root, &terms));
+            .or_insert_with(|| history.votes(root, query));
     }
     if by_root.values().all(Option::is_none) {
         return false;

@@ -5,6 +5,7 @@
 //! Layout: `<cache>/rootgrep/roots/<hash of the root's path>/` (0700) holds `root` (the
 //! root's path and identity: a different directory at the same path throws the entry
 //! away), `symbols` (the symbol table), `search` (the ranked search index's base),
+//! `content` (the content index), `history` (the git history `search` reads),
 //! `writer.lock` ([`lock`]: one writer per root) and `used` (touched when a server opens
 //! the entry: the least recently used entries are evicted first when the store is over
 //! `--cache-max-mb`). Every file is written atomically and checksummed ([`format`]); a

@@ -19,10 +19,10 @@ use std::sync::atomic::Ordering;
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use crate::history::HistoryIndex;
 use crate::index::{FileIndex, RootIndex};
 use crate::platform::os::OsStrExt;
 use crate::ranked::segment::Segment;
+use crate::ranked::votes::History;
 use crate::store::Store;
 use crate::symbols::index::SymbolIndex;
 use crate::watch::{Consumer, RootStatus, WatchEvent};
@@ -99,7 +99,7 @@ pub struct RankedIndex {
     shared: Arc<Shared>,
     worker: Option<JoinHandle<()>>,
     /// The roots' git history, which re-ranks a query's best results.
-    history: Option<Arc<HistoryIndex>>,
+    history: Option<Arc<dyn History>>,
 }
 
 impl RankedIndex {
@@ -138,12 +138,12 @@ impl RankedIndex {
     }
 
     /// The index re-ranking its best results with `history`.
-    pub fn with_history(mut self, history: Arc<HistoryIndex>) -> RankedIndex {
+    pub(crate) fn with_history(mut self, history: Arc<dyn History>) -> RankedIndex {
         self.history = Some(history);
         self
     }
 
-    pub(crate) fn history(&self) -> Option<&HistoryIndex> {
+    pub(crate) fn history(&self) -> Option<&dyn History> {
         self.history.as_deref()
     }
 

@@ -4,8 +4,8 @@
 //! above the hunk starting with a letter, `_` or `$`, git's default for a hunk's function
 //! — weighing [`HEADER`], and those of the changed lines weighing [`CHANGED`].
 //!
-//! Bounded: [`MAX_FILES`] files of a commit, blobs up to [`MAX_BLOB_BYTES`], and
-//! [`MAX_CHANGED_LINES`] changed lines in all.
+//! Bounded: [`MAX_FILES`] files of a commit, blobs up to [`MAX_BLOB_BYTES`],
+//! [`MAX_CHANGED_LINES`] changed lines in all, and [`DIFF_TIMEOUT`] per file's diff.
 
 use std::collections::HashMap;
 
@@ -21,6 +21,9 @@ pub(crate) const CHANGED: f32 = 0.3;
 const MAX_FILES: usize = 8;
 const MAX_BLOB_BYTES: usize = 512 << 10;
 const MAX_CHANGED_LINES: usize = 4_000;
+/// Time one file's line diff may take before it settles for a coarser one (`similar`'s
+/// deadline): a query waits for it.
+const DIFF_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(20);
 /// Lines above a hunk looked at for its header.
 const MAX_HEADER_SEARCH: usize = 2_000;
 
@@ -102,7 +105,9 @@ pub(crate) fn diff_names(
     budget: &mut usize,
     names: &mut HashMap<String, f32>,
 ) {
-    let diff = similar::TextDiff::from_lines(before, after);
+    let diff = similar::TextDiff::configure()
+        .timeout(DIFF_TIMEOUT)
+        .diff_lines(before, after);
     let old_lines: Vec<&str> = before.lines().collect();
     let new_lines: Vec<&str> = after.lines().collect();
     for op in diff.ops() {

@@ -68,8 +68,14 @@ impl std::fmt::Display for NoHistory {
     }
 }
 
+/// gix's reason, on one line and at most 200 characters (it is shown in `list_roots`).
 fn unreadable(err: impl std::fmt::Display) -> NoHistory {
-    NoHistory::Unreadable(err.to_string())
+    let text = err.to_string();
+    let line = text.lines().next().unwrap_or_default();
+    NoHistory::Unreadable(match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line.to_string(),
+    })
 }
 
 impl Repo {

@@ -180,3 +180,68 @@ fn when_head_moves_the_old_table_is_not_used_and_only_new_commits_are_read() {
     assert_eq!((status.commits, status.read), (2, 0));
     assert_eq!(status.store.as_deref(), Some("loaded from the store"));
 }
+
+#[test]
+fn odd_repositories_say_what_they_are_and_never_fail_the_server() {
+    // No commit yet.
+    let unborn = tempfile::tempdir().expect("tempdir");
+    git(unborn.path(), &["init", "-q"]);
+    // A linked work tree: `.git` is a file naming the main repository's.
+    let main = repo();
+    let linked = tempfile::tempdir().expect("tempdir");
+    let wt = linked.path().join("wt");
+    git(
+        main.path(),
+        &["worktree", "add", "-q", wt.to_str().expect("utf-8"), "HEAD"],
+    );
+    // A loose object gone: its commit cannot be read.
+    let damaged = repo();
+    git(
+        damaged.path(),
+        &["commit", "-q", "--allow-empty", "-m", "an empty commit"],
+    );
+    let head = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(damaged.path())
+        .output()
+        .expect("git");
+    let head = String::from_utf8(head.stdout).expect("hex");
+    let head = head.trim();
+    let object = damaged
+        .path()
+        .join(".git/objects")
+        .join(&head[..2])
+        .join(&head[2..]);
+    std::fs::remove_file(object).expect("a loose commit");
+    // A SHA-256 repository (this build reads SHA-1 ones).
+    let sha256 = tempfile::tempdir().expect("tempdir");
+    git(sha256.path(), &["init", "-q", "--object-format=sha256"]);
+    commit(sha256.path(), "a.c", "int a;\n", "first");
+    commit(sha256.path(), "a.c", "int b;\n", "second");
+
+    let roots: Vec<_> = [unborn.path(), &wt, damaged.path(), sha256.path()]
+        .iter()
+        .map(|p| canonical(p))
+        .collect();
+    let index = HistoryIndex::new(None);
+    index.set_roots(&roots);
+    let unborn = ready(&index, &roots[0]);
+    assert_eq!(unborn.state, HistoryState::None("no commit yet".into()));
+    let linked = ready(&index, &roots[1]);
+    assert_eq!((linked.state, linked.commits), (HistoryState::Ready, 3));
+    let damaged = ready(&index, &roots[2]);
+    assert!(
+        matches!(&damaged.state, HistoryState::None(why) if why.starts_with("unreadable: ")),
+        "{damaged:?}"
+    );
+    let sha256 = ready(&index, &roots[3]);
+    assert!(
+        matches!(&sha256.state, HistoryState::None(why) if why.starts_with("unreadable: ")),
+        "{sha256:?}"
+    );
+    for root in &roots {
+        if *root != roots[1] {
+            assert!(index.votes(root, &words("header")).is_none());
+        }
+    }
+}

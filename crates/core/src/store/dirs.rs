@@ -9,17 +9,18 @@ use std::io;
 use std::path::Path;
 
 /// The names a server writes in an entry (besides `.<name>.<pid>.<n>.tmp` temp files).
-const ENTRY_FILES: [&str; 6] = [
+const ENTRY_FILES: [&str; 7] = [
     "root",
     "symbols",
     "search",
     "content",
+    "history",
     "writer.lock",
     "used",
 ];
 
 /// Whether `name` is one a store entry may hold (its files and their temp files).
-fn is_entry_file(name: &str) -> bool {
+pub(super) fn is_entry_file(name: &str) -> bool {
     ENTRY_FILES.contains(&name) || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 

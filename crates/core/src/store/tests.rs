@@ -541,3 +541,13 @@ fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
     Store::new(cache.path(), Some(1)).evict(&entries[2]);
     assert_eq!(elastic.list().unwrap().len(), 1);
 }
+
+#[test]
+fn clearing_an_entry_removes_every_kind_of_file_the_store_writes() {
+    // `cache clear` removes only the names it knows: a new kind must be one of them.
+    for kind in DATA_KINDS.into_iter().chain([Kind::Root]) {
+        let path = file_in(Path::new("entry"), kind);
+        let name = path.file_name().unwrap().to_string_lossy();
+        assert!(dirs::is_entry_file(&name), "{kind:?} writes {name}");
+    }
+}

@@ -237,7 +237,9 @@ impl Repo {
     }
 }
 
-/// Root-relative paths, each once, numbered in the order met.
+/// Root-relative paths, each once, numbered in the order met. The map from a path to its
+/// number is only needed while commits are read: [`Paths::seal`] drops it, and the next
+/// read builds it again.
 #[derive(Clone, Default, Debug)]
 pub(crate) struct Paths {
     pub(crate) list: Vec<Box<[u8]>>,
@@ -246,6 +248,11 @@ pub(crate) struct Paths {
 
 impl Paths {
     pub(crate) fn id(&mut self, rel: &[u8]) -> u32 {
+        if self.ids.len() < self.list.len() {
+            self.ids = (self.list.iter().enumerate())
+                .map(|(i, p)| (p.clone(), i as u32))
+                .collect();
+        }
         if let Some(&id) = self.ids.get(rel) {
             return id;
         }
@@ -256,10 +263,16 @@ impl Paths {
     }
 
     pub(crate) fn from_list(list: Vec<Box<[u8]>>) -> Paths {
-        let ids = (list.iter().enumerate())
-            .map(|(i, p)| (p.clone(), i as u32))
-            .collect();
-        Paths { list, ids }
+        Paths {
+            list,
+            ids: HashMap::new(),
+        }
+    }
+
+    /// Done reading: the map goes (the list is what queries read).
+    pub(crate) fn seal(&mut self) {
+        self.ids = HashMap::new();
+        self.list.shrink_to_fit();
     }
 }
 

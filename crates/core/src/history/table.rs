@@ -43,8 +43,12 @@ pub(crate) struct Table {
     pub(crate) paths: Paths,
     pub(crate) commits: Vec<CommitRec>,
     files: Vec<u32>,
-    /// Term → (commit, count), commits ascending.
-    postings: HashMap<Term, Vec<(u32, u16)>>,
+    /// Each term of the messages, sorted, with where its list starts in `postings` and its
+    /// length (the term's document frequency).
+    terms: Vec<(Term, u32, u32)>,
+    /// Every term's list of (commit, count), commits ascending, one after the other: flat
+    /// arrays rather than a map of vectors, a third of the memory.
+    postings: Vec<(u32, u16)>,
     total_len: u64,
 }
 
@@ -59,13 +63,16 @@ impl Table {
     /// Adds `newer` (newest first, as read) after the commits held, and makes `head` the
     /// table's HEAD.
     pub(crate) fn extend(&mut self, head: ObjectId, shallow: bool, newer: Vec<Commit>) {
+        // The new commits' postings go after the old ones of each term: the lists are laid
+        // out again (a HEAD that moved on costs one pass over them).
+        let mut lists: HashMap<Term, Vec<(u32, u16)>> = HashMap::new();
         for commit in newer.into_iter().rev() {
             let at = self.commits.len() as u32;
             let start = self.files.len() as u32;
             self.files.extend_from_slice(&commit.files);
             let len: u32 = commit.terms.iter().map(|&(_, n)| u32::from(n)).sum();
             for (term, n) in commit.terms {
-                self.postings.entry(term).or_default().push((at, n));
+                lists.entry(term).or_default().push((at, n));
             }
             self.total_len += u64::from(len);
             self.commits.push(CommitRec {
@@ -77,6 +84,53 @@ impl Table {
         }
         self.head = Some(head);
         self.shallow = shallow;
+        if !lists.is_empty() {
+            self.lay_out(lists);
+        }
+        self.paths.seal();
+        self.commits.shrink_to_fit();
+        self.files.shrink_to_fit();
+    }
+
+    /// Lays the postings out again with `added` after each term's old list.
+    fn lay_out(&mut self, mut added: HashMap<Term, Vec<(u32, u16)>>) {
+        let mut terms: Vec<Term> = (self.terms.iter().map(|t| t.0))
+            .chain(added.keys().copied())
+            .collect();
+        terms.sort_unstable();
+        terms.dedup();
+        let old_postings = std::mem::take(&mut self.postings);
+        let old_terms = std::mem::take(&mut self.terms);
+        let mut old = old_terms.iter().peekable();
+        let mut postings =
+            Vec::with_capacity(old_postings.len() + added.values().map(Vec::len).sum::<usize>());
+        let mut out = Vec::with_capacity(terms.len());
+        for term in terms {
+            let start = postings.len() as u32;
+            if let Some(&&(t, at, n)) = old.peek()
+                && t == term
+            {
+                postings.extend_from_slice(&old_postings[at as usize..(at + n) as usize]);
+                old.next();
+            }
+            if let Some(list) = added.remove(&term) {
+                postings.extend(list);
+            }
+            out.push((term, start, postings.len() as u32 - start));
+        }
+        self.terms = out;
+        self.postings = postings;
+    }
+
+    /// The list of `term` (empty when no message holds it).
+    fn postings_of(&self, term: Term) -> &[(u32, u16)] {
+        match self.terms.binary_search_by_key(&term, |t| t.0) {
+            Ok(i) => {
+                let (_, at, n) = self.terms[i];
+                &self.postings[at as usize..(at + n) as usize]
+            }
+            Err(_) => &[],
+        }
     }
 
     /// The files `commit` changed (path ids).
@@ -96,9 +150,10 @@ impl Table {
         let newest = self.commits.iter().map(|c| c.time).max().unwrap_or(0);
         let mut scores: HashMap<u32, f32> = HashMap::new();
         for term in terms {
-            let Some(list) = self.postings.get(term) else {
+            let list = self.postings_of(*term);
+            if list.is_empty() {
                 continue;
-            };
+            }
             let df = list.len() as f32;
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for &(commit, tf) in list {
@@ -167,11 +222,9 @@ impl Table {
                 put_var(&mut out, u64::from(file));
             }
         }
-        let mut terms: Vec<&Term> = self.postings.keys().collect();
-        terms.sort_unstable();
-        put_var(&mut out, terms.len() as u64);
-        for term in terms {
-            let list = &self.postings[term];
+        put_var(&mut out, self.terms.len() as u64);
+        for &(term, _, _) in &self.terms {
+            let list = self.postings_of(term);
             out.extend_from_slice(&term.to_le_bytes());
             put_var(&mut out, list.len() as u64);
             let mut last = 0u32;
@@ -212,11 +265,17 @@ impl Table {
             table.decode_commit(b).ok_or_else(|| bad("commit"))?;
         }
         let n_terms = count(b, usize::MAX).ok_or_else(|| bad("terms"))?;
+        let mut last_term = None;
         for _ in 0..n_terms {
             let term = take(b, 8).ok_or_else(|| bad("term"))?;
             let term = u64::from_le_bytes(term.try_into().map_err(|_| bad("term"))?);
+            // Sorted and distinct, as written: lookups search them.
+            if last_term.is_some_and(|last| last >= term) {
+                return Err(bad("term order"));
+            }
+            last_term = Some(term);
+            let start = table.postings.len() as u32;
             let n = count(b, n_commits).ok_or_else(|| bad("postings"))?;
-            let mut list = Vec::with_capacity(n);
             let mut at = 0u64;
             for i in 0..n {
                 let delta = var(b).ok_or_else(|| bad("posting"))?;
@@ -226,13 +285,15 @@ impl Table {
                 if at >= n_commits as u64 || (i > 0 && delta == 0) {
                     return Err(bad("posting"));
                 }
-                list.push((at as u32, tf));
+                table.postings.push((at as u32, tf));
             }
-            table.postings.insert(term, list);
+            table.terms.push((term, start, n as u32));
         }
         if !b.is_empty() {
             return Err(bad("end"));
         }
+        table.postings.shrink_to_fit();
+        table.files.shrink_to_fit();
         Ok(table)
     }
 

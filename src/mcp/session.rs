@@ -80,7 +80,7 @@ impl Session {
                 config.index_max_files,
                 config.store.clone(),
                 config.content_index,
-                config.history,
+                config.history.then(|| config.confine.dirs.clone()),
                 move |change| match change {
                     rootgrep_core::live::Change::File(kind, path) => {
                         shown.forget(&path);

@@ -92,21 +92,22 @@ pub struct Live {
 
 impl Live {
     /// Starts watching (no roots yet) with the file index holding at most `max_files` files
-    /// per root, the content index when `content`, the git history when `history`, the
-    /// indexes starting from and saving to `store`; every change for
+    /// per root, the content index when `content`, the git history when `history` (read
+    /// only within those directories when it names any: `--confine`), the indexes starting
+    /// from and saving to `store`; every change for
     /// subscribers goes to `sink` (on the watcher's thread; it must not block).
     pub fn start(
         max_files: usize,
         store: Option<Store>,
         content: bool,
-        history: bool,
+        history: Option<Vec<PathBuf>>,
         sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> Live {
         let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
         let content = content.then(|| Arc::new(ContentIndex::new(index.clone(), store.clone())));
-        let history = history.then(|| Arc::new(HistoryIndex::new(store.clone())));
+        let history = history.map(|confine| Arc::new(HistoryIndex::new(store.clone(), confine)));
         let mut search = RankedIndex::new(index.clone(), Some(symbols.clone()), store);
         if let Some(history) = &history {
             search = search.with_history(history.clone());

@@ -110,6 +110,8 @@ struct Shared {
     state: Mutex<State>,
     wake: Condvar,
     stores: Mutex<Stores<Table>>,
+    /// The operator's `--confine` directories (canonical; empty: none).
+    confine: Vec<PathBuf>,
 }
 
 /// The history index over the current roots.
@@ -119,8 +121,9 @@ pub struct HistoryIndex {
 }
 
 impl HistoryIndex {
-    /// An index saving to and starting from `store`.
-    pub fn new(store: Option<Arc<Store>>) -> HistoryIndex {
+    /// An index saving to and starting from `store`, reading only repositories whose git
+    /// directories lie within `confine` (the operator's `--confine`; empty: anywhere).
+    pub fn new(store: Option<Arc<Store>>, confine: Vec<PathBuf>) -> HistoryIndex {
         HistoryIndex {
             shared: Arc::new(Shared {
                 state: Mutex::new(State {
@@ -131,6 +134,7 @@ impl HistoryIndex {
                 }),
                 wake: Condvar::new(),
                 stores: Mutex::new(Stores::new(store)),
+                confine,
             }),
             worker: Mutex::new(None),
         }
@@ -367,7 +371,7 @@ fn bring_up_to_date(
     if !root.is_dir() {
         return Some(Err(NoHistory::NoRepository));
     }
-    let repo = match Repo::find(root) {
+    let repo = match Repo::find(root, &shared.confine) {
         Ok(repo) => Arc::new(repo),
         Err(why) => return Some(Err(why)),
     };

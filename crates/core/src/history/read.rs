@@ -6,7 +6,7 @@
 //! message and lists no file, since it says nothing about where one change lives.
 
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 use gix::prelude::FindExt;
@@ -54,6 +54,8 @@ pub(crate) enum NoHistory {
     NoRepository,
     /// A repository without a commit yet.
     Unborn,
+    /// Its git directory lies outside `--confine`, which nothing may read.
+    OutsideConfine,
     /// It could not be read (gix's reason).
     Unreadable(String),
 }
@@ -63,6 +65,9 @@ impl std::fmt::Display for NoHistory {
         match self {
             NoHistory::NoRepository => f.write_str("no git repository"),
             NoHistory::Unborn => f.write_str("no commit yet"),
+            NoHistory::OutsideConfine => {
+                f.write_str("the repository's git directory is outside --confine")
+            }
             NoHistory::Unreadable(why) => write!(f, "unreadable: {why}"),
         }
     }
@@ -79,15 +84,28 @@ fn unreadable(err: impl std::fmt::Display) -> NoHistory {
 }
 
 impl Repo {
-    /// The repository whose work tree holds `root` (canonical), if any.
-    pub(crate) fn find(root: &Path) -> Result<Repo, NoHistory> {
-        let repo = match gix::discover(root) {
+    /// The repository whose work tree holds `root` (canonical), if any, and if its git
+    /// directory (with the common one of a linked work tree) lies within one of `confine`
+    /// (the operator's `--confine`; empty: anywhere). Opened isolated: only the repository's
+    /// own configuration is read, never the user's or the system's, nor the environment.
+    pub(crate) fn find(root: &Path, confine: &[PathBuf]) -> Result<Repo, NoHistory> {
+        let isolated = gix::open::Options::isolated();
+        let repo = match gix::discover_opts(root, Default::default(), isolated) {
             Ok(repo) => repo,
             Err(_) if gix::discover::upwards(root).is_err() => {
                 return Err(NoHistory::NoRepository);
             }
             Err(err) => return Err(unreadable(err)),
         };
+        if !confine.is_empty() {
+            let inside = |dir: &Path| {
+                std::fs::canonicalize(dir)
+                    .is_ok_and(|dir| confine.iter().any(|c| dir.starts_with(c)))
+            };
+            if !(inside(repo.git_dir()) && inside(repo.common_dir())) {
+                return Err(NoHistory::OutsideConfine);
+            }
+        }
         let workdir = repo.workdir().ok_or(NoHistory::NoRepository)?;
         let workdir = std::fs::canonicalize(workdir).map_err(unreadable)?;
         let rel = root

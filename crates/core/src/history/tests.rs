@@ -93,7 +93,7 @@ fn words(text: &str) -> Vec<Term> {
 fn a_root_in_a_repository_reads_its_history_and_votes_for_the_files_and_names() {
     let dir = repo();
     let root = canonical(dir.path());
-    let index = HistoryIndex::new(None);
+    let index = HistoryIndex::new(None, Vec::new());
     index.set_roots(std::slice::from_ref(&root));
     let status = ready(&index, &root);
     assert_eq!(status.state, HistoryState::Ready);
@@ -120,7 +120,7 @@ fn a_root_in_a_repository_reads_its_history_and_votes_for_the_files_and_names() 
 fn a_root_below_the_work_tree_sees_only_its_files_named_from_it() {
     let dir = repo();
     let root = canonical(&dir.path().join("app"));
-    let index = HistoryIndex::new(None);
+    let index = HistoryIndex::new(None, Vec::new());
     index.set_roots(std::slice::from_ref(&root));
     assert_eq!(ready(&index, &root).state, HistoryState::Ready);
     let votes = index.votes(&root, &words("header")).expect("votes");
@@ -132,7 +132,7 @@ fn a_root_below_the_work_tree_sees_only_its_files_named_from_it() {
 fn a_directory_without_git_says_so() {
     let dir = tempfile::tempdir().expect("tempdir");
     let root = canonical(dir.path());
-    let index = HistoryIndex::new(None);
+    let index = HistoryIndex::new(None, Vec::new());
     index.set_roots(std::slice::from_ref(&root));
     let status = ready(&index, &root);
     assert_eq!(status.state, HistoryState::None("no git repository".into()));
@@ -145,7 +145,7 @@ fn when_head_moves_the_old_table_is_not_used_and_only_new_commits_are_read() {
     let root = canonical(dir.path());
     let cache = tempfile::tempdir().expect("cache");
     let store = Arc::new(Store::new(cache.path(), None));
-    let index = HistoryIndex::new(Some(store.clone()));
+    let index = HistoryIndex::new(Some(store.clone()), Vec::new());
     index.set_roots(std::slice::from_ref(&root));
     assert_eq!(ready(&index, &root).commits, 3);
     commit(
@@ -174,7 +174,7 @@ fn when_head_moves_the_old_table_is_not_used_and_only_new_commits_are_read() {
     assert!(votes.files.is_empty(), "the dropped commit votes no more");
     drop(index);
     // A new server starts from the stored table.
-    let again = HistoryIndex::new(Some(store));
+    let again = HistoryIndex::new(Some(store), Vec::new());
     again.set_roots(std::slice::from_ref(&root));
     let status = ready(&again, &root);
     assert_eq!((status.commits, status.read), (2, 0));
@@ -223,7 +223,7 @@ fn odd_repositories_say_what_they_are_and_never_fail_the_server() {
         .iter()
         .map(|p| canonical(p))
         .collect();
-    let index = HistoryIndex::new(None);
+    let index = HistoryIndex::new(None, Vec::new());
     index.set_roots(&roots);
     let unborn = ready(&index, &roots[0]);
     assert_eq!(unborn.state, HistoryState::None("no commit yet".into()));
@@ -244,4 +244,20 @@ fn odd_repositories_say_what_they_are_and_never_fail_the_server() {
             assert!(index.votes(root, &words("header")).is_none());
         }
     }
+}
+
+#[test]
+fn a_repository_outside_confine_is_not_read() {
+    let dir = repo();
+    let root = canonical(&dir.path().join("app"));
+    // Confined to the root: the git directory above it is out of bounds.
+    let index = HistoryIndex::new(None, vec![root.clone()]);
+    index.set_roots(std::slice::from_ref(&root));
+    let status = ready(&index, &root);
+    let why = "the repository's git directory is outside --confine";
+    assert_eq!(status.state, HistoryState::None(why.into()));
+    // Confined to the work tree: read.
+    let index = HistoryIndex::new(None, vec![canonical(dir.path())]);
+    index.set_roots(std::slice::from_ref(&root));
+    assert_eq!(ready(&index, &root).state, HistoryState::Ready);
 }

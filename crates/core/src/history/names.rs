@@ -4,7 +4,8 @@
 //! above the hunk starting with a letter, `_` or `$`, git's default for a hunk's function
 //! — weighing [`HEADER`], and those of the changed lines weighing [`CHANGED`].
 //!
-//! Bounded: [`MAX_FILES`] files of a commit, blobs up to [`MAX_BLOB_BYTES`],
+//! Bounded: [`MAX_FILES`] files of a commit, blobs up to [`MAX_BLOB_BYTES`] and
+//! [`MAX_COMMIT_BYTES`] in all,
 //! [`MAX_CHANGED_LINES`] changed lines in all, and [`DIFF_TIMEOUT`] per file's diff.
 
 use std::collections::HashMap;
@@ -19,7 +20,10 @@ pub(crate) const HEADER: f32 = 1.0;
 /// Weight of a name on a changed line.
 pub(crate) const CHANGED: f32 = 0.3;
 const MAX_FILES: usize = 8;
-const MAX_BLOB_BYTES: usize = 512 << 10;
+const MAX_BLOB_BYTES: usize = 256 << 10;
+/// Bytes of blobs one commit's names may read in all (the first question like a large
+/// refactor waits for them).
+const MAX_COMMIT_BYTES: usize = 1 << 20;
 const MAX_CHANGED_LINES: usize = 4_000;
 /// Time one file's line diff may take before it settles for a coarser one (`similar`'s
 /// deadline): a query waits for it.
@@ -53,6 +57,7 @@ fn read_touched(repo: &Repo, id: ObjectId, names: &mut HashMap<String, f32>) -> 
     gix_diff::tree(old, new, &mut state, &git.objects, &mut changes).ok()?;
     let mut budget = MAX_CHANGED_LINES;
     let mut files = 0;
+    let mut bytes = 0;
     for change in &changes.records {
         let (before, after, path, mode) = match change {
             Change::Addition {
@@ -82,12 +87,26 @@ fn read_touched(repo: &Repo, id: ObjectId, names: &mut HashMap<String, f32>) -> 
         if files > MAX_FILES || budget == 0 {
             break;
         }
+        // Sizes first (the object's header): a blob over the bounds is never inflated.
+        let size = |id: Option<ObjectId>| {
+            id.map_or(Some(0), |id| {
+                git.find_header(id).ok().map(|h| h.size() as usize)
+            })
+        };
+        let (Some(old_size), Some(new_size)) = (size(before), size(after)) else {
+            continue;
+        };
+        if old_size.max(new_size) > MAX_BLOB_BYTES || bytes + old_size + new_size > MAX_COMMIT_BYTES
+        {
+            continue;
+        }
+        bytes += old_size + new_size;
         let text = |id: Option<ObjectId>| -> Option<String> {
             let Some(id) = id else {
                 return Some(String::new());
             };
             let blob = git.find_object(id).ok()?;
-            (blob.data.len() <= MAX_BLOB_BYTES).then(|| String::from_utf8_lossy(&blob.data).into())
+            Some(String::from_utf8_lossy(&blob.data).into())
         };
         let (Some(before), Some(after)) = (text(before), text(after)) else {
             continue;

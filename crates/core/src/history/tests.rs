@@ -261,3 +261,25 @@ fn a_repository_outside_confine_is_not_read() {
     index.set_roots(std::slice::from_ref(&root));
     assert_eq!(ready(&index, &root).state, HistoryState::Ready);
 }
+
+#[test]
+fn a_commit_s_large_files_are_not_read_for_its_names() {
+    let dir = repo();
+    let filler: String = (0..12_000).map(|i| format!("int filler_{i} = {i};\n")).collect();
+    std::fs::write(dir.path().join("app/big.c"), format!("{filler}int big_old;\n")).expect("write");
+    git(dir.path(), &["add", "-A"]);
+    git(dir.path(), &["commit", "-q", "-m", "big: add the table"]);
+    std::fs::write(dir.path().join("app/big.c"), format!("{filler}int huge_table_entry;\n"))
+        .expect("write");
+    std::fs::write(dir.path().join("app/net.c"), "int small_fix_name(void) { return 2; }\n")
+        .expect("write");
+    git(dir.path(), &["commit", "-q", "-am", "table: overflow when the socket closes"]);
+    let root = canonical(dir.path());
+    let index = HistoryIndex::new(None, Vec::new());
+    index.set_roots(std::slice::from_ref(&root));
+    assert_eq!(ready(&index, &root).state, HistoryState::Ready);
+    let votes = index.votes(&root, &words("table overflow socket closes")).expect("votes");
+    assert!(votes.files.contains_key(&b"app/big.c"[..]), "the file still gets its vote");
+    assert!(votes.names.contains_key("small_fix_name"), "{:?}", votes.names);
+    assert!(!votes.names.contains_key("huge_table_entry"), "a blob over 256 KiB is not read");
+}

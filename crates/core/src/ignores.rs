@@ -119,7 +119,7 @@ fn too_large(len: u64) -> String {
 }
 
 #[cfg(unix)]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
+pub(crate) fn open_nonblocking(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     fs::OpenOptions::new()
         .read(true)
@@ -128,7 +128,7 @@ fn open_nonblocking(path: &Path) -> io::Result<File> {
 }
 
 #[cfg(not(unix))]
-fn open_nonblocking(path: &Path) -> io::Result<File> {
+pub(crate) fn open_nonblocking(path: &Path) -> io::Result<File> {
     File::open(path)
 }
 

@@ -21,6 +21,7 @@ use std::time::{Duration, Instant};
 
 use gix::ObjectId;
 
+mod guard;
 pub(crate) mod names;
 pub(crate) mod read;
 pub(crate) mod table;
@@ -297,12 +298,13 @@ impl History for HistoryIndex {
 }
 
 impl Drop for HistoryIndex {
+    /// Tells the worker to stop (it looks every few hundred commits) without waiting for
+    /// it: a read blocked in gix on something the guard could not see (a FIFO planted as a
+    /// loose object) must not hold the server's exit.
     fn drop(&mut self) {
         crate::mutex::lock(&self.shared.state).stop = true;
         self.shared.wake.notify_all();
-        if let Some(worker) = crate::mutex::lock(&self.worker).take() {
-            let _ = worker.join();
-        }
+        drop(crate::mutex::lock(&self.worker).take());
     }
 }
 

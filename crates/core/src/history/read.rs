@@ -89,6 +89,8 @@ impl Repo {
     /// (the operator's `--confine`; empty: anywhere). Opened isolated: only the repository's
     /// own configuration is read, never the user's or the system's, nor the environment.
     pub(crate) fn find(root: &Path, confine: &[PathBuf]) -> Result<Repo, NoHistory> {
+        // gix opens these as files: a FIFO among them would block this thread for good.
+        super::guard::check_upward(root).map_err(NoHistory::Unreadable)?;
         let isolated = gix::open::Options::isolated();
         let repo = match gix::discover_opts(root, Default::default(), isolated) {
             Ok(repo) => repo,
@@ -125,6 +127,10 @@ impl Repo {
     /// The commit HEAD names now.
     pub(crate) fn head(&self) -> Result<ObjectId, NoHistory> {
         let repo = self.repo.to_thread_local();
+        // Every query resolves HEAD: what that opens is checked first (a FIFO swapped in
+        // would block the query).
+        super::guard::check_head(repo.git_dir(), repo.common_dir())
+            .map_err(NoHistory::Unreadable)?;
         match repo.head_id() {
             Ok(id) => Ok(id.detach()),
             Err(_) if repo.head().is_ok_and(|head| head.is_unborn()) => Err(NoHistory::Unborn),

@@ -265,21 +265,81 @@ fn a_repository_outside_confine_is_not_read() {
 #[test]
 fn a_commit_s_large_files_are_not_read_for_its_names() {
     let dir = repo();
-    let filler: String = (0..12_000).map(|i| format!("int filler_{i} = {i};\n")).collect();
-    std::fs::write(dir.path().join("app/big.c"), format!("{filler}int big_old;\n")).expect("write");
+    let filler: String = (0..12_000)
+        .map(|i| format!("int filler_{i} = {i};\n"))
+        .collect();
+    std::fs::write(
+        dir.path().join("app/big.c"),
+        format!("{filler}int big_old;\n"),
+    )
+    .expect("write");
     git(dir.path(), &["add", "-A"]);
     git(dir.path(), &["commit", "-q", "-m", "big: add the table"]);
-    std::fs::write(dir.path().join("app/big.c"), format!("{filler}int huge_table_entry;\n"))
-        .expect("write");
-    std::fs::write(dir.path().join("app/net.c"), "int small_fix_name(void) { return 2; }\n")
-        .expect("write");
-    git(dir.path(), &["commit", "-q", "-am", "table: overflow when the socket closes"]);
+    std::fs::write(
+        dir.path().join("app/big.c"),
+        format!("{filler}int huge_table_entry;\n"),
+    )
+    .expect("write");
+    std::fs::write(
+        dir.path().join("app/net.c"),
+        "int small_fix_name(void) { return 2; }\n",
+    )
+    .expect("write");
+    git(
+        dir.path(),
+        &[
+            "commit",
+            "-q",
+            "-am",
+            "table: overflow when the socket closes",
+        ],
+    );
     let root = canonical(dir.path());
     let index = HistoryIndex::new(None, Vec::new());
     index.set_roots(std::slice::from_ref(&root));
     assert_eq!(ready(&index, &root).state, HistoryState::Ready);
-    let votes = index.votes(&root, &words("table overflow socket closes")).expect("votes");
-    assert!(votes.files.contains_key(&b"app/big.c"[..]), "the file still gets its vote");
-    assert!(votes.names.contains_key("small_fix_name"), "{:?}", votes.names);
-    assert!(!votes.names.contains_key("huge_table_entry"), "a blob over 256 KiB is not read");
+    let votes = index
+        .votes(&root, &words("table overflow socket closes"))
+        .expect("votes");
+    assert!(
+        votes.files.contains_key(&b"app/big.c"[..]),
+        "the file still gets its vote"
+    );
+    assert!(
+        votes.names.contains_key("small_fix_name"),
+        "{:?}",
+        votes.names
+    );
+    assert!(
+        !votes.names.contains_key("huge_table_entry"),
+        "a blob over 256 KiB is not read"
+    );
+}
+
+fn mkfifo(path: &Path) {
+    let _ = std::fs::remove_file(path);
+    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    assert!(status.success());
+}
+
+#[test]
+fn a_fifo_where_git_keeps_a_file_blocks_nothing() {
+    // HEAD a FIFO from the start: the read says so instead of waiting on it forever.
+    let early = repo();
+    mkfifo(&early.path().join(".git/HEAD"));
+    // The branch HEAD names becomes a FIFO after the history was read: queries, which
+    // resolve HEAD each time, answer without it instead of hanging.
+    let late = repo();
+    let roots = vec![canonical(early.path()), canonical(late.path())];
+    let index = HistoryIndex::new(None, Vec::new());
+    index.set_roots(&roots);
+    let status = ready(&index, &roots[0]);
+    let why = "unreadable: HEAD is not a regular file";
+    assert_eq!(status.state, HistoryState::None(why.into()));
+    assert_eq!(ready(&index, &roots[1]).state, HistoryState::Ready);
+    assert!(index.votes(&roots[1], &words("header")).is_some());
+    let head = std::fs::read_to_string(late.path().join(".git/HEAD")).expect("HEAD");
+    let branch = head.trim().strip_prefix("ref: ").expect("a branch");
+    mkfifo(&late.path().join(".git").join(branch));
+    assert!(index.votes(&roots[1], &words("header")).is_none());
 }

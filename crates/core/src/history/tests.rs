@@ -318,7 +318,10 @@ fn a_commit_s_large_files_are_not_read_for_its_names() {
 
 fn mkfifo(path: &Path) {
     let _ = std::fs::remove_file(path);
-    let status = Command::new("mkfifo").arg(path).status().expect("mkfifo runs");
+    let status = Command::new("mkfifo")
+        .arg(path)
+        .status()
+        .expect("mkfifo runs");
     assert!(status.success());
 }
 

@@ -103,8 +103,8 @@ struct State {
     slots: HashMap<PathBuf, Slot>,
     queue: VecDeque<PathBuf>,
     stop: bool,
-    /// Names each diff touched, by commit (shared by every root of one repository).
-    names: HashMap<ObjectId, Arc<HashMap<String, f32>>>,
+    /// Names each diff touched, by root and commit.
+    names: HashMap<(PathBuf, ObjectId), Arc<HashMap<String, f32>>>,
 }
 
 struct Shared {
@@ -234,8 +234,10 @@ impl HistoryIndex {
             let slot = state.slots.get(root)?;
             (slot.table.clone()?, slot.repo.clone()?)
         };
-        let head = repo.head().ok()?;
-        if table.head != Some(head) {
+        // HEAD moved, or cannot be resolved now: no answer from this table; the worker
+        // reads again (and says why when it cannot).
+        let head = repo.head().ok();
+        if head.is_none() || table.head != head {
             self.catch_up(root);
             return None;
         }
@@ -247,15 +249,18 @@ impl HistoryIndex {
         }
         for s in &similar {
             let id = table.commits[s.commit as usize].id;
-            for (name, weight) in self.touched(&repo, id).iter() {
+            for (name, weight) in self.touched(root, &repo, id).iter() {
                 *votes.names.entry(name.clone()).or_default() += s.score * weight;
             }
         }
         Some(votes)
     }
 
-    fn touched(&self, repo: &Repo, id: ObjectId) -> Arc<HashMap<String, f32>> {
-        if let Some(known) = crate::mutex::lock(&self.shared.state).names.get(&id) {
+    /// The names commit `id`'s diff touched below `root` (kept per root: two roots of one
+    /// repository see different files of the same commit).
+    fn touched(&self, root: &Path, repo: &Repo, id: ObjectId) -> Arc<HashMap<String, f32>> {
+        let key = (root.to_path_buf(), id);
+        if let Some(known) = crate::mutex::lock(&self.shared.state).names.get(&key) {
             return known.clone();
         }
         let names = Arc::new(names::touched(repo, id));
@@ -263,7 +268,7 @@ impl HistoryIndex {
         if state.names.len() >= NAMES_KEPT {
             state.names.clear();
         }
-        state.names.insert(id, names.clone());
+        state.names.insert(key, names.clone());
         names
     }
 

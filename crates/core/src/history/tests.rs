@@ -345,4 +345,32 @@ fn a_fifo_where_git_keeps_a_file_blocks_nothing() {
     let branch = head.trim().strip_prefix("ref: ").expect("a branch");
     mkfifo(&late.path().join(".git").join(branch));
     assert!(index.votes(&roots[1], &words("header")).is_none());
+    // The query asked the worker to read again, which says why it cannot.
+    let status = ready(&index, &roots[1]);
+    let name = branch.rsplit('/').next().expect("a name");
+    let why = format!("unreadable: {name} is not a regular file");
+    assert_eq!(status.state, HistoryState::None(why));
+}
+
+#[test]
+fn two_roots_of_one_repository_each_get_the_names_of_their_own_files() {
+    let dir = repo();
+    let inner = canonical(&dir.path().join("app"));
+    let outer = canonical(dir.path());
+    let index = HistoryIndex::new(None, Vec::new());
+    index.set_roots(&[inner.clone(), outer.clone()]);
+    assert_eq!(ready(&index, &inner).state, HistoryState::Ready);
+    assert_eq!(ready(&index, &outer).state, HistoryState::Ready);
+    let question = words("notes on the header parser");
+    let inner_votes = index.votes(&inner, &question).expect("votes");
+    assert!(
+        !inner_votes.names.contains_key("notes"),
+        "docs/ is not the inner root's"
+    );
+    let outer_votes = index.votes(&outer, &question).expect("votes");
+    assert!(
+        outer_votes.names.contains_key("notes"),
+        "{:?}",
+        outer_votes.names
+    );
 }

@@ -105,7 +105,8 @@ class Server:
         while time.monotonic() - t0 < 1800:
             roots = (self.call("list_roots", {}).get("structuredContent") or {}).get("roots") or []
             if roots and all("fresh" in str(r.get("index")) and str(r.get("symbols", "ready")).startswith(("ready", "off"))
-                             and str(r.get("search", "ready")).startswith(("ready", "off")) for r in roots):
+                             and str(r.get("search", "ready")).startswith(("ready", "off"))
+                             and str(r.get("history", "ready")).startswith(("ready", "none", "off")) for r in roots):
                 break
             time.sleep(0.5)
 

@@ -6,11 +6,11 @@ could add as a source of candidates rather than as a re-ranker (issue #39, item 
 
   python3 bench/history_candidates.py SETS --server BIN [--split dev] [--variant hard] [--top 10]
 """
-import argparse, collections, json, os, sys
+import argparse, collections, os, sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 from localization import Server  # noqa: E402
-from history_proto import Bm25, history, hits_of, signals, toks  # noqa: E402,F401
+from history_proto import Bm25, by_cutoff, history, hits_of, signals  # noqa: E402
 
 
 def main():
@@ -24,11 +24,7 @@ def main():
         path = os.path.join(a.sets, name, a.split + ".jsonl")
         if not os.path.exists(path):
             continue
-        by_cutoff = collections.defaultdict(list)
-        for line in open(path):
-            t = json.loads(line)
-            by_cutoff[t["cutoff"]].append(t)
-        for cutoff, ts in by_cutoff.items():
+        for cutoff, ts in by_cutoff(path).items():
             tree = os.path.join(a.sets, name, "trees", cutoff)
             commits = history(tree)
             now = commits[0][0] if commits else 0

@@ -125,6 +125,26 @@ def hits_of(result):
     return out
 
 
+def by_cutoff(path):
+    """The tasks of a set file, grouped by cutoff (one checkout each), in the file's order."""
+    groups = collections.defaultdict(list)
+    for line in open(path):
+        t = json.loads(line)
+        groups[t["cutoff"]].append(t)
+    return groups
+
+
+def tally(c, ranked, t):
+    """Counts task `t`'s func@1/5/10 and file@1/5/10 for the ranking `ranked` into `c`."""
+    c["n"] += 1
+    for k in (1, 5, 10):
+        func, file = judge(ranked, t, k)
+        if func is not None:
+            c[f"func@{k}"] += func
+        c[f"file@{k}"] += file
+    c["n_func"] += bool(t["gold"])
+
+
 def judge(rows, t, k):
     gold = t["gold"]
     func = any(any(p == g["path"] and (lo <= g["end"] and g["line"] <= hi or n == g["name"]) for g in gold)
@@ -155,13 +175,9 @@ def main():
         path = os.path.join(a.sets, name, a.split + ".jsonl")
         if not os.path.exists(path):
             continue
-        tasks = [json.loads(line) for line in open(path)]
-        by_cutoff = collections.defaultdict(list)
-        for t in tasks:
-            by_cutoff[t["cutoff"]].append(t)
         repo = {g: collections.Counter() for g in grid}
         t0 = time.monotonic()
-        for cutoff, ts in by_cutoff.items():
+        for cutoff, ts in by_cutoff(path).items():
             tree = os.path.join(a.sets, name, "trees", cutoff)
             commits = history(tree)
             now = commits[0][0] if commits else 0
@@ -183,14 +199,7 @@ def main():
                     ranked = sorted(rows, key=lambda r: -r[4] * (1 + al * similar.get(r[0], 0) / ms
                                                                + be * math.log1p(prior.get(r[0], 0)) / mp
                                                                + ga * named.get(r[3], 0) / mn))
-                    c = repo[g]
-                    c["n"] += 1
-                    for k in (1, 5, 10):
-                        func, file = judge(ranked, t, k)
-                        if func is not None:
-                            c[f"func@{k}"] += func
-                        c[f"file@{k}"] += file
-                    c["n_func"] += bool(t["gold"])
+                    tally(repo[g], ranked, t)
             server.close()
         per_repo[name] = {str(g): dict(c) for g, c in repo.items()}
         for g in grid:

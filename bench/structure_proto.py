@@ -19,7 +19,7 @@ import argparse, collections, json, os, re, sys, time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from localization import Server  # noqa: E402
-from history_proto import hits_of, judge  # noqa: E402
+from history_proto import by_cutoff, hits_of, tally  # noqa: E402
 
 IDENT = re.compile(rb"[A-Za-z_][A-Za-z0-9_]{2,}")
 GRID = [("none", 0, 0.0)] + [(d, k, b) for d in ("callees", "callers", "both")
@@ -70,13 +70,9 @@ def main():
         path = os.path.join(a.sets, name, a.split + suffix + ".jsonl")
         if not os.path.exists(path):
             continue
-        tasks = [json.loads(line) for line in open(path)]
-        by_cutoff = collections.defaultdict(list)
-        for t in tasks:
-            by_cutoff[t["cutoff"]].append(t)
         repo = {g: collections.Counter() for g in GRID}
         t0 = time.monotonic()
-        for cutoff, ts in by_cutoff.items():
+        for cutoff, ts in by_cutoff(path).items():
             tree = os.path.join(a.sets, name, "trees", cutoff)
             server = Server(a.server, tree)
             cache = {}
@@ -90,15 +86,7 @@ def main():
                         by_name[r[3]].add(j)
                 calls = [{j for n in ids[i] for j in by_name.get(n, ()) if j != i} for i in range(len(rows))]
                 for g in GRID:
-                    ranked = rerank(rows, calls, *g)
-                    c = repo[g]
-                    c["n"] += 1
-                    for k in (1, 5, 10):
-                        func, file = judge(ranked, t, k)
-                        if func is not None:
-                            c[f"func@{k}"] += func
-                        c[f"file@{k}"] += file
-                    c["n_func"] += bool(t["gold"])
+                    tally(repo[g], rerank(rows, calls, *g), t)
             server.close()
         for g in GRID:
             totals[g].update(repo[g])

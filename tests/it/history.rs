@@ -6,7 +6,7 @@
 
 use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::{Value, json};
 
@@ -87,27 +87,17 @@ fn project(root: &Path, with_git: bool) {
 const QUESTION: &str = "empty header value crash";
 
 fn history_line(client: &mut Client) -> String {
-    let roots = client.call("list_roots", json!({}));
-    roots["structuredContent"]["roots"][0]["history"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    root_line(client, "history")
 }
 
 /// Waits until `list_roots` says the history is no longer being read; its line then.
 fn history_settled(client: &mut Client) -> String {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let line = history_line(client);
-        if !["waiting", "reading", "updating"]
+    let settled = |line: &str| {
+        !["waiting", "reading", "updating"]
             .iter()
             .any(|s| line.starts_with(s))
-        {
-            return line;
-        }
-        assert!(Instant::now() < deadline, "history never settled: {line}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    };
+    wait_root_line(client, "history", Duration::from_secs(60), settled)
 }
 
 fn ready(root: &Path, cache: &Path) -> Client {

@@ -574,19 +574,8 @@ fn a_search_index_built_in_parts_answers_as_one_built_in_memory() {
         client
     };
     let mut client = parted();
-    let deadline = Instant::now() + Duration::from_secs(10);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        let line = roots["structuredContent"]["roots"][0]["search"]
-            .as_str()
-            .unwrap()
-            .to_string();
-        if line.contains("read in place; stored") {
-            break;
-        }
-        assert!(Instant::now() < deadline, "{line}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let stored = |line: &str| line.contains("read in place; stored");
+    wait_root_line(&mut client, "search", Duration::from_secs(10), stored);
     assert_eq!(answers(&mut client), expected);
     // The stored file is the merge's: it lays the main postings out last (a segment built
     // in memory has them before the path dictionary).

@@ -64,19 +64,7 @@ fn wait_line(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
 
 /// Polls the first root's search line until `want` holds.
 fn wait_search(client: &mut Client, want: impl Fn(&str) -> bool) -> String {
-    let deadline = std::time::Instant::now() + Duration::from_secs(60);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        let line = roots["structuredContent"]["roots"][0]["search"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if want(&line) {
-            return line;
-        }
-        assert!(std::time::Instant::now() < deadline, "search: {line}");
-        std::thread::sleep(Duration::from_millis(25));
-    }
+    wait_root_line(client, "search", Duration::from_secs(60), want)
 }
 
 /// A server on `root` (with `cache`, or `--no-cache`) whose symbol and search indexes are

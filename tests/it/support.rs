@@ -545,13 +545,36 @@ pub fn assert_cancelled_quietly(client: &mut Client, id: i64) {
     assert!(late.is_empty(), "messages after the work stopped: {late:?}");
 }
 
-/// The first root's `symbols` line of list_roots (the symbol index's state).
-pub fn symbols_state(client: &mut Client) -> String {
+/// The first root's `field` line of list_roots (`symbols`, `search`, `history`…).
+pub fn root_line(client: &mut Client, field: &str) -> String {
     let roots = client.call("list_roots", json!({}));
-    roots["structuredContent"]["roots"][0]["symbols"]
+    roots["structuredContent"]["roots"][0][field]
         .as_str()
         .unwrap_or_default()
         .to_string()
+}
+
+/// Polls the first root's `field` line until `want` holds (at most `within`); the line.
+pub fn wait_root_line(
+    client: &mut Client,
+    field: &str,
+    within: Duration,
+    want: impl Fn(&str) -> bool,
+) -> String {
+    let deadline = Instant::now() + within;
+    loop {
+        let line = root_line(client, field);
+        if want(&line) {
+            return line;
+        }
+        assert!(Instant::now() < deadline, "{field}: {line}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The first root's `symbols` line of list_roots (the symbol index's state).
+pub fn symbols_state(client: &mut Client) -> String {
+    root_line(client, "symbols")
 }
 
 /// Polls list_roots until the first root's symbol index state starts with `prefix`.
@@ -740,19 +763,8 @@ pub fn search_results(result: &Value) -> Vec<Value> {
 
 /// Polls list_roots until the search index of the first root is ready.
 pub fn wait_search_ready(client: &mut Client) {
-    let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        let roots = client.call("list_roots", json!({}));
-        let line = roots["structuredContent"]["roots"][0]["search"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        if line.starts_with("ready") {
-            return;
-        }
-        assert!(Instant::now() < deadline, "search never ready: {line}");
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    let ready = |line: &str| line.starts_with("ready");
+    wait_root_line(client, "search", Duration::from_secs(60), ready);
 }
 
 /// Calls a tool and checks that the server sent the client no `method` request (a question)

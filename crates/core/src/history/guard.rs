@@ -6,7 +6,7 @@
 //! linked work tree, a submodule) is followed to the git directory it names.
 
 use std::fs::Metadata;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Most bytes of a `.git` file, a `commondir` file or `HEAD` read here.
 const MAX_POINTER_BYTES: u64 = 4096;
@@ -115,6 +115,6 @@ fn read_small(path: &Path, meta: &Metadata) -> Result<String, String> {
 }
 
 fn special(path: &Path) -> String {
-    let name = PathBuf::from(path.file_name().unwrap_or(path.as_os_str()));
-    format!("{} is not a regular file", name.display())
+    let name = path.file_name().unwrap_or(path.as_os_str());
+    format!("{} is not a regular file", name.to_string_lossy())
 }

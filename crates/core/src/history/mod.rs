@@ -16,7 +16,6 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Condvar, Mutex};
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use gix::ObjectId;
@@ -118,7 +117,8 @@ struct Shared {
 /// The history index over the current roots.
 pub struct HistoryIndex {
     shared: Arc<Shared>,
-    worker: Mutex<Option<JoinHandle<()>>>,
+    /// Started with the first roots; never joined (see `Drop`).
+    worker: std::sync::Once,
 }
 
 impl HistoryIndex {
@@ -137,7 +137,7 @@ impl HistoryIndex {
                 stores: Mutex::new(Stores::new(store)),
                 confine,
             }),
-            worker: Mutex::new(None),
+            worker: std::sync::Once::new(),
         }
     }
 
@@ -172,14 +172,15 @@ impl HistoryIndex {
     }
 
     fn ensure_worker(&self) {
-        let mut worker = crate::mutex::lock(&self.worker);
-        if worker.is_none() {
+        self.worker.call_once(|| {
             let shared = self.shared.clone();
-            *worker = std::thread::Builder::new()
+            let spawned = std::thread::Builder::new()
                 .name("rootgrep-history".into())
-                .spawn(move || worker_loop(&shared))
-                .ok();
-        }
+                .spawn(move || worker_loop(&shared));
+            if let Err(err) = spawned {
+                tracing::warn!("the history is not read: no thread ({err})");
+            }
+        });
     }
 
     /// Every root's state.
@@ -206,23 +207,6 @@ impl HistoryIndex {
             .collect();
         out.sort_by(|a, b| a.root.cmp(&b.root));
         out
-    }
-
-    /// Waits until no root is waiting, being read or updated (tests), at most
-    /// `limit`; whether they all settled.
-    pub fn wait_settled(&self, limit: Duration) -> bool {
-        let started = Instant::now();
-        while started.elapsed() < limit {
-            let busy = (self.status().iter()).any(|s| {
-                use HistoryState::{Reading, Updating, Waiting};
-                matches!(s.state, Waiting | Reading | Updating)
-            });
-            if !busy {
-                return true;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        false
     }
 
     /// What `root`'s history says about a query of `terms`; `None` when it has none
@@ -309,7 +293,6 @@ impl Drop for HistoryIndex {
     fn drop(&mut self) {
         crate::mutex::lock(&self.shared.state).stop = true;
         self.shared.wake.notify_all();
-        drop(crate::mutex::lock(&self.worker).take());
     }
 }
 

@@ -10,10 +10,8 @@
 
 use std::collections::HashMap;
 
+use super::read::{Changed, Differ, Repo};
 use gix::ObjectId;
-use gix::prelude::FindExt;
-
-use super::read::Repo;
 
 /// Weight of a name in a hunk's header (the definition the change is in).
 pub(crate) const HEADER: f32 = 1.0;
@@ -40,47 +38,16 @@ pub(crate) fn touched(repo: &Repo, commit: ObjectId) -> HashMap<String, f32> {
 }
 
 fn read_touched(repo: &Repo, id: ObjectId, names: &mut HashMap<String, f32>) -> Option<()> {
-    use gix_diff::tree::recorder::Change;
     let git = repo.repo.to_thread_local();
     let commit = git.find_commit(id).ok()?;
     let parent = commit.parent_ids().next()?.detach();
     let tree = commit.tree_id().ok()?.detach();
-    let parent_tree = git.find_commit(parent).ok()?.tree_id().ok()?.detach();
-    let (mut old_buf, mut new_buf) = (Vec::new(), Vec::new());
-    let old = git
-        .objects
-        .find_tree_iter(&parent_tree, &mut old_buf)
-        .ok()?;
-    let new = git.objects.find_tree_iter(&tree, &mut new_buf).ok()?;
-    let mut changes = gix_diff::tree::Recorder::default();
-    let mut state = gix_diff::tree::State::default();
-    gix_diff::tree(old, new, &mut state, &git.objects, &mut changes).ok()?;
+    let changes = Differ::default().changes(&git, parent, tree).ok()?;
     let mut budget = MAX_CHANGED_LINES;
     let mut files = 0;
     let mut bytes = 0;
-    for change in &changes.records {
-        let (before, after, path, mode) = match change {
-            Change::Addition {
-                oid,
-                path,
-                entry_mode,
-                ..
-            } => (None, Some(*oid), path, entry_mode),
-            Change::Deletion {
-                oid,
-                path,
-                entry_mode,
-                ..
-            } => (Some(*oid), None, path, entry_mode),
-            Change::Modification {
-                previous_oid,
-                oid,
-                path,
-                entry_mode,
-                ..
-            } => (Some(*previous_oid), Some(*oid), path, entry_mode),
-        };
-        if !mode.is_blob() || !repo.holds(path) {
+    for change in changes.iter().map(Changed::of) {
+        if !change.mode.is_blob() || !repo.holds(change.path) {
             continue;
         }
         files += 1;
@@ -93,7 +60,7 @@ fn read_touched(repo: &Repo, id: ObjectId, names: &mut HashMap<String, f32>) -> 
                 git.find_header(id).ok().map(|h| h.size() as usize)
             })
         };
-        let (Some(old_size), Some(new_size)) = (size(before), size(after)) else {
+        let (Some(old_size), Some(new_size)) = (size(change.before), size(change.after)) else {
             continue;
         };
         if old_size.max(new_size) > MAX_BLOB_BYTES || bytes + old_size + new_size > MAX_COMMIT_BYTES
@@ -108,7 +75,7 @@ fn read_touched(repo: &Repo, id: ObjectId, names: &mut HashMap<String, f32>) -> 
             let blob = git.find_object(id).ok()?;
             Some(String::from_utf8_lossy(&blob.data).into())
         };
-        let (Some(before), Some(after)) = (text(before), text(after)) else {
+        let (Some(before), Some(after)) = (text(change.before), text(change.after)) else {
             continue;
         };
         diff_names(&before, &after, &mut budget, names);

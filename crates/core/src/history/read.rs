@@ -178,8 +178,7 @@ impl Repo {
         }
         let walk = walk.all().map_err(unreadable)?;
         let mut out = Vec::new();
-        let mut state = gix_diff::tree::State::default();
-        let (mut parent_buf, mut buf) = (Vec::new(), Vec::new());
+        let mut differ = Differ::default();
         for info in walk {
             let info = info.map_err(unreadable)?;
             if out.len() % 256 == 0 && cancelled() {
@@ -197,18 +196,8 @@ impl Repo {
             let time = decoded.committer().map_or(0, |sig| sig.seconds());
             let message = decoded.message;
             let terms = message_terms(&message[..message.len().min(MAX_MESSAGE_BYTES)]);
-            let tree = decoded.tree();
-            let parent_tree = repo
-                .find_commit(*parent)
-                .and_then(|p| p.tree_id().map(|id| id.detach()))
-                .map_err(unreadable)?;
-            let old = repo.objects.find_tree_iter(&parent_tree, &mut parent_buf);
-            let new = repo.objects.find_tree_iter(&tree, &mut buf);
-            let (old, new) = (old.map_err(unreadable)?, new.map_err(unreadable)?);
-            let mut changes = gix_diff::tree::Recorder::default();
-            gix_diff::tree(old, new, &mut state, &repo.objects, &mut changes)
-                .map_err(unreadable)?;
-            let files = self.changed_files(&changes.records, paths);
+            let changes = differ.changes(&repo, *parent, decoded.tree())?;
+            let files = self.changed_files(&changes, paths);
             out.push(Commit {
                 id: info.id,
                 time,
@@ -226,24 +215,12 @@ impl Repo {
         changes: &[gix_diff::tree::recorder::Change],
         paths: &mut Paths,
     ) -> Vec<u32> {
-        use gix_diff::tree::recorder::Change;
         let mut files = Vec::new();
-        for change in changes {
-            let (mode, path) = match change {
-                Change::Addition {
-                    entry_mode, path, ..
-                }
-                | Change::Deletion {
-                    entry_mode, path, ..
-                }
-                | Change::Modification {
-                    entry_mode, path, ..
-                } => (entry_mode, path),
-            };
-            if mode.is_tree() {
+        for change in changes.iter().map(Changed::of) {
+            if change.mode.is_tree() {
                 continue;
             }
-            if let Some(rel) = path.strip_prefix(self.prefix.as_slice()) {
+            if let Some(rel) = change.path.strip_prefix(self.prefix.as_slice()) {
                 files.push(paths.id(rel));
             }
         }
@@ -258,6 +235,88 @@ impl Repo {
     /// Whether a path of the repository's tree is below the root.
     pub(crate) fn holds(&self, path: &[u8]) -> bool {
         path.starts_with(&self.prefix)
+    }
+}
+
+/// A commit's changes against its parent (gix-diff's records), the buffers kept from one
+/// commit to the next.
+#[derive(Default)]
+pub(crate) struct Differ {
+    state: gix_diff::tree::State,
+    old: Vec<u8>,
+    new: Vec<u8>,
+}
+
+impl Differ {
+    /// What tree `tree` changed against the tree of commit `parent`.
+    pub(crate) fn changes(
+        &mut self,
+        repo: &gix::Repository,
+        parent: ObjectId,
+        tree: ObjectId,
+    ) -> Result<Vec<gix_diff::tree::recorder::Change>, NoHistory> {
+        let parent_tree = repo
+            .find_commit(parent)
+            .and_then(|p| p.tree_id().map(|id| id.detach()))
+            .map_err(unreadable)?;
+        let old = repo.objects.find_tree_iter(&parent_tree, &mut self.old);
+        let new = repo.objects.find_tree_iter(&tree, &mut self.new);
+        let (old, new) = (old.map_err(unreadable)?, new.map_err(unreadable)?);
+        let mut changes = gix_diff::tree::Recorder::default();
+        gix_diff::tree(old, new, &mut self.state, &repo.objects, &mut changes)
+            .map_err(unreadable)?;
+        Ok(changes.records)
+    }
+}
+
+/// One change of a tree diff, its sides spelled out: the blob before and after (`None`
+/// for an addition or a deletion), its path in the repository's tree, its mode.
+pub(crate) struct Changed<'a> {
+    pub(crate) before: Option<ObjectId>,
+    pub(crate) after: Option<ObjectId>,
+    pub(crate) path: &'a [u8],
+    pub(crate) mode: gix::objs::tree::EntryMode,
+}
+
+impl Changed<'_> {
+    pub(crate) fn of(change: &gix_diff::tree::recorder::Change) -> Changed<'_> {
+        use gix_diff::tree::recorder::Change;
+        match change {
+            Change::Addition {
+                oid,
+                path,
+                entry_mode,
+                ..
+            } => Changed {
+                before: None,
+                after: Some(*oid),
+                path,
+                mode: *entry_mode,
+            },
+            Change::Deletion {
+                oid,
+                path,
+                entry_mode,
+                ..
+            } => Changed {
+                before: Some(*oid),
+                after: None,
+                path,
+                mode: *entry_mode,
+            },
+            Change::Modification {
+                previous_oid,
+                oid,
+                path,
+                entry_mode,
+                ..
+            } => Changed {
+                before: Some(*previous_oid),
+                after: Some(*oid),
+                path,
+                mode: *entry_mode,
+            },
+        }
     }
 }
 
@@ -306,7 +365,7 @@ pub(crate) fn message_terms(message: &[u8]) -> Vec<(Term, u16)> {
     let text = String::from_utf8_lossy(message);
     let mut counts: HashMap<Term, u16> = HashMap::new();
     terms::tokens(&text, &mut |token: &str| {
-        if token.len() > 1 && !STOP.contains(&token) {
+        if kept(token) {
             let n = counts.entry(terms::hash(token)).or_default();
             *n = n.saturating_add(1);
         }
@@ -316,7 +375,7 @@ pub(crate) fn message_terms(message: &[u8]) -> Vec<(Term, u16)> {
     out
 }
 
-/// Whether a query token is one [`message_terms`] keeps.
+/// Whether a token counts (in a message, and in a query asking the history).
 pub(crate) fn kept(token: &str) -> bool {
     token.len() > 1 && !STOP.contains(&token)
 }

@@ -95,7 +95,7 @@ pub fn rank(
     };
     let (sources, mut scored, total) = ranking.rank(&snapshots, &prefiltered, &mut query, &mut out);
     if let Some(history) = history {
-        out.history = super::rerank::rerank(history, &sources, &mut scored, &query);
+        super::rerank::rerank(history, &sources, &mut scored, &query);
     }
     out.total = total;
     for s in (scored.iter().skip(request.offset)).take(request.limit.max(1)) {

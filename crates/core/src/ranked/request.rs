@@ -83,8 +83,6 @@ pub struct RankedOutcome {
     pub terms_dropped: usize,
     /// Roots answered without an index (building, not watched), with the index's state.
     pub unindexed: Vec<(PathBuf, super::RankedState)>,
-    /// A root's git history re-ranked the best results (`ranked/rerank.rs`).
-    pub history: bool,
     pub stats: RankedStats,
     pub cancelled: bool,
 }

@@ -23,17 +23,17 @@ const FILE_WEIGHT: f32 = 0.25;
 /// What the name's votes add at most (×1.25).
 const NAME_WEIGHT: f32 = 0.25;
 
-/// Re-ranks the first [`RERANK`] of `scored` (best first) with `history`; whether any
-/// root had history to say something.
+/// Re-ranks the first [`RERANK`] of `scored` (best first) with `history` (unchanged where
+/// no root has history to say something).
 pub(crate) fn rerank(
     history: &dyn History,
     sources: &[Source],
     scored: &mut [Scored],
     query: &Query,
-) -> bool {
+) {
     let n = scored.len().min(RERANK);
     if n < 2 {
-        return false;
+        return;
     }
     let mut by_root: HashMap<&Path, Option<Votes>> = HashMap::new();
     for s in &scored[..n] {
@@ -43,7 +43,7 @@ pub(crate) fn rerank(
             .or_insert_with(|| history.votes(root, query));
     }
     if by_root.values().all(Option::is_none) {
-        return false;
+        return;
     }
     let votes_of = |s: &Scored| -> (f32, f32) {
         let source = &sources[s.part];
@@ -69,5 +69,4 @@ pub(crate) fn rerank(
     }
     // Stable: results the history says nothing of keep their order among themselves.
     scored[..n].sort_by(|a, b| b.score.total_cmp(&a.score));
-    true
 }

@@ -8,20 +8,15 @@
 use std::io;
 use std::path::Path;
 
-/// The names a server writes in an entry (besides `.<name>.<pid>.<n>.tmp` temp files).
-const ENTRY_FILES: [&str; 7] = [
-    "root",
-    "symbols",
-    "search",
-    "content",
-    "history",
-    "writer.lock",
-    "used",
-];
+/// The names a server writes in an entry besides each kind's file
+/// ([`Kind::file_name`](super::Kind)) and `.<name>.<pid>.<n>.tmp` temp files.
+const OTHER_FILES: [&str; 2] = ["writer.lock", "used"];
 
 /// Whether `name` is one a store entry may hold (its files and their temp files).
 pub(super) fn is_entry_file(name: &str) -> bool {
-    ENTRY_FILES.contains(&name) || (name.starts_with('.') && name.ends_with(".tmp"))
+    super::Kind::ALL.iter().any(|kind| kind.file_name() == name)
+        || OTHER_FILES.contains(&name)
+        || (name.starts_with('.') && name.ends_with(".tmp"))
 }
 
 /// Whether `name` is an entry's: the 16 lowercase hex digits of a root's hash.

@@ -35,6 +35,26 @@ pub(crate) enum Kind {
 }
 
 impl Kind {
+    /// Every kind, the entry's description first.
+    pub(crate) const ALL: [Kind; 5] = [
+        Kind::Root,
+        Kind::Symbols,
+        Kind::Search,
+        Kind::Content,
+        Kind::History,
+    ];
+
+    /// The name of its file in a root's entry.
+    pub(crate) fn file_name(self) -> &'static str {
+        match self {
+            Kind::Root => "root",
+            Kind::Symbols => "symbols",
+            Kind::Search => "search",
+            Kind::Content => "content",
+            Kind::History => "history",
+        }
+    }
+
     fn tag(self) -> [u8; 4] {
         match self {
             Kind::Root => *b"ROOT",

@@ -289,13 +289,7 @@ impl Store {
 
 /// Where the entry at `dir` keeps its file of `kind`.
 fn file_in(dir: &Path, kind: Kind) -> PathBuf {
-    dir.join(match kind {
-        Kind::Root => "root",
-        Kind::Symbols => "symbols",
-        Kind::Search => "search",
-        Kind::Content => "content",
-        Kind::History => "history",
-    })
+    dir.join(kind.file_name())
 }
 
 /// The root the entry at `dir` describes, if its description is intact.

@@ -337,7 +337,7 @@ fn schema_maxima_name_their_constant() {
 
 /// `pub` items of the core that no file outside it names, today: most are reached through
 /// a public type (a field's or an argument's type) or re-exported. The count may only fall.
-const UNNAMED_PUB_MAX: usize = 40;
+const UNNAMED_PUB_MAX: usize = 39;
 
 #[test]
 fn core_items_are_pub_only_when_used_outside() {

@@ -162,6 +162,15 @@ fn a_restarted_server_answers_from_the_store_like_a_fresh_build() {
     );
     let searched = wait_search(&mut again, |l| l.starts_with("ready"));
     assert!(searched.contains("loaded from the store"), "{searched}");
+    // The file list too (where directories have a change time): the directories are
+    // listed again, not the whole root walked (here all of them: the tree is seconds old,
+    // too recent for its stamps to be trusted).
+    let index = root_line(&mut again, "index");
+    assert_eq!(
+        index.contains("from the store: 3 of 3 directories listed again"),
+        cfg!(unix),
+        "{index}"
+    );
     // Both indexes are read where they lie in the store (mapped), not copied to the heap.
     if cfg!(unix) {
         assert!(line.contains("read in place"), "{line}");

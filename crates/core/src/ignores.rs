@@ -194,7 +194,28 @@ pub(crate) fn warn_once(skipped: &SkippedIgnoreFile) {
 
 /// One ignore file's rules, built from a safe read; `None` when there are none. A skipped
 /// file is logged and pushed to `skipped`.
-fn compile(dir: &Path, file: &Path, skipped: &mut Vec<SkippedIgnoreFile>) -> Option<Gitignore> {
+/// What reading a walk's rules met: the ignore files not applied, and the paths whose
+/// change would change the rules ([`Rules::inputs`]).
+#[derive(Default)]
+struct Reads {
+    skipped: Vec<SkippedIgnoreFile>,
+    inputs: Vec<PathBuf>,
+}
+
+impl Reads {
+    /// Notes `path` as an input: always when `absent_counts` (nothing else would tell that
+    /// it appeared), else only when something is there (a directory's own `.ignore` and
+    /// `.gitignore` appear with a change of that directory, which its stamp shows).
+    fn input(&mut self, path: &Path, absent_counts: bool) {
+        if absent_counts || fs::symlink_metadata(path).is_ok() {
+            self.inputs.push(path.to_path_buf());
+        }
+    }
+}
+
+fn compile(dir: &Path, file: &Path, reads: &mut Reads, absent_counts: bool) -> Option<Gitignore> {
+    reads.input(file, absent_counts);
+    let skipped = &mut reads.skipped;
     match read_ignore_file(dir, file) {
         Ok(Some(bytes)) => {
             let mut builder = GitignoreBuilder::new(dir);
@@ -229,25 +250,24 @@ struct DirRules {
 }
 
 impl DirRules {
-    fn new(
-        parent: Option<Arc<DirRules>>,
-        dir: &Path,
-        above: bool,
-        skipped: &mut Vec<SkippedIgnoreFile>,
-    ) -> DirRules {
+    fn new(parent: Option<Arc<DirRules>>, dir: &Path, above: bool, reads: &mut Reads) -> DirRules {
         let git = dir.join(".git");
         let git_kind = fs::metadata(&git).ok().map(|m| m.file_type());
-        let repo = git_kind.is_some() || dir.join(".jj").exists();
+        let jj = dir.join(".jj");
+        let repo = git_kind.is_some() || jj.exists();
+        // Above the start no directory stamp shows a `.git` or `.jj` appearing.
+        reads.input(&git, above);
+        reads.input(&jj, above);
         let exclude = git_kind.and_then(|kind| {
             let common = if kind.is_file() {
-                common_dir(dir, &git, skipped)?
+                common_dir(dir, &git, reads)?
             } else {
                 git
             };
-            compile(dir, &common.join("info/exclude"), skipped)
+            compile(dir, &common.join("info/exclude"), reads, true)
         });
-        let ignore = compile(dir, &dir.join(".ignore"), skipped);
-        let gitignore = compile(dir, &dir.join(".gitignore"), skipped);
+        let ignore = compile(dir, &dir.join(".ignore"), reads, above);
+        let gitignore = compile(dir, &dir.join(".gitignore"), reads, above);
         let above_in_repo = parent.as_ref().is_some_and(|p| p.in_repo);
         let above_any = parent.as_ref().is_some_and(|p| p.any);
         DirRules {
@@ -271,17 +291,14 @@ impl DirRules {
 /// names the common directory (relative to `X` when it starts with `.`). `None` when either
 /// is missing (a submodule's `.git` file has no `commondir`: no exclude file, as ripgrep).
 /// Both are small files read with the same safe read as ignore files.
-fn common_dir(
-    dir: &Path,
-    git_file: &Path,
-    skipped: &mut Vec<SkippedIgnoreFile>,
-) -> Option<PathBuf> {
-    let first_line = |path: &Path, skipped: &mut Vec<SkippedIgnoreFile>| -> Option<String> {
+fn common_dir(dir: &Path, git_file: &Path, reads: &mut Reads) -> Option<PathBuf> {
+    let first_line = |path: &Path, reads: &mut Reads| -> Option<String> {
+        reads.input(path, true);
         let bytes = match read_ignore_file(dir, path) {
             Ok(bytes) => bytes?,
             Err(skip) => {
                 warn_once(&skip);
-                skipped.push(skip);
+                reads.skipped.push(skip);
                 return None;
             }
         };
@@ -289,9 +306,9 @@ fn common_dir(
         let line = line.strip_suffix(b"\r").unwrap_or(line);
         String::from_utf8(line.to_vec()).ok()
     };
-    let line = first_line(git_file, skipped)?;
+    let line = first_line(git_file, reads)?;
     let gitdir = dir.join(line.strip_prefix("gitdir: ")?);
-    let common = first_line(&gitdir.join("commondir"), skipped)?;
+    let common = first_line(&gitdir.join("commondir"), reads)?;
     Some(match common.starts_with('.') {
         true => gitdir.join(common),
         false => PathBuf::from(common),
@@ -301,10 +318,25 @@ fn common_dir(
 /// The global excludes (`core.excludesFile`, default `$XDG_CONFIG_HOME/git/ignore`),
 /// matched relative to the current directory as ripgrep does. The path comes from the
 /// user's git configuration; the file itself is read with the safe read.
-fn global_rules(skipped: &mut Vec<SkippedIgnoreFile>) -> Option<Gitignore> {
+fn global_rules(reads: &mut Reads) -> Option<Gitignore> {
+    // The configuration files that name the excludes file (as `ignore` reads them).
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let config_home = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_absolute())
+        .or_else(|| home.as_ref().map(|home| home.join(".config")));
+    for config in [
+        home.map(|home| home.join(".gitconfig")),
+        config_home.map(|dir| dir.join("git/config")),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        reads.input(&config, true);
+    }
     let path = ignore::gitignore::gitconfig_excludes_path()?;
     let cwd = std::env::current_dir().ok()?;
-    compile(&cwd, &path, skipped)
+    compile(&cwd, &path, reads, true)
 }
 
 /// The ignore rules of one walk (from one start directory), shared by its threads.
@@ -319,6 +351,7 @@ pub(crate) struct Rules {
     global: Option<Gitignore>,
     dirs: Mutex<HashMap<PathBuf, Arc<DirRules>>>,
     skipped: Mutex<Vec<SkippedIgnoreFile>>,
+    inputs: Mutex<Vec<PathBuf>>,
 }
 
 thread_local! {
@@ -333,18 +366,18 @@ impl Rules {
     /// now, the start's and those below as the walk reaches them.
     pub fn new(start: &Path) -> Rules {
         static WALKS: AtomicU64 = AtomicU64::new(0);
-        let mut skipped = Vec::new();
+        let mut reads = Reads::default();
         let canonical = fs::canonicalize(start).ok();
         let mut above: Option<Arc<DirRules>> = None;
         if let Some(canonical) = &canonical {
             let mut parents: Vec<&Path> = canonical.ancestors().skip(1).collect();
             parents.reverse();
             for parent in parents {
-                above = Some(Arc::new(DirRules::new(above, parent, true, &mut skipped)));
+                above = Some(Arc::new(DirRules::new(above, parent, true, &mut reads)));
             }
         }
-        let own = DirRules::new(above, start, false, &mut skipped);
-        let global = global_rules(&mut skipped);
+        let own = DirRules::new(above, start, false, &mut reads);
+        let global = global_rules(&mut reads);
         let mut dirs = HashMap::new();
         dirs.insert(start.to_path_buf(), Arc::new(own));
         Rules {
@@ -353,7 +386,8 @@ impl Rules {
             id: WALKS.fetch_add(1, Ordering::Relaxed),
             global,
             dirs: Mutex::new(dirs),
-            skipped: Mutex::new(skipped),
+            skipped: Mutex::new(reads.skipped),
+            inputs: Mutex::new(reads.inputs),
         }
     }
 
@@ -431,10 +465,13 @@ impl Rules {
             }
             _ => return Arc::clone(&self.lock_dirs()[&self.start]),
         };
-        let mut skipped = Vec::new();
-        let rules = Arc::new(DirRules::new(Some(parent), dir, false, &mut skipped));
-        if !skipped.is_empty() {
-            lock(&self.skipped).extend(skipped);
+        let mut reads = Reads::default();
+        let rules = Arc::new(DirRules::new(Some(parent), dir, false, &mut reads));
+        if !reads.skipped.is_empty() {
+            lock(&self.skipped).extend(reads.skipped);
+        }
+        if !reads.inputs.is_empty() {
+            lock(&self.inputs).extend(reads.inputs);
         }
         let mut dirs = self.lock_dirs();
         Arc::clone(dirs.entry(dir.to_path_buf()).or_insert(rules))
@@ -442,6 +479,19 @@ impl Rules {
 
     fn lock_dirs(&self) -> std::sync::MutexGuard<'_, HashMap<PathBuf, Arc<DirRules>>> {
         lock(&self.dirs)
+    }
+
+    /// The paths whose change would change the rules read so far, sorted, each once:
+    /// everything looked at above the start and outside the tree (`.git`, `.jj`, ignore
+    /// files, a worktree's `gitdir` and `commondir`, `info/exclude`, the global excludes
+    /// file and the git configuration naming it), present or not, and the ignore files
+    /// present at and below the start. A directory of the tree gaining or losing an ignore
+    /// file changes that directory, which its own stamp shows (`index::stored`).
+    pub(crate) fn inputs(&self) -> Vec<PathBuf> {
+        let mut all = lock(&self.inputs).clone();
+        all.sort();
+        all.dedup();
+        all
     }
 
     /// The ignore files skipped so far, sorted, each once.

@@ -103,8 +103,8 @@ impl Live {
         history: Option<Vec<PathBuf>>,
         sink: impl Fn(Change) + Send + Sync + 'static,
     ) -> Live {
-        let index = Arc::new(FileIndex::with_max_files(max_files));
         let store = store.map(Arc::new);
+        let index = Arc::new(FileIndex::with_store(max_files, store.clone()));
         let symbols = Arc::new(SymbolIndex::with_store(index.clone(), store.clone()));
         let content = content.then(|| Arc::new(ContentIndex::new(index.clone(), store.clone())));
         let history = history.map(|confine| Arc::new(HistoryIndex::new(store.clone(), confine)));

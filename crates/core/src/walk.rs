@@ -260,6 +260,15 @@ impl Walker {
             .map(|rules| rules.skipped())
             .unwrap_or_default()
     }
+
+    /// The paths whose change would change this walk's ignore rules
+    /// ([`Rules::inputs`](crate::ignores::Rules::inputs)).
+    pub(crate) fn ignore_inputs(&self) -> Vec<std::path::PathBuf> {
+        self.rules
+            .as_ref()
+            .map(|rules| rules.inputs())
+            .unwrap_or_default()
+    }
 }
 
 impl std::ops::Deref for Walker {

@@ -202,8 +202,11 @@ impl LiveStatus {
                 // The counts say how the index kept up: full builds (walks of the whole
                 // root) and changes applied without one.
                 IndexState::Fresh => format!(
-                    "fresh ({} files, built {}×, {} updates applied)",
-                    status.files, status.builds, status.updates
+                    "fresh ({} files, built {}×, {} updates applied){}",
+                    status.files,
+                    status.builds,
+                    status.updates,
+                    resumed_note(status.last_build.as_ref())
                 ),
                 IndexState::Building => "building".to_string(),
                 IndexState::Stale => "stale (rebuilding)".to_string(),
@@ -222,6 +225,20 @@ impl LiveStatus {
             Some(status) => symbols_line(status),
             None => "waiting for the file index".to_string(),
         }
+    }
+}
+
+/// How the first build came about when it started from the stored file list (a restart):
+/// the directories it listed again, of all, and how long it took.
+fn resumed_note(build: Option<&rootgrep_core::index::BuildInfo>) -> String {
+    match build {
+        Some(info) if info.resumed.is_some() => format!(
+            "; from the store: {} of {} directories listed again in {:.1} s",
+            info.resumed.unwrap_or_default(),
+            info.dirs,
+            info.elapsed.as_secs_f64()
+        ),
+        _ => String::new(),
     }
 }
 

@@ -108,6 +108,7 @@ pub(super) fn collect(
         skipped: Vec::new(),
         ignored: Vec::new(),
         skipped_ignore: Vec::new(),
+        ignore_inputs: walker.ignore_inputs(),
     };
     for collector in parts {
         unreadable += collector.stats.skipped_unreadable;

@@ -7,6 +7,8 @@
 //! - `root`: [`RootIndex`], one immutable build of one root (packed, with its queries).
 //! - `build`, `update`, `pack`: walking a root exactly as a default search does, listing
 //!   changed directories again, and packing the result.
+//! - `stored`, `resume`: a whole walk's file list in the store, and a restart's first
+//!   build from it, which lists again only the directories changed while no server ran.
 //! - `state`: each root's `Slot`, whose work is a `phase::Phase` (idle, a job due, a
 //!   job running); `events`: what each watcher event does to the slots; `worker`: the
 //!   worker thread, one due root at a time.
@@ -58,8 +60,12 @@ mod build;
 mod events;
 mod pack;
 mod part;
+mod resume;
+#[cfg(all(test, unix))]
+mod resume_tests;
 mod root;
 mod state;
+mod stored;
 mod update;
 mod worker;
 
@@ -139,8 +145,26 @@ impl FileIndex {
     /// Like [`FileIndex::with_max_files`], its pacing (rebuild delays, our own writes'
     /// overdue events) reading the time from `clock`.
     pub(crate) fn with_clock(max_files: usize, clock: Arc<dyn Clock>) -> FileIndex {
+        FileIndex::start(max_files, clock, None)
+    }
+
+    /// Like [`FileIndex::with_max_files`], storing each root's file list in `store` after a
+    /// whole walk and starting from it at a restart (`index::resume`).
+    pub(crate) fn with_store(
+        max_files: usize,
+        store: Option<Arc<crate::store::Store>>,
+    ) -> FileIndex {
+        FileIndex::start(max_files, crate::clock::system(), store)
+    }
+
+    fn start(
+        max_files: usize,
+        clock: Arc<dyn Clock>,
+        store: Option<Arc<crate::store::Store>>,
+    ) -> FileIndex {
         let shared = Arc::new(Shared {
             max_files,
+            store,
             state: Mutex::new(State {
                 slots: Vec::new(),
                 watch: Vec::new(),

@@ -23,9 +23,12 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         skipped,
         ignored: known_ignored,
         mut skipped_ignore,
+        mut ignore_inputs,
     } = part;
     skipped_ignore.sort();
     skipped_ignore.dedup();
+    ignore_inputs.sort();
+    ignore_inputs.dedup();
     sort(&raw, &mut files, &mut dirs);
     let ignored = ignored(&raw, &files, &dirs, others, listed, known_ignored);
     let packed = one_arena(raw, files, dirs, ignored, skipped);
@@ -64,6 +67,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         elapsed: started.elapsed(),
         heap_bytes,
         unreadable,
+        resumed: None,
     };
     RootIndex {
         root,
@@ -74,6 +78,7 @@ pub(super) fn pack(root: PathBuf, part: Part, unreadable: u64, started: Instant)
         ignored,
         skipped,
         skipped_ignore: skipped_ignore.into_boxed_slice(),
+        ignore_inputs: ignore_inputs.into_boxed_slice(),
         info,
     }
 }

@@ -27,6 +27,9 @@ pub(super) struct Part {
     /// Ignored entries already known (kept from an earlier build by an update), as
     /// (path, is a directory).
     pub(super) ignored: Vec<(Span, bool)>,
+    /// The paths whose change would change the walk's ignore rules
+    /// (`Walker::ignore_inputs`).
+    pub(super) ignore_inputs: Vec<std::path::PathBuf>,
 }
 
 impl Part {
@@ -47,6 +50,7 @@ impl Part {
         };
         self.arena.extend_from_slice(&other.arena);
         self.skipped_ignore.extend(other.skipped_ignore);
+        self.ignore_inputs.extend(other.ignore_inputs);
         self.files.extend(
             other
                 .files

@@ -96,6 +96,9 @@ pub struct BuildInfo {
     pub heap_bytes: usize,
     /// Entries the walk could not read (permission denied, vanished, special files).
     pub unreadable: u64,
+    /// Built from the stored file list at a restart (`resume.rs`): how many directories
+    /// it listed again. `None` for a walk of the whole root.
+    pub resumed: Option<usize>,
 }
 
 /// One build of one root: immutable except for per-file size, mtime and identity.
@@ -111,6 +114,9 @@ pub struct RootIndex {
     pub(super) skipped: Box<[SkippedRec]>,
     /// Ignore files the build's walks did not apply (not regular files, too large).
     pub(super) skipped_ignore: Box<[SkippedIgnoreFile]>,
+    /// The paths whose change would change the ignore rules of the build's walk
+    /// (`ignores::Rules::inputs`), checked when a restart resumes from the store.
+    pub(super) ignore_inputs: Box<[PathBuf]>,
     pub(super) info: BuildInfo,
 }
 

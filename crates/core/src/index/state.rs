@@ -203,4 +203,7 @@ pub(super) struct Shared {
     pub(super) rounds: std::sync::atomic::AtomicU64,
     /// Where the pacing reads the time (simulated in tests).
     pub(super) clock: Arc<dyn Clock>,
+    /// Where each root's file list is stored after a whole walk, and resumed from at a
+    /// restart (`None`: `--no-cache`, or no store in this use).
+    pub(super) store: Option<Arc<crate::store::Store>>,
 }

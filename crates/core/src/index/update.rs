@@ -44,11 +44,35 @@ pub(super) fn update(
     control: &Control,
     max_files: usize,
 ) -> Update {
+    match to_list(old, changed) {
+        Ok(relist) => relist_dirs(old, relist, control, max_files),
+        Err(outcome) => outcome,
+    }
+}
+
+/// Lists the visited directories `relist` of `old` again (positions, sorted, each once),
+/// keeping the rest: what [`update`] does once it knows the directories, and what a
+/// restart does with those changed while no server watched (`resume.rs`). A rebuild when
+/// the listings would cost about a whole walk.
+pub(super) fn relist_dirs(
+    old: &RootIndex,
+    relist: Vec<usize>,
+    control: &Control,
+    max_files: usize,
+) -> Update {
+    if relist.is_empty() {
+        return Update::Unchanged;
+    }
+    // Listing those directories reads about as many entries as they held; past half the
+    // root, one walk of the whole root costs little more and is simpler.
+    let cost: usize = relist
+        .iter()
+        .map(|&dir| old.dir_file_ids(dir).len() + old.subdirs(dir).count() + 1)
+        .sum();
+    if cost > 4096 && cost * 2 > old.len() + old.info.dirs {
+        return Update::Rebuild;
+    }
     let started = Instant::now();
-    let relist = match to_list(old, changed) {
-        Ok(relist) => relist,
-        Err(outcome) => return outcome,
-    };
     let mut listed = Listed::default();
     // Pre-order: a directory comes before those below it, so a drop is known before
     // anything below it would be listed.
@@ -72,9 +96,8 @@ pub(super) fn update(
     Update::Applied(Box::new(updated), listed.added + listed.removed)
 }
 
-/// The visited directories to list again for `changed`, in pre-order, or what to do
-/// instead: nothing (no change concerns the index) or a rebuild (ignore rules changed, or
-/// the listing would cost about a whole walk).
+/// The visited directories to list again for `changed`, in pre-order, or a rebuild when
+/// the ignore rules changed.
 fn to_list(old: &RootIndex, changed: &[Vec<u8>]) -> Result<Vec<usize>, Update> {
     let mut relist: Vec<usize> = Vec::new();
     for rel in changed {
@@ -93,18 +116,6 @@ fn to_list(old: &RootIndex, changed: &[Vec<u8>]) -> Result<Vec<usize>, Update> {
     }
     relist.sort_unstable();
     relist.dedup();
-    if relist.is_empty() {
-        return Err(Update::Unchanged);
-    }
-    // Listing those directories reads about as many entries as they held; past half the
-    // root, one walk of the whole root costs little more and is simpler.
-    let cost: usize = relist
-        .iter()
-        .map(|&dir| old.dir_file_ids(dir).len() + old.subdirs(dir).count() + 1)
-        .sum();
-    if cost > 4096 && cost * 2 > old.len() + old.info.dirs {
-        return Err(Update::Rebuild);
-    }
     Ok(relist)
 }
 
@@ -218,6 +229,7 @@ fn kept(old: &RootIndex, listed: &Listed) -> Part {
     let mut all = Part {
         arena: old.arena.to_vec(),
         skipped_ignore: old.skipped_ignore.to_vec(),
+        ignore_inputs: old.ignore_inputs.to_vec(),
         ..Part::default()
     };
     let mut file_gone = vec![false; old.len()];

@@ -3,19 +3,24 @@
 //!
 //! One round: find the due root (or sleep until one gets due), take its job from the slot
 //! (`start`), run it without the lock (`run`), apply the content changes seen meanwhile to
-//! its result (`restat`), and hand the result to the slot (`land`).
+//! its result (`restat`), hand the result to the slot (`land`), and store the file list of
+//! a whole walk (`save`). A root's first build starts from its stored list when there is
+//! one (`resume.rs`).
 
 use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard, PoisonError};
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use super::build::build_limited;
+use super::resume::{Resumed, resume};
 use super::root::RootIndex;
 use super::state::{
     DISPLACED_RETRY, EXPECT_WAIT, Handle, REBUILD_DEFER, Shared, Slot, State, Watch,
 };
+use super::stored::FileList;
 use super::update::{self, Update};
 use crate::roots::Displaced;
+use crate::store::publish::Stores;
 use crate::walk::Control;
 
 /// Whether a job's root was the same directory before and after it (see
@@ -34,7 +39,11 @@ struct Job {
     root: PathBuf,
     /// A whole walk (else an update of the slot's last build).
     full: bool,
+    /// The root's first build since this index was started: from the stored list, if any.
+    first: bool,
     started: Instant,
+    /// When it started, by the wall clock (what a stored list's stamps are checked against).
+    since: SystemTime,
 }
 
 /// What a job reads: nothing (a whole walk), or the last build and the paths changed since.
@@ -52,6 +61,9 @@ struct Done {
     /// The update found a whole walk needed, or cheaper.
     rebuild: bool,
     placement: Placement,
+    /// The build's file list is worth storing: a whole walk, or a resume that listed
+    /// directories again.
+    save: bool,
 }
 
 fn lock(shared: &Shared) -> MutexGuard<'_, State> {
@@ -60,11 +72,13 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
 
 /// The builder thread: builds one due root at a time, outside the lock.
 pub(super) fn worker_loop(shared: &Shared) {
+    let mut stores: Stores<FileList> = Stores::new(shared.store.clone());
     let mut state = lock(shared);
     loop {
         if state.stop {
             return;
         }
+        stores.retain(|root| state.slots.iter().any(|slot| slot.root == root));
         shared
             .rounds
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -79,7 +93,11 @@ pub(super) fn worker_loop(shared: &Shared) {
         let (job, work) = start(&mut state.slots[i], now);
         drop(state);
 
-        let done = run(&job, work, shared);
+        let done = run(&job, work, shared, &mut stores);
+        let to_save = match &done.built {
+            Ok(Some(built)) if done.save => Some(Arc::clone(built)),
+            _ => None,
+        };
         // Content changes seen during the walk are applied to the new build (not shared
         // yet) outside the lock, since they read the disk; the slot stays building
         // meanwhile, so changes arriving now queue up for the next round.
@@ -93,8 +111,21 @@ pub(super) fn worker_loop(shared: &Shared) {
         };
         if land(slot, &job, done, vanished, shared.clock.now()) {
             shared.wake.notify_all();
+            if let Some(built) = to_save {
+                drop(state);
+                save(&mut stores, &job, &built);
+                state = lock(shared);
+            }
         }
     }
+}
+
+/// Stores the file list of a build just landed (only the root's writer does: see
+/// `store::publish`), stamped against the job's start.
+fn save(stores: &mut Stores<FileList>, job: &Job, built: &RootIndex) {
+    let list = FileList::of(built, job.since);
+    let relisted = built.info.resumed.unwrap_or(built.info.dirs);
+    stores.save(&job.root, &list, relisted);
 }
 
 /// The slot whose job is due first: `Ok` when one is due now, else `Err` with when the
@@ -159,6 +190,7 @@ fn start(slot: &mut Slot, now: Instant) -> (Job, Work) {
         control: Arc::clone(&control),
         restat: Vec::new(),
     };
+    let first = slot.builds == 0 && slot.current.is_none();
     let full = slot.phase.start(handle, slot.current.is_some());
     let changed = std::mem::take(&mut slot.changed);
     let work = match (full, &slot.current) {
@@ -169,16 +201,19 @@ fn start(slot: &mut Slot, now: Instant) -> (Job, Work) {
         control,
         root: slot.root.clone(),
         full,
+        first,
         started: now,
+        since: SystemTime::now(),
     };
     (job, work)
 }
 
 /// Runs a job without the lock, and checks the root's placement around it.
-fn run(job: &Job, work: Work, shared: &Shared) -> Done {
+fn run(job: &Job, work: Work, shared: &Shared, stores: &mut Stores<FileList>) -> Done {
     let max_files = shared.max_files;
     let root = &job.root;
     let mut rebuild = false;
+    let mut save = false;
     // The walker follows the path it starts from, so a root swapped for a symlink would
     // be walked where it points: the root must be in place before the job, and the
     // same directory after it (else what it read is dropped). A swap and back within
@@ -187,10 +222,11 @@ fn run(job: &Job, work: Work, shared: &Shared) -> Done {
     let placed = crate::roots::in_place(root);
     let (built, applied) = match work {
         _ if placed.is_err() => (Ok(None), 0),
-        Work::Walk => (
-            build_limited(root, &job.control, max_files).map(|b| b.map(Arc::new)),
-            0,
-        ),
+        Work::Walk => {
+            let (built, resumed) = walk_or_resume(job, stores, max_files);
+            save = cfg!(unix) && resumed.is_none_or(|relisted| relisted > 0);
+            (built, 0)
+        }
         Work::Update(base, changed) => {
             match update::update(&base, &changed, &job.control, max_files) {
                 Update::Applied(updated, applied) => (Ok(Some(Arc::new(*updated))), applied),
@@ -229,7 +265,38 @@ fn run(job: &Job, work: Work, shared: &Shared) -> Done {
         applied,
         rebuild,
         placement,
+        save,
     }
+}
+
+/// A whole build: from the stored list at the root's first build when there is one (then
+/// also how many directories it listed again), else a walk.
+fn walk_or_resume(
+    job: &Job,
+    stores: &mut Stores<FileList>,
+    max_files: usize,
+) -> (Result<Option<Arc<RootIndex>>, usize>, Option<usize>) {
+    let root = &job.root;
+    // Only where a directory has a change time, which nothing sets back (Windows' mtime
+    // can be: a restart there walks, as before).
+    let stored = match job.first && cfg!(unix) {
+        true => stores.newer(root, false),
+        false => None,
+    };
+    if let Some(saved) = stored.and_then(|list| Arc::try_unwrap(list).ok()?.into_saved()) {
+        match resume(root, *saved, &job.control, max_files) {
+            Resumed::Ready(index) => {
+                let relisted = index.info.resumed;
+                return (Ok(Some(Arc::from(index))), relisted);
+            }
+            Resumed::Cancelled => return (Ok(None), Some(0)),
+            Resumed::Walk(why) => {
+                tracing::info!(root = %root.display(), "stored file list not used ({why}): walking");
+            }
+        }
+    }
+    let built = build_limited(root, &job.control, max_files).map(|b| b.map(Arc::new));
+    (built, None)
 }
 
 /// The slot whose running job is this one (none when the root was removed, or its job

@@ -32,16 +32,19 @@ pub(crate) enum Kind {
     Content,
     /// One root's git history as `search` reads it.
     History,
+    /// One root's file list, with each directory's stamp (`index::stored`).
+    Files,
 }
 
 impl Kind {
     /// Every kind, the entry's description first.
-    pub(crate) const ALL: [Kind; 5] = [
+    pub(crate) const ALL: [Kind; 6] = [
         Kind::Root,
         Kind::Symbols,
         Kind::Search,
         Kind::Content,
         Kind::History,
+        Kind::Files,
     ];
 
     /// The name of its file in a root's entry.
@@ -52,6 +55,7 @@ impl Kind {
             Kind::Search => "search",
             Kind::Content => "content",
             Kind::History => "history",
+            Kind::Files => "files",
         }
     }
 
@@ -62,6 +66,7 @@ impl Kind {
             Kind::Search => *b"SRCH",
             Kind::Content => *b"GRAM",
             Kind::History => *b"HIST",
+            Kind::Files => *b"FILE",
         }
     }
 }

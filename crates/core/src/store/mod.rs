@@ -5,8 +5,9 @@
 //! Layout: `<cache>/rootgrep/roots/<hash of the root's path>/` (0700) holds `root` (the
 //! root's path and identity: a different directory at the same path throws the entry
 //! away), `symbols` (the symbol table), `search` (the ranked search index's base),
-//! `content` (the content index), `history` (the git history `search` reads),
-//! `writer.lock` ([`lock`]: one writer per root) and `used` (touched when a server opens
+//! `content` (the content index), `history` (the git history `search` reads), `files`
+//! (the file list, each directory with its stamp, so a restart lists again only what
+//! changed), `writer.lock` ([`lock`]: one writer per root) and `used` (touched when a server opens
 //! the entry: the least recently used entries are evicted first when the store is over
 //! `--cache-max-mb`). Every file is written atomically and checksummed ([`format`]); a
 //! damaged or foreign file is deleted and rebuilt, never served, and one cut short while
@@ -36,7 +37,13 @@ pub(crate) use format::{Kind, Refused, put_var, section_header, var};
 pub(crate) use lock::{Writer, WriterLock};
 
 /// What an entry stores besides its description.
-const DATA_KINDS: [Kind; 4] = [Kind::Symbols, Kind::Search, Kind::Content, Kind::History];
+const DATA_KINDS: [Kind; 5] = [
+    Kind::Files,
+    Kind::Symbols,
+    Kind::Search,
+    Kind::Content,
+    Kind::History,
+];
 
 /// How much of the roots no server serves the store keeps by default (`--cache-max-mb`
 /// unset); the live roots' own indexes are kept whatever their size.

@@ -1,0 +1,239 @@
+//! Tests of a restart's resume from the stored file list (`stored.rs`, `resume.rs`): what
+//! changed while no server watched is found, what did not is not listed again, and the
+//! result is what a walk of the whole root gives.
+
+use std::fs;
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use super::resume::{Resumed, resume};
+use super::root::RootIndex;
+use super::stored::{FileList, Saved, decode};
+use super::tests::Fixture;
+use super::{DEFAULT_MAX_FILES, build};
+use crate::walk::Control;
+
+/// Everything an answer depends on: files with their stamps, visited directories,
+/// ignored and skipped entries, ignore files not applied.
+fn summary(index: &RootIndex) -> Vec<String> {
+    let mut out: Vec<String> = index
+        .files()
+        .map(|f| format!("file {} {:?}", f.rel.display(), f.stamp()))
+        .collect();
+    out.extend((0..index.dirs.len()).map(|d| format!("dir {}", index.dir_rel(d).display())));
+    out.extend(
+        (index.ignored.iter()).map(|i| format!("ignored {:?} {}", index.rel_of(i.path), i.is_dir)),
+    );
+    out.extend(
+        (index.skipped.iter()).map(|s| format!("skipped {:?} {}", index.rel_of(s.path), s.special)),
+    );
+    out.extend(index.skipped_ignore.iter().map(|s| format!("{s}")));
+    out
+}
+
+/// `index` stored as if its walk had started at `since`, and read back.
+fn stored(index: &RootIndex, since: SystemTime) -> Saved {
+    let FileList::Encoded(bytes) = FileList::of(index, since) else {
+        unreachable!("a new list is encoded");
+    };
+    decode(&bytes).expect("decodes")
+}
+
+/// A walk long after every entry was made: every stamp is trusted.
+fn long_after() -> SystemTime {
+    SystemTime::now() + Duration::from_secs(3600)
+}
+
+fn resumed(root: &Path, saved: Saved) -> Box<RootIndex> {
+    match resume(root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+        Resumed::Ready(index) => index,
+        Resumed::Walk(why) => panic!("walked: {why}"),
+        Resumed::Cancelled => panic!("cancelled"),
+    }
+}
+
+fn walked(root: &Path) -> RootIndex {
+    build(root, &Control::new()).expect("built")
+}
+
+#[test]
+fn nothing_changed_lists_nothing_again() {
+    let f = Fixture::new();
+    f.write("src/deep/x.rs", "x");
+    let index = walked(&f.root);
+    let again = resumed(&f.root, stored(&index, long_after()));
+    assert_eq!(again.info.resumed, Some(0));
+    assert_eq!(summary(&again), summary(&walked(&f.root)));
+}
+
+/// Files created, removed, renamed and rewritten, a directory renamed and one made, an
+/// ignored file added: only the directories that changed are listed again, and the
+/// result is the walk's, stamps included.
+#[test]
+fn what_changed_while_no_one_watched_is_found() {
+    let f = Fixture::new();
+    f.write("src/deep/x.rs", "x");
+    f.write("src/deep/y.rs", "y");
+    f.write("docs/guide.md", "g");
+    let index = walked(&f.root);
+    let saved = stored(&index, long_after());
+    // The changes: in `a` (one file new, one gone, a directory renamed), in the root (a
+    // new directory, an ignored file), and a rewrite in place in `src/deep`.
+    f.write("a/new.rs", "new");
+    fs::remove_file(f.root.join("a/b")).unwrap();
+    fs::rename(f.root.join("a/c"), f.root.join("a/c2")).unwrap();
+    f.write("fresh/inner/z.rs", "z");
+    f.write("app2.log", "ignored");
+    f.write("src/deep/x.rs", "longer than before");
+    let again = resumed(&f.root, saved);
+    assert_eq!(summary(&again), summary(&walked(&f.root)));
+    assert!(again.find_file(Path::new("a/c2/d.rs")).is_some());
+    assert!(again.find_file(Path::new("fresh/inner/z.rs")).is_some());
+    // The root and `a`; `src/deep` kept its entries (its file was rewritten in place).
+    assert_eq!(again.info.resumed, Some(2));
+}
+
+/// Stamps taken within `RACY` of the walk's start are not trusted: such a directory is
+/// listed again, even when its stamp looks the same.
+#[test]
+fn a_directory_changed_around_the_walk_is_listed_again() {
+    // No ignore file (one as recent would mean a whole walk).
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for rel in ["a/x.rs", "a/b/y.rs", "c/z.rs"] {
+        fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        fs::write(root.join(rel), rel).unwrap();
+    }
+    let index = walked(&root);
+    let again = resumed(&root, stored(&index, SystemTime::now()));
+    assert_eq!(again.info.resumed, Some(index.dirs.len()));
+    assert_eq!(summary(&again), summary(&walked(&root)));
+}
+
+/// A repository's `.git` changes at every git command; the ignore rules only care that it
+/// is there, so a restart after commits still resumes.
+#[test]
+fn a_repository_at_work_still_resumes() {
+    let f = Fixture::new();
+    let saved = stored(&walked(&f.root), long_after());
+    f.write(".git/index.lock", "x");
+    fs::rename(f.root.join(".git/index.lock"), f.root.join(".git/index")).unwrap();
+    let again = resumed(&f.root, saved);
+    assert_eq!(again.info.resumed, Some(0));
+}
+
+/// Ignore rules changed in place, appeared in a directory, or a repository appeared
+/// above a directory: the rules may change anything below, so only a whole walk is right.
+#[test]
+fn changed_ignore_rules_mean_a_whole_walk() {
+    type Change = fn(&Fixture);
+    let cases: [(&str, Change); 4] = [
+        ("edited", |f| {
+            f.write(".gitignore", "build/\n");
+        }),
+        ("added below", |f| {
+            f.write("a/.ignore", "c/\n");
+        }),
+        ("repository made", |f| {
+            fs::create_dir_all(f.root.join("a/.git")).unwrap();
+        }),
+        ("exclude added", |f| {
+            f.write(".git/info/exclude", "a.b\n");
+        }),
+    ];
+    for (what, change) in cases {
+        let f = Fixture::new();
+        f.write("a/c/e.rs", "e");
+        let saved = stored(&walked(&f.root), long_after());
+        change(&f);
+        match resume(&f.root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+            Resumed::Walk(why) => assert!(why.contains("ignore rules changed"), "{what}: {why}"),
+            Resumed::Ready(_) => panic!("{what}: resumed despite new ignore rules"),
+            Resumed::Cancelled => panic!("{what}: cancelled"),
+        }
+    }
+}
+
+/// A directory replaced by a file of the same name, and a file by a directory.
+#[test]
+fn entries_that_changed_kind_are_found() {
+    let f = Fixture::new();
+    f.write("one/inner.rs", "x");
+    f.write("two", "a file");
+    let saved = stored(&walked(&f.root), long_after());
+    fs::remove_dir_all(f.root.join("one")).unwrap();
+    f.write("one", "now a file");
+    fs::remove_file(f.root.join("two")).unwrap();
+    f.write("two/inner.rs", "now a directory");
+    let again = resumed(&f.root, saved);
+    assert_eq!(summary(&again), summary(&walked(&f.root)));
+}
+
+/// Bytes that passed the store's checksum but are not a list this code wrote are refused
+/// with a reason, whatever they hold: cut anywhere, or with a path leading out of the root.
+#[test]
+fn damaged_or_foreign_lists_are_refused() {
+    let f = Fixture::new();
+    let index = walked(&f.root);
+    let FileList::Encoded(bytes) = FileList::of(&index, long_after()) else {
+        unreachable!();
+    };
+    for cut in 0..bytes.len() {
+        assert!(decode(&bytes[..cut]).is_err(), "cut at {cut} decoded");
+    }
+    // The first file's path made to climb out of the root (same length, so the rest
+    // still parses): `a.b` becomes `../`.
+    let mut climbing = bytes.clone();
+    let at = climbing
+        .windows(4)
+        .position(|w| w == b"\x03a.b")
+        .expect("the first file's path");
+    climbing[at + 1..at + 4].copy_from_slice(b"../");
+    let err = decode(&climbing).err().expect("refused");
+    assert!(err.to_string().contains("relative and plain"), "{err}");
+}
+
+/// Through the index itself: a whole walk is stored once it lands; an index started
+/// later on the same store resumes from it (here every directory is listed again: the
+/// tree is seconds old) and finds what changed in between.
+#[test]
+fn a_restarted_index_resumes_from_the_store() {
+    use super::FileIndex;
+    use crate::store::{Kind, Store};
+    use crate::watch::{RootStatus, WatchEvent};
+    use std::sync::Arc;
+
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for rel in ["a/x.rs", "a/b/y.rs", "c/z.rs"] {
+        fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        fs::write(root.join(rel), rel).unwrap();
+    }
+    let cache = tempfile::tempdir().unwrap();
+    let start = || {
+        let store = Arc::new(Store::new(cache.path(), None));
+        let index = FileIndex::with_store(DEFAULT_MAX_FILES, Some(Arc::clone(&store)));
+        index.set_roots(std::slice::from_ref(&root));
+        index.apply(&WatchEvent::Status(root.clone(), RootStatus::Watching));
+        let built = index
+            .wait_fresh(&root, Duration::from_secs(5))
+            .expect("fresh");
+        (index, store, built)
+    };
+    let (first, store, built) = start();
+    assert_eq!(built.info.resumed, None, "nothing stored yet: a walk");
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    while !store.has(&root, Kind::Files) {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the file list was not stored"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(first);
+    fs::write(root.join("a/new.rs"), "new").unwrap();
+    fs::remove_file(root.join("c/z.rs")).unwrap();
+    let (_second, _, again) = start();
+    assert_eq!(again.info.resumed, Some(again.dirs.len()));
+    assert_eq!(summary(&again), summary(&walked(&root)));
+}

@@ -237,3 +237,39 @@ fn a_restarted_index_resumes_from_the_store() {
     assert_eq!(again.info.resumed, Some(again.dirs.len()));
     assert_eq!(summary(&again), summary(&walked(&root)));
 }
+
+/// An input the rules would read now but the stored walk did not (a server started with
+/// another `HOME` names another global excludes file): a whole walk.
+#[test]
+fn an_input_the_stored_walk_lacked_means_a_whole_walk() {
+    let f = Fixture::new();
+    let mut saved = stored(&walked(&f.root), long_after());
+    let gitignore = f.root.join(".gitignore");
+    saved.inputs.retain(|(path, _)| *path != gitignore);
+    match resume(&f.root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+        Resumed::Walk(why) => assert!(why.contains(".gitignore"), "{why}"),
+        _ => panic!("resumed without knowing the root's .gitignore"),
+    }
+}
+
+/// Names with a newline, a byte that is not UTF-8 and a backslash survive the store, and
+/// one added in a trusted directory is found.
+#[test]
+fn odd_names_survive_the_store() {
+    use std::ffi::OsStr;
+    use std::os::unix::ffi::OsStrExt;
+    let f = Fixture::new();
+    let odd = OsStr::from_bytes(b"line\nbreak \xff back\\slash.rs");
+    fs::create_dir_all(f.root.join("odd")).unwrap();
+    fs::write(f.root.join("odd").join(odd), "x").unwrap();
+    let saved = stored(&walked(&f.root), long_after());
+    fs::write(
+        f.root.join("odd").join(OsStr::from_bytes(b"new\n\xfe")),
+        "y",
+    )
+    .unwrap();
+    let again = resumed(&f.root, saved);
+    assert_eq!(summary(&again), summary(&walked(&f.root)));
+    assert!(again.find_file(&Path::new("odd").join(odd)).is_some());
+    assert_eq!(again.info.resumed, Some(1));
+}

@@ -287,6 +287,9 @@ fn walk_or_resume(
         match resume(root, *saved, &job.control, max_files) {
             Resumed::Ready(index) => {
                 let relisted = index.info.resumed;
+                // The decoded list and the index before the listings are gone: give their
+                // memory back, as after a walk.
+                crate::memory::release_freed();
                 return (Ok(Some(Arc::from(index))), relisted);
             }
             Resumed::Cancelled => return (Ok(None), Some(0)),

@@ -273,3 +273,19 @@ fn odd_names_survive_the_store() {
     assert!(again.find_file(&Path::new("odd").join(odd)).is_some());
     assert_eq!(again.info.resumed, Some(1));
 }
+
+/// A directory whose mtime was put back after a file was added (`touch -d`, `tar x`)
+/// still shows the change: its change time moved, and nothing sets that back.
+#[test]
+fn an_mtime_put_back_does_not_hide_a_change() {
+    let f = Fixture::new();
+    let saved = stored(&walked(&f.root), long_after());
+    let dir = f.root.join("a");
+    let before = fs::metadata(&dir).unwrap().modified().unwrap();
+    f.write("a/sneaked.rs", "x");
+    fs::File::open(&dir).unwrap().set_modified(before).unwrap();
+    assert_eq!(fs::metadata(&dir).unwrap().modified().unwrap(), before);
+    let again = resumed(&f.root, saved);
+    assert!(again.find_file(Path::new("a/sneaked.rs")).is_some());
+    assert_eq!(summary(&again), summary(&walked(&f.root)));
+}

@@ -289,3 +289,99 @@ fn an_mtime_put_back_does_not_hide_a_change() {
     assert!(again.find_file(Path::new("a/sneaked.rs")).is_some());
     assert_eq!(summary(&again), summary(&walked(&f.root)));
 }
+
+/// Random trees changed at random while no server watched (files and directories made,
+/// removed, renamed, rewritten, turned into each other, ignored ones added): the resumed
+/// index is always the walk's.
+#[test]
+fn random_changes_resume_to_what_a_walk_finds() {
+    for seed in 1..=60u64 {
+        let mut rng = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+        let mut next = move |n: usize| {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            (rng % n as u64) as usize
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        fs::write(root.join(".gitignore"), "*.log\nskip/\n").unwrap();
+        fs::create_dir(root.join(".git")).unwrap();
+        let names = ["a", "b", "c", "d.rs", "e.log", "skip", "f"];
+        let mut dirs = vec![root.clone()];
+        for _ in 0..30 {
+            let parent = dirs[next(dirs.len())].clone();
+            let path = parent.join(names[next(names.len())]);
+            if path.exists() {
+                continue;
+            }
+            if next(3) == 0 {
+                fs::create_dir(&path).unwrap();
+                dirs.push(path);
+            } else {
+                fs::write(&path, "x").unwrap();
+            }
+        }
+        let saved = stored(&walked(&root), long_after());
+        for _ in 0..1 + next(6) {
+            mutate(&root, &mut next);
+        }
+        let again = resumed(&root, saved);
+        assert_eq!(summary(&again), summary(&walked(&root)), "seed {seed}");
+    }
+}
+
+/// One random change below `root` (not to its ignore files).
+fn mutate(root: &Path, next: &mut impl FnMut(usize) -> usize) {
+    let mut entries: Vec<std::path::PathBuf> = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap().flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            if name == ".gitignore" || name == ".git" {
+                continue;
+            }
+            if entry.file_type().unwrap().is_dir() {
+                stack.push(path.clone());
+            }
+            entries.push(path);
+        }
+    }
+    let dirs: Vec<&std::path::PathBuf> = entries.iter().filter(|p| p.is_dir()).collect();
+    let new_name = format!("n{}", next(1000));
+    let some_dir = match dirs.is_empty() {
+        true => root.to_path_buf(),
+        false => dirs[next(dirs.len())].clone(),
+    };
+    match (next(6), entries.is_empty()) {
+        (0, _) | (_, true) => fs::write(some_dir.join(new_name + ".rs"), "new").unwrap(),
+        (1, false) => {
+            let victim = &entries[next(entries.len())];
+            match victim.is_dir() {
+                true => fs::remove_dir_all(victim).unwrap(),
+                false => fs::remove_file(victim).unwrap(),
+            }
+        }
+        (2, false) => {
+            let victim = &entries[next(entries.len())];
+            let to = victim.with_file_name(new_name);
+            fs::rename(victim, to).unwrap();
+        }
+        (3, false) => {
+            let victim = &entries[next(entries.len())];
+            if victim.is_file() {
+                fs::write(victim, "rewritten, longer").unwrap();
+            }
+        }
+        (4, false) => {
+            let victim = &entries[next(entries.len())];
+            if victim.is_file() {
+                fs::remove_file(victim).unwrap();
+                fs::create_dir(victim).unwrap();
+                fs::write(victim.join("inner.rs"), "x").unwrap();
+            }
+        }
+        _ => fs::write(some_dir.join(new_name + ".log"), "ignored").unwrap(),
+    }
+}

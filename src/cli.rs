@@ -183,8 +183,9 @@ pub struct Options {
 
     /// Most megabytes the stored indexes take together; the least recently used roots'
     /// entries are removed beyond it, and an index larger than it is kept in memory only.
-    /// Default: the indexes of the roots being served, whatever their size, and up to 512
-    /// MB of other roots' entries.
+    /// Default: the indexes of the roots being served, whatever their size, and of other
+    /// roots' entries up to 512 MB plus the largest of them (a monorepo's index survives
+    /// work on another root).
     #[arg(long, value_name = "MB")]
     pub cache_max_mb: Option<u64>,
 

@@ -270,14 +270,21 @@ impl Store {
     /// Evicts the least recently used entries (never `keep`, never one a live server
     /// writes) until the store holds at most its maximum: all entries counted when the
     /// limit was given, else only those eviction may remove (the served roots' indexes are
-    /// kept whatever their size, and at most the default of others beside them).
+    /// kept whatever their size), within the default plus the largest of them — room for
+    /// one monorepo's entry beside the small ones, so working on another root for a while
+    /// does not throw away an index that took many minutes to build.
     pub(crate) fn evict(&self, keep: &Entry) {
         let Ok(mut entries) = self.list() else {
             return;
         };
         let counted = |e: &EntryInfo| self.strict || (e.dir != keep.dir && e.writer.is_none());
         let mut total: u64 = entries.iter().filter(|e| counted(e)).map(|e| e.bytes).sum();
-        while total > self.max_bytes {
+        let largest = entries.iter().filter(|e| counted(e)).map(|e| e.bytes).max();
+        let limit = match self.strict {
+            true => self.max_bytes,
+            false => self.max_bytes.saturating_add(largest.unwrap_or(0)),
+        };
+        while total > limit {
             let Some(oldest) = entries.pop() else { break };
             if oldest.dir == keep.dir || oldest.writer.is_some() {
                 continue;

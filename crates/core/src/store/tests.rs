@@ -508,12 +508,13 @@ fn walkdir_count(dir: &Path) -> usize {
 }
 
 /// Without `--cache-max-mb`, a served root's index is stored whatever its size and the
-/// limit bounds only the other roots' entries (evicted least recently used first); with
-/// it, an index over the limit is not stored and every entry counts.
+/// limit bounds only the other roots' entries (evicted least recently used first), with
+/// room for the largest of them beside it; with it, an index over the limit is not stored
+/// and every entry counts.
 #[test]
 fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
     let cache = temp();
-    let roots: Vec<_> = (0..3).map(|_| temp()).collect();
+    let roots: Vec<_> = (0..5).map(|_| temp()).collect();
     assert_eq!(Store::new(cache.path(), None).max_index_bytes(), u64::MAX);
     assert_eq!(Store::new(cache.path(), Some(1)).max_index_bytes(), 1 << 20);
     // The default's rule at a small scale: 1 MiB instead of 512.
@@ -524,22 +525,44 @@ fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
     let big = vec![7u8; 2 << 20];
     let small = vec![7u8; 600 << 10];
     let mut entries = Vec::new();
-    for (root, payload) in roots.iter().zip([&small, &small, &big]) {
+    for (root, payload) in roots.iter().zip([&small, &small, &small, &small, &big]) {
         entries.push(saved(&elastic, root.path(), payload));
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    // The served root (2 MiB, twice the limit by itself) stays; the others (1.2 MiB) are
-    // over the limit: the least recently used goes.
-    elastic.evict(&entries[2]);
+    // The served root (2 MiB, twice the limit by itself) stays; the others (2.4 MiB) are
+    // over the limit and the largest of them (1.6 MiB): the least recently used go.
+    elastic.evict(&entries[4]);
     let left: Vec<PathBuf> = (elastic.list().unwrap().into_iter())
         .filter_map(|e| e.root)
         .collect();
-    assert_eq!(left.len(), 2, "{left:?}");
-    assert!(left.contains(&roots[2].path().to_path_buf()));
-    assert!(left.contains(&roots[1].path().to_path_buf()));
+    assert_eq!(left.len(), 3, "{left:?}");
+    for kept in [4, 3, 2] {
+        assert!(left.contains(&roots[kept].path().to_path_buf()), "{kept}");
+    }
     // With the limit given, every entry counts: only the kept one stays.
-    Store::new(cache.path(), Some(1)).evict(&entries[2]);
+    Store::new(cache.path(), Some(1)).evict(&entries[4]);
     assert_eq!(elastic.list().unwrap().len(), 1);
+}
+
+/// A monorepo's entry (larger than the default by itself) survives while another root is
+/// served: the default leaves room for the largest entry beside the small ones.
+#[test]
+fn a_monorepo_not_served_now_keeps_its_entry() {
+    let cache = temp();
+    let roots: Vec<_> = (0..3).map(|_| temp()).collect();
+    let elastic = Store {
+        max_bytes: 1 << 20,
+        ..Store::new(cache.path(), None)
+    };
+    let monorepo = vec![7u8; 4 << 20];
+    let small = vec![7u8; 600 << 10];
+    let mut entries = Vec::new();
+    for (root, payload) in roots.iter().zip([&small, &monorepo, &small]) {
+        entries.push(saved(&elastic, root.path(), payload));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    elastic.evict(&entries[2]);
+    assert_eq!(elastic.list().unwrap().len(), 3);
 }
 
 #[test]

@@ -41,6 +41,11 @@ use ignore::{DirEntry, Match};
 /// large.
 pub(crate) const MAX_IGNORE_FILE: u64 = 64 * 1024;
 
+/// The names whose presence gives a directory ignore rules (read by `DirRules::new`):
+/// each one present in a directory whose rules a walk read is among its
+/// [`Rules::inputs`].
+pub(crate) const RULE_NAMES: [&str; 4] = [".gitignore", ".ignore", ".git", ".jj"];
+
 /// An ignore file that was not applied, and why.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct SkippedIgnoreFile {

@@ -231,15 +231,14 @@ impl LiveStatus {
 /// How the first build came about when it started from the stored file list (a restart):
 /// the directories it listed again, of all, and how long it took.
 fn resumed_note(build: Option<&rootgrep_core::index::BuildInfo>) -> String {
-    match build {
-        Some(info) if info.resumed.is_some() => format!(
-            "; from the store: {} of {} directories listed again in {:.1} s",
-            info.resumed.unwrap_or_default(),
-            info.dirs,
-            info.elapsed.as_secs_f64()
-        ),
-        _ => String::new(),
-    }
+    let Some((info, listed)) = build.and_then(|info| Some((info, info.resumed?))) else {
+        return String::new();
+    };
+    format!(
+        "; from the store: {listed} of {} directories listed again in {:.1} s",
+        info.dirs,
+        info.elapsed.as_secs_f64()
+    )
 }
 
 /// One root as `list_roots` shows it: where it is, whether it is in place, and the state

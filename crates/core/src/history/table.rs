@@ -15,7 +15,7 @@ use gix::ObjectId;
 
 use super::read::{Commit, Paths};
 use crate::ranked::terms::Term;
-use crate::store::{put_var, var};
+use crate::store::{Reader, put_blob, put_var};
 
 /// Past commits whose messages vote, the most similar first.
 pub(crate) const TOP_COMMITS: usize = 20;
@@ -209,8 +209,7 @@ impl Table {
         out.push(u8::from(self.shallow));
         put_var(&mut out, self.paths.list.len() as u64);
         for path in &self.paths.list {
-            put_var(&mut out, path.len() as u64);
-            out.extend_from_slice(path);
+            put_blob(&mut out, path);
         }
         put_var(&mut out, self.commits.len() as u64);
         for c in &self.commits {
@@ -238,21 +237,20 @@ impl Table {
     }
 
     /// A stored payload read back; `Err` names what did not decode.
-    pub(crate) fn decode(mut bytes: &[u8]) -> Result<Table, String> {
-        let b = &mut bytes;
+    pub(crate) fn decode(bytes: &[u8]) -> Result<Table, String> {
+        let b = &mut Reader::new(bytes);
         let bad = |what: &str| format!("history: bad {what}");
-        if var(b) != Some(VERSION) {
+        if b.var().ok() != Some(VERSION) {
             return Err(bad("version"));
         }
-        let head = take(b, 20).ok_or_else(|| bad("head"))?;
+        let head = b.take(20).map_err(|_| bad("head"))?;
         let head = ObjectId::try_from(head).map_err(|_| bad("head"))?;
         let head = (!head.is_null()).then_some(head);
-        let shallow = take(b, 1).ok_or_else(|| bad("flags"))?[0] != 0;
+        let shallow = b.take(1).map_err(|_| bad("flags"))?[0] != 0;
         let n_paths = count(b, usize::MAX).ok_or_else(|| bad("paths"))?;
         let mut list = Vec::with_capacity(n_paths.min(1 << 20));
         for _ in 0..n_paths {
-            let len = count(b, usize::MAX).ok_or_else(|| bad("path"))?;
-            list.push(take(b, len).ok_or_else(|| bad("path"))?.into());
+            list.push(b.var_blob().map_err(|_| bad("path"))?.into());
         }
         let mut table = Table {
             head,
@@ -267,8 +265,7 @@ impl Table {
         let n_terms = count(b, usize::MAX).ok_or_else(|| bad("terms"))?;
         let mut last_term = None;
         for _ in 0..n_terms {
-            let term = take(b, 8).ok_or_else(|| bad("term"))?;
-            let term = u64::from_le_bytes(term.try_into().map_err(|_| bad("term"))?);
+            let term = b.u64().map_err(|_| bad("term"))?;
             // Sorted and distinct, as written: lookups search them.
             if last_term.is_some_and(|last| last >= term) {
                 return Err(bad("term order"));
@@ -278,9 +275,9 @@ impl Table {
             let n = count(b, n_commits).ok_or_else(|| bad("postings"))?;
             let mut at = 0u64;
             for i in 0..n {
-                let delta = var(b).ok_or_else(|| bad("posting"))?;
+                let delta = b.var().map_err(|_| bad("posting"))?;
                 at = at.checked_add(delta).ok_or_else(|| bad("posting"))?;
-                let tf = var(b).and_then(|t| u16::try_from(t).ok());
+                let tf = b.var().ok().and_then(|t| u16::try_from(t).ok());
                 let tf = tf.ok_or_else(|| bad("posting"))?;
                 if at >= n_commits as u64 || (i > 0 && delta == 0) {
                     return Err(bad("posting"));
@@ -289,7 +286,7 @@ impl Table {
             }
             table.terms.push((term, start, n as u32));
         }
-        if !b.is_empty() {
+        if !b.is_done() {
             return Err(bad("end"));
         }
         table.postings.shrink_to_fit();
@@ -297,14 +294,14 @@ impl Table {
         Ok(table)
     }
 
-    fn decode_commit(&mut self, b: &mut &[u8]) -> Option<()> {
-        let id = ObjectId::try_from(take(b, 20)?).ok()?;
-        let time = unzigzag(var(b)?);
-        let len = u32::try_from(var(b)?).ok()?;
+    fn decode_commit(&mut self, b: &mut Reader) -> Option<()> {
+        let id = ObjectId::try_from(b.take(20).ok()?).ok()?;
+        let time = unzigzag(b.var().ok()?);
+        let len = u32::try_from(b.var().ok()?).ok()?;
         let n = count(b, usize::MAX)?;
         let start = self.files.len() as u32;
         for _ in 0..n {
-            let file = u32::try_from(var(b)?).ok()?;
+            let file = u32::try_from(b.var().ok()?).ok()?;
             if file as usize >= self.paths.list.len() {
                 return None;
             }
@@ -321,20 +318,10 @@ impl Table {
     }
 }
 
-fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-    if b.len() < n {
-        return None;
-    }
-    let (head, rest) = b.split_at(n);
-    *b = rest;
-    Some(head)
-}
-
 /// A varint count no larger than `max` nor than the bytes left could hold (each item
 /// takes at least one byte), so a damaged count cannot make the decoder allocate.
-fn count(b: &mut &[u8], max: usize) -> Option<usize> {
-    let n = usize::try_from(var(b)?).ok()?;
-    (n <= max && n <= b.len()).then_some(n)
+fn count(b: &mut Reader, max: usize) -> Option<usize> {
+    b.var_count(1).ok().filter(|&n| n <= max)
 }
 
 fn zigzag(v: i64) -> u64 {

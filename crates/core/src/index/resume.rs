@@ -16,12 +16,8 @@ use super::pack::pack;
 use super::root::{RootIndex, as_path, parent_of, stamp_of_meta};
 use super::stored::{Saved, mark_of};
 use super::update::{self, Update};
-use crate::ignores::Rules;
+use crate::ignores::{RULE_NAMES, Rules};
 use crate::walk::Control;
-
-/// The names that give a directory ignore rules (`ignores`): each one present in a visited
-/// directory is among a walk's ignore inputs.
-const RULE_NAMES: [&str; 4] = [".gitignore", ".ignore", ".git", ".jj"];
 
 /// What resuming made.
 pub(super) enum Resumed {
@@ -57,16 +53,12 @@ pub(super) fn resume(root: &Path, saved: Saved, control: &Control, max_files: us
         return Resumed::Walk("more files than the index holds".into());
     }
     let skipped = part.skipped.len() as u64;
+    // Stored in packing's order (`stored::decode` checks), the directories keep their
+    // positions: `dirs[d]` is the mark of the index's directory `d`.
     let old = pack(root.to_path_buf(), part, skipped, started);
-    // Packed from the index's own order, the directories come out in the same order.
-    let same_order = old.dirs.len() == dirs.len()
-        && (0..dirs.len()).all(|d| old.bytes(old.dirs[d].path) == dirs[d].0.as_slice());
-    if !same_order {
-        return Resumed::Walk("the stored list does not pack as it was stored".into());
-    }
     let changed_dirs = on_every_core(dirs.len(), control, |range, out| {
         for d in range {
-            let (_, mark) = &dirs[d];
+            let mark = &dirs[d];
             match std::fs::symlink_metadata(root.join(old.dir_rel(d))) {
                 Ok(meta) if meta.is_dir() => {
                     if !mark.trusted || mark.stamp != Some(stamp_of_meta(&meta)) {

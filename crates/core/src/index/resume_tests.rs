@@ -52,6 +52,18 @@ fn resumed(root: &Path, saved: Saved) -> Box<RootIndex> {
     }
 }
 
+/// Three files in three directories, no ignore file, in a new temporary directory (kept
+/// while the first value lives).
+fn tree_without_ignore_files() -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    for rel in ["a/x.rs", "a/b/y.rs", "c/z.rs"] {
+        fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
+        fs::write(root.join(rel), rel).unwrap();
+    }
+    (dir, root)
+}
+
 fn walked(root: &Path) -> RootIndex {
     build(root, &Control::new()).expect("built")
 }
@@ -98,12 +110,7 @@ fn what_changed_while_no_one_watched_is_found() {
 #[test]
 fn a_directory_changed_around_the_walk_is_listed_again() {
     // No ignore file (one as recent would mean a whole walk).
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    for rel in ["a/x.rs", "a/b/y.rs", "c/z.rs"] {
-        fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
-        fs::write(root.join(rel), rel).unwrap();
-    }
+    let (_dir, root) = tree_without_ignore_files();
     let index = walked(&root);
     let again = resumed(&root, stored(&index, SystemTime::now()));
     assert_eq!(again.info.resumed, Some(index.dirs.len()));
@@ -203,12 +210,7 @@ fn a_restarted_index_resumes_from_the_store() {
     use crate::watch::{RootStatus, WatchEvent};
     use std::sync::Arc;
 
-    let dir = tempfile::tempdir().unwrap();
-    let root = dir.path().canonicalize().unwrap();
-    for rel in ["a/x.rs", "a/b/y.rs", "c/z.rs"] {
-        fs::create_dir_all(root.join(rel).parent().unwrap()).unwrap();
-        fs::write(root.join(rel), rel).unwrap();
-    }
+    let (_dir, root) = tree_without_ignore_files();
     let cache = tempfile::tempdir().unwrap();
     let start = || {
         let store = Arc::new(Store::new(cache.path(), None));

@@ -16,23 +16,24 @@
 //! whether it is trusted; the ignored entries (is a directory), the skipped ones (is a
 //! special file), the ignore files not applied (path, directory, reason); the ignore
 //! inputs (absolute, each with its stamp or none, and whether it is trusted). Decoding
-//! checks every count against what is left, that every path is relative and plain, and
-//! that every entry's directory is among the directories: a copy that passed its checksum
-//! but not its author is refused, never served.
+//! checks every count against what is left, that every path is relative and plain, that
+//! the directories come in the index's order, and that every entry's directory is among
+//! them: a copy that passed its checksum but not its author is refused, never served.
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::ffi::OsString;
 use std::path::{Component, Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use super::part::Part;
-use super::root::{RootIndex, Stamp, parent_of, stamp_of_meta};
+use super::root::{RootIndex, Stamp, cmp_paths, parent_of, stamp_of_meta};
 use crate::ignores::SkippedIgnoreFile;
 use crate::platform::os::{OsStrExt, OsStringExt};
 use crate::store::mapped::Bytes;
 use crate::store::publish::Stored;
-use crate::store::{Kind, Refused, put_var, var};
+use crate::store::{Kind, Reader, Refused, put_blob, put_var};
 
 const VERSION: u64 = 1;
 
@@ -51,8 +52,8 @@ pub(super) struct Mark {
 pub(super) struct Saved {
     /// The paths, as a walk would have collected them (files without their stamps).
     pub(super) part: Part,
-    /// The directories' relative paths (in the index's order) with their marks.
-    pub(super) dirs: Vec<(Vec<u8>, Mark)>,
+    /// The directories' marks, in the order of `part.dirs` (the index's order).
+    pub(super) dirs: Vec<Mark>,
     /// The ignore rules' inputs with their marks.
     pub(super) inputs: Vec<(PathBuf, Mark)>,
 }
@@ -136,11 +137,6 @@ pub(super) fn mark_of(path: &Path, input: bool, since: SystemTime) -> Mark {
     }
 }
 
-fn put_bytes(out: &mut Vec<u8>, bytes: &[u8]) {
-    put_var(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
 fn put_mark(out: &mut Vec<u8>, mark: Mark) {
     out.push(u8::from(mark.trusted) | u8::from(mark.stamp.is_some()) << 1);
     let (size, mtime, ident) = mark.stamp.unwrap_or_default();
@@ -154,12 +150,12 @@ fn encode(index: &RootIndex, since: SystemTime) -> Vec<u8> {
     put_var(&mut out, VERSION);
     put_var(&mut out, index.files.len() as u64);
     for rec in index.files.iter() {
-        put_bytes(&mut out, index.bytes(rec.path));
+        put_blob(&mut out, index.bytes(rec.path));
     }
     put_var(&mut out, index.dirs.len() as u64);
     for rec in index.dirs.iter() {
         let rel = index.bytes(rec.path);
-        put_bytes(&mut out, rel);
+        put_blob(&mut out, rel);
         put_mark(
             &mut out,
             mark_of(&index.root.join(index.rel_of(rec.path)), false, since),
@@ -167,96 +163,59 @@ fn encode(index: &RootIndex, since: SystemTime) -> Vec<u8> {
     }
     put_var(&mut out, index.ignored.len() as u64);
     for rec in index.ignored.iter() {
-        put_bytes(&mut out, index.bytes(rec.path));
+        put_blob(&mut out, index.bytes(rec.path));
         out.push(u8::from(rec.is_dir));
     }
     put_var(&mut out, index.skipped.len() as u64);
     for rec in index.skipped.iter() {
-        put_bytes(&mut out, index.bytes(rec.path));
+        put_blob(&mut out, index.bytes(rec.path));
         out.push(u8::from(rec.special));
     }
     put_var(&mut out, index.skipped_ignore.len() as u64);
     for skip in index.skipped_ignore.iter() {
-        put_bytes(&mut out, skip.path.as_os_str().as_bytes());
-        put_bytes(&mut out, skip.dir.as_os_str().as_bytes());
-        put_bytes(&mut out, skip.reason.as_bytes());
+        put_blob(&mut out, skip.path.as_os_str().as_bytes());
+        put_blob(&mut out, skip.dir.as_os_str().as_bytes());
+        put_blob(&mut out, skip.reason.as_bytes());
     }
     put_var(&mut out, index.ignore_inputs.len() as u64);
     for input in index.ignore_inputs.iter() {
-        put_bytes(&mut out, input.as_os_str().as_bytes());
+        put_blob(&mut out, input.as_os_str().as_bytes());
         put_mark(&mut out, mark_of(input, true, since));
     }
     out
-}
-
-/// A reader of the stored bytes; every read is checked against what is left.
-struct Reader<'a> {
-    bytes: &'a [u8],
 }
 
 fn invalid(why: &str) -> Refused {
     Refused::Invalid(why.into())
 }
 
-impl<'a> Reader<'a> {
-    fn var(&mut self) -> Result<u64, Refused> {
-        var(&mut self.bytes).ok_or_else(|| invalid("cut short"))
+/// A path relative to the root, made only of plain names.
+fn rel<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], Refused> {
+    let rel = r.var_blob()?;
+    match plain(rel) {
+        true => Ok(rel),
+        false => Err(invalid("a path that is not relative and plain")),
     }
+}
 
-    /// A count of items each at least `min_bytes` long.
-    fn count(&mut self, min_bytes: usize) -> Result<usize, Refused> {
-        let n = self.var()?;
-        match usize::try_from(n) {
-            Ok(n) if n.saturating_mul(min_bytes) <= self.bytes.len() => Ok(n),
-            _ => Err(invalid("a count larger than the file")),
-        }
+fn flag(r: &mut Reader) -> Result<bool, Refused> {
+    match r.take(1)?[0] {
+        0 => Ok(false),
+        1 => Ok(true),
+        _ => Err(invalid("a flag neither 0 nor 1")),
     }
+}
 
-    fn take(&mut self, len: usize) -> Result<&'a [u8], Refused> {
-        if len > self.bytes.len() {
-            return Err(invalid("cut short"));
-        }
-        let (head, rest) = self.bytes.split_at(len);
-        self.bytes = rest;
-        Ok(head)
+fn mark(r: &mut Reader) -> Result<Mark, Refused> {
+    let flags = r.take(1)?[0];
+    if flags > 3 {
+        return Err(invalid("unknown mark flags"));
     }
-
-    fn bytes(&mut self) -> Result<&'a [u8], Refused> {
-        let len = self.var()?;
-        self.take(usize::try_from(len).map_err(|_| invalid("a length larger than the file"))?)
-    }
-
-    /// A path relative to the root, made only of plain names.
-    fn rel(&mut self) -> Result<&'a [u8], Refused> {
-        let rel = self.bytes()?;
-        match plain(rel) {
-            true => Ok(rel),
-            false => Err(invalid("a path that is not relative and plain")),
-        }
-    }
-
-    fn flag(&mut self) -> Result<bool, Refused> {
-        match self.take(1)?[0] {
-            0 => Ok(false),
-            1 => Ok(true),
-            _ => Err(invalid("a flag neither 0 nor 1")),
-        }
-    }
-
-    fn mark(&mut self) -> Result<Mark, Refused> {
-        let flags = self.take(1)?[0];
-        if flags > 3 {
-            return Err(invalid("unknown mark flags"));
-        }
-        let mut words = [0u64; 3];
-        for word in &mut words {
-            *word = u64::from_le_bytes(self.take(8)?.try_into().unwrap_or_default());
-        }
-        Ok(Mark {
-            stamp: (flags & 2 != 0).then_some((words[0], words[1], words[2])),
-            trusted: flags & 1 != 0,
-        })
-    }
+    let (size, mtime, ident) = (r.u64()?, r.u64()?, r.u64()?);
+    Ok(Mark {
+        stamp: (flags & 2 != 0).then_some((size, mtime, ident)),
+        trusted: flags & 1 != 0,
+    })
 }
 
 /// Whether `rel` is a relative path of plain names only (no root, no `..`, not empty).
@@ -272,81 +231,84 @@ fn path_of(bytes: &[u8]) -> PathBuf {
 }
 
 pub(super) fn decode(bytes: &[u8]) -> Result<Saved, Refused> {
-    let mut r = Reader { bytes };
+    let mut r = Reader::new(bytes);
     if r.var()? != VERSION {
         return Err(invalid("another file list layout"));
     }
     let mut part = Part::default();
-    for _ in 0..r.count(1)? {
-        let span = part.push(r.rel()?);
+    for _ in 0..r.var_count(1)? {
+        let span = part.push(rel(&mut r)?);
         part.files.push((span, 0, 0, 0));
     }
     let mut dirs = Vec::new();
-    for i in 0..r.count(26)? {
-        let rel = r.bytes()?;
+    for i in 0..r.var_count(26)? {
         // The root first (the empty path), then plain relative paths.
-        if (i == 0) != rel.is_empty() {
+        let rel = match i {
+            0 => r.var_blob()?,
+            _ => rel(&mut r)?,
+        };
+        if i == 0 && !rel.is_empty() {
             return Err(invalid("the directories do not start at the root"));
         }
-        if i > 0 && !plain(rel) {
-            return Err(invalid("a path that is not relative and plain"));
-        }
-        let mark = r.mark()?;
+        // In the order packing puts them (`cmp_paths`, each once), so the index made from
+        // them has each directory where its mark is.
         let span = part.push(rel);
+        if let Some(&last) = part.dirs.last()
+            && cmp_paths(&part.arena[last.range()], rel) != Ordering::Less
+        {
+            return Err(invalid("directories out of order"));
+        }
         part.dirs.push(span);
-        dirs.push((rel.to_vec(), mark));
+        dirs.push(mark(&mut r)?);
     }
     if dirs.is_empty() {
         return Err(invalid("no root directory"));
     }
-    for _ in 0..r.count(2)? {
-        let span = part.push(r.rel()?);
-        let is_dir = r.flag()?;
+    for _ in 0..r.var_count(2)? {
+        let span = part.push(rel(&mut r)?);
+        let is_dir = flag(&mut r)?;
         part.ignored.push((span, is_dir));
     }
-    for _ in 0..r.count(2)? {
-        let span = part.push(r.rel()?);
-        let special = r.flag()?;
+    for _ in 0..r.var_count(2)? {
+        let span = part.push(rel(&mut r)?);
+        let special = flag(&mut r)?;
         part.skipped.push((span, special));
     }
-    for _ in 0..r.count(3)? {
-        let path = path_of(r.bytes()?);
-        let dir = path_of(r.bytes()?);
-        let reason = String::from_utf8_lossy(r.bytes()?).into_owned();
+    for _ in 0..r.var_count(3)? {
+        let path = path_of(r.var_blob()?);
+        let dir = path_of(r.var_blob()?);
+        let reason = String::from_utf8_lossy(r.var_blob()?).into_owned();
         part.skipped_ignore
             .push(SkippedIgnoreFile { path, dir, reason });
     }
     let mut inputs = Vec::new();
-    for _ in 0..r.count(26)? {
-        let path = path_of(r.bytes()?);
+    for _ in 0..r.var_count(26)? {
+        let path = path_of(r.var_blob()?);
         if !path.is_absolute() {
             return Err(invalid("an ignore input that is not absolute"));
         }
-        let mark = r.mark()?;
+        let mark = mark(&mut r)?;
         part.ignore_inputs.push(path.clone());
         inputs.push((path, mark));
     }
-    if !r.bytes.is_empty() {
+    if !r.is_done() {
         return Err(invalid("bytes after the end"));
     }
-    check_parents(&part, &dirs)?;
+    check_parents(&part)?;
     Ok(Saved { part, dirs, inputs })
 }
 
 /// Every file, ignored and skipped entry, and directory but the root, lies directly in
 /// one of the directories (what packing them relies on).
-fn check_parents(part: &Part, dirs: &[(Vec<u8>, Mark)]) -> Result<(), Refused> {
+fn check_parents(part: &Part) -> Result<(), Refused> {
     // Hashed, not searched: a binary search over the directories' paths for each of a
     // million entries was the resume's largest cost in user space (perf, the 1M tree).
-    let known: HashSet<&[u8]> = dirs.iter().map(|(rel, _)| rel.as_slice()).collect();
-    if known.len() != dirs.len() {
-        return Err(invalid("a directory listed twice"));
-    }
     let text = |span: super::root::Span| &part.arena[span.range()];
+    let known: HashSet<&[u8]> = part.dirs.iter().map(|&d| text(d)).collect();
     let entries = (part.files.iter().map(|f| text(f.0)))
         .chain(part.ignored.iter().map(|i| text(i.0)))
         .chain(part.skipped.iter().map(|s| text(s.0)))
-        .chain(dirs.iter().skip(1).map(|(rel, _)| rel.as_slice()));
+        .chain(part.dirs.iter().skip(1).map(|&d| text(d)));
     // Entries of one directory mostly come together: the last parent found is tried first.
     let mut last: &[u8] = &[];
     for rel in entries {

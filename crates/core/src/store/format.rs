@@ -157,6 +157,12 @@ pub(crate) fn put_var(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// Appends `bytes` with their length as a varint before them ([`Reader::var_blob`]).
+pub(crate) fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
+    put_var(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
 pub(crate) fn checksum(bytes: &[u8]) -> u64 {
     xxhash_rust::xxh3::xxh3_64(bytes)
 }
@@ -410,6 +416,23 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn blob(&mut self) -> Result<&'a [u8], Refused> {
         let n = self.count(1)?;
+        self.take(n)
+    }
+    /// A varint (see [`var`]).
+    pub(crate) fn var(&mut self) -> Result<u64, Refused> {
+        var(&mut self.rest).ok_or_else(|| Refused::Invalid("a varint cut short".into()))
+    }
+    /// Like [`Reader::count`], written as a varint.
+    pub(crate) fn var_count(&mut self, size: usize) -> Result<usize, Refused> {
+        let n = self.var()?;
+        match usize::try_from(n) {
+            Ok(n) if n.saturating_mul(size.max(1)) <= self.rest.len() => Ok(n),
+            _ => Err(Refused::Invalid(format!("a count of {n} does not fit"))),
+        }
+    }
+    /// A byte string written by [`put_blob`].
+    pub(crate) fn var_blob(&mut self) -> Result<&'a [u8], Refused> {
+        let n = self.var_count(1)?;
         self.take(n)
     }
     pub(crate) fn is_done(&self) -> bool {

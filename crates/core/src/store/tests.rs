@@ -507,6 +507,29 @@ fn walkdir_count(dir: &Path) -> usize {
     n
 }
 
+/// The default's rule (no `--cache-max-mb`) at a small scale: 1 MiB instead of 512.
+fn elastic(cache: &Path) -> Store {
+    Store {
+        max_bytes: 1 << 20,
+        ..Store::new(cache, None)
+    }
+}
+
+/// Each root's entry saved with its payload, one after the other (the least recently
+/// used first: their `used` mtimes differ).
+fn saved_in_turn(
+    store: &Store,
+    roots: &[tempfile::TempDir],
+    payloads: &[&Vec<u8>],
+) -> Vec<super::Entry> {
+    let mut entries = Vec::new();
+    for (root, payload) in roots.iter().zip(payloads) {
+        entries.push(saved(store, root.path(), payload));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    entries
+}
+
 /// Without `--cache-max-mb`, a served root's index is stored whatever its size and the
 /// limit bounds only the other roots' entries (evicted least recently used first), with
 /// room for the largest of them beside it; with it, an index over the limit is not stored
@@ -517,18 +540,10 @@ fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
     let roots: Vec<_> = (0..5).map(|_| temp()).collect();
     assert_eq!(Store::new(cache.path(), None).max_index_bytes(), u64::MAX);
     assert_eq!(Store::new(cache.path(), Some(1)).max_index_bytes(), 1 << 20);
-    // The default's rule at a small scale: 1 MiB instead of 512.
-    let elastic = Store {
-        max_bytes: 1 << 20,
-        ..Store::new(cache.path(), None)
-    };
+    let elastic = elastic(cache.path());
     let big = vec![7u8; 2 << 20];
     let small = vec![7u8; 600 << 10];
-    let mut entries = Vec::new();
-    for (root, payload) in roots.iter().zip([&small, &small, &small, &small, &big]) {
-        entries.push(saved(&elastic, root.path(), payload));
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let entries = saved_in_turn(&elastic, &roots, &[&small, &small, &small, &small, &big]);
     // The served root (2 MiB, twice the limit by itself) stays; the others (2.4 MiB) are
     // over the limit and the largest of them (1.6 MiB): the least recently used go.
     elastic.evict(&entries[4]);
@@ -550,17 +565,10 @@ fn the_default_limit_keeps_the_served_roots_and_bounds_the_others() {
 fn a_monorepo_not_served_now_keeps_its_entry() {
     let cache = temp();
     let roots: Vec<_> = (0..3).map(|_| temp()).collect();
-    let elastic = Store {
-        max_bytes: 1 << 20,
-        ..Store::new(cache.path(), None)
-    };
+    let elastic = elastic(cache.path());
     let monorepo = vec![7u8; 4 << 20];
     let small = vec![7u8; 600 << 10];
-    let mut entries = Vec::new();
-    for (root, payload) in roots.iter().zip([&small, &monorepo, &small]) {
-        entries.push(saved(&elastic, root.path(), payload));
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let entries = saved_in_turn(&elastic, &roots, &[&small, &monorepo, &small]);
     elastic.evict(&entries[2]);
     assert_eq!(elastic.list().unwrap().len(), 3);
 }

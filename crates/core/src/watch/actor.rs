@@ -26,9 +26,10 @@ use crate::clock::Clock;
 use crate::mutex::lock;
 
 /// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
-/// been quiet this long (at most [`SETUP_MAX`]): adding a recursive inotify watch opens
-/// every directory on notify's thread, which cannot drain the kernel queue meanwhile, so a
-/// large tree overflows it during setup. Consumers rebuild everything when a root becomes
+/// been quiet this long (at most [`SETUP_MAX`]): adding a recursive watch opens every
+/// directory, and with notify's watcher (macOS, Windows) on the thread that would drain
+/// the kernel's queue, so a large tree overflows it during setup; on Linux events of
+/// directories not yet watched are not seen either. Consumers rebuild everything when a root becomes
 /// `Watching`, so an overflow before that carries no information and is not reported.
 pub(crate) const SETUP_QUIET: Duration = Duration::from_millis(250);
 pub(crate) const SETUP_MAX: Duration = Duration::from_secs(3);
@@ -50,7 +51,7 @@ pub(super) fn mark_starting(status: &Mutex<Vec<(PathBuf, RootStatus)>>, roots: &
 /// The actor's state: what is watched, what is in flight, what is due when.
 pub(super) struct Actor {
     kernel: Box<dyn Kernel>,
-    /// Set by notify's callback when the queue was full and an event was dropped.
+    /// Set by the kernel's reader thread when the queue was full and an event was dropped.
     lost: Arc<AtomicBool>,
     handler: Handler,
     status: Arc<Mutex<Vec<(PathBuf, RootStatus)>>>,
@@ -68,7 +69,7 @@ pub(super) struct Actor {
     /// re-added is unknown too, so one more `Overflow` goes out once they are `Watching`.
     relost: Vec<PathBuf>,
     barrier: Barrier,
-    /// The sentinel directory (canonical), created and watched with the notify watcher;
+    /// The sentinel directory (canonical), created and watched with the kernel's watcher;
     /// removed when the actor stops.
     sentinel: Option<PathBuf>,
     /// Where the time is read (simulated in tests).
@@ -427,8 +428,8 @@ impl Actor {
         for root in replaced {
             self.root_gone(&root);
         }
-        // So may the creation of directories: notify watches a new directory when it sees
-        // it created, so one created in the lost window would stay unwatched (and what is
+        // So may the creation of directories: a new directory is watched when its creation
+        // is seen, so one created in the lost window would stay unwatched (and what is
         // written there unseen). Watch every root that was fully watched again.
         let settled: Vec<PathBuf> = self
             .watched

@@ -26,7 +26,7 @@ pub(super) struct BarrierShared {
 
 #[derive(Default)]
 pub(super) struct BarrierState {
-    /// The watched sentinel directory (canonical); `None` while there is none (no notify
+    /// The watched sentinel directory (canonical); `None` while there is none (no kernel
     /// watcher yet, setting it up failed) or while a root covers it (its events would then
     /// also belong to that root's watch): [`Barrier::sync`] then fails.
     pub(super) dir: Option<PathBuf>,
@@ -162,7 +162,7 @@ fn sweep_sentinels(temp: &Path) {
     }
 }
 
-/// Removes the sentinel directory once the notify watcher is gone. On Windows the backend
+/// Removes the sentinel directory once the kernel's watcher is gone. On Windows the backend
 /// closes its directory handle on its own thread after the drop, so the directory can be
 /// "delete pending" or in use for a moment: retry for up to a second rather than leave it.
 pub(super) fn remove_sentinel(dir: &Path) {

@@ -1,30 +1,21 @@
-//! The kernel's side of watching: the `notify` watcher instance (inotify on Linux), the
-//! callback on notify's thread that drops noise and queues raw events for the actor
-//! ([`Msg`], bounded, losing events loudly when full), and notify's vocabulary reduced to
-//! what the actor needs ([`Raw`], [`describe`], [`WatchError`]).
+//! What the actor asks of the kernel ([`Kernel`]: inotify on Linux, `inotify.rs`; a
+//! `notify` watcher elsewhere, `notify_kernel.rs`), the queue raw events reach it by
+//! ([`Msg`], bounded, losing events loudly when full), and notify's event vocabulary,
+//! which both kernels speak, reduced to what the actor needs ([`Raw`], [`describe`],
+//! [`WatchError`]).
 //!
 //! The actor reaches the kernel only through the [`Kernel`] trait, so its logic (what a
 //! burst means, when a root is watched again) is tested with a kernel of the test's own
 //! and simulated time, while the tests of `watch/tests.rs` run on the real one.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
-use notify::event::{AccessKind, AccessMode, ModifyKind, RenameMode};
-use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
+use notify::EventKind;
+use notify::event::{ModifyKind, RenameMode};
 
-use super::settle::is_temporary;
-
-/// The kernel events subscribed to: creations, removals, renames, content and attribute
-/// changes, and closes after writing. Opens, reads and read-only closes are left out in
-/// the kernel (inotify's mask), so reading the tree wakes nobody.
-pub(crate) const EVENT_KINDS: EventKindMask =
-    EventKindMask::CORE.union(EventKindMask::ACCESS_CLOSE);
-
-/// How long notify's thread pauses, at most once per pause, while events come in a burst.
+/// How long the kernel's reader thread pauses, at most once per pause, while events come
+/// in a burst.
 pub(crate) const GATHER: Duration = Duration::from_millis(1);
 
 /// What reaches the actor, in order, through one bounded queue.
@@ -93,96 +84,6 @@ pub(super) trait Kernel: Send {
     fn stop(&mut self);
 }
 
-/// The real kernel: a `notify` watcher, created on first use, feeding the actor's queue.
-pub(super) struct NotifyKernel {
-    notify: Option<RecommendedWatcher>,
-    /// Handed to notify's callback; raw events come back to the actor through it.
-    raw_sender: SyncSender<Msg>,
-    /// Set by notify's callback when the queue was full and an event was dropped.
-    lost: Arc<AtomicBool>,
-    /// Testing only: how late notify's thread hands each raw event on.
-    read_delay: Duration,
-}
-
-impl NotifyKernel {
-    pub(super) fn new(
-        raw_sender: SyncSender<Msg>,
-        lost: Arc<AtomicBool>,
-        read_delay: Duration,
-    ) -> NotifyKernel {
-        NotifyKernel {
-            notify: None,
-            raw_sender,
-            lost,
-            read_delay,
-        }
-    }
-}
-
-impl Kernel for NotifyKernel {
-    fn start(&mut self) -> Result<bool, WatchError> {
-        if self.notify.is_some() {
-            return Ok(false);
-        }
-        let sender = self.raw_sender.clone();
-        let lost = Arc::clone(&self.lost);
-        let read_delay = self.read_delay;
-        let mut gather = Gather::default();
-        let callback = move |event: notify::Result<notify::Event>| {
-            // Runs on notify's thread: drop the noise here, cheaply, before it queues up.
-            if !read_delay.is_zero() {
-                std::thread::sleep(read_delay);
-            }
-            if let Ok(event) = &event
-                && is_noise(event)
-            {
-                return;
-            }
-            let now = Instant::now();
-            // Never block notify's thread (the kernel queue would overflow behind it) and
-            // never queue without limit: a full queue loses the event, and says so.
-            if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
-                lost.store(true, Ordering::SeqCst);
-                // The actor may have drained the queue and gone idle before the flag was
-                // set: wake it. If the queue is still full, it is busy and sees the flag.
-                let _ = sender.try_send(Msg::Lost);
-            }
-            // After the event in hand is on its way: a pause delays only the ones after it.
-            gather.pause_in_bursts(now);
-        };
-        // Never follow symlinks: a link inside a root may point anywhere on the machine.
-        let config = notify::Config::default()
-            .with_follow_symlinks(false)
-            .with_event_kinds(EVENT_KINDS);
-        let watcher = RecommendedWatcher::new(callback, config).map_err(WatchError::Start)?;
-        self.notify = Some(watcher);
-        Ok(true)
-    }
-
-    fn watch(&mut self, path: &Path, recursive: bool) -> Result<(), WatchError> {
-        let mode = match recursive {
-            true => RecursiveMode::Recursive,
-            false => RecursiveMode::NonRecursive,
-        };
-        let notify = self.notify.as_mut().ok_or(WatchError::NotRunning)?;
-        notify.watch(path, mode).map_err(WatchError::Watch)
-    }
-
-    fn unwatch(&mut self, path: &Path) {
-        if let Some(notify) = self.notify.as_mut() {
-            let _ = notify.unwatch(path);
-        }
-    }
-
-    fn ordered(&self) -> bool {
-        cfg!(target_os = "linux")
-    }
-
-    fn stop(&mut self) {
-        self.notify = None;
-    }
-}
-
 /// Lets a burst of raw events pile up in the kernel's queue for a moment instead of
 /// waking notify's thread and the actor once per event: while a build or an unpack creates
 /// thousands of files, every wake-up (two threads, each event) cost more than handling the
@@ -244,16 +145,6 @@ impl Raw {
             EventKind::Modify(_) | EventKind::Access(_) | EventKind::Any => Raw::Modify,
             EventKind::Other => return None,
         })
-    }
-}
-
-/// Raw events that never mean a change: opens and read-only closes (not subscribed to, see
-/// [`EVENT_KINDS`]; kept out here too in case a backend reports them anyway).
-fn is_noise(event: &notify::Event) -> bool {
-    match event.kind {
-        EventKind::Access(AccessKind::Close(AccessMode::Write)) => false,
-        EventKind::Access(_) => true,
-        _ => event.paths.iter().all(|path| is_temporary(path)) && !event.paths.is_empty(),
     }
 }
 

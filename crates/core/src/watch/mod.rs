@@ -1,5 +1,5 @@
-//! Watching the workspace roots: one `notify` watcher (inotify on Linux, recursive) behind a
-//! small actor thread that turns the kernel's raw, bursty event stream into a few debounced,
+//! Watching the workspace roots: one kernel watcher (inotify on Linux, used directly, one
+//! watch per directory; `notify` elsewhere), recursive, behind a small actor thread that turns the kernel's raw, bursty event stream into a few debounced,
 //! per-path [`WatchEvent`]s for the file index and for resource subscriptions.
 //!
 //! What it owns:
@@ -40,10 +40,10 @@
 //!   changed once more after that (`Actor::changed_while_unwatched`).
 //!
 //! - **A barrier for readers ([`Barrier`]).** The kernel queues a change's event during the
-//!   syscall that makes it, but notify's thread and the actor read it a moment later (much
+//!   syscall that makes it, but the kernel watcher's reader thread and the actor read it a moment later (much
 //!   later on a loaded machine), so "no `Pending` seen" does not mean "nothing happened".
 //!   [`Barrier::sync`] renames a sentinel file in a private directory outside every root,
-//!   watched by the same notify watcher, and waits (bounded) until the actor has read that
+//!   watched by the same inotify instance, and waits (bounded) until the actor has read that
 //!   rename's event: inotify delivers one instance's events in order, so every event queued
 //!   before the call has then been read and handed to the handler (a `Pending` at least).
 //!   The sentinel's events never become [`WatchEvent`]s and are never debounced.
@@ -51,10 +51,10 @@
 //! Roots are watched on the actor thread (adding a recursive inotify watch walks the tree,
 //! which can take a while), so [`Watcher::set_roots`] returns at once; the outcome for
 //! each root arrives as a `Status` event and in [`Watcher::status`]. Dropping the
-//! [`Watcher`] stops the actor and the notify thread and waits for them.
+//! [`Watcher`] stops the actor and the kernel's reader thread and waits for them.
 //!
-//! Where things are: `event` (what consumers receive), `kernel` (notify, its callback and
-//! the queue to the actor), `actor` (every decision, on an injected clock), `debounce`
+//! Where things are: `event` (what consumers receive), `kernel` (the `Kernel` trait, the
+//! queue to the actor), `inotify` (Linux's kernel), `notify_kernel` (the others'), `actor` (every decision, on an injected clock), `debounce`
 //! (bursts by due time), `settle` (what the disk says once a burst is over), `barrier`.
 
 use std::path::{Path, PathBuf};
@@ -68,7 +68,11 @@ mod actor;
 mod barrier;
 mod debounce;
 mod event;
+#[cfg(target_os = "linux")]
+mod inotify;
 mod kernel;
+#[cfg(not(target_os = "linux"))]
+mod notify_kernel;
 mod settle;
 
 #[cfg(test)]
@@ -79,16 +83,16 @@ mod tests;
 use actor::Actor;
 pub use barrier::Barrier;
 pub use event::{Handler, RootStatus, WatchEvent};
-use kernel::{Msg, NotifyKernel};
+use kernel::Msg;
 
 use crate::mutex::lock;
 
-/// Most raw events queued between notify's thread and the actor (the kernel's own default
+/// Most raw events queued between the kernel's reader thread and the actor (the kernel's own default
 /// queue, `fs.inotify.max_queued_events`, is as long). Past it, events are dropped and an
 /// [`WatchEvent::Overflow`] is reported.
 pub const QUEUE: usize = 16 * 1024;
 
-/// Testing only (`--test-watch-delay`): notify's thread sleeps this long (milliseconds)
+/// Testing only (`--test-watch-delay`): the kernel's reader thread sleeps this long (milliseconds)
 /// before handing each raw event on, as a loaded machine would leave the kernel's queue
 /// unread; 0 (the default) is off. Read when a watcher is created.
 static READ_DELAY_MS: AtomicU64 = AtomicU64::new(0);
@@ -154,7 +158,11 @@ impl Watcher {
         let status = Arc::new(Mutex::new(Vec::new()));
         let lost = Arc::new(AtomicBool::new(false));
         let barrier = Barrier::default();
-        let kernel = NotifyKernel::new(commands.clone(), Arc::clone(&lost), read_delay);
+        #[cfg(target_os = "linux")]
+        let kernel = inotify::InotifyKernel::new(commands.clone(), Arc::clone(&lost), read_delay);
+        #[cfg(not(target_os = "linux"))]
+        let kernel =
+            notify_kernel::NotifyKernel::new(commands.clone(), Arc::clone(&lost), read_delay);
         let actor = Actor::new(
             Box::new(kernel),
             Box::new(handler),

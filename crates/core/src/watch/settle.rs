@@ -37,7 +37,7 @@ pub(super) fn settle(path: PathBuf, burst: &Burst) -> (WatchEvent, bool) {
     (event, is_dir)
 }
 
-/// A new directory is watched only once notify has seen it created, so what was
+/// A new directory is watched only once its creation has been seen, so what was
 /// written in it before (`mkdir -p a/b && echo > a/b/f`, an unpack, a checkout) has
 /// no event of its own: everything it holds now is to be announced as `Created` (sorted),
 /// except the paths whose creation was seen and settles in this flush (`settling_now`) or

@@ -500,3 +500,74 @@ fn dropping_the_watcher_stops_its_thread() {
         }
     }
 }
+
+/// Every directory of a tree is watched when the root is (listed on several threads), a
+/// hidden one too: a file written in each is reported.
+#[test]
+fn every_directory_of_a_wide_and_deep_tree_is_watched() {
+    let (_dir, root) = root();
+    let mut leaves = Vec::new();
+    for top in 0..6 {
+        for mid in 0..5 {
+            let leaf = root.join(format!("t{top}/m{mid}/.hidden/deep"));
+            fs::create_dir_all(&leaf).unwrap();
+            leaves.push(leaf);
+        }
+    }
+    let (_watcher, rx) = started(&root);
+    let files: Vec<PathBuf> = leaves.iter().map(|leaf| leaf.join("f.txt")).collect();
+    for file in &files {
+        fs::write(file, "x").unwrap();
+    }
+    let mut seen = Vec::new();
+    assert!(
+        wait_for(&rx, &mut seen, |s| files
+            .iter()
+            .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+        "{seen:?}"
+    );
+}
+
+/// A directory renamed inside the root keeps being watched, under its new name; one moved
+/// out of the root reports nothing more (its watches followed it out: forgotten).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_directory_renamed_reports_under_its_new_name_and_one_moved_out_reports_nothing() {
+    let (_dir, root) = root();
+    let (_outside_dir, outside) = super::tests::root();
+    fs::create_dir_all(root.join("a/b/c")).unwrap();
+    fs::create_dir_all(root.join("gone/sub")).unwrap();
+    let (_watcher, rx) = started(&root);
+    let mut seen = Vec::new();
+
+    fs::rename(root.join("a"), root.join("z")).unwrap();
+    fs::rename(root.join("gone"), outside.join("gone")).unwrap();
+    assert!(
+        wait_for(&rx, &mut seen, |s| has(
+            s,
+            &WatchEvent::Created(root.join("z"))
+        ) && has(
+            s,
+            &WatchEvent::Removed(root.join("gone"))
+        )),
+        "{seen:?}"
+    );
+    seen.clear();
+    // Written out of the root first, then a marker in it: events come in order, so the
+    // marker's arrival proves nothing was reported for the first.
+    fs::write(outside.join("gone/sub/f.txt"), "x").unwrap();
+    let moved = root.join("z/b/c/f.txt");
+    fs::write(&moved, "x").unwrap();
+    assert!(
+        wait_for(&rx, &mut seen, |s| has(
+            s,
+            &WatchEvent::Created(moved.clone())
+        )),
+        "{seen:?}"
+    );
+    let stale = |e: &WatchEvent| {
+        matches!(e, WatchEvent::Pending(p) | WatchEvent::Created(p) | WatchEvent::Changed(p)
+            if p.starts_with(root.join("gone")) || p.starts_with(root.join("a")))
+    };
+    assert!(!seen.iter().any(stale), "{seen:?}");
+}

@@ -571,3 +571,36 @@ fn a_directory_renamed_reports_under_its_new_name_and_one_moved_out_reports_noth
     };
     assert!(!seen.iter().any(stale), "{seen:?}");
 }
+
+/// Directories with odd names (a newline, bytes that are not UTF-8) are watched and
+/// reported under their own names, the new ones as well as those there at the start.
+#[cfg(target_os = "linux")]
+#[test]
+fn directories_with_odd_names_are_watched_under_their_names() {
+    use std::os::unix::ffi::OsStrExt;
+    let (_dir, root) = root();
+    let odd = std::ffi::OsStr::from_bytes(b"odd\nname \xff\xfe");
+    let old = root.join(odd).join("sub");
+    fs::create_dir_all(&old).unwrap();
+    let (_watcher, rx) = started(&root);
+    let new = root.join("new").join(odd);
+    fs::create_dir_all(&new).unwrap();
+    let mut seen = Vec::new();
+    assert!(
+        wait_for(&rx, &mut seen, |s| has(
+            s,
+            &WatchEvent::Created(root.join("new"))
+        )),
+        "{seen:?}"
+    );
+    let files = [old.join("f.txt"), new.join("g.txt")];
+    for file in &files {
+        fs::write(file, "x").unwrap();
+    }
+    assert!(
+        wait_for(&rx, &mut seen, |s| files
+            .iter()
+            .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+        "{seen:?}"
+    );
+}

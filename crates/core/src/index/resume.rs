@@ -12,9 +12,10 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
+use super::Stamp;
 use super::pack::pack;
-use super::root::{RootIndex, as_path, parent_of, stamp_of_meta};
-use super::stored::{Saved, mark_of};
+use super::root::{NO_MTIME, RootIndex, stamp_of_meta};
+use super::stored::{Mark, Saved, mark_of};
 use super::update::{self, Update};
 use crate::ignores::{RULE_NAMES, Rules};
 use crate::walk::Control;
@@ -56,36 +57,15 @@ pub(super) fn resume(root: &Path, saved: Saved, control: &Control, max_files: us
     // Stored in packing's order (`stored::decode` checks), the directories keep their
     // positions: `dirs[d]` is the mark of the index's directory `d`.
     let old = pack(root.to_path_buf(), part, skipped, started);
-    let changed_dirs = on_every_core(dirs.len(), control, |range, out| {
+    let relist = on_every_core(dirs.len(), control, |range, out| {
         for d in range {
-            let mark = &dirs[d];
-            match std::fs::symlink_metadata(root.join(old.dir_rel(d))) {
-                Ok(meta) if meta.is_dir() => {
-                    if !mark.trusted || mark.stamp != Some(stamp_of_meta(&meta)) {
-                        out.push(d);
-                    }
-                }
-                // Gone (or no longer a directory): its parent's listing drops it.
-                _ => out.push(old.dir_parent(d)),
-            }
-        }
-    });
-    let changed_files = on_every_core(old.len(), control, |range, out| {
-        for id in range {
-            if !old.restat(id) {
-                // Its directory is listed again, unless that is gone too (then its own
-                // parent's listing drops it, as above).
-                let parent = parent_of(old.rel_bytes_of_file(id));
-                let is_dir = std::fs::symlink_metadata(root.join(as_path(parent)))
-                    .is_ok_and(|meta| meta.is_dir());
-                out.extend(old.find_dir(as_path(parent)).filter(|_| is_dir));
-            }
+            check_dir(root, &old, d, &dirs[d], out);
         }
     });
     if control.is_cancelled() {
         return Resumed::Cancelled;
     }
-    let mut relist: Vec<usize> = changed_dirs.into_iter().chain(changed_files).collect();
+    let mut relist = relist;
     relist.sort_unstable();
     relist.dedup();
     // A directory that changed may have gained or lost what makes ignore rules, which
@@ -110,6 +90,130 @@ pub(super) fn resume(root: &Path, saved: Saved, control: &Control, max_files: us
     index.info.elapsed = started.elapsed();
     index.info.resumed = Some(listed_again);
     Resumed::Ready(index)
+}
+
+/// Checks directory `d` (stored with `mark`) and its files against the disk: `d` is to be
+/// listed again when its stamp differs, or when one of its files is no longer a regular
+/// file; its parent, when `d` is gone. The files take the stamps they have now.
+fn check_dir(root: &Path, old: &RootIndex, d: usize, mark: &Mark, out: &mut Vec<usize>) {
+    #[cfg(unix)]
+    if by_descriptor(root, old, d, mark, out) {
+        return;
+    }
+    match std::fs::symlink_metadata(root.join(old.dir_rel(d))) {
+        Ok(meta) if meta.is_dir() => {
+            if !mark.trusted || mark.stamp != Some(stamp_of_meta(&meta)) {
+                out.push(d);
+            }
+        }
+        // Gone (or no longer a directory): its parent's listing drops it, files and all.
+        _ => return out.push(old.dir_parent(d)),
+    }
+    if !old.dir_file_ids(d).all(|id| old.restat(id)) {
+        out.push(d);
+    }
+}
+
+/// [`check_dir`] through the directory's descriptor: its files are `stat`ed by name in it,
+/// not by their whole path (on the 1M-file tree, resolving every path's components again
+/// was most of the resume's kernel time). `false` when the directory could not be opened
+/// for that (no permission to): then by path.
+#[cfg(unix)]
+fn by_descriptor(
+    root: &Path,
+    old: &RootIndex,
+    d: usize,
+    mark: &Mark,
+    out: &mut Vec<usize>,
+) -> bool {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    use rustix::io::Errno;
+    // Linux opens a directory only to name it (`O_PATH`: no read permission needed).
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH;
+    #[cfg(not(target_os = "linux"))]
+    let flags = OFlags::RDONLY;
+    let flags = flags | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let dir = match rustix::fs::open(root.join(old.dir_rel(d)), flags, Mode::empty()) {
+        Ok(dir) => dir,
+        Err(Errno::NOENT | Errno::NOTDIR | Errno::LOOP) => {
+            out.push(old.dir_parent(d));
+            return true;
+        }
+        Err(_) => return false,
+    };
+    let Ok(stat) = rustix::fs::fstat(&dir) else {
+        return false;
+    };
+    if !mark.trusted || mark.stamp != Some(StatStamp::of(&stat).dir_stamp()) {
+        out.push(d);
+    }
+    let mut all_files = true;
+    for id in old.dir_file_ids(d) {
+        let name = file_name(old.rel_bytes_of_file(id));
+        match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+            Ok(stat) if FileType::from_raw_mode(stat.st_mode) == FileType::RegularFile => {
+                let now = StatStamp::of(&stat);
+                old.set_stamp(id, now.size, now.mtime, now.ident);
+            }
+            _ => all_files = false,
+        }
+    }
+    if !all_files {
+        out.push(d);
+    }
+    true
+}
+
+/// The last component of a relative path's bytes.
+#[cfg(unix)]
+fn file_name(rel: &[u8]) -> &[u8] {
+    match rel.iter().rposition(|&b| b == b'/') {
+        Some(at) => &rel[at + 1..],
+        None => rel,
+    }
+}
+
+/// What the index keeps of a `stat` read through `rustix`: the same numbers as from std's
+/// `Metadata` (`root::stamp_of_meta`, `RootIndex::store_stat`; tested).
+#[cfg(unix)]
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct StatStamp {
+    size: u64,
+    /// Nanoseconds since the epoch, negative before it (`root::to_nanos`).
+    mtime: i64,
+    ident: u64,
+}
+
+#[cfg(unix)]
+impl StatStamp {
+    // The fields' integer types differ between targets: the casts are needed on some.
+    #[allow(clippy::unnecessary_cast)]
+    pub(super) fn of(stat: &rustix::fs::Stat) -> StatStamp {
+        let nanos = i128::from(stat.st_mtime as i64) * 1_000_000_000
+            + i128::from(stat.st_mtime_nsec as i64);
+        let mtime = i64::try_from(nanos).unwrap_or(if nanos < 0 { NO_MTIME + 1 } else { i64::MAX });
+        StatStamp {
+            size: stat.st_size as u64,
+            mtime,
+            ident: crate::platform::os::identity_of(
+                stat.st_ino as u64,
+                stat.st_ctime as i64,
+                stat.st_ctime_nsec as i64,
+            ),
+        }
+    }
+
+    #[cfg(test)]
+    pub(super) fn parts(&self) -> (u64, i64, u64) {
+        (self.size, self.mtime, self.ident)
+    }
+
+    /// The stamp a directory's mark holds (`root::stamp_of_meta`).
+    pub(super) fn dir_stamp(&self) -> Stamp {
+        let mtime = u64::try_from(self.mtime).unwrap_or(u64::MAX);
+        (self.size, mtime, self.ident)
+    }
 }
 
 /// Runs `check` over `0..n` in chunks on several threads (the work is `stat`s: after a

@@ -387,3 +387,43 @@ fn mutate(root: &Path, next: &mut impl FnMut(usize) -> usize) {
         _ => fs::write(some_dir.join(new_name + ".log"), "ignored").unwrap(),
     }
 }
+
+/// The stamps the resume reads through a directory's descriptor are the numbers std's
+/// `Metadata` gives (what a walk stores), for files with mtimes before the epoch, with
+/// nanoseconds, far ahead, and for directories.
+#[cfg(unix)]
+#[test]
+fn stamps_read_through_a_directory_are_those_a_walk_reads() {
+    use super::resume::StatStamp;
+    use super::root::{stamp_of_meta, to_nanos};
+    let dir = tempfile::tempdir().unwrap();
+    let epoch = SystemTime::UNIX_EPOCH;
+    let times = [
+        epoch + Duration::new(1_700_000_000, 123_456_789),
+        epoch - Duration::new(1, 500_000_000),
+        epoch + Duration::new(4_000_000_000, 1),
+        epoch,
+    ];
+    for (n, time) in times.into_iter().enumerate() {
+        let path = dir.path().join(format!("f{n}"));
+        fs::write(&path, "x".repeat(n)).unwrap();
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(time)
+            .unwrap();
+        let meta = fs::symlink_metadata(&path).unwrap();
+        let stat = rustix::fs::lstat(&path).unwrap();
+        let from_stat = StatStamp::of(&stat);
+        let expected = (
+            meta.len(),
+            to_nanos(meta.modified().ok()),
+            crate::platform::os::identity(&meta),
+        );
+        assert_eq!(from_stat.parts(), expected, "{time:?}");
+    }
+    let meta = fs::symlink_metadata(dir.path()).unwrap();
+    let stat = rustix::fs::lstat(dir.path()).unwrap();
+    assert_eq!(StatStamp::of(&stat).dir_stamp(), stamp_of_meta(&meta));
+}

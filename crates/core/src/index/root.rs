@@ -393,18 +393,22 @@ impl RootIndex {
     /// Stores file `id`'s size, mtime and identity from `meta` (its `lstat`, read by the caller).
     /// False when it is no longer a regular file.
     pub(super) fn store_stat(&self, id: usize, meta: Option<&std::fs::Metadata>) -> bool {
-        let rec = &self.files[id];
         match meta {
             Some(meta) if meta.is_file() => {
-                rec.size.store(meta.len(), AtomicOrdering::Relaxed);
-                rec.mtime
-                    .store(to_nanos(meta.modified().ok()), AtomicOrdering::Relaxed);
-                rec.ident
-                    .store(crate::platform::os::identity(meta), AtomicOrdering::Relaxed);
+                let mtime = to_nanos(meta.modified().ok());
+                self.set_stamp(id, meta.len(), mtime, crate::platform::os::identity(meta));
                 true
             }
             _ => false,
         }
+    }
+
+    /// Stores file `id`'s size, mtime (nanoseconds, as [`to_nanos`] gives) and identity.
+    pub(super) fn set_stamp(&self, id: usize, size: u64, mtime: i64, ident: u64) {
+        let rec = &self.files[id];
+        rec.size.store(size, AtomicOrdering::Relaxed);
+        rec.mtime.store(mtime, AtomicOrdering::Relaxed);
+        rec.ident.store(ident, AtomicOrdering::Relaxed);
     }
 }
 

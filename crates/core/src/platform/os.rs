@@ -20,14 +20,26 @@ pub use self::windows::{MetadataExt, OsStrExt, OsStringExt};
 /// same content" only together with equal size and mtime.
 pub fn identity(meta: &std::fs::Metadata) -> u64 {
     #[cfg(unix)]
-    let (id, change) = (
-        meta.ino(),
-        (meta.ctime() as u64) << 30 ^ meta.ctime_nsec() as u64,
-    );
-    #[cfg(windows)]
-    let (id, change) = (meta.ino(), 0u64);
-    #[cfg(not(any(unix, windows)))]
-    let (id, change) = (0u64, 0u64);
+    {
+        identity_of(meta.ino(), meta.ctime(), meta.ctime_nsec())
+    }
+    #[cfg(not(unix))]
+    {
+        #[cfg(windows)]
+        let id = meta.ino();
+        #[cfg(not(windows))]
+        let id = 0u64;
+        mix(id, 0)
+    }
+}
+
+/// [`identity`] from the inode and change time of a `stat` (as `rustix` reads it).
+#[cfg(unix)]
+pub fn identity_of(ino: u64, ctime: i64, ctime_nsec: i64) -> u64 {
+    mix(ino, (ctime as u64) << 30 ^ ctime_nsec as u64)
+}
+
+fn mix(id: u64, change: u64) -> u64 {
     id.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ change
 }
 

@@ -14,7 +14,9 @@ const OTHER_FILES: [&str; 2] = ["writer.lock", "used"];
 
 /// Whether `name` is one a store entry may hold (its files and their temp files).
 pub(super) fn is_entry_file(name: &str) -> bool {
-    super::Kind::ALL.iter().any(|kind| kind.file_name() == name)
+    super::Kind::ALL
+        .iter()
+        .any(|kind| kind.file_name() == name || super::checked::is_memo_of(name, kind.file_name()))
         || OTHER_FILES.contains(&name)
         || (name.starts_with('.') && name.ends_with(".tmp"))
 }

@@ -111,24 +111,38 @@ const MAX_FILE_BYTES: u64 = 8 << 30;
 /// The checked payload of the stored file of `kind` at `path`, mapped (Unix) or read
 /// (elsewhere). Only a regular file is opened, never through a symlink or blocking.
 pub(crate) fn load(path: &Path, kind: Kind) -> Result<Bytes, Refused> {
+    load_with(path, kind, false)
+}
+
+/// [`load`], reading the payload for its checksum only when the file is not the one whose
+/// checksum held last time (`checked.rs`), and remembering when it holds.
+pub(crate) fn load_once_checked(path: &Path, kind: Kind) -> Result<Bytes, Refused> {
+    load_with(path, kind, true)
+}
+
+fn load_with(path: &Path, kind: Kind, remembered: bool) -> Result<Bytes, Refused> {
     let mut file = match open_private(path, false) {
         Ok(file) => file,
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Err(Refused::Missing),
         Err(err) => return Err(Refused::Io(err.to_string())),
     };
-    let len = match file.metadata() {
+    let meta = match file.metadata() {
         Ok(meta) if !meta.is_file() || meta.len() > MAX_FILE_BYTES => {
             return Err(Refused::NotOurs);
         }
-        Ok(meta) => meta.len(),
+        Ok(meta) => meta,
         Err(err) => return Err(Refused::Io(err.to_string())),
     };
+    let len = meta.len();
     let io = |err: io::Error| Refused::Io(err.to_string());
     let mut header = [0u8; HEADER_LEN];
     let got = read_full(&mut file, &mut header).map_err(io)?;
     let (payload_len, sum) = check_header(&header[..got], kind)?;
     if len != HEADER_LEN as u64 + payload_len {
         return Err(Refused::Truncated);
+    }
+    if remembered && super::checked::held_before(path, &meta, sum) {
+        return in_place(file, payload_len as usize);
     }
     // The checksum, read through the page cache in pieces.
     let mut hasher = xxhash_rust::xxh3::Xxh3::new();
@@ -147,6 +161,9 @@ pub(crate) fn load(path: &Path, kind: Kind) -> Result<Bytes, Refused> {
         return Err(Refused::Checksum);
     }
     drop(chunk);
+    if remembered {
+        super::checked::remember(path, &meta, sum);
+    }
     in_place(file, payload_len as usize)
 }
 
@@ -238,5 +255,50 @@ mod tests {
         let owned = Bytes::owned(b"abc");
         assert_eq!(owned.as_slice(), b"abc");
         assert_eq!(owned.as_slice().as_ptr() as usize % 8, 0);
+    }
+}
+
+/// A checksum that held is not read again for the same file; any write to it (a new
+/// change time) makes the next load read it again, and damage is found then.
+#[cfg(all(test, unix))]
+mod once_checked {
+    use super::*;
+    use crate::store::checked::memo_path;
+    use crate::store::format::write;
+
+    #[test]
+    fn a_checksum_that_held_is_read_again_only_for_a_changed_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("content");
+        let payload: Vec<u8> = (0..50_000u32).flat_map(|i| i.to_le_bytes()).collect();
+        write(&path, Kind::Content, &payload).unwrap();
+        assert!(!memo_path(&path).exists());
+        let bytes = load_once_checked(&path, Kind::Content).unwrap();
+        assert_eq!(bytes.as_slice(), payload.as_slice());
+        assert!(memo_path(&path).exists(), "remembered once it held");
+        drop(bytes);
+
+        // Damaged in place (same size): the write moved its change time, so the
+        // checksum is read again, and fails.
+        let mut whole = std::fs::read(&path).unwrap();
+        whole[HEADER_LEN + 11] ^= 1;
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&path)
+            .and_then(|mut f| std::io::Write::write_all(&mut f, &whole))
+            .unwrap();
+        assert!(matches!(
+            load_once_checked(&path, Kind::Content),
+            Err(Refused::Checksum)
+        ));
+
+        // What is trusted unread: bytes changed with no trace in the metadata (the disk's
+        // own damage), simulated here by remembering the damaged file's identity. It
+        // loads, bounds-checked as every table is.
+        let meta = std::fs::metadata(&path).unwrap();
+        let sum = u64::from_le_bytes(whole[28..36].try_into().unwrap());
+        crate::store::checked::remember(&path, &meta, sum);
+        assert!(load_once_checked(&path, Kind::Content).is_ok());
+        assert!(matches!(load(&path, Kind::Content), Err(Refused::Checksum)));
     }
 }

@@ -11,7 +11,8 @@
 //! the entry: the least recently used entries are evicted first when the store is over
 //! `--cache-max-mb`). Every file is written atomically and checksummed ([`format`]); a
 //! damaged or foreign file is deleted and rebuilt, never served, and one cut short while
-//! mapped is caught as damage ([`faults`]). Its directories are made and read only as
+//! mapped is caught as damage ([`faults`]). A checksum is read again only for a file
+//! that is not the one whose checksum held last (`<kind>.checked`: [`checked`]). Its directories are made and read only as
 //! [`dirs`] allows (never through a link, never another user's).
 //!
 //! What is stored is never trusted for freshness: each index compares every stored file's
@@ -25,6 +26,7 @@ use std::time::SystemTime;
 
 use crate::platform::os::{MetadataExt, OsStrExt, OsStringExt};
 
+mod checked;
 mod dirs;
 pub mod faults;
 mod format;
@@ -420,7 +422,7 @@ impl Entry {
             }
             _ => return Err(Refused::Missing),
         }
-        let loaded = mapped::load(&self.file(kind), kind);
+        let loaded = mapped::load_once_checked(&self.file(kind), kind);
         if let Err(why) = &loaded
             && *why != Refused::Missing
         {
@@ -442,6 +444,7 @@ impl Entry {
 
     pub(crate) fn discard(&self, kind: Kind) {
         let _ = std::fs::remove_file(self.file(kind));
+        let _ = std::fs::remove_file(checked::memo_path(&self.file(kind)));
     }
 
     fn remove_temps(&self) {

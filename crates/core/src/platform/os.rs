@@ -35,7 +35,7 @@ pub fn identity(meta: &std::fs::Metadata) -> u64 {
 
 /// [`identity`] from the inode and change time of a `stat` (as `rustix` reads it).
 #[cfg(unix)]
-pub fn identity_of(ino: u64, ctime: i64, ctime_nsec: i64) -> u64 {
+pub(crate) fn identity_of(ino: u64, ctime: i64, ctime_nsec: i64) -> u64 {
     mix(ino, (ctime as u64) << 30 ^ ctime_nsec as u64)
 }
 

@@ -12,9 +12,8 @@ use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
-use super::Stamp;
 use super::pack::pack;
-use super::root::{NO_MTIME, RootIndex, stamp_of_meta};
+use super::root::{RootIndex, stamp_of_meta};
 use super::stored::{Mark, Saved, mark_of};
 use super::update::{self, Update};
 use crate::ignores::{RULE_NAMES, Rules};
@@ -192,7 +191,11 @@ impl StatStamp {
     pub(super) fn of(stat: &rustix::fs::Stat) -> StatStamp {
         let nanos = i128::from(stat.st_mtime as i64) * 1_000_000_000
             + i128::from(stat.st_mtime_nsec as i64);
-        let mtime = i64::try_from(nanos).unwrap_or(if nanos < 0 { NO_MTIME + 1 } else { i64::MAX });
+        let mtime = i64::try_from(nanos).unwrap_or(if nanos < 0 {
+            super::root::NO_MTIME + 1
+        } else {
+            i64::MAX
+        });
         StatStamp {
             size: stat.st_size as u64,
             mtime,
@@ -210,7 +213,7 @@ impl StatStamp {
     }
 
     /// The stamp a directory's mark holds (`root::stamp_of_meta`).
-    pub(super) fn dir_stamp(&self) -> Stamp {
+    pub(super) fn dir_stamp(&self) -> super::Stamp {
         let mtime = u64::try_from(self.mtime).unwrap_or(u64::MAX);
         (self.size, mtime, self.ident)
     }

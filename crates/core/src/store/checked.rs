@@ -12,7 +12,9 @@ use std::fs::Metadata;
 use std::path::{Path, PathBuf};
 
 /// The remembered identity: a tag, then eight numbers.
+#[cfg(unix)]
 const TAG: &[u8; 8] = b"RGCHECK1";
+#[cfg(unix)]
 const LEN: usize = 8 + 8 * 8;
 
 /// Where the memo of the stored file at `path` lives.

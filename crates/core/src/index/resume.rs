@@ -8,7 +8,7 @@
 //! listing and the ignore rules per entry.
 
 use std::ops::Range;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Instant, SystemTime};
 
@@ -28,10 +28,34 @@ pub(super) enum Resumed {
     Cancelled,
 }
 
-/// Checks `saved` (the stored list of `root`) against the disk and brings it up to date.
-pub(super) fn resume(root: &Path, saved: Saved, control: &Control, max_files: usize) -> Resumed {
-    let started = Instant::now();
+/// A stored list packed as the index it was, its marks beside it: made from the store
+/// alone, without reading the tree (so while the root's watch is being set up).
+pub(super) struct Prepared {
+    old: RootIndex,
+    /// The directories' marks: `dirs[d]` is the mark of `old`'s directory `d`.
+    dirs: Vec<Mark>,
+    inputs: Vec<(PathBuf, Mark)>,
+}
+
+/// Packs `saved` (the stored list of `root`).
+pub(super) fn prepare(root: &Path, saved: Saved) -> Prepared {
     let Saved { part, dirs, inputs } = saved;
+    let skipped = part.skipped.len() as u64;
+    // Stored in packing's order (`stored::decode` checks), the directories keep their
+    // positions: `dirs[d]` is the mark of the index's directory `d`.
+    let old = pack(root.to_path_buf(), part, skipped, Instant::now());
+    Prepared { old, dirs, inputs }
+}
+
+/// Checks `prepared` (the stored list of `root`) against the disk and brings it up to date.
+pub(super) fn resume(
+    root: &Path,
+    prepared: Prepared,
+    control: &Control,
+    max_files: usize,
+) -> Resumed {
+    let started = Instant::now();
+    let Prepared { old, dirs, inputs } = prepared;
     let now = SystemTime::now();
     for (path, mark) in &inputs {
         if !mark.trusted || mark_of(path, true, now).stamp != mark.stamp {
@@ -49,13 +73,9 @@ pub(super) fn resume(root: &Path, saved: Saved, control: &Control, max_files: us
     if let Some(path) = Rules::new(root).inputs().iter().find(|p| !known(p)) {
         return Resumed::Walk(format!("ignore rules changed ({})", path.display()));
     }
-    if part.files.len() > max_files {
+    if old.len() > max_files {
         return Resumed::Walk("more files than the index holds".into());
     }
-    let skipped = part.skipped.len() as u64;
-    // Stored in packing's order (`stored::decode` checks), the directories keep their
-    // positions: `dirs[d]` is the mark of the index's directory `d`.
-    let old = pack(root.to_path_buf(), part, skipped, started);
     let relist = on_every_core(dirs.len(), control, |range, out| {
         for d in range {
             check_dir(root, &old, d, &dirs[d], out);

@@ -6,7 +6,7 @@ use std::fs;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use super::resume::{Resumed, resume};
+use super::resume::{Resumed, prepare, resume};
 use super::root::RootIndex;
 use super::stored::{FileList, Saved, decode};
 use super::tests::Fixture;
@@ -45,7 +45,12 @@ fn long_after() -> SystemTime {
 }
 
 fn resumed(root: &Path, saved: Saved) -> Box<RootIndex> {
-    match resume(root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+    match resume(
+        root,
+        prepare(root, saved),
+        &Control::new(),
+        DEFAULT_MAX_FILES,
+    ) {
         Resumed::Ready(index) => index,
         Resumed::Walk(why) => panic!("walked: {why}"),
         Resumed::Cancelled => panic!("cancelled"),
@@ -153,7 +158,12 @@ fn changed_ignore_rules_mean_a_whole_walk() {
         f.write("a/c/e.rs", "e");
         let saved = stored(&walked(&f.root), long_after());
         change(&f);
-        match resume(&f.root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+        match resume(
+            &f.root,
+            prepare(&f.root, saved),
+            &Control::new(),
+            DEFAULT_MAX_FILES,
+        ) {
             Resumed::Walk(why) => assert!(why.contains("ignore rules changed"), "{what}: {why}"),
             Resumed::Ready(_) => panic!("{what}: resumed despite new ignore rules"),
             Resumed::Cancelled => panic!("{what}: cancelled"),
@@ -248,7 +258,12 @@ fn an_input_the_stored_walk_lacked_means_a_whole_walk() {
     let mut saved = stored(&walked(&f.root), long_after());
     let gitignore = f.root.join(".gitignore");
     saved.inputs.retain(|(path, _)| *path != gitignore);
-    match resume(&f.root, saved, &Control::new(), DEFAULT_MAX_FILES) {
+    match resume(
+        &f.root,
+        prepare(&f.root, saved),
+        &Control::new(),
+        DEFAULT_MAX_FILES,
+    ) {
         Resumed::Walk(why) => assert!(why.contains(".gitignore"), "{why}"),
         _ => panic!("resumed without knowing the root's .gitignore"),
     }

@@ -5,14 +5,17 @@
 //! (`start`), run it without the lock (`run`), apply the content changes seen meanwhile to
 //! its result (`restat`), hand the result to the slot (`land`), and store the file list of
 //! a whole walk (`save`). A root's first build starts from its stored list when there is
-//! one (`resume.rs`).
+//! one (`resume.rs`), loaded and packed while the root's watch is being set up
+//! (`Lists::prepare_one`: it reads only the store), so the build after it only checks the
+//! disk.
 
+use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
 use std::sync::{Arc, MutexGuard, PoisonError};
 use std::time::{Instant, SystemTime};
 
 use super::build::build_limited;
-use super::resume::{Resumed, resume};
+use super::resume::{Prepared, Resumed, prepare, resume};
 use super::root::RootIndex;
 use super::state::{
     DISPLACED_RETRY, EXPECT_WAIT, Handle, REBUILD_DEFER, Shared, Slot, State, Watch,
@@ -70,15 +73,61 @@ fn lock(shared: &Shared) -> MutexGuard<'_, State> {
     crate::mutex::lock(&shared.state)
 }
 
+/// The stored file lists: the store's, and those loaded and packed ahead of their root's
+/// first build.
+struct Lists {
+    stores: Stores<FileList>,
+    prepared: HashMap<PathBuf, Prepared>,
+    /// Roots whose list was looked for ahead (found or not: once per root).
+    tried: HashSet<PathBuf>,
+}
+
+impl Lists {
+    fn retain(&mut self, state: &State) {
+        let known = |root: &std::path::Path| state.slots.iter().any(|slot| slot.root == root);
+        self.stores.retain(known);
+        self.prepared.retain(|root, _| known(root));
+        self.tried.retain(|root| known(root));
+    }
+
+    /// A root not watched yet whose first build is to come, and whose stored list was not
+    /// looked for yet (only where a first build resumes: see `walk_or_resume`).
+    fn to_prepare(&self, state: &State) -> Option<PathBuf> {
+        let waiting = |slot: &&Slot| {
+            slot.builds == 0
+                && slot.current.is_none()
+                && !slot.building()
+                && state.watch_of(&slot.root) != Watch::Watching
+                && !self.tried.contains(&slot.root)
+        };
+        let slot = state.slots.iter().find(waiting).filter(|_| cfg!(unix))?;
+        Some(slot.root.clone())
+    }
+
+    /// Loads and packs the stored list of `root` (no lock held: it reads only the store).
+    fn prepare_one(&mut self, root: PathBuf) {
+        self.tried.insert(root.clone());
+        let saved = self.stores.newer(&root, false);
+        if let Some(saved) = saved.and_then(|list| Arc::try_unwrap(list).ok()?.into_saved()) {
+            let prepared = prepare(&root, *saved);
+            self.prepared.insert(root, prepared);
+        }
+    }
+}
+
 /// The builder thread: builds one due root at a time, outside the lock.
 pub(super) fn worker_loop(shared: &Shared) {
-    let mut stores: Stores<FileList> = Stores::new(shared.store.clone());
+    let mut lists = Lists {
+        stores: Stores::new(shared.store.clone()),
+        prepared: HashMap::new(),
+        tried: HashSet::new(),
+    };
     let mut state = lock(shared);
     loop {
         if state.stop {
             return;
         }
-        stores.retain(|root| state.slots.iter().any(|slot| slot.root == root));
+        lists.retain(&state);
         shared
             .rounds
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -86,14 +135,20 @@ pub(super) fn worker_loop(shared: &Shared) {
         let i = match due_slot(&mut state, now) {
             Ok(i) => i,
             Err(next_due) => {
-                state = sleep(shared, state, next_due, now);
+                if let Some(root) = lists.to_prepare(&state) {
+                    drop(state);
+                    lists.prepare_one(root);
+                    state = lock(shared);
+                } else {
+                    state = sleep(shared, state, next_due, now);
+                }
                 continue;
             }
         };
         let (job, work) = start(&mut state.slots[i], now);
         drop(state);
 
-        let done = run(&job, work, shared, &mut stores);
+        let done = run(&job, work, shared, &mut lists);
         let to_save = match &done.built {
             Ok(Some(built)) if done.save => Some(Arc::clone(built)),
             _ => None,
@@ -113,7 +168,7 @@ pub(super) fn worker_loop(shared: &Shared) {
             shared.wake.notify_all();
             if let Some(built) = to_save {
                 drop(state);
-                save(&mut stores, &job, &built);
+                save(&mut lists.stores, &job, &built);
                 state = lock(shared);
             }
         }
@@ -209,7 +264,7 @@ fn start(slot: &mut Slot, now: Instant) -> (Job, Work) {
 }
 
 /// Runs a job without the lock, and checks the root's placement around it.
-fn run(job: &Job, work: Work, shared: &Shared, stores: &mut Stores<FileList>) -> Done {
+fn run(job: &Job, work: Work, shared: &Shared, lists: &mut Lists) -> Done {
     let max_files = shared.max_files;
     let root = &job.root;
     let mut rebuild = false;
@@ -223,7 +278,7 @@ fn run(job: &Job, work: Work, shared: &Shared, stores: &mut Stores<FileList>) ->
     let (built, applied) = match work {
         _ if placed.is_err() => (Ok(None), 0),
         Work::Walk => {
-            let (built, resumed) = walk_or_resume(job, stores, max_files);
+            let (built, resumed) = walk_or_resume(job, lists, max_files);
             save = cfg!(unix) && resumed.is_none_or(|relisted| relisted > 0);
             (built, 0)
         }
@@ -273,18 +328,21 @@ fn run(job: &Job, work: Work, shared: &Shared, stores: &mut Stores<FileList>) ->
 /// also how many directories it listed again), else a walk.
 fn walk_or_resume(
     job: &Job,
-    stores: &mut Stores<FileList>,
+    lists: &mut Lists,
     max_files: usize,
 ) -> (Result<Option<Arc<RootIndex>>, usize>, Option<usize>) {
     let root = &job.root;
     // Only where a directory has a change time, which nothing sets back (Windows' mtime
     // can be: a restart there walks, as before).
-    let stored = match job.first && cfg!(unix) {
-        true => stores.newer(root, false),
+    let prepared = match job.first && cfg!(unix) {
+        true => lists.prepared.remove(root).or_else(|| {
+            let saved = lists.stores.newer(root, false)?;
+            Some(prepare(root, *Arc::try_unwrap(saved).ok()?.into_saved()?))
+        }),
         false => None,
     };
-    if let Some(saved) = stored.and_then(|list| Arc::try_unwrap(list).ok()?.into_saved()) {
-        match resume(root, *saved, &job.control, max_files) {
+    if let Some(prepared) = prepared {
+        match resume(root, prepared, &job.control, max_files) {
             Resumed::Ready(index) => {
                 let relisted = index.info.resumed;
                 // The decoded list and the index before the listings are gone: give their

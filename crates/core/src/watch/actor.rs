@@ -26,11 +26,17 @@ use crate::clock::Clock;
 use crate::mutex::lock;
 
 /// After a root's watch is added, it stays [`RootStatus::Starting`] until the watcher has
-/// been quiet this long (at most [`SETUP_MAX`]): adding a recursive watch opens every
-/// directory, and with notify's watcher (macOS, Windows) on the thread that would drain
-/// the kernel's queue, so a large tree overflows it during setup; on Linux events of
-/// directories not yet watched are not seen either. Consumers rebuild everything when a root becomes
-/// `Watching`, so an overflow before that carries no information and is not reported.
+/// been quiet this long (at most [`SETUP_MAX`]): with notify's watcher (macOS, Windows)
+/// adding a recursive watch opens every directory on the thread that would drain the
+/// kernel's queue, so a large tree overflows it during setup. Consumers rebuild
+/// everything when a root becomes `Watching`, so an overflow before that carries no
+/// information and is not reported. On Linux the watch is whole when `Kernel::watch`
+/// returns and a reader thread of its own drains the queue meanwhile: the quiet only
+/// lets a burst under way (a checkout) pass before the first build, and is short (a
+/// restart's build waits for it).
+#[cfg(target_os = "linux")]
+pub(crate) const SETUP_QUIET: Duration = Duration::from_millis(50);
+#[cfg(not(target_os = "linux"))]
 pub(crate) const SETUP_QUIET: Duration = Duration::from_millis(250);
 pub(crate) const SETUP_MAX: Duration = Duration::from_secs(3);
 /// How often a root that vanished is looked for again.

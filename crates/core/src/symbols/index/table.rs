@@ -486,6 +486,17 @@ impl Table {
             .ok()
     }
 
+    /// [`Table::find_file`] trying `hint` first: files looked up in about the table's
+    /// order (the file index's order differs only around names with bytes below `/`)
+    /// are found without a search, each at the one after the last found.
+    pub(super) fn find_file_near(&self, rel: &[u8], hint: usize) -> Option<usize> {
+        let at_hint = self.files().get(hint).map(|f| self.path_bytes(f));
+        match at_hint == Some(rel) {
+            true => Some(hint),
+            false => self.find_file(rel),
+        }
+    }
+
     /// Whether some file lies below the directory `rel`.
     pub(super) fn has_under(&self, rel: &[u8]) -> bool {
         let prefix = [rel, b"/"].concat();
@@ -582,4 +593,39 @@ impl Table {
 
     /// Size of one stored definition (the memory test checks it stays small).
     pub const RECORD_BYTES: usize = std::mem::size_of::<Rec>();
+}
+
+#[cfg(test)]
+mod near {
+    use super::*;
+
+    #[test]
+    fn a_file_is_found_near_a_hint_or_else_by_search() {
+        // Byte order: `a.rs` < `a/b.rs` (the file index lists `a/b.rs` first).
+        let names = ["a.rs", "a/b.rs", "a/c.rs", "b.rs"];
+        let files: Vec<(PathBuf, FileSyms)> = (names.iter().enumerate())
+            .map(|(n, name)| {
+                let syms = FileSyms {
+                    lang: Lang::Rust,
+                    size: n as u64,
+                    mtime: 0,
+                    ident: 0,
+                    defs: Vec::new(),
+                };
+                (PathBuf::from(name), syms)
+            })
+            .collect();
+        let table = pack_files(&files);
+        for (hint, expect) in [(1, 1), (0, 1), (3, 1), (99, 1)] {
+            assert_eq!(
+                table.find_file_near(b"a/b.rs", hint),
+                Some(expect),
+                "hint {hint}"
+            );
+        }
+        assert_eq!(table.find_file_near(b"a.rs", 0), Some(0));
+        assert_eq!(table.find_file_near(b"a.rs", 2), Some(0));
+        assert_eq!(table.find_file_near(b"c.rs", 3), None);
+        assert_eq!(table.find_file_near(b"c.rs", 4), None);
+    }
 }

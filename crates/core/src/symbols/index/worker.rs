@@ -424,6 +424,8 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
         .collect();
     let mut too_large = 0;
     let mut plan = Vec::with_capacity(files.len());
+    // Where the last file was found in `base`: the next is most often the one after it.
+    let mut next = 0;
     for file in files.files() {
         let Some(lang) = Lang::from_path(file.rel) else {
             continue;
@@ -440,9 +442,15 @@ fn plan(job: &Job, base: Option<&Table>, files: &RootIndex) -> (Vec<Planned>, us
             match (job.overlay.get(key), base) {
                 (Some(Some(f)), _) if f.stamp() == now => Src::Overlay,
                 (Some(_), _) => Src::Parse,
-                (None, Some(t)) => match t.find_file(key) {
-                    Some(i) if t.files()[i].stamp() == now => Src::Old(i as u32),
-                    _ => Src::Parse,
+                (None, Some(t)) => match t.find_file_near(key, next) {
+                    Some(i) => {
+                        next = i + 1;
+                        match t.files()[i].stamp() == now {
+                            true => Src::Old(i as u32),
+                            false => Src::Parse,
+                        }
+                    }
+                    None => Src::Parse,
                 },
                 (None, None) => Src::Parse,
             }

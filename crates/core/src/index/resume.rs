@@ -164,6 +164,11 @@ fn by_descriptor(
     let Ok(stat) = rustix::fs::fstat(&dir) else {
         return false;
     };
+    // `O_DIRECTORY` refuses anything else; checked again all the same, as by path.
+    if FileType::from_raw_mode(stat.st_mode) != FileType::Directory {
+        out.push(old.dir_parent(d));
+        return true;
+    }
     if !mark.trusted || mark.stamp != Some(StatStamp::of(&stat).dir_stamp()) {
         out.push(d);
     }

@@ -442,3 +442,23 @@ fn stamps_read_through_a_directory_are_those_a_walk_reads() {
     let stat = rustix::fs::lstat(dir.path()).unwrap();
     assert_eq!(StatStamp::of(&stat).dir_stamp(), stamp_of_meta(&meta));
 }
+
+/// A directory replaced by a symlink (to a directory with other files) while no server
+/// ran: not followed, as a walk does not follow it; a file replaced by a directory too.
+#[cfg(unix)]
+#[test]
+fn a_directory_turned_into_a_symlink_is_not_followed() {
+    let (_dir, root) = tree_without_ignore_files();
+    let (_elsewhere, outside) = tree_without_ignore_files();
+    let index = walked(&root);
+    let saved = stored(&index, long_after());
+    fs::remove_dir_all(root.join("a")).unwrap();
+    std::os::unix::fs::symlink(outside.join("a"), root.join("a")).unwrap();
+    fs::remove_file(root.join("c/z.rs")).unwrap();
+    fs::create_dir_all(root.join("c/z.rs/inner")).unwrap();
+    fs::write(root.join("c/z.rs/inner/w.rs"), "w").unwrap();
+    let again = resumed(&root, saved);
+    assert_eq!(summary(&again), summary(&walked(&root)));
+    assert!(again.find_file(Path::new("a/x.rs")).is_none());
+    assert!(again.find_file(Path::new("c/z.rs/inner/w.rs")).is_some());
+}

@@ -86,18 +86,21 @@ impl Lists {
     fn retain(&mut self, state: &State) {
         let known = |root: &std::path::Path| state.slots.iter().any(|slot| slot.root == root);
         self.stores.retain(known);
-        self.prepared.retain(|root, _| known(root));
+        // A root whose watch failed may never be built: its list is not held meanwhile.
+        let failed = |root: &std::path::Path| matches!(state.watch_of(root), Watch::Failed(_));
+        self.prepared.retain(|root, _| known(root) && !failed(root));
         self.tried.retain(|root| known(root));
     }
 
-    /// A root not watched yet whose first build is to come, and whose stored list was not
-    /// looked for yet (only where a first build resumes: see `walk_or_resume`).
+    /// A root whose watch is being set up, whose first build is to come, and whose stored
+    /// list was not looked for yet (only where a first build resumes: see
+    /// `walk_or_resume`).
     fn to_prepare(&self, state: &State) -> Option<PathBuf> {
         let waiting = |slot: &&Slot| {
             slot.builds == 0
                 && slot.current.is_none()
                 && !slot.building()
-                && state.watch_of(&slot.root) != Watch::Watching
+                && state.watch_of(&slot.root) == Watch::Unknown
                 && !self.tried.contains(&slot.root)
         };
         let slot = state.slots.iter().find(waiting).filter(|_| cfg!(unix))?;

@@ -582,20 +582,20 @@ mod tests {
     #[test]
     fn paths_are_put_together_from_names_and_follow_a_directory_moved() {
         let mut watches = Watches::default();
-        watches.insert(1, None, os("/root"), true);
+        watches.insert(1, None, os("/tree"), true);
         watches.insert(2, Some(1), os("a"), true);
         watches.insert(3, Some(2), os("b"), true);
         watches.insert(4, Some(1), os("z"), true);
         assert_eq!(
             watches.path(3, Some(os("f.rs"))),
-            Some("/root/a/b/f.rs".into())
+            Some("/tree/a/b/f.rs".into())
         );
-        assert_eq!(watches.path(1, None), Some("/root".into()));
+        assert_eq!(watches.path(1, None), Some("/tree".into()));
         assert_eq!(watches.child(1, os("a")), Some(2));
         // `a` watched again as `z/c` (the kernel gives an inode its descriptor again):
         // what is below it follows.
         watches.insert(2, Some(4), os("c"), true);
-        assert_eq!(watches.path(3, None), Some("/root/z/c/b".into()));
+        assert_eq!(watches.path(3, None), Some("/tree/z/c/b".into()));
         assert_eq!(watches.child(1, os("a")), None);
         assert_eq!(watches.child(4, os("c")), Some(2));
         assert_eq!(watches.path(9, None), None, "an unknown watch has no path");
@@ -604,7 +604,7 @@ mod tests {
     #[test]
     fn removing_a_directory_forgets_everything_below_it() {
         let mut watches = Watches::default();
-        watches.insert(1, None, os("/root"), true);
+        watches.insert(1, None, os("/tree"), true);
         watches.insert(2, Some(1), os("a"), true);
         watches.insert(3, Some(2), os("b"), true);
         watches.insert(4, Some(3), os("c"), true);

@@ -107,14 +107,24 @@ impl Lists {
         Some(slot.root.clone())
     }
 
-    /// Loads and packs the stored list of `root` (no lock held: it reads only the store).
+    /// Loads and packs the stored list of `root` ahead (no lock held: it reads only the
+    /// store).
     fn prepare_one(&mut self, root: PathBuf) {
         self.tried.insert(root.clone());
-        let saved = self.stores.newer(&root, false);
-        if let Some(saved) = saved.and_then(|list| Arc::try_unwrap(list).ok()?.into_saved()) {
-            let prepared = prepare(&root, *saved);
+        if let Some(prepared) = self.load(&root) {
             self.prepared.insert(root, prepared);
         }
+    }
+
+    /// The stored list of `root`, loaded and packed: the one prepared ahead, or else
+    /// from the store now.
+    fn take(&mut self, root: &std::path::Path) -> Option<Prepared> {
+        self.prepared.remove(root).or_else(|| self.load(root))
+    }
+
+    fn load(&mut self, root: &std::path::Path) -> Option<Prepared> {
+        let saved = self.stores.newer(root, false)?;
+        Some(prepare(root, *Arc::try_unwrap(saved).ok()?.into_saved()?))
     }
 }
 
@@ -338,10 +348,7 @@ fn walk_or_resume(
     // Only where a directory has a change time, which nothing sets back (Windows' mtime
     // can be: a restart there walks, as before).
     let prepared = match job.first && cfg!(unix) {
-        true => lists.prepared.remove(root).or_else(|| {
-            let saved = lists.stores.newer(root, false)?;
-            Some(prepare(root, *Arc::try_unwrap(saved).ok()?.into_saved()?))
-        }),
+        true => lists.take(root),
         false => None,
     };
     if let Some(prepared) = prepared {

@@ -55,18 +55,13 @@ fn memo(meta: &Metadata, sum: u64) -> [u8; LEN] {
 #[cfg(unix)]
 pub(super) fn held_before(path: &Path, meta: &Metadata, sum: u64) -> bool {
     use std::io::Read;
-    let Ok(mut file) = super::format::open_private(&memo_path(path), false) else {
+    let Ok(file) = super::format::open_private(&memo_path(path), false) else {
         return false;
     };
-    let mut bytes = [0u8; LEN + 1];
-    let mut got = 0;
-    while got < bytes.len() {
-        match file.read(&mut bytes[got..]) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => got += n,
-        }
-    }
-    got == LEN && bytes[..LEN] == memo(meta, sum)
+    // One byte more than a memo has: a longer file is not one.
+    let mut bytes = Vec::with_capacity(LEN + 1);
+    let read = file.take(LEN as u64 + 1).read_to_end(&mut bytes);
+    read.is_ok() && bytes == memo(meta, sum)
 }
 
 #[cfg(not(unix))]
@@ -80,12 +75,8 @@ pub(super) fn held_before(_path: &Path, _meta: &Metadata, _sum: u64) -> bool {
 pub(super) fn remember(path: &Path, meta: &Metadata, sum: u64) {
     use std::io::Write;
     let memo_at = memo_path(path);
-    let temp = memo_at.with_file_name(format!(
-        ".{}.{}.checked.tmp",
-        path.file_name().unwrap_or_default().to_string_lossy(),
-        std::process::id()
-    ));
-    let written = super::format::open_private(&temp, true)
+    let temp = super::format::temp_beside(&memo_at);
+    let written = super::format::create_private(&temp)
         .and_then(|mut file| file.write_all(&memo(meta, sum)))
         .and_then(|()| super::format::rename_over(&temp, &memo_at));
     if written.is_err() {

@@ -18,7 +18,7 @@ use std::os::fd::{AsFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -27,7 +27,7 @@ use notify::event::{CreateKind, Flag, ModifyKind, RemoveKind};
 use notify::{Event, EventKind};
 use rustix::fs::inotify::{self, ReadFlags, WatchFlags};
 
-use super::kernel::{Gather, Kernel, Msg, WatchError};
+use super::kernel::{Gather, Kernel, Msg, WatchError, hand_on};
 use super::settle::is_temporary;
 use crate::mutex::lock;
 
@@ -151,15 +151,9 @@ struct Shared {
 }
 
 impl Shared {
-    /// Never blocks (the kernel's queue would overflow behind the reader) and never queues
-    /// without limit: a full queue loses the event, and says so.
+    /// Hands an event to the actor (`kernel::hand_on`: never blocks, loses loudly).
     fn send(&self, raw: notify::Result<Event>) {
-        if let Err(TrySendError::Full(_)) = self.raw_sender.try_send(Msg::Raw(raw)) {
-            self.lost.store(true, Ordering::SeqCst);
-            // The actor may have drained the queue and gone idle before the flag was
-            // set: wake it. If the queue is still full, it is busy and sees the flag.
-            let _ = self.raw_sender.try_send(Msg::Lost);
-        }
+        hand_on(&self.raw_sender, &self.lost, raw);
     }
 
     /// Removes the watches of `wds` from the kernel (each was forgotten already).

@@ -9,10 +9,28 @@
 //! and simulated time, while the tests of `watch/tests.rs` run on the real one.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{SyncSender, TrySendError};
 use std::time::{Duration, Instant};
 
 use notify::EventKind;
 use notify::event::{ModifyKind, RenameMode};
+
+/// Hands a raw event (or a kernel error) to the actor without ever blocking the kernel's
+/// reader thread (the kernel's queue would overflow behind it) and without queueing beyond
+/// the bound: a full queue loses the event, and says so through `lost`.
+pub(super) fn hand_on(
+    sender: &SyncSender<Msg>,
+    lost: &AtomicBool,
+    raw: notify::Result<notify::Event>,
+) {
+    if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(raw)) {
+        lost.store(true, Ordering::SeqCst);
+        // The actor may have drained the queue and gone idle before the flag was set:
+        // wake it. If the queue is still full, it is busy and sees the flag.
+        let _ = sender.try_send(Msg::Lost);
+    }
+}
 
 /// How long the kernel's reader thread pauses, at most once per pause, while events come
 /// in a burst.

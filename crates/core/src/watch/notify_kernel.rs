@@ -5,14 +5,14 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{SyncSender, TrySendError};
+use std::sync::atomic::AtomicBool;
+use std::sync::mpsc::SyncSender;
 use std::time::{Duration, Instant};
 
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, EventKindMask, RecommendedWatcher, RecursiveMode, Watcher as _};
 
-use super::kernel::{Gather, Kernel, Msg, WatchError};
+use super::kernel::{Gather, Kernel, Msg, WatchError, hand_on};
 use super::settle::is_temporary;
 /// The kernel events subscribed to: creations, removals, renames, content and attribute
 /// changes, and closes after writing. Opens, reads and read-only closes are left out in
@@ -66,14 +66,7 @@ impl Kernel for NotifyKernel {
                 return;
             }
             let now = Instant::now();
-            // Never block notify's thread (the kernel queue would overflow behind it) and
-            // never queue without limit: a full queue loses the event, and says so.
-            if let Err(TrySendError::Full(_)) = sender.try_send(Msg::Raw(event)) {
-                lost.store(true, Ordering::SeqCst);
-                // The actor may have drained the queue and gone idle before the flag was
-                // set: wake it. If the queue is still full, it is busy and sees the flag.
-                let _ = sender.try_send(Msg::Lost);
-            }
+            hand_on(&sender, &lost, event);
             // After the event in hand is on its way: a pause delays only the ones after it.
             gather.pause_in_bursts(now);
         };

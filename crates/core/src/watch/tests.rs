@@ -59,6 +59,11 @@ fn has(seen: &[WatchEvent], event: &WatchEvent) -> bool {
     seen.contains(event)
 }
 
+/// Whether every one of `files` was reported created.
+fn all_created(seen: &[WatchEvent], files: &[PathBuf]) -> bool {
+    (files.iter()).all(|f| has(seen, &WatchEvent::Created(f.clone())))
+}
+
 #[test]
 fn create_change_remove_and_rename_are_reported() {
     let (_dir, root) = root();
@@ -181,9 +186,7 @@ fn what_a_new_directory_holds_before_it_is_watched_is_announced() {
     }
     let mut seen = Vec::new();
     assert!(
-        wait_for(&rx, &mut seen, |s| files
-            .iter()
-            .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
         "{seen:?}"
     );
 }
@@ -523,9 +526,7 @@ fn every_directory_of_a_wide_and_deep_tree_is_watched() {
     }
     let mut seen = Vec::new();
     assert!(
-        wait_for(&rx, &mut seen, |s| files
-            .iter()
-            .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
         "{seen:?}"
     );
 }
@@ -600,9 +601,7 @@ fn directories_with_odd_names_are_watched_under_their_names() {
         fs::write(file, "x").unwrap();
     }
     assert!(
-        wait_for(&rx, &mut seen, |s| files
-            .iter()
-            .all(|f| has(s, &WatchEvent::Created(f.clone())))),
+        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
         "{seen:?}"
     );
 }

@@ -40,7 +40,10 @@ impl SearchRunning {
 
 impl Drop for SearchRunning {
     fn drop(&mut self) {
-        SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst);
+        if SEARCHES.fetch_sub(1, AtomicOrdering::SeqCst) == 1 {
+            // The last search ended: what the searches freed goes back once all is quiet.
+            crate::memory::release_when_quiet(searching);
+        }
     }
 }
 

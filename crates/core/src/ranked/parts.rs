@@ -25,7 +25,7 @@ use super::segment::{
     next_posting,
 };
 use crate::store::Kind;
-use crate::store::scratch::{Finished, Scratch, Spill, Unsealed};
+use crate::store::scratch::{Finished, Scratch, ScratchReader, Spill, Unsealed};
 use crate::store::{put_var, section_header, var};
 
 /// A base being built, in memory or in parts (see the module documentation).
@@ -112,14 +112,8 @@ impl Part {
         self.sections[section].end - self.sections[section].start
     }
 
-    fn reader(&self, section: usize) -> Reader<'_> {
-        Reader {
-            file: &self.file,
-            at: self.sections[section].start,
-            end: self.sections[section].end,
-            buf: Vec::new(),
-            pos: 0,
-        }
+    fn reader(&self, section: usize) -> ScratchReader<'_> {
+        self.file.reader(self.sections[section].clone())
     }
 }
 
@@ -191,10 +185,10 @@ fn distinct(parts: &[Part], section: usize) -> io::Result<u64> {
 /// Files, paths, documents and names: each part's after the previous, their numbers
 /// shifted past the previous parts'.
 fn concatenate(parts: &[Part], out: &Unsealed, ranges: &[Range<u64>; SECTIONS]) -> io::Result<()> {
-    let mut files = Out::new(out, ranges[FILES].start);
-    let mut paths = Out::new(out, ranges[PATHS].start);
-    let mut docs = Out::new(out, ranges[DOCS].start);
-    let mut names = Out::new(out, ranges[NAMES].start);
+    let mut files = out.writer(ranges[FILES].start);
+    let mut paths = out.writer(ranges[PATHS].start);
+    let mut docs = out.writer(ranges[DOCS].start);
+    let mut names = out.writer(ranges[NAMES].start);
     let (mut file_base, mut doc_base, mut path_base, mut name_base) = (0u32, 0u32, 0u32, 0u32);
     let mut record = Vec::new();
     for part in parts {
@@ -239,9 +233,9 @@ fn merge_paths(
     at: u64,
 ) -> io::Result<u64> {
     let first_files = starts(parts.iter().map(|p| p.files));
-    let mut terms = Out::new(out, ranges[PATH_TERMS].start);
-    let mut offsets = Out::new(out, ranges[PATH_OFFSETS].start);
-    let mut postings = Out::new(out, at);
+    let mut terms = out.writer(ranges[PATH_TERMS].start);
+    let mut offsets = out.writer(ranges[PATH_OFFSETS].start);
+    let mut postings = out.writer(at);
     let mut merged = Merged::with_lists(parts, PATH_TERMS, PATH_OFFSETS, PATH_POSTINGS, 4)?;
     let mut list = Vec::new();
     let mut encoded = Vec::new();
@@ -289,12 +283,12 @@ fn merge_postings(
     at: u64,
 ) -> io::Result<u64> {
     let first_docs = starts(parts.iter().map(|p| p.docs));
-    let mut terms = Out::new(out, ranges[TERMS].start);
-    let mut dfs = Out::new(out, ranges[DFS].start);
-    let mut offsets = Out::new(out, ranges[OFFSETS].start);
-    let mut postings = Out::new(out, at);
+    let mut terms = out.writer(ranges[TERMS].start);
+    let mut dfs = out.writer(ranges[DFS].start);
+    let mut offsets = out.writer(ranges[OFFSETS].start);
+    let mut postings = out.writer(at);
     let mut merged = Merged::with_lists(parts, TERMS, OFFSETS, POSTINGS, 8)?;
-    let mut df_readers: Vec<Reader> = parts.iter().map(|p| p.reader(DFS)).collect();
+    let mut df_readers: Vec<ScratchReader> = parts.iter().map(|p| p.reader(DFS)).collect();
     let mut list = Vec::new();
     let mut head = Vec::new();
     let mut written = 0u64;
@@ -353,10 +347,10 @@ fn damaged() -> io::Error {
 /// The parts' dictionaries at one section merged in term order: each distinct term once,
 /// then the parts that hold it, in part order (so documents stay in order).
 struct Merged<'a> {
-    terms: Vec<Reader<'a>>,
+    terms: Vec<ScratchReader<'a>>,
     heap: BinaryHeap<Reverse<(u64, usize)>>,
     /// With lists: per part its offsets and postings readers, and the last offset read.
-    lists: Vec<(Reader<'a>, Reader<'a>, u64)>,
+    lists: Vec<(ScratchReader<'a>, ScratchReader<'a>, u64)>,
     /// Bytes per offset (4 or 8).
     width: usize,
 }
@@ -427,131 +421,6 @@ impl<'a> Merged<'a> {
         *last = next;
         list.clear();
         postings.take(len as usize, list)
-    }
-}
-
-/// Reads one section of a part front to back, through a buffer.
-struct Reader<'a> {
-    file: &'a Scratch,
-    at: u64,
-    end: u64,
-    buf: Vec<u8>,
-    pos: usize,
-}
-
-/// Bytes a reader reads at once.
-const READ_BYTES: u64 = 64 << 10;
-
-impl Reader<'_> {
-    /// Makes at least one unread byte buffered; `false` at the section's end.
-    fn fill(&mut self) -> io::Result<bool> {
-        if self.pos < self.buf.len() {
-            return Ok(true);
-        }
-        let n = (self.end - self.at).min(READ_BYTES) as usize;
-        if n == 0 {
-            return Ok(false);
-        }
-        self.buf.resize(n, 0);
-        self.file.read_at(self.at, &mut self.buf)?;
-        self.at += n as u64;
-        self.pos = 0;
-        Ok(true)
-    }
-
-    /// Fills `out` with the next bytes.
-    fn read_exact(&mut self, mut out: &mut [u8]) -> io::Result<()> {
-        while !out.is_empty() {
-            if !self.fill()? {
-                return Err(damaged());
-            }
-            let k = out.len().min(self.buf.len() - self.pos);
-            out[..k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
-            self.pos += k;
-            out = &mut out[k..];
-        }
-        Ok(())
-    }
-
-    /// Appends the next `n` bytes to `out`.
-    fn take(&mut self, n: usize, out: &mut Vec<u8>) -> io::Result<()> {
-        let start = out.len();
-        out.resize(start + n, 0);
-        self.read_exact(&mut out[start..])
-    }
-
-    /// The next little-endian u64, or `None` at the section's end.
-    fn next_u64(&mut self) -> io::Result<Option<u64>> {
-        if !self.fill()? {
-            return Ok(None);
-        }
-        let mut bytes = [0u8; 8];
-        self.read_exact(&mut bytes)?;
-        Ok(Some(u64::from_le_bytes(bytes)))
-    }
-
-    fn u32(&mut self) -> io::Result<u32> {
-        let mut bytes = [0u8; 4];
-        self.read_exact(&mut bytes)?;
-        Ok(u32::from_le_bytes(bytes))
-    }
-
-    /// The next offset of `width` bytes.
-    fn offset(&mut self, width: usize) -> io::Result<u64> {
-        match width {
-            4 => self.u32().map(u64::from),
-            _ => self.next_u64()?.ok_or_else(damaged),
-        }
-    }
-}
-
-/// Writes one section of the merged file front to back, through a buffer.
-struct Out<'a> {
-    file: &'a Unsealed,
-    at: u64,
-    buf: Vec<u8>,
-}
-
-/// Bytes a writer gathers before it writes.
-const WRITE_BYTES: usize = 256 << 10;
-
-impl<'a> Out<'a> {
-    fn new(file: &'a Unsealed, at: u64) -> Out<'a> {
-        Out {
-            file,
-            at,
-            buf: Vec::new(),
-        }
-    }
-
-    fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.buf.extend_from_slice(bytes);
-        if self.buf.len() >= WRITE_BYTES {
-            self.flush()?;
-        }
-        Ok(())
-    }
-
-    /// Copies what is left of `from`.
-    fn copy(&mut self, from: &mut Reader) -> io::Result<()> {
-        while from.fill()? {
-            self.put(&from.buf[from.pos..])?;
-            from.pos = from.buf.len();
-        }
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.file.write_at(self.at, &self.buf)?;
-        self.at += self.buf.len() as u64;
-        self.buf.clear();
-        Ok(())
-    }
-
-    /// Writes what is buffered; returns where the section ends.
-    fn done(mut self) -> io::Result<u64> {
-        self.flush()?;
-        Ok(self.at)
     }
 }
 

@@ -88,6 +88,11 @@ impl Scratch {
         Ok(())
     }
 
+    /// Bytes appended so far.
+    pub(crate) fn appended(&self) -> u64 {
+        self.len
+    }
+
     /// Copies what was appended into `out`'s payload at `at`, a chunk at a time.
     pub(crate) fn copy_to(&self, out: &Unsealed, at: u64) -> io::Result<()> {
         let mut buf = vec![0u8; 1 << 20];
@@ -149,6 +154,148 @@ impl Drop for Scratch {
     }
 }
 
+/// Reads a range of a [`Scratch`] front to back, through a buffer (a spilled part's
+/// section, merged by streaming).
+pub(crate) struct ScratchReader<'a> {
+    file: &'a Scratch,
+    at: u64,
+    end: u64,
+    buf: Vec<u8>,
+    pos: usize,
+}
+
+/// Bytes a reader reads at once.
+const READ_BYTES: u64 = 64 << 10;
+
+impl Scratch {
+    /// A reader of the bytes at `range`.
+    pub(crate) fn reader(&self, range: std::ops::Range<u64>) -> ScratchReader<'_> {
+        ScratchReader {
+            file: self,
+            at: range.start,
+            end: range.end.max(range.start),
+            buf: Vec::new(),
+            pos: 0,
+        }
+    }
+}
+
+/// What a reader says of a range that ends before what it was written to hold.
+pub(crate) fn short() -> io::Error {
+    io::Error::other("a build's scratch file does not read back as written")
+}
+
+impl ScratchReader<'_> {
+    /// Makes at least one unread byte buffered; `false` at the range's end.
+    pub(crate) fn fill(&mut self) -> io::Result<bool> {
+        if self.pos < self.buf.len() {
+            return Ok(true);
+        }
+        let n = (self.end - self.at).min(READ_BYTES) as usize;
+        if n == 0 {
+            return Ok(false);
+        }
+        self.buf.resize(n, 0);
+        self.file.read_at(self.at, &mut self.buf)?;
+        self.at += n as u64;
+        self.pos = 0;
+        Ok(true)
+    }
+
+    /// Fills `out` with the next bytes.
+    pub(crate) fn read_exact(&mut self, mut out: &mut [u8]) -> io::Result<()> {
+        while !out.is_empty() {
+            if !self.fill()? {
+                return Err(short());
+            }
+            let k = out.len().min(self.buf.len() - self.pos);
+            out[..k].copy_from_slice(&self.buf[self.pos..self.pos + k]);
+            self.pos += k;
+            out = &mut out[k..];
+        }
+        Ok(())
+    }
+
+    /// Appends the next `n` bytes to `out`.
+    pub(crate) fn take(&mut self, n: usize, out: &mut Vec<u8>) -> io::Result<()> {
+        let start = out.len();
+        out.resize(start + n, 0);
+        self.read_exact(&mut out[start..])
+    }
+
+    /// The next little-endian u64, or `None` at the range's end.
+    pub(crate) fn next_u64(&mut self) -> io::Result<Option<u64>> {
+        if !self.fill()? {
+            return Ok(None);
+        }
+        let mut bytes = [0u8; 8];
+        self.read_exact(&mut bytes)?;
+        Ok(Some(u64::from_le_bytes(bytes)))
+    }
+
+    pub(crate) fn u16(&mut self) -> io::Result<u16> {
+        let mut bytes = [0u8; 2];
+        self.read_exact(&mut bytes)?;
+        Ok(u16::from_le_bytes(bytes))
+    }
+
+    pub(crate) fn u32(&mut self) -> io::Result<u32> {
+        let mut bytes = [0u8; 4];
+        self.read_exact(&mut bytes)?;
+        Ok(u32::from_le_bytes(bytes))
+    }
+
+    /// The next offset of `width` bytes (4 or 8).
+    pub(crate) fn offset(&mut self, width: usize) -> io::Result<u64> {
+        match width {
+            4 => self.u32().map(u64::from),
+            _ => self.next_u64()?.ok_or_else(short),
+        }
+    }
+}
+
+/// Writes one section of an [`Unsealed`] payload front to back, through a buffer.
+pub(crate) struct PayloadWriter<'a> {
+    file: &'a Unsealed,
+    at: u64,
+    buf: Vec<u8>,
+}
+
+/// Bytes a writer gathers before it writes.
+const WRITE_BYTES: usize = 256 << 10;
+
+impl PayloadWriter<'_> {
+    pub(crate) fn put(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.buf.extend_from_slice(bytes);
+        if self.buf.len() >= WRITE_BYTES {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    /// Copies what is left of `from`.
+    pub(crate) fn copy(&mut self, from: &mut ScratchReader) -> io::Result<()> {
+        while from.fill()? {
+            self.put(&from.buf[from.pos..])?;
+            from.pos = from.buf.len();
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.file.write_at(self.at, &self.buf)?;
+        self.at += self.buf.len() as u64;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Writes what is buffered; returns where the section ends.
+    pub(crate) fn done(mut self) -> io::Result<u64> {
+        self.flush()?;
+        Ok(self.at)
+    }
+}
+
 /// A stored file of one kind being written in place: its payload by positioned writes
 /// (offset 0 is the payload's first byte, after the header), then [`Unsealed::seal`].
 #[derive(Debug)]
@@ -159,6 +306,15 @@ pub(crate) struct Unsealed {
 }
 
 impl Unsealed {
+    /// A writer of the payload from `at` on.
+    pub(crate) fn writer(&self, at: u64) -> PayloadWriter<'_> {
+        PayloadWriter {
+            file: self,
+            at,
+            buf: Vec::new(),
+        }
+    }
+
     pub(crate) fn write_at(&self, at: u64, bytes: &[u8]) -> io::Result<()> {
         self.scratch.write_at(HEADER_LEN as u64 + at, bytes)
     }

@@ -50,6 +50,7 @@ pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(20);
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
+mod parts;
 mod snapshot;
 mod state;
 mod stored;

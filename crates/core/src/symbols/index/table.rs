@@ -164,6 +164,8 @@ pub(super) fn lang_id(lang: Lang) -> u8 {
 pub(super) struct Packer {
     pub(super) table: Draft,
     pub(super) interned: HashMap<Arc<str>, u32>,
+    /// Heap bytes of the interned names' own allocations.
+    interned_bytes: usize,
 }
 
 impl Packer {
@@ -201,6 +203,7 @@ impl Packer {
                         return false;
                     };
                     self.interned.insert(Arc::from(def.name.as_str()), at);
+                    self.interned_bytes += def.name.len() + 2 * size_of::<usize>();
                     at
                 }
             };
@@ -226,6 +229,7 @@ impl Packer {
                             return false;
                         };
                         self.interned.insert(c.clone(), at);
+                        self.interned_bytes += c.len() + 2 * size_of::<usize>();
                         (at, c.len() as u16)
                     }
                 },
@@ -256,6 +260,18 @@ impl Packer {
         true
     }
 
+    /// Heap bytes held: the draft's vectors and the interned names (what a build in parts
+    /// compares with its budget).
+    pub(super) fn heap_bytes(&self) -> usize {
+        let d = &self.table;
+        d.arena.capacity()
+            + d.recs.capacity() * size_of::<Rec>()
+            + d.files.capacity() * size_of::<FileRec>()
+            + d.lowers.capacity() * size_of::<Lower>()
+            + self.interned.capacity() * (size_of::<(Arc<str>, u32)>() + 1)
+            + self.interned_bytes
+    }
+
     /// Sorts the name tables and lays the table out in one buffer (`worker::seal_into`
     /// lays it out into a stored file instead).
     pub(super) fn finish(self) -> Table {
@@ -275,11 +291,8 @@ impl Packer {
 
 /// The draft's record ids sorted by lowercase name, then name, then id.
 pub(super) fn sorted_by_name(draft: &Draft) -> Vec<u32> {
-    let name = |r: u32| {
-        let rec = draft.recs[r as usize];
-        text_in(&draft.arena, rec.name, rec.name_len)
-    };
-    let lower = |r: u32| lower_in(&draft.arena, &draft.lowers, r, draft.recs[r as usize]);
+    let name = |r: u32| draft.name(r);
+    let lower = |r: u32| draft.lower(r);
     let mut sorted: Vec<u32> = (0..draft.recs.len() as u32).collect();
     sorted.sort_unstable_by(|a, b| {
         lower(*a)
@@ -309,10 +322,16 @@ fn sections<'a>(draft: &'a Draft, sorted: &'a [u32]) -> [&'a [u8]; 5] {
 
 /// Where each section goes (8-aligned, after the header), and the buffer's length.
 pub(super) fn layout_of(draft: &Draft, sorted: &[u32]) -> (Vec<Range<usize>>, usize) {
+    layout_for(sections(draft, sorted).map(<[u8]>::len))
+}
+
+/// Where sections of these lengths go (in buffer order: arena, records, files, sorted,
+/// lowers), and the buffer's length.
+pub(super) fn layout_for(lens: [usize; 5]) -> (Vec<Range<usize>>, usize) {
     let mut at = HEADER_BYTES;
-    let ranges = (sections(draft, sorted).iter())
-        .map(|section| {
-            let range = at..at + section.len();
+    let ranges = (lens.iter())
+        .map(|len| {
+            let range = at..at + len;
             at = range.end.next_multiple_of(8);
             range
         })
@@ -368,6 +387,17 @@ fn file_syms_in(arena: &[u8], recs: &[Rec], f: Option<&FileRec>) -> FileSyms {
 }
 
 impl Draft {
+    /// Record `r`'s name.
+    pub(super) fn name(&self, r: u32) -> &str {
+        let rec = self.recs[r as usize];
+        text_in(&self.arena, rec.name, rec.name_len)
+    }
+
+    /// Record `r`'s lowercase name (see [`lowercase`]), as bytes.
+    pub(super) fn lower(&self, r: u32) -> impl Iterator<Item = u8> + Clone + '_ {
+        lower_in(&self.arena, &self.lowers, r, self.recs[r as usize])
+    }
+
     /// File `file`'s definitions in their public form.
     pub(super) fn file_syms(&self, file: usize) -> FileSyms {
         file_syms_in(&self.arena, &self.recs, self.files.get(file))

@@ -9,17 +9,16 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
+use super::parts::Parts;
 use super::state::{MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{
-    Draft, FileSyms, Overlay, Packer, Table, layout_of, nanos, sorted_by_name, write_sections,
-};
+use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos};
 use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
 use crate::platform::os::OsStrExt;
 use crate::pool::pacing::{YIELD_MAX, yield_to_searches};
 use crate::store::publish::{Stores, WRITER_POLL};
-use crate::store::scratch::{Finished, Sealed, Spill};
+use crate::store::scratch::{Finished, Spill};
 use crate::symbols::extract::{MAX_PARSE_BYTES, Parser};
 use crate::symbols::lang::Lang;
 use crate::symbols::parse::{FileError, parse_file};
@@ -269,9 +268,10 @@ struct Planned {
 }
 
 /// A full pack: every supported file of the list, reusing what was parsed at the same
-/// size, mtime and identity, parsing the rest on the build threads, in rounds; every
-/// couple of minutes (`store::Store`'s checkpoint) what is parsed so far is stored, so a
-/// server stopped halfway continues from there.
+/// size, mtime and identity, parsing the rest on the build threads, in rounds, packed in
+/// parts spilled to the store past the build's budget (`parts.rs`); every couple of
+/// minutes (`store::Store`'s checkpoint) what is parsed so far is stored, so a server
+/// stopped halfway continues from there.
 pub(super) fn pack(
     shared: &Shared,
     job: &Job,
@@ -280,11 +280,11 @@ pub(super) fn pack(
     stores: &mut Stores<Table>,
 ) -> Outcome {
     let started = std::time::Instant::now();
-    let (mut plan, too_large) = plan(job, base.as_deref(), files);
-    let todo: Vec<usize> = (0..plan.len())
-        .filter(|i| matches!(plan[*i].src, Src::Parse))
-        .collect();
-    job.total.store(todo.len(), Ordering::Relaxed);
+    let (plan, too_large) = plan(job, base.as_deref(), files);
+    let todo = (plan.iter())
+        .filter(|p| matches!(p.src, Src::Parse))
+        .count();
+    job.total.store(todo, Ordering::Relaxed);
     job.done.store(0, Ordering::Relaxed);
     if let Some(base) = &base
         && job.overlay.is_empty()
@@ -301,16 +301,63 @@ pub(super) fn pack(
             elapsed: started.elapsed(),
         };
     }
-    if stores.wait_for_writer(&job.root, todo.len()) {
+    if stores.wait_for_writer(&job.root, todo) {
         return Outcome::WaitForWriter;
     }
+    let spill = stores.spill(&job.root);
+    let spilling = spill.is_some();
+    let from = (job, files, base.as_deref());
+    let packed = match pack_in(shared, from, plan, stores, spill) {
+        Err(err) if spilling => {
+            // A full or failing cache disk costs the saving, not the table.
+            tracing::warn!(
+                "{}: symbol table not packed into the store ({err}): packed in memory",
+                job.root.display()
+            );
+            let (plan, _) = self::plan(job, base.as_deref(), files);
+            pack_in(shared, from, plan, stores, None)
+        }
+        packed => packed,
+    };
+    match packed {
+        Ok(Packed::Done(finished)) => {
+            let (redone, elapsed) = (todo, started.elapsed());
+            take(job, finished, stores, redone, too_large, elapsed)
+        }
+        Ok(Packed::Cancelled) => Outcome::Gave { later: false },
+        // What it reused of the old table may be zeros: from the files again.
+        Ok(Packed::DamagedBase) => Outcome::NeedsSync,
+        Err(err) => {
+            tracing::warn!("{}: symbol table not packed: {err}", job.root.display());
+            Outcome::Gave { later: true }
+        }
+    }
+}
+
+/// How [`pack_in`] ended.
+enum Packed {
+    Done(Finished<Table>),
+    Cancelled,
+    /// The old table it reused from was cut short while mapped.
+    DamagedBase,
+}
+
+/// [`pack`]'s rounds, packing into parts spilled to `spill` when given (an error only
+/// from spilling).
+fn pack_in(
+    shared: &Shared,
+    (job, files, base): (&Job, &RootIndex, Option<&Table>),
+    mut plan: Vec<Planned>,
+    stores: &mut Stores<Table>,
+    spill: Option<Spill>,
+) -> std::io::Result<Packed> {
     let in_order = path_order(&plan, files);
     let (every, round) = stores
         .checkpoint_every()
         .unwrap_or((Duration::MAX, usize::MAX));
     // With a store, the table is laid out into it (and checkpoints too), not in memory.
-    let spill = stores.spill(&job.root);
-    let mut packer = Packer::default();
+    let checkpoints = spill.is_some();
+    let mut parts = Parts::new(spill);
     let mut stored_at = Instant::now();
     let mut rounds = in_order.chunks(round.max(1)).peekable();
     while let Some(chunk) = rounds.next() {
@@ -319,70 +366,55 @@ pub(super) fn pack(
         let todo: Vec<usize> = (chunk.iter().copied())
             .filter(|&i| matches!(plan[i].src, Src::Parse))
             .collect();
-        let parts = match todo.is_empty() {
+        let parsed = match todo.is_empty() {
             true => Vec::new(),
             false => parse_on_threads(shared, (job, files), &plan, &todo),
         };
         if job.cancel.load(Ordering::Relaxed) {
-            return Outcome::Gave { later: false };
+            return Ok(Packed::Cancelled);
         }
-        for (thread, (_, order)) in parts.iter().enumerate() {
+        for (thread, (_, order)) in parsed.iter().enumerate() {
             for (local, &at) in order.iter().enumerate() {
                 plan[at].src = Src::New(thread as u32, local as u32);
             }
         }
-        if !pack_in_order(
-            &mut packer,
-            (job, files),
-            base.as_deref(),
-            &plan,
-            chunk,
-            &parts,
-        ) {
+        if !pack_in_order(&mut parts, (job, files), base, &plan, chunk, &parsed)? {
             break;
         }
-        drop(parts);
-        if let Some(spill) = &spill
-            && rounds.peek().is_some()
-            && stored_at.elapsed() >= every
-        {
+        drop(parsed);
+        if checkpoints && rounds.peek().is_some() && stored_at.elapsed() >= every {
             // What is parsed so far, stored: a server stopped before the end starts from
             // it (the files not reached yet are simply not in it).
-            match seal_into(&packer, spill) {
+            match parts.checkpoint() {
                 Ok(sealed) => stores.checkpoint(&job.root, sealed),
                 Err(err) => tracing::debug!("symbol checkpoint not stored: {err}"),
             }
             stored_at = Instant::now();
         }
     }
-    if base.as_deref().is_some_and(Table::damaged) {
-        // What it reused of the old table may be zeros: from the files again.
-        return Outcome::NeedsSync;
+    if base.is_some_and(Table::damaged) {
+        return Ok(Packed::DamagedBase);
     }
-    let (redone, elapsed) = (todo.len(), started.elapsed());
-    finish(job, packer, spill, stores, redone, too_large, elapsed)
+    if parts.spilled() > 0 {
+        tracing::info!(
+            "{}: symbol table packed in parts of at most {}, merging them in the store",
+            job.root.display(),
+            crate::quote::byte_size(parts.budget() as u64)
+        );
+    }
+    Ok(Packed::Done(parts.finish()?))
 }
 
-/// The packed table: laid out into the store when there is a `spill` (the held copy read
-/// from there in place), else in memory (a failing cache disk costs only the saving).
-fn finish(
+/// The packed table, taken as the index's (and stored when it was laid out into the
+/// store).
+fn take(
     job: &Job,
-    packer: Packer,
-    spill: Option<Spill>,
+    finished: Finished<Table>,
     stores: &mut Stores<Table>,
     redone: usize,
     too_large: usize,
     elapsed: Duration,
 ) -> Outcome {
-    let finished = match spill.as_ref().map(|spill| seal_into(&packer, spill)) {
-        Some(Ok(sealed)) => Finished::Stored(sealed),
-        Some(Err(err)) => {
-            // A full or failing cache disk costs the saving, not the table.
-            tracing::warn!("{}: symbol table not stored: {err}", job.root.display());
-            Finished::Memory(packer.finish())
-        }
-        None => Finished::Memory(packer.finish()),
-    };
     match stores.take(&job.root, finished, redone) {
         Ok((table, stored)) => Outcome::Packed {
             table,
@@ -395,23 +427,6 @@ fn finish(
             Outcome::Gave { later: true }
         }
     }
-}
-
-/// The table of the files `packer` holds, laid out straight into a stored file of
-/// `spill`'s entry (so the build's memory holds no second copy of it).
-fn seal_into(packer: &Packer, spill: &Spill) -> std::io::Result<Sealed> {
-    let draft = &packer.table;
-    let sorted = sorted_by_name(draft);
-    let (ranges, len) = layout_of(draft, &sorted);
-    let out = spill.unsealed(crate::store::Kind::Symbols)?;
-    let mut written = Ok(());
-    write_sections(draft, &sorted, &ranges, |at, bytes| {
-        if written.is_ok() {
-            written = out.write_at(at as u64, bytes);
-        }
-    });
-    written?;
-    out.seal(len as u64)
 }
 
 /// Where each supported file's definitions come from (a dirty file, or one whose size or
@@ -540,32 +555,32 @@ fn path_order(plan: &[Planned], files: &RootIndex) -> Vec<usize> {
     order
 }
 
-/// Adds the planned files at `in_order` (a stretch of the path order) to `packer`, each
-/// from its source (`parts`: this round's threads' tables); `false` when the table is
-/// full.
+/// Adds the planned files at `in_order` (a stretch of the path order) to `parts`, each
+/// from its source (`parsed`: this round's threads' tables); `false` when the table is
+/// full; an error only from spilling.
 fn pack_in_order(
-    packer: &mut Packer,
+    parts: &mut Parts,
     (job, files): (&Job, &RootIndex),
     base: Option<&Table>,
     plan: &[Planned],
     in_order: &[usize],
-    parts: &[(Draft, Vec<usize>)],
-) -> bool {
+    parsed: &[(Draft, Vec<usize>)],
+) -> std::io::Result<bool> {
     for file in in_order.iter().map(|&i| &plan[i]) {
         let key = files.file(file.id as usize).rel.as_os_str().as_bytes();
         let syms = match file.src {
             Src::Old(i) => base.map(|t| t.file_syms(i as usize)),
             Src::Overlay => job.overlay.get(key).cloned().flatten(),
-            Src::New(thread, local) => Some(parts[thread as usize].0.file_syms(local as usize)),
+            Src::New(thread, local) => Some(parsed[thread as usize].0.file_syms(local as usize)),
             Src::Parse => None,
         };
         if let Some(syms) = syms
-            && !packer.add(key, &syms)
+            && !parts.add(key, &syms)?
         {
-            return false;
+            return Ok(false);
         }
     }
-    true
+    Ok(true)
 }
 
 /// Makes the calling build thread yield the CPU to the server's other threads (the

@@ -260,11 +260,24 @@ pub(crate) struct Builder {
     block_first: u32,
     /// Where packed blocks go instead of `packed`, if anywhere.
     spill: Option<Spill>,
-    /// The spilled blocks' keys, offsets and postings, each appended in block order.
-    spilled: Option<[Scratch; 3]>,
+    /// The spilled blocks' keys, offsets and postings, and their files' records and
+    /// paths, each appended in block order.
+    spilled: Option<[Scratch; 5]>,
+    /// Files and path bytes spilled with their blocks (`files` and `paths` hold the rest).
+    spilled_files: usize,
+    spilled_paths: usize,
     /// Why spilling failed (the build then fails).
     failed: Option<std::io::Error>,
 }
+
+/// What a spilling build appends to, one scratch file each.
+const SPILLED: [&str; 5] = [
+    "content-keys",
+    "content-offsets",
+    "content-postings",
+    "content-files",
+    "content-paths",
+];
 
 /// One block's dictionary and postings.
 struct Packed {
@@ -284,9 +297,9 @@ impl Builder {
 
     /// Adds a file read at `stamp`; `grams`: its distinct trigrams when listed.
     pub(crate) fn add(&mut self, rel: &[u8], stamp: Stamp, grams: Option<&[Gram]>) {
-        let file = self.files.len() as u32;
+        let file = self.len() as u32;
         self.files.push(FileRec {
-            path_at: self.paths.len() as u32,
+            path_at: (self.spilled_paths + self.paths.len()) as u32,
             path_len: rel.len() as u32,
             size: stamp.0,
             mtime: stamp.1,
@@ -307,11 +320,11 @@ impl Builder {
 
     /// Files added so far.
     pub(crate) fn len(&self) -> usize {
-        self.files.len()
+        self.spilled_files + self.files.len()
     }
 
     fn close_block(&mut self) {
-        let end = self.files.len() as u32;
+        let end = self.len() as u32;
         if end == self.block_first {
             return;
         }
@@ -360,31 +373,40 @@ impl Builder {
         self.block_first = end;
     }
 
-    /// Appends a packed block to the scratch files (made at the first block).
+    /// Appends a packed block, and the records and paths of the files it covers, to the
+    /// scratch files (made at the first block): what a build holds stays one block's,
+    /// whatever the root's size.
     fn spill_block(&mut self, spill: Spill, block: &Packed) -> std::io::Result<()> {
         if self.failed.is_some() {
             return Ok(());
         }
         if self.spilled.is_none() {
             let mut files = Vec::new();
-            for what in ["content-keys", "content-offsets", "content-postings"] {
+            for what in SPILLED {
                 files.push(spill.scratch(what)?);
             }
             self.spilled = files.try_into().ok();
         }
-        let Some([keys, offsets, postings]) = &mut self.spilled else {
+        let Some([keys, offsets, postings, files, paths]) = &mut self.spilled else {
             return Ok(());
         };
         keys.append(block.keys.as_bytes())?;
         offsets.append(block.offsets.as_bytes())?;
-        postings.append(&block.postings)
+        postings.append(&block.postings)?;
+        files.append(self.files.as_bytes())?;
+        paths.append(&self.paths)?;
+        self.spilled_files += self.files.len();
+        self.spilled_paths += self.paths.len();
+        self.files.clear();
+        self.paths.clear();
+        Ok(())
     }
 
     /// The sections' places: (range of each, the whole length).
     fn layout(&self) -> ([Range<usize>; SECTIONS], usize) {
         let lens = [
-            self.files.as_bytes().len(),
-            self.paths.len(),
+            self.len() * size_of::<FileRec>(),
+            self.spilled_paths + self.paths.len(),
             self.blocks.as_bytes().len(),
             self.keys * 4,
             self.keys * 4,
@@ -460,12 +482,14 @@ impl Builder {
         let out = spill.unsealed(Kind::Content)?;
         out.write_at(0, &section_header(LAYOUT_VERSION, &ranges))?;
         let at_of = |section: usize| ranges[section].start as u64;
-        out.write_at(at_of(FILES), self.files.as_bytes())?;
-        out.write_at(at_of(PATHS), &self.paths)?;
-        out.write_at(at_of(BLOCKS), self.blocks.as_bytes())?;
-        for (scratch, section) in spilled.iter().zip([KEYS, OFFSETS, POSTINGS]) {
+        for (scratch, section) in spilled.iter().zip([KEYS, OFFSETS, POSTINGS, FILES, PATHS]) {
             scratch.copy_to(&out, at_of(section))?;
         }
+        // The last block spilled its files too; any left (none) follow the spilled ones.
+        let files_at = at_of(FILES) + (self.spilled_files * size_of::<FileRec>()) as u64;
+        out.write_at(files_at, self.files.as_bytes())?;
+        out.write_at(at_of(PATHS) + self.spilled_paths as u64, &self.paths)?;
+        out.write_at(at_of(BLOCKS), self.blocks.as_bytes())?;
         drop(spilled);
         Ok(Finished::Stored(out.seal(at as u64)?))
     }

@@ -83,6 +83,18 @@ impl Bytes {
         }
     }
 
+    /// Drops this process's mapping of the pages read so far, for a mapped payload: they
+    /// stay in the page cache (shared, given back under pressure) and are mapped again
+    /// when read, so a build that reads a whole stored table once does not keep it in the
+    /// server's resident size. Nothing for bytes in memory, or where the system does
+    /// not drop them (macOS keeps the advice as a hint).
+    pub(crate) fn release_resident(&self) {
+        #[cfg(unix)]
+        if let Inner::Mapped(_, map) = &self.inner {
+            drop_pages(map);
+        }
+    }
+
     pub(crate) fn is_mapped(&self) -> bool {
         !matches!(self.inner, Inner::Owned(..))
     }
@@ -194,6 +206,20 @@ fn in_place(file: File, payload_len: usize) -> Result<Bytes, Refused> {
     }
 }
 
+/// Unmaps `map`'s resident pages from this process (`MADV_DONTNEED`).
+#[cfg(unix)]
+#[allow(unsafe_code)]
+fn drop_pages(map: &memmap2::Mmap) {
+    // SAFETY: the mapping is a read-only mapping of a store file, which is never
+    // written in place (see `in_place`): a page dropped here reads back, when next
+    // touched, the same bytes from the page cache, so a slice borrowed from it meanwhile
+    // sees no change. Nothing is written through it. A file truncated by another process
+    // faults as before (the guard), dropped pages or not.
+    if let Err(err) = unsafe { map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) } {
+        tracing::debug!("mapped pages kept: {err}");
+    }
+}
+
 /// The payload of the checked, open `file` as [`Bytes`]: read into memory (a mapped file
 /// could not be renamed over on Windows).
 #[cfg(not(unix))]
@@ -238,6 +264,11 @@ mod tests {
         assert_eq!(bytes.as_slice(), payload.as_slice());
         assert_eq!(bytes.as_slice().as_ptr() as usize % 8, 0);
         assert_eq!(bytes.is_mapped(), cfg!(unix));
+        // Pages dropped from the mapping read back the same bytes, borrowed slice or not.
+        let borrowed = bytes.as_slice();
+        bytes.release_resident();
+        assert_eq!(borrowed, payload.as_slice());
+        Bytes::owned(b"in memory").release_resident();
         assert!(matches!(load(&path, Kind::Search), Err(Refused::OtherKind)));
         let mut whole = std::fs::read(&path).unwrap();
         whole[HEADER_LEN + 7] ^= 1;

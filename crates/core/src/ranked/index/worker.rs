@@ -263,6 +263,11 @@ fn build_in(
             indexed.add_to(parts.builder(), file.rel, file.stamp());
             parts.spill_if_full()?;
         }
+        // The build reads every definition once: the symbol table's pages it read are
+        // the page cache's, not kept in the server's resident size.
+        if let Some(symbols) = symbols {
+            symbols.release_resident();
+        }
     }
     if symbols.is_some_and(Snapshot::damaged) {
         // Definitions taken from a symbol table that read zeros: from the files again.

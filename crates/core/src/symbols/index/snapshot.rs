@@ -63,6 +63,14 @@ impl Snapshot {
         self.table.damaged()
     }
 
+    /// Drops this process's mapping of the table's pages read so far (see
+    /// `store::mapped::Bytes::release_resident`): a build that reads every definition
+    /// (the search index's) calls it as it goes, so the table it read through is not
+    /// counted as the server's memory.
+    pub(crate) fn release_resident(&self) {
+        self.table.bytes.release_resident();
+    }
+
     /// Files held (table and overlay).
     pub fn files(&self) -> usize {
         self.table.files().len() + self.overlay.values().filter(|f| f.is_some()).count()

@@ -111,6 +111,8 @@ async fn serve(config: rootgrep_core::config::Config, options: &cli::Options) ->
 }
 
 fn main() -> ExitCode {
+    // Before any thread starts (see the function).
+    rootgrep_core::memory::tune_allocator();
     let args = Args::parse();
     let (options, dirs) = match &args.command {
         Some(Command::Call { options, dirs, .. }) => (options, dirs),

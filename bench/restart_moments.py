@@ -8,8 +8,8 @@ Starts the server on ROOT with the given cache (a stored entry: a restart), and 
 `list_roots` every 5 ms from the server's `roots/list` request until the file index is
 fresh and the content, symbol and search indexes are ready; prints those moments (seconds),
 the server's CPU seconds and own memory (RssAnon, MiB) when all are, and its VmHWM. With
---calls, then six agent-style calls (`grep` ×3, `search`, `symbols`, `glob`) and 10 s of
-idle, and the own memory then. Start it from a directory outside any large tree: the
+--calls, then six agent-style calls (`grep` ×3, `search`, `symbols`, `glob`), the own
+memory 2 s after each, and after 10 s of idle. Start it from a directory outside any large tree: the
 server indexes its working directory first, as a fallback root, until the roots arrive.
 """
 import argparse
@@ -61,8 +61,11 @@ def main():
     out["own_mib"] = proc_status_kib(pid, "RssAnon") // 1024
     out["hwm_mib"] = proc_status_kib(pid, "VmHWM") // 1024
     if args.calls:
+        out["own_mib_2s_after_each"] = []
         for name, arguments in CALLS:
             srv.request("tools/call", {"name": name, "arguments": arguments})
+            time.sleep(2)
+            out["own_mib_2s_after_each"].append(proc_status_kib(pid, "RssAnon") // 1024)
         time.sleep(10)
         out["own_mib_after_calls"] = proc_status_kib(pid, "RssAnon") // 1024
     srv.close()

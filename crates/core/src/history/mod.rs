@@ -297,7 +297,7 @@ impl Drop for HistoryIndex {
 }
 
 fn worker_loop(shared: &Shared) {
-    crate::symbols::index::lower_priority();
+    crate::pool::pacing::lower_priority();
     loop {
         let (root, held) = {
             let mut state = crate::mutex::lock(&shared.state);
@@ -402,5 +402,12 @@ fn bring_up_to_date(
         table.commits.len()
     );
     crate::mutex::lock(&shared.stores).save(root, &table, read);
+    // The walk mapped the pages of the pack it read (200 MiB of nuttx's, counted in the
+    // server's resident size for as long as the handle lives): a fresh handle maps only
+    // what queries read later.
+    let repo = match read {
+        0 => repo,
+        _ => Repo::find(root, &shared.confine).map_or(repo, Arc::new),
+    };
     Some(Ok((Arc::new(table), repo, read)))
 }

@@ -1,7 +1,7 @@
 //! Searches come first: while a search runs, background work (the index builds, adding
 //! watches) steps aside ([`SearchRunning`], [`yield_to_searches`]), so the first search of a
-//! session never shares the cores with a build; and how many threads a walk starts
-//! ([`threads_for`]). The sharing of cores between searches is the pool's ([`super`]).
+//! session never shares the cores with a build, and build threads run below normal
+//! priority ([`lower_priority`]); and how many threads a walk starts ([`threads_for`]). The sharing of cores between searches is the pool's ([`super`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::time::{Duration, Instant};
@@ -61,5 +61,36 @@ pub(crate) fn yield_to_searches(stop: impl Fn() -> bool, limit: Duration) {
     let deadline = Instant::now() + limit;
     while searching() && !stop() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Makes the calling build thread yield the CPU to the server's other threads (the
+/// watcher, requests) when the cores are busy: on a loaded machine a build at normal
+/// priority delays the watcher's events, and so how soon a change is seen. Linux sets a
+/// nice value per thread, Windows the thread's priority below normal; on macOS (where a
+/// nice value is per process) the threads stay as they are and `yield_to_searches` is what
+/// keeps the build out of the way.
+#[cfg_attr(windows, allow(unsafe_code))]
+pub(crate) fn lower_priority() {
+    #[cfg(target_os = "linux")]
+    {
+        let tid = rustix::thread::gettid();
+        if let Err(err) = rustix::process::setpriority_process(Some(tid), 10) {
+            tracing::debug!("build thread keeps its priority: {err}");
+        }
+    }
+    #[cfg(windows)]
+    {
+        use windows_sys::Win32::System::Threading::{
+            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
+        };
+        // SAFETY: GetCurrentThread returns a pseudo-handle to the calling thread, valid for
+        // the call; SetThreadPriority takes no other pointer.
+        if unsafe { SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) } == 0 {
+            tracing::debug!(
+                "build thread keeps its priority: {}",
+                std::io::Error::last_os_error()
+            );
+        }
     }
 }

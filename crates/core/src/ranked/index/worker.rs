@@ -242,7 +242,7 @@ fn build_in(
     spill: Option<Spill>,
 ) -> std::io::Result<Outcome> {
     let started = Instant::now();
-    crate::symbols::index::lower_priority();
+    crate::pool::pacing::lower_priority();
     job.total.store(files.len(), Ordering::Relaxed);
     let abort = AtomicUsize::new(0);
     let threads = crate::symbols::index::build_threads();
@@ -308,7 +308,7 @@ fn read_batch(
 ) -> Option<Vec<Indexed>> {
     let next = AtomicUsize::new(ids.start);
     let read = |indexer: &mut Indexer| {
-        crate::symbols::index::lower_priority();
+        crate::pool::pacing::lower_priority();
         let mut mine = Vec::new();
         loop {
             yield_to_searches(|| stopped(shared, job), YIELD_MAX);

@@ -50,6 +50,7 @@ pub(crate) const RESTORE_WAIT: Duration = Duration::from_secs(20);
 /// on-demand path (a burst of changes, a checkout), which pre-filters before parsing.
 pub(crate) const MAX_DIRTY_ON_DEMAND: usize = 64;
 
+mod packer;
 mod parts;
 mod snapshot;
 mod state;
@@ -58,10 +59,10 @@ mod table;
 mod worker;
 
 use crate::background::Slots;
+pub use packer::pack_files;
 pub use snapshot::{Lookup, Snapshot, SnapshotStats};
 use state::Shared;
-pub use table::{FileSyms, Table, pack_files};
-pub(crate) use worker::lower_priority;
+pub use table::{FileSyms, Table};
 use worker::worker_loop;
 
 /// How one root's symbol index stands, for `list_roots`.

@@ -18,10 +18,8 @@ use std::ops::Range;
 
 use zerocopy::{FromBytes, IntoBytes};
 
-use super::table::{
-    FileRec, LAYOUT_VERSION, Lower, NONE, Packer, Rec, Table, layout_for, layout_of,
-    sorted_by_name, write_sections,
-};
+use super::packer::{Packer, layout_for, layout_of, sorted_by_name, write_sections};
+use super::table::{FileRec, LAYOUT_VERSION, Lower, NONE, Rec, Table};
 use crate::store::scratch::{Finished, Scratch, ScratchReader, Sealed, Spill, Unsealed};
 use crate::store::{Kind, section_header};
 

@@ -1,9 +1,9 @@
 //! Unit tests of the symbol index: packing and lookups, building from the file index,
 //! updates from watch events, and answers that match the on-demand path.
 
-#[cfg(target_os = "linux")]
-use super::worker::lower_priority;
 use super::*;
+#[cfg(target_os = "linux")]
+use crate::pool::pacing::lower_priority;
 use crate::symbols::extract::Definition;
 use crate::symbols::find::{SymbolOutcome, SymbolQuery, find_symbols, find_symbols_with};
 use crate::walk::Control;

@@ -9,9 +9,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 // The worker reports into the root slots that `mod.rs` owns.
+use super::packer::Packer;
 use super::parts::Parts;
 use super::state::{MAX_OVERLAY, Shared, Slot, UNAVAILABLE_RETRY};
-use super::table::{Draft, FileSyms, Overlay, Packer, Table, nanos};
+use super::table::{Draft, FileSyms, Overlay, Table, nanos};
 use crate::background::Landed;
 use crate::index::{IndexState, RootIndex};
 use crate::mutex::lock;
@@ -495,7 +496,7 @@ fn parse_on_threads(
     let next = AtomicUsize::new(0);
     let parts: Mutex<Vec<(Draft, Vec<usize>)>> = Mutex::new(Vec::new());
     let work = || {
-        lower_priority();
+        crate::pool::pacing::lower_priority();
         let mut ctx = Parser::new();
         let abort = AtomicUsize::new(0);
         let mut mine = Packer::default();
@@ -581,35 +582,4 @@ fn pack_in_order(
         }
     }
     Ok(true)
-}
-
-/// Makes the calling build thread yield the CPU to the server's other threads (the
-/// watcher, requests) when the cores are busy: on a loaded machine a build at normal
-/// priority delays the watcher's events, and so how soon a change is seen. Linux sets a
-/// nice value per thread, Windows the thread's priority below normal; on macOS (where a
-/// nice value is per process) the threads stay as they are and `yield_to_searches` is what
-/// keeps the build out of the way.
-#[cfg_attr(windows, allow(unsafe_code))]
-pub(crate) fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        let tid = rustix::thread::gettid();
-        if let Err(err) = rustix::process::setpriority_process(Some(tid), 10) {
-            tracing::debug!("symbol build thread keeps its priority: {err}");
-        }
-    }
-    #[cfg(windows)]
-    {
-        use windows_sys::Win32::System::Threading::{
-            GetCurrentThread, SetThreadPriority, THREAD_PRIORITY_BELOW_NORMAL,
-        };
-        // SAFETY: GetCurrentThread returns a pseudo-handle to the calling thread, valid for
-        // the call; SetThreadPriority takes no other pointer.
-        if unsafe { SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_BELOW_NORMAL) } == 0 {
-            tracing::debug!(
-                "symbol build thread keeps its priority: {}",
-                std::io::Error::last_os_error()
-            );
-        }
-    }
 }

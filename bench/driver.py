@@ -149,6 +149,20 @@ class Server:
             return
         self.send({"jsonrpc": "2.0", "id": msg["id"], "result": result})
 
+    def roots_asked_at(self, limit=10.0):
+        """When the server first asked for the roots (perf_counter), waiting at most
+        `limit` seconds for it; the moment the wait began if it never asked."""
+        began = time.perf_counter()
+        while self.first_roots_request_at is None and time.perf_counter() - began < limit:
+            time.sleep(0.0005)
+        return self.first_roots_request_at or began
+
+    def root_status(self):
+        """The first root's entry of `list_roots` (its index lines by name)."""
+        _, resp, _ = self.request("tools/call", {"name": "list_roots", "arguments": {}})
+        result = (resp.get("result") or {}).get("structuredContent") or {}
+        return result.get("roots", [{}])[0]
+
     def initialize(self):
         took, _, _ = self.request("initialize", {
             "protocolVersion": "2025-06-18",

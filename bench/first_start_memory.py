@@ -31,19 +31,14 @@ def main():
     args = ap.parse_args()
     srv = Server([args.server, "--cache-dir", args.cache_dir], [args.root], args.timeout)
     srv.initialize()
-    started = time.perf_counter()
-    while srv.first_roots_request_at is None and time.perf_counter() - started < 10:
-        time.sleep(0.0005)
-    t_roots = srv.first_roots_request_at or started
+    t_roots = srv.roots_asked_at()
     pid = srv.proc.pid
     mib = lambda key: proc_status_kib(pid, key) // 1024  # noqa: E731
     ready, last = {}, -2.0
     with open(args.out, "w") as out:
         while len(ready) < 4:
-            _, resp, _ = srv.request("tools/call", {"name": "list_roots", "arguments": {}})
+            mine = srv.root_status()
             at = time.perf_counter() - t_roots
-            result = (resp.get("result") or {}).get("structuredContent") or {}
-            mine = result.get("roots", [{}])[0]
             for key in ("index", "content", "symbols", "search"):
                 if key not in ready and (mine.get(key) or "").startswith(("fresh", "ready")):
                     ready[key] = {"t": round(at, 1), "cpu": round(srv.cpu_s(), 1),

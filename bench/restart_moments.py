@@ -41,14 +41,11 @@ def main():
     args = ap.parse_args()
     srv = Server([args.server, "--cache-dir", args.cache_dir], [args.root], args.timeout)
     srv.initialize()
-    while srv.first_roots_request_at is None:
-        time.sleep(0.0005)
-    t_roots = srv.first_roots_request_at
+    t_roots = srv.roots_asked_at(limit=args.timeout)
     out = {}
     while time.perf_counter() - t_roots < args.timeout:
-        _, resp, _ = srv.request("tools/call", {"name": "list_roots", "arguments": {}})
+        mine = srv.root_status()
         at = round(time.perf_counter() - t_roots, 3)
-        mine = ((resp.get("result") or {}).get("structuredContent") or {}).get("roots", [{}])[0]
         for key in ("index", "content", "symbols", "search"):
             line = mine.get(key) or ""
             if key not in out and line.startswith(("fresh", "ready")):

@@ -71,10 +71,7 @@ def one_start(args, root, early_query):
     command = shlex.split(args.server) + ["--cache-dir", args.cache_dir]
     srv = Server(command, [root], args.timeout)
     srv.initialize()
-    t0 = time.perf_counter()
-    while srv.first_roots_request_at is None and time.perf_counter() - t0 < 10:
-        time.sleep(0.0005)
-    t_roots = srv.first_roots_request_at or t0
+    t_roots = srv.roots_asked_at()
     out = {}
     if early_query:
         q0 = time.perf_counter()

@@ -68,10 +68,7 @@ def main():
            "loadavg_start": loadavg()}
     srv = Server(shlex.split(args.server), [root, scratch], args.timeout)
     srv.initialize()
-    t0 = time.perf_counter()
-    while srv.first_roots_request_at is None and time.perf_counter() - t0 < 10:
-        time.sleep(0.0005)
-    t_roots = srv.first_roots_request_at or t0
+    t_roots = srv.roots_asked_at()
     pid = srv.proc.pid
     fresh_at = ready_at = None
     first_query = None

@@ -1,5 +1,5 @@
 //! Giving freed memory back to the system: large blocks as soon as they are freed
-//! ([`tune_allocator`]), the rest after a big build, and after queries.
+//! ([`tune_allocator`]), the rest after a big build and after queries ([`release_freed`]).
 //!
 //! Building the symbol index allocates far more than it keeps: parse trees and tag buffers
 //! on every build thread, the unpacked definition lists before packing. glibc's allocator
@@ -8,11 +8,8 @@
 //! what the index holds). `malloc_trim` hands the free pages of every arena back. Queries
 //! do the same on a smaller scale (a `grep` over a million-file index, a `symbols` query
 //! for a common name: tens of MiB each, freed on the query threads' arenas), so once the
-//! searches have been over for a moment ([`release_when_quiet`]) the same trim runs on a
-//! thread of its own. Elsewhere (macOS, Windows, musl) this does nothing.
-
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+//! searches have been over for a moment (`pool::pacing`) the same trim runs on a thread of
+//! its own. Elsewhere (macOS, Windows, musl) this does nothing.
 
 /// Sets the allocator up for a long-lived server, before any thread starts: glibc maps
 /// an allocation of 128 KiB or more on its own, but raises that threshold whenever such a
@@ -61,114 +58,3 @@ pub(crate) fn release_freed() {
 /// Returns the allocator's free memory to the system, where that is possible.
 #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
 pub(crate) fn release_freed() {}
-
-/// How long the searches must have been over before their memory is trimmed: a burst of
-/// calls (an agent's usual pattern) is trimmed once, after it.
-const QUIET: Duration = Duration::from_millis(500);
-
-/// When the searches were last over (`None`: trimmed since), and the trimmer's wake-up.
-struct Quiet {
-    since: Mutex<Option<Instant>>,
-    wake: Condvar,
-}
-
-/// The searches are over for now (`busy` says whether another has started since): the
-/// freed memory is given back once they stayed over for [`QUIET`], on the trimmer's
-/// thread (started at the first call; none where trimming does nothing).
-pub(crate) fn release_when_quiet(busy: fn() -> bool) {
-    if !cfg!(all(target_os = "linux", target_env = "gnu")) {
-        return;
-    }
-    static QUIET_STATE: OnceLock<&'static Quiet> = OnceLock::new();
-    let quiet = QUIET_STATE.get_or_init(|| {
-        let quiet: &'static Quiet = Box::leak(Box::new(Quiet {
-            since: Mutex::new(None),
-            wake: Condvar::new(),
-        }));
-        let started = std::thread::Builder::new()
-            .name("rootgrep-trim".into())
-            .spawn(move || trim_loop(quiet, busy, release_freed));
-        if let Err(err) = started {
-            tracing::debug!("no thread to trim memory after searches: {err}");
-        }
-        quiet
-    });
-    quiet.ended();
-}
-
-impl Quiet {
-    /// The searches are over, as of now.
-    fn ended(&self) {
-        *crate::mutex::lock(&self.since) = Some(Instant::now());
-        self.wake.notify_one();
-    }
-}
-
-/// The trimmer: waits for the searches to be over, then for [`QUIET`] more (starting again
-/// when another search ended meanwhile), then `trim`s.
-fn trim_loop(quiet: &Quiet, busy: fn() -> bool, trim: fn()) {
-    let mut since = crate::mutex::lock(&quiet.since);
-    loop {
-        let Some(at) = *since else {
-            since = quiet.wake.wait(since).unwrap_or_else(|e| e.into_inner());
-            continue;
-        };
-        let due = at + QUIET;
-        let now = Instant::now();
-        if now < due {
-            since = (quiet.wake)
-                .wait_timeout(since, due - now)
-                .unwrap_or_else(|e| e.into_inner())
-                .0;
-            continue;
-        }
-        if busy() {
-            // A search runs: its end starts the wait again.
-            *since = None;
-            continue;
-        }
-        *since = None;
-        drop(since);
-        trim();
-        since = crate::mutex::lock(&quiet.since);
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-
-    static TRIMS: AtomicUsize = AtomicUsize::new(0);
-    static BUSY: AtomicBool = AtomicBool::new(false);
-
-    #[test]
-    fn a_burst_of_searches_is_trimmed_once_after_it_and_never_while_one_runs() {
-        let quiet: &'static Quiet = Box::leak(Box::new(Quiet {
-            since: Mutex::new(None),
-            wake: Condvar::new(),
-        }));
-        let busy = || BUSY.load(Ordering::SeqCst);
-        let trim = || {
-            TRIMS.fetch_add(1, Ordering::SeqCst);
-        };
-        std::thread::spawn(move || trim_loop(quiet, busy, trim));
-        // A burst: each end restarts the wait.
-        for _ in 0..5 {
-            quiet.ended();
-            std::thread::sleep(QUIET / 50);
-        }
-        assert_eq!(TRIMS.load(Ordering::SeqCst), 0, "not during the burst");
-        std::thread::sleep(QUIET * 4);
-        assert_eq!(TRIMS.load(Ordering::SeqCst), 1, "once after it");
-        // A search started before the wait was over: no trim until it ends.
-        BUSY.store(true, Ordering::SeqCst);
-        quiet.ended();
-        std::thread::sleep(QUIET * 4);
-        assert_eq!(TRIMS.load(Ordering::SeqCst), 1, "not while one runs");
-        BUSY.store(false, Ordering::SeqCst);
-        quiet.ended();
-        std::thread::sleep(QUIET * 4);
-        assert_eq!(TRIMS.load(Ordering::SeqCst), 2);
-    }
-}

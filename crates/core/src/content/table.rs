@@ -485,10 +485,8 @@ impl Builder {
         for (scratch, section) in spilled.iter().zip([KEYS, OFFSETS, POSTINGS, FILES, PATHS]) {
             scratch.copy_to(&out, at_of(section))?;
         }
-        // The last block spilled its files too; any left (none) follow the spilled ones.
-        let files_at = at_of(FILES) + (self.spilled_files * size_of::<FileRec>()) as u64;
-        out.write_at(files_at, self.files.as_bytes())?;
-        out.write_at(at_of(PATHS) + self.spilled_paths as u64, &self.paths)?;
+        // The last block took the last files with it (a block that closes empty has none).
+        debug_assert!(self.files.is_empty() && self.paths.is_empty());
         out.write_at(at_of(BLOCKS), self.blocks.as_bytes())?;
         drop(spilled);
         Ok(Finished::Stored(out.seal(at as u64)?))

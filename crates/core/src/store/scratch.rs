@@ -181,7 +181,7 @@ impl Scratch {
 }
 
 /// What a reader says of a range that ends before what it was written to hold.
-pub(crate) fn short() -> io::Error {
+fn short() -> io::Error {
     io::Error::other("a build's scratch file does not read back as written")
 }
 

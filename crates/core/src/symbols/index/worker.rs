@@ -316,6 +316,7 @@ pub(super) fn pack(
                 job.root.display()
             );
             let (plan, _) = self::plan(job, base.as_deref(), files);
+            job.done.store(0, Ordering::Relaxed);
             pack_in(shared, from, plan, stores, None)
         }
         packed => packed,

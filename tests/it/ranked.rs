@@ -1,7 +1,8 @@
 //! `search` through the wire: per language, the definition a question in words is about
 //! comes first; both forms agree; filters, paging and refusals; a saved file's new text is
 //! found by the next search and its old text is not; without an index (`--no-watch`) the
-//! answer says it is partial; hostile queries are answered within bounds; a base built in
+//! answer says it is partial; function words do not decide and words meet their
+//! inflections; hostile queries are answered within bounds; a base built in
 //! parts and merged in the store answers as one built in memory.
 
 use std::path::Path;
@@ -130,6 +131,53 @@ fn the_definition_a_question_is_about_comes_first_in_every_language() {
             "{question}: {got:?}"
         );
     }
+}
+
+/// A pasted report's function words (`the`, `is`, `when`…) do not decide the answer, and
+/// its words meet the code's other inflections of them (`cancelled` finds `cancel`), said
+/// in `matched` as the query wrote them.
+#[test]
+fn function_words_do_not_decide_and_words_meet_their_inflections() {
+    let ws = workspace();
+    let chatty = "/* This is what we do when it is there, and if it was not, then we would have\n   \
+                  to do it again: it is all that there is to it when we are here. */\n";
+    std::fs::write(
+        ws.app.join("notes.c"),
+        format!(
+            "{}void log_everything(void)\n{{\n  puts(\"timer\");\n}}\n",
+            chatty.repeat(6)
+        ),
+    )
+    .unwrap();
+    std::fs::write(
+        ws.app.join("timer.c"),
+        "void cancel_timer(struct timer *t)\n{\n  t->armed = 0;\n}\n",
+    )
+    .unwrap();
+    let mut client = ready(&ws.app);
+    let question = "the timers are not cancelled when it is stopped, and it was there";
+    let result = client.call("search", json!({"query": question}));
+    let got = top(&result, &ws.app);
+    assert_eq!(
+        got.first().map(String::as_str),
+        Some("timer.c:cancel_timer"),
+        "{got:?}"
+    );
+    let first = &search_results(&result)[0];
+    let matched: Vec<&str> = (first["matched"].as_array().unwrap().iter())
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        matched.contains(&"cancelled") && matched.contains(&"timers"),
+        "{first}"
+    );
+    // A query of nothing but function words still searches them.
+    let result = client.call("search", json!({"query": "when it is there"}));
+    let got = top(&result, &ws.app);
+    assert!(
+        got.first().is_some_and(|g| g.starts_with("notes.c:")),
+        "{got:?}"
+    );
 }
 
 /// Files and lines named as stack traces and agents write them, and quoted messages, put

@@ -46,7 +46,10 @@ pub(crate) fn excerpt(
     let first = (line.max(1) as usize).min(all.len().max(1));
     let last = (end_line as usize).clamp(first, all.len().max(first));
     let range = all.get(first - 1..last).unwrap_or(&[]);
-    let wanted: HashSet<Term> = query.terms.iter().map(|t| t.term).collect();
+    // A word's other forms (`forms.rs`) show and match as the word.
+    let wanted: HashSet<Term> = (query.terms.iter())
+        .flat_map(|t| std::iter::once(t.term).chain(t.forms.iter().copied()))
+        .collect();
     let mut present: HashSet<Term> = HashSet::new();
     let mut holds = |text: &str| {
         let mut any = false;
@@ -68,7 +71,7 @@ pub(crate) fn excerpt(
     }
     let hits: Vec<bool> = range.iter().map(|l| holds(l)).collect();
     let matched: Vec<String> = (query.terms.iter())
-        .filter(|t| present.contains(&t.term))
+        .filter(|t| present.contains(&t.term) || t.forms.iter().any(|f| present.contains(f)))
         .map(|t| t.text.clone())
         .collect();
     let mut shown: Vec<usize> = Vec::new();

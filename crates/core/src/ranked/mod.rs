@@ -2,13 +2,14 @@
 //! words, ranked by BM25F over their fields, from an inverted index kept beside the symbol
 //! index and never stale.
 //!
-//! Reading order: [`terms`] (how text and queries become terms), [`docs`] (a file cut into
-//! documents: definitions and the regions between them), [`segment`] (a packed inverted
-//! index of some files; [`stored`] its bytes in the store), [`score`] (BM25F), [`build`]
-//! (reading files into documents), `index` (the live index of every root), [`excerpt`]
-//! (what a hit shows), [`refs`] and [`phrases`] (files, lines and quoted messages a query
-//! names), [`prefilter`] (ranking without an index), `request` (what a query
-//! asks and gets), [`sources`] (the segments a query scores), `find` (the query: [`rank`]).
+//! Reading order: [`terms`] (how text and queries become terms), [`english`] (a query's
+//! function words and inflections), [`docs`] (a file cut into documents: definitions and
+//! the regions between them), [`segment`] (a packed inverted index of some files;
+//! [`stored`] its bytes in the store), [`score`] (BM25F), [`build`] (reading files into
+//! documents), `index` (the live index of every root), [`excerpt`] (what a hit shows),
+//! [`refs`] and [`phrases`] (files, lines and quoted messages a query names), [`prefilter`]
+//! (ranking without an index), `request` (what a query asks and gets), [`sources`] (the
+//! segments a query scores), `find` (the query: [`rank`]).
 
 pub use find::rank;
 pub use index::{RankedIndex, RankedState, RankedStatus};
@@ -19,6 +20,7 @@ pub use request::{
 
 pub(crate) mod build;
 pub(crate) mod docs;
+pub(crate) mod english;
 pub(crate) mod excerpt;
 mod find;
 mod index;

@@ -5,12 +5,15 @@
 //! For a document d and a query term t, the fields' counts are summed after each is
 //! normalised by its own length: tf~ = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f);
 //! the term weighs idf(t) · tf~ · (k1 + 1) / (k1 + tf~), times the query term's own weight
-//! (2 for a code-like word's whole token). A query's `subsystem:` prefix then multiplies a
+//! (2 for a code-like word's whole token). A word's other inflections (`english.rs`) are
+//! read as the word: their documents join its document frequency, their counts its tf~ at
+//! half weight. A query's `subsystem:` prefix then multiplies a
 //! document's score by 1 + 0.5 · (share of its segments found in the document's path).
 //! Statistics (document count, df, average lengths) are taken over every segment scored
 //! together, so roots and a base with its update score on one scale.
 
 use super::docs::FIELDS;
+use super::english::FORM_WEIGHT;
 use super::segment::Segment;
 use super::terms::Query;
 
@@ -123,7 +126,10 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     for qt in &query.terms {
         let mut df = 0u32;
         for (part, s) in parts.iter().zip(scores.iter_mut()) {
-            df += reach(part, s, qt.term, &stats);
+            df += reach(part, s, qt.term, 1.0, &stats);
+            for &form in &qt.forms {
+                df += reach(part, s, form, FORM_WEIGHT, &stats);
+            }
         }
         if df == 0 {
             continue;
@@ -183,9 +189,10 @@ fn wanted(part: &Part, d: &super::segment::SegDoc) -> bool {
         && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
 }
 
-/// Adds `term`'s tf~ of every live document of `part` holding it to `s.tfw` (listing
-/// them in `s.reached`); returns how many there are (its share of the df).
-fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -> u32 {
+/// Adds `term`'s tf~ (× `weight`) of every live document of `part` holding it to `s.tfw`
+/// (listing them in `s.reached`); returns how many it reached first (its share of the df:
+/// a word's forms count as the word, so a document holding two of them counts once).
+fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, weight: f32, stats: &Stats) -> u32 {
     let seg = part.seg;
     let (docs, files) = (seg.docs(), seg.files());
     let live_doc = |doc: u32| part.live.get(docs[doc as usize].file as usize) == Some(&true);
@@ -199,7 +206,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
         let mut sum = 0.0;
         for (f, (&tf, &len)) in p.tf.iter().zip(&d.lens).enumerate() {
             if tf > 0 {
-                sum += WEIGHTS[f] * tf as f32 / norm(f, len);
+                sum += weight * WEIGHTS[f] * tf as f32 / norm(f, len);
             }
         }
         if s.tfw[p.doc as usize] == 0.0 {
@@ -213,7 +220,7 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, stats: &Stats) -
             return;
         }
         let f = &files[file as usize];
-        let add = PATH_WEIGHT * tf as f32
+        let add = weight * PATH_WEIGHT * tf as f32
             / (1.0 - PATH_B + PATH_B * f32::from(f.path_len) / stats.avg[FIELDS]);
         for doc in f.doc_ids() {
             if s.tfw[doc as usize] == 0.0 {

@@ -183,6 +183,8 @@ pub(crate) struct QueryTerm {
     pub(crate) text: String,
     /// 2 for the whole token of a code-like word (`foo_bar`, `fooBar`, `foo()`), else 1.
     pub(crate) weight: f32,
+    /// Its other inflections (`english.rs`) that are not terms of the query themselves.
+    pub(crate) forms: Vec<Term>,
 }
 
 /// A query as ranking reads it.
@@ -236,7 +238,9 @@ const CODE_WEIGHT: f32 = 2.0;
 /// Parses a free-text query into terms (see the module documentation): every token of
 /// every word weighs 1, and the whole token of a code-like identifier (called as `f()`,
 /// holding an inner `_`, or a lowercase letter followed by a capital) weighs
-/// [`CODE_WEIGHT`]. A term met twice keeps its largest weight.
+/// [`CODE_WEIGHT`]. A term met twice keeps its largest weight. A plain word carries its
+/// other inflections; plain function words are left out unless nothing else is said
+/// (`english.rs`).
 pub(crate) fn parse_query(text: &str) -> Query {
     let mut query = Query {
         hint: path_hint(text),
@@ -249,6 +253,10 @@ pub(crate) fn parse_query(text: &str) -> Query {
             Some(&at) => {
                 let held = &mut query.terms[at];
                 held.weight = held.weight.max(weight);
+                if weight > 1.0 {
+                    // A code word asked for whole stands as written.
+                    held.forms.clear();
+                }
             }
             None => {
                 seen.insert(term, query.terms.len());
@@ -256,6 +264,13 @@ pub(crate) fn parse_query(text: &str) -> Query {
                     term,
                     text: token.to_string(),
                     weight,
+                    forms: match weight > 1.0 {
+                        true => Vec::new(),
+                        false => super::english::forms(token)
+                            .iter()
+                            .map(|f| hash(f))
+                            .collect(),
+                    },
                 });
             }
         }
@@ -270,6 +285,15 @@ pub(crate) fn parse_query(text: &str) -> Query {
         if word.code_like() && !last.is_empty() {
             add(&last, CODE_WEIGHT, &mut query);
         }
+    }
+    // A form that the query also says is counted once, as the word it says.
+    for t in &mut query.terms {
+        t.forms.retain(|f| !seen.contains_key(f));
+    }
+    // A plain function word says nothing of where the answer is (`english.rs`).
+    let kept = |t: &QueryTerm| t.weight > 1.0 || !super::english::is_function_word(&t.text);
+    if query.terms.iter().any(kept) {
+        query.terms.retain(kept);
     }
     query
 }

@@ -18,8 +18,8 @@
 //! more have forms: short words, numbers and a code-like word's whole token stand as
 //! written.
 //!
-//! Both measured on the development sets of issue #39 (DECISIONS.md, "Function words and
-//! inflections").
+//! Both measured on the development sets of issue #39 (DECISIONS.md, "Function words,
+//! inflections and a report's title in a query").
 
 /// What a form's occurrence counts for beside the word's own (1).
 pub(crate) const FORM_WEIGHT: f32 = 0.5;

@@ -181,7 +181,8 @@ pub(crate) struct QueryTerm {
     pub(crate) term: Term,
     /// The token as the query gave it (lowercased), for the answer's `matched`.
     pub(crate) text: String,
-    /// 2 for the whole token of a code-like word (`foo_bar`, `fooBar`, `foo()`), else 1.
+    /// 2 for the whole token of a code-like word (`foo_bar`, `fooBar`, `foo()`), else 1;
+    /// × 1.5 in a longer query's first line.
     pub(crate) weight: f32,
     /// Its other inflections (`english.rs`) that are not terms of the query themselves.
     pub(crate) forms: Vec<Term>,
@@ -286,21 +287,23 @@ pub(crate) fn parse_query(text: &str) -> Query {
         _ => 0,
     };
     let mut title: HashSet<Term> = HashSet::new();
-    for word in words(text) {
-        let in_title = (word.ident.as_ptr() as usize - text.as_ptr() as usize) < title_end;
-        let mut last = String::new();
-        tokens(word.ident, &mut |t| {
-            add(t, 1.0, &mut query);
-            if in_title {
-                title.insert(hash(t));
-            }
-            last.clear();
-            last.push_str(t);
-        });
-        if word.code_like() && !last.is_empty() {
-            add(&last, CODE_WEIGHT, &mut query);
-            if in_title {
-                title.insert(hash(&last));
+    let parts = [(&text[..title_end], true), (&text[title_end..], false)];
+    for (part, in_title) in parts {
+        for word in words(part) {
+            let mut last = String::new();
+            tokens(word.ident, &mut |t| {
+                add(t, 1.0, &mut query);
+                if in_title {
+                    title.insert(hash(t));
+                }
+                last.clear();
+                last.push_str(t);
+            });
+            if word.code_like() && !last.is_empty() {
+                add(&last, CODE_WEIGHT, &mut query);
+                if in_title {
+                    title.insert(hash(&last));
+                }
             }
         }
     }
@@ -308,7 +311,8 @@ pub(crate) fn parse_query(text: &str) -> Query {
     for t in &mut query.terms {
         t.forms.retain(|f| !seen.contains_key(f));
     }
-    // A plain function word says nothing of where the answer is (`english.rs`).
+    // A plain function word says nothing of where the answer is (`english.rs`); a weight
+    // over 1 (before the title's) is a code word's whole token, which stands.
     let kept = |t: &QueryTerm| t.weight > 1.0 || !super::english::is_function_word(&t.text);
     if query.terms.iter().any(kept) {
         query.terms.retain(kept);

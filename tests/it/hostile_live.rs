@@ -63,7 +63,18 @@ fn reading_the_whole_tree_does_not_wake_an_idle_server() {
     wait_search(&mut client, "ready", Duration::from_secs(60));
     let marker_uri = uri(&marker);
     client.request("resources/subscribe", json!({"uri": marker_uri}));
-    let before = cpu_ticks(client.pid());
+    // "Ready" comes before the indexes are stored; on a loaded machine that writing still
+    // runs here. Idle is no CPU tick over 300 ms.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut before = cpu_ticks(client.pid());
+    while Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(300));
+        let now = cpu_ticks(client.pid());
+        if now == before {
+            break;
+        }
+        before = now;
+    }
     // Another process (a build, an IDE, rg) reads every file, twenty times over.
     for _ in 0..20 {
         for file in &files {

@@ -1,9 +1,10 @@
 //! Searches come first: while a search runs, background work (the index builds, adding
-//! watches) steps aside ([`SearchRunning`], [`yield_to_searches`]), so the first search of a
-//! session never shares the cores with a build, and build threads run below normal
+//! watches) steps aside ([`SearchRunning`], [`yield_to_searches`]), so the first search of
+//! a session never shares the cores with a build, and build threads run below normal
 //! priority ([`lower_priority`]); once the searches have been over for a moment, what they
-//! freed goes back to the system (`memory::release_freed`, on a thread of its own); and
-//! how many threads a walk starts ([`threads_for`]). The sharing of cores between searches is the pool's ([`super`]).
+//! freed goes back to the system (`memory::release_freed`, on a thread of its own); and how
+//! many threads a walk starts ([`threads_for`]). The sharing of cores between searches is
+//! the pool's ([`super`]).
 
 use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
 use std::sync::{Condvar, Mutex, Once};

@@ -7,7 +7,7 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use super::build::MAX_INDEX_BYTES;
-use super::terms::{self, Query, Term};
+use super::terms::{self, Query, QueryTerm, Term};
 use crate::files::read::{Whole, read_whole};
 
 /// A definition of at most this many lines is shown whole.
@@ -46,10 +46,8 @@ pub(crate) fn excerpt(
     let first = (line.max(1) as usize).min(all.len().max(1));
     let last = (end_line as usize).clamp(first, all.len().max(first));
     let range = all.get(first - 1..last).unwrap_or(&[]);
-    // A word's other forms (`forms.rs`) show and match as the word.
-    let wanted: HashSet<Term> = (query.terms.iter())
-        .flat_map(|t| std::iter::once(t.term).chain(t.forms.iter().copied()))
-        .collect();
+    // A word's other inflections (`english.rs`) show and match as the word.
+    let wanted: HashSet<Term> = query.terms.iter().flat_map(QueryTerm::spellings).collect();
     let mut present: HashSet<Term> = HashSet::new();
     let mut holds = |text: &str| {
         let mut any = false;
@@ -71,7 +69,7 @@ pub(crate) fn excerpt(
     }
     let hits: Vec<bool> = range.iter().map(|l| holds(l)).collect();
     let matched: Vec<String> = (query.terms.iter())
-        .filter(|t| present.contains(&t.term) || t.forms.iter().any(|f| present.contains(f)))
+        .filter(|t| t.spellings().any(|h| present.contains(&h)))
         .map(|t| t.text.clone())
         .collect();
     let mut shown: Vec<usize> = Vec::new();

@@ -5,12 +5,12 @@
 //! For a document d and a query term t, the fields' counts are summed after each is
 //! normalised by its own length: tf~ = Σ_f w_f · tf_f / (1 − b_f + b_f · len_f / avglen_f);
 //! the term weighs idf(t) · tf~ · (k1 + 1) / (k1 + tf~), times the query term's own weight
-//! (2 for a code-like word's whole token). A word's other inflections (`english.rs`) are
-//! read as the word: their documents join its document frequency, their counts its tf~ at
-//! half weight. A query's `subsystem:` prefix then multiplies a
-//! document's score by 1 + 0.5 · (share of its segments found in the document's path).
-//! Statistics (document count, df, average lengths) are taken over every segment scored
-//! together, so roots and a base with its update score on one scale.
+//! (2 for a code-like word's whole token, × 1.5 in a longer query's first line). A word's
+//! other inflections (`english.rs`) are read as the word: their documents join its document
+//! frequency, their counts its tf~ at half weight. A query's `subsystem:` prefix then
+//! multiplies a document's score by 1 + 0.5·(share of its segments found in the document's
+//! path). Statistics (document count, df, average lengths) are taken over every segment
+//! scored together, so roots and a base with its update score on one scale.
 
 use super::docs::FIELDS;
 use super::english::FORM_WEIGHT;

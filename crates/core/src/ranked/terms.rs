@@ -188,6 +188,13 @@ pub(crate) struct QueryTerm {
     pub(crate) forms: Vec<Term>,
 }
 
+impl QueryTerm {
+    /// The term and its other inflections: what finds it in a text.
+    pub(crate) fn spellings(&self) -> impl Iterator<Item = Term> + '_ {
+        std::iter::once(self.term).chain(self.forms.iter().copied())
+    }
+}
+
 /// A query as ranking reads it.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Query {
@@ -253,16 +260,16 @@ pub(crate) fn parse_query(text: &str) -> Query {
         ..Query::default()
     };
     let mut seen: HashMap<Term, usize> = HashMap::new();
-    let mut add = |token: &str, weight: f32, query: &mut Query| {
+    let mut title: HashSet<Term> = HashSet::new();
+    let mut add = |token: &str, weight: f32, in_title: bool, query: &mut Query| {
         let term = hash(token);
+        if in_title {
+            title.insert(term);
+        }
         match seen.get(&term) {
             Some(&at) => {
                 let held = &mut query.terms[at];
                 held.weight = held.weight.max(weight);
-                if weight > 1.0 {
-                    // A code word asked for whole stands as written.
-                    held.forms.clear();
-                }
             }
             None => {
                 seen.insert(term, query.terms.len());
@@ -270,13 +277,7 @@ pub(crate) fn parse_query(text: &str) -> Query {
                     term,
                     text: token.to_string(),
                     weight,
-                    forms: match weight > 1.0 {
-                        true => Vec::new(),
-                        false => super::english::forms(token)
-                            .iter()
-                            .map(|f| hash(f))
-                            .collect(),
-                    },
+                    forms: Vec::new(),
                 });
             }
         }
@@ -286,38 +287,35 @@ pub(crate) fn parse_query(text: &str) -> Query {
         Some(nl) if !text[nl..].trim().is_empty() => nl,
         _ => 0,
     };
-    let mut title: HashSet<Term> = HashSet::new();
     let parts = [(&text[..title_end], true), (&text[title_end..], false)];
     for (part, in_title) in parts {
         for word in words(part) {
             let mut last = String::new();
             tokens(word.ident, &mut |t| {
-                add(t, 1.0, &mut query);
-                if in_title {
-                    title.insert(hash(t));
-                }
+                add(t, 1.0, in_title, &mut query);
                 last.clear();
                 last.push_str(t);
             });
             if word.code_like() && !last.is_empty() {
-                add(&last, CODE_WEIGHT, &mut query);
-                if in_title {
-                    title.insert(hash(&last));
-                }
+                add(&last, CODE_WEIGHT, in_title, &mut query);
             }
         }
     }
-    // A form that the query also says is counted once, as the word it says.
-    for t in &mut query.terms {
-        t.forms.retain(|f| !seen.contains_key(f));
-    }
     // A plain function word says nothing of where the answer is (`english.rs`); a weight
-    // over 1 (before the title's) is a code word's whole token, which stands.
+    // over 1 is a code word's whole token, which stands.
     let kept = |t: &QueryTerm| t.weight > 1.0 || !super::english::is_function_word(&t.text);
     if query.terms.iter().any(kept) {
         query.terms.retain(kept);
     }
     for t in &mut query.terms {
+        // A plain word meets its other inflections (a code word asked for whole stands as
+        // written); a form the query also says counts once, as the word it says.
+        if t.weight <= 1.0 {
+            t.forms = (super::english::forms(&t.text).iter())
+                .map(|f| hash(f))
+                .filter(|f| !seen.contains_key(f))
+                .collect();
+        }
         if title.contains(&t.term) {
             t.weight *= TITLE_WEIGHT;
         }

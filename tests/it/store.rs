@@ -738,3 +738,63 @@ fn a_first_build_stopped_halfway_continues_from_the_store() {
     assert!(parsed > 0 && parsed <= supported - 100, "{line}");
     assert_eq!(answers(&mut next), want);
 }
+
+/// A change to git's global configuration that says nothing about ignoring (a user name,
+/// as tools write it) keeps a restart's stored file list; one that names another excludes
+/// file means a whole walk, and the new rules apply.
+#[cfg(unix)]
+#[test]
+fn a_git_setting_unrelated_to_ignoring_keeps_the_stored_file_list() {
+    let ws = workspace();
+    let (home, cache) = (ws.base.join("home"), ws.base.join("cache"));
+    let config_home = home.join(".config");
+    std::fs::create_dir_all(&config_home).unwrap();
+    std::fs::create_dir_all(ws.app.join(".git")).unwrap();
+    tree(&ws.app, 3);
+    std::fs::write(ws.app.join("src/notes.log"), "a log\n").unwrap();
+    let config = home.join(".gitconfig");
+    let write_config = |name: &str, excludes: &Path| {
+        let text = format!(
+            "[user]\n\tname = {name}\n[core]\n\texcludesFile = {}\n",
+            excludes.display()
+        );
+        std::fs::write(&config, text).unwrap();
+    };
+    // An excludes file that does not exist: no rules, and no stamp too recent to trust.
+    let absent = home.join("no-such-ignore");
+    write_config("first", &absent);
+    let env = [("HOME", s(&home)), ("XDG_CONFIG_HOME", s(&config_home))];
+    let start = || {
+        let mut client = Client::spawn_with_env(&["--cache-dir", s(&cache)], &ws.app, &env);
+        client.handshake(json!({}));
+        wait_search(&mut client, |l| l.starts_with("ready"));
+        client
+    };
+    let logs = |client: &mut Client| {
+        let found = client.call("glob", json!({"pattern": "**/*.log"}));
+        listed_files(&found).len()
+    };
+    let mut first = start();
+    ready_and_stored(&mut first);
+    assert_eq!(logs(&mut first), 1);
+    drop(first);
+
+    write_config("second", &absent);
+    let mut second = start();
+    let index = wait_root_line(&mut second, "index", Duration::from_secs(60), |l| {
+        l.contains("fresh")
+    });
+    assert!(index.contains("from the store"), "{index}");
+    assert_eq!(logs(&mut second), 1);
+    drop(second);
+
+    let excludes = home.join("ignore");
+    std::fs::write(&excludes, "*.log\n").unwrap();
+    write_config("second", &excludes);
+    let mut third = start();
+    let index = wait_root_line(&mut third, "index", Duration::from_secs(60), |l| {
+        l.contains("fresh")
+    });
+    assert!(!index.contains("from the store"), "{index}");
+    assert_eq!(logs(&mut third), 0, "the new excludes file applies");
+}

@@ -323,22 +323,14 @@ fn common_dir(dir: &Path, git_file: &Path, reads: &mut Reads) -> Option<PathBuf>
 /// The global excludes (`core.excludesFile`, default `$XDG_CONFIG_HOME/git/ignore`),
 /// matched relative to the current directory as ripgrep does. The path comes from the
 /// user's git configuration; the file itself is read with the safe read.
+///
+/// The excludes file is an input (present or not); the configuration files that name it
+/// are not. What they decide is the path, and a restart reads them again: a path that
+/// differs is an input the stored walk lacked, which means a whole walk (`index::resume`).
+/// So a setting that says nothing about ignoring (`git config --global user.email`, a
+/// credential helper, `safe.directory`, written by tools as often as by people) no longer
+/// costs a restart its stored file list.
 fn global_rules(reads: &mut Reads) -> Option<Gitignore> {
-    // The configuration files that name the excludes file (as `ignore` reads them).
-    let home = std::env::var_os("HOME").map(PathBuf::from);
-    let config_home = std::env::var_os("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|dir| dir.is_absolute())
-        .or_else(|| home.as_ref().map(|home| home.join(".config")));
-    for config in [
-        home.map(|home| home.join(".gitconfig")),
-        config_home.map(|dir| dir.join("git/config")),
-    ]
-    .into_iter()
-    .flatten()
-    {
-        reads.input(&config, true);
-    }
     let path = ignore::gitignore::gitconfig_excludes_path()?;
     let cwd = std::env::current_dir().ok()?;
     compile(&cwd, &path, reads, true)

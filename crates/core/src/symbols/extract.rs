@@ -577,6 +577,35 @@ fn count_step() {
     work::step();
 }
 
+/// The definitions' tags `grammar` finds in `source` (range, name range, kind), sorted: the
+/// tests compare a grammar's patterns turned off with the query as written.
+#[cfg(test)]
+pub(super) fn definition_tags(
+    grammar: &super::lang::Grammar,
+    source: &[u8],
+) -> Vec<(Range<usize>, Range<usize>, &'static str)> {
+    let mut parser = Parser::new();
+    parser
+        .parser
+        .set_language(&grammar.language)
+        .expect("language");
+    let tree = parser.parser.parse(source, None).expect("parsed");
+    let never = || false;
+    let found = tags(
+        &mut parser.cursor,
+        grammar,
+        &tree,
+        source,
+        RUN_DEPTH,
+        &never,
+    );
+    let mut out: Vec<_> = (found.expect("not cancelled").into_iter())
+        .filter_map(|tag| Some((tag.range, tag.name_range, tag.kind?)))
+        .collect();
+    out.sort_by_key(|(range, name, _)| (name.start, range.start, range.end));
+    out
+}
+
 /// Work counters of the extraction, for the tests that prove it linear.
 #[cfg(test)]
 pub(crate) mod work {

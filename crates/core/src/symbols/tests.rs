@@ -80,6 +80,55 @@ fn every_language_query_compiles() {
     }
 }
 
+/// The patterns turned off in each language's query (`Grammar::new`) change nothing that
+/// is extracted: every fixture, and this crate's own Rust, give the same definitions as
+/// the query as written.
+#[test]
+fn patterns_turned_off_change_no_definition() {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(fixture(""))
+        .expect("fixtures")
+        .map(|entry| entry.expect("entry").path())
+        .collect();
+    let own = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/symbols");
+    files.extend(
+        std::fs::read_dir(own)
+            .expect("sources")
+            .map(|e| e.expect("entry").path()),
+    );
+    let mut compared = std::collections::BTreeSet::new();
+    for path in files {
+        let Some(lang) = Lang::from_path(&path) else {
+            continue;
+        };
+        let source = std::fs::read(&path).expect("readable");
+        let trimmed = lang.config().expect("compiles");
+        let whole = lang::untrimmed(lang);
+        let got = extract::definition_tags(trimmed, &source);
+        assert!(!got.is_empty(), "{}: definitions found", path.display());
+        assert_eq!(
+            got,
+            extract::definition_tags(&whole, &source),
+            "{}",
+            path.display()
+        );
+        compared.insert(lang);
+    }
+    assert_eq!(
+        compared.len(),
+        Lang::ALL.len(),
+        "every language compared: {compared:?}"
+    );
+    // References that hide a later pattern's definition stay on (C's `enum e` uses).
+    let uses =
+        b"enum e { A };\nenum e g;\nstruct s { enum e f; };\nint main(void) { return f(g); }\n";
+    let got = extract::definition_tags(Lang::C.config().expect("compiles"), uses);
+    assert_eq!(
+        got,
+        extract::definition_tags(&lang::untrimmed(Lang::C), uses)
+    );
+    assert_eq!(got.len(), 3, "enum e, struct s, main: {got:?}");
+}
+
 #[test]
 fn a_file_without_definitions_says_why() {
     let path = PathBuf::from("/w/notes.md");

@@ -185,7 +185,7 @@ struct Tag {
 /// waiting states at a time, and every node is the start of exactly one run's matches.
 fn tags(
     cursor: &mut QueryCursor,
-    grammar: &super::lang::Grammar,
+    grammar: &crate::symbols::lang::Grammar,
     tree: &Tree,
     source: &[u8],
     run_depth: u32,
@@ -577,36 +577,8 @@ fn count_step() {
     work::step();
 }
 
-/// The definitions' tags `grammar` finds in `source` (range, name range, kind), sorted: the
-/// tests compare a grammar's patterns turned off with the query as written.
-#[cfg(test)]
-pub(super) fn definition_tags(
-    grammar: &super::lang::Grammar,
-    source: &[u8],
-) -> Vec<(Range<usize>, Range<usize>, &'static str)> {
-    let mut parser = Parser::new();
-    parser
-        .parser
-        .set_language(&grammar.language)
-        .expect("language");
-    let tree = parser.parser.parse(source, None).expect("parsed");
-    let never = || false;
-    let found = tags(
-        &mut parser.cursor,
-        grammar,
-        &tree,
-        source,
-        RUN_DEPTH,
-        &never,
-    );
-    let mut out: Vec<_> = (found.expect("not cancelled").into_iter())
-        .filter_map(|tag| Some((tag.range, tag.name_range, tag.kind?)))
-        .collect();
-    out.sort_by_key(|(range, name, _)| (name.start, range.start, range.end));
-    out
-}
-
-/// Work counters of the extraction, for the tests that prove it linear.
+/// What the tests ask of the extraction: work counters (the tests that prove it linear),
+/// and the raw tags of a grammar.
 #[cfg(test)]
 pub(crate) mod work {
     use std::cell::Cell;
@@ -629,5 +601,33 @@ pub(crate) mod work {
     /// Zeroes the counters and returns what they held: (bytes, steps).
     pub fn take() -> (u64, u64) {
         (BYTES.with(|c| c.replace(0)), STEPS.with(|c| c.replace(0)))
+    }
+
+    /// The definitions' tags `grammar` finds in `source` (range, name range, kind),
+    /// sorted: the tests compare a grammar's patterns turned off with the query as written.
+    pub(crate) fn definition_tags(
+        grammar: &crate::symbols::lang::Grammar,
+        source: &[u8],
+    ) -> Vec<(std::ops::Range<usize>, std::ops::Range<usize>, &'static str)> {
+        let mut parser = super::Parser::new();
+        parser
+            .parser
+            .set_language(&grammar.language)
+            .expect("language");
+        let tree = parser.parser.parse(source, None).expect("parsed");
+        let never = || false;
+        let found = super::tags(
+            &mut parser.cursor,
+            grammar,
+            &tree,
+            source,
+            super::RUN_DEPTH,
+            &never,
+        );
+        let mut out: Vec<_> = (found.expect("not cancelled").into_iter())
+            .filter_map(|tag| Some((tag.range, tag.name_range, tag.kind?)))
+            .collect();
+        out.sort_by_key(|(range, name, _)| (name.start, range.start, range.end));
+        out
     }
 }

@@ -103,11 +103,11 @@ fn patterns_turned_off_change_no_definition() {
         let source = std::fs::read(&path).expect("readable");
         let trimmed = lang.config().expect("compiles");
         let whole = lang::untrimmed(lang);
-        let got = extract::definition_tags(trimmed, &source);
+        let got = extract::work::definition_tags(trimmed, &source);
         assert!(!got.is_empty(), "{}: definitions found", path.display());
         assert_eq!(
             got,
-            extract::definition_tags(&whole, &source),
+            extract::work::definition_tags(&whole, &source),
             "{}",
             path.display()
         );
@@ -121,10 +121,10 @@ fn patterns_turned_off_change_no_definition() {
     // References that hide a later pattern's definition stay on (C's `enum e` uses).
     let uses =
         b"enum e { A };\nenum e g;\nstruct s { enum e f; };\nint main(void) { return f(g); }\n";
-    let got = extract::definition_tags(Lang::C.config().expect("compiles"), uses);
+    let got = extract::work::definition_tags(Lang::C.config().expect("compiles"), uses);
     assert_eq!(
         got,
-        extract::definition_tags(&lang::untrimmed(Lang::C), uses)
+        extract::work::definition_tags(&lang::untrimmed(Lang::C), uses)
     );
     assert_eq!(got.len(), 3, "enum e, struct s, main: {got:?}");
 }

@@ -434,11 +434,15 @@ fn watch_new_dir(
 /// skipped; `Some` when the kernel's limit on watches was reached (the walk stops: every
 /// directory after would fail the same way).
 fn add_below(shared: &Shared, start: Vec<(PathBuf, i32)>, threads: usize) -> Option<notify::Error> {
+    let leaves = start.first().and_then(|(dir, _)| leaf_rule(dir));
     let queue = WorkQueue::new(start);
     let limit: Mutex<Option<notify::Error>> = Mutex::new(None);
     let work = || {
         while let Some((dir, wd)) = queue.next() {
-            let found = list_and_watch(shared, &dir, wd, &limit);
+            let found = match leaves.is_some_and(|device| is_leaf(&dir, device)) {
+                true => Vec::new(),
+                false => list_and_watch(shared, &dir, wd, &limit),
+            };
             queue.done(found, lock(&limit).is_some());
         }
     };
@@ -454,6 +458,30 @@ fn add_below(shared: &Shared, start: Vec<(PathBuf, i32)>, threads: usize) -> Opt
     limit
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// Filesystems whose directories count their subdirectories in their links (2, plus one
+/// per subdirectory's `..`): ext2/3/4, XFS, tmpfs. There a directory of 2 links holds no
+/// directory, and its watch is all it needs: not listing it spares reading every entry of
+/// the leaves (half the directories of the generated 1M-file tree, 43 % of its entries),
+/// as GNU find's leaf rule does. Elsewhere the links say nothing (btrfs and overlayfs'
+/// merged directories give 1; FUSE and network filesystems whatever they like): listed.
+const COUNTS_SUBDIRECTORIES: [rustix::fs::FsWord; 3] = [0xEF53, 0x5846_5342, 0x0102_1994];
+
+/// The device of `dir` when its filesystem counts subdirectories in links.
+fn leaf_rule(dir: &Path) -> Option<rustix::fs::Dev> {
+    let fs = rustix::fs::statfs(dir).ok()?;
+    if !COUNTS_SUBDIRECTORIES.contains(&fs.f_type) {
+        return None;
+    }
+    Some(rustix::fs::lstat(dir).ok()?.st_dev)
+}
+
+/// Whether `dir` (already watched) holds no directory, by its links, on `device` (another
+/// filesystem mounted below the root is listed: its rule is not known). Asked after the
+/// watch was added, as a listing would be: a directory made later is seen by the watch.
+fn is_leaf(dir: &Path, device: rustix::fs::Dev) -> bool {
+    rustix::fs::lstat(dir).is_ok_and(|st| st.st_nlink == 2 && st.st_dev == device)
 }
 
 /// Lists `dir` (watched as `wd`) and watches each directory in it, returning them.

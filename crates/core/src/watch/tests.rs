@@ -531,6 +531,38 @@ fn every_directory_of_a_wide_and_deep_tree_is_watched() {
     );
 }
 
+/// A directory holding no directory is watched without being listed (its links say it is
+/// a leaf, on filesystems that count them: `inotify.rs`); one made in it later is watched
+/// through its watch, and so is one made in that, and what they hold is reported.
+#[cfg(target_os = "linux")]
+#[test]
+fn directories_made_in_a_leaf_after_the_watch_are_watched() {
+    let (_dir, root) = root();
+    let leaves: Vec<PathBuf> = (0..8).map(|i| root.join(format!("l{i}"))).collect();
+    for leaf in &leaves {
+        fs::create_dir_all(leaf).unwrap();
+        fs::write(leaf.join("a.txt"), "x").unwrap();
+    }
+    let (_watcher, rx) = started(&root);
+    let mut files = Vec::new();
+    for leaf in &leaves {
+        let deep = leaf.join("new/deeper");
+        fs::create_dir_all(&deep).unwrap();
+        files.push(deep.join("f.txt"));
+    }
+    // Written once the new directories' watches are surely in place (a file written before
+    // is announced by the listing of its new directory instead; either is right).
+    std::thread::sleep(Duration::from_millis(200));
+    for file in &files {
+        fs::write(file, "y").unwrap();
+    }
+    let mut seen = Vec::new();
+    assert!(
+        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
+        "{seen:?}"
+    );
+}
+
 /// A directory renamed inside the root keeps being watched, under its new name; one moved
 /// out of the root reports nothing more (its watches followed it out: forgotten).
 #[cfg(target_os = "linux")]

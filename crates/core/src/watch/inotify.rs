@@ -468,13 +468,14 @@ fn add_below(shared: &Shared, start: Vec<(PathBuf, i32)>, threads: usize) -> Opt
 /// merged directories give 1; FUSE and network filesystems whatever they like): listed.
 const COUNTS_SUBDIRECTORIES: [rustix::fs::FsWord; 3] = [0xEF53, 0x5846_5342, 0x0102_1994];
 
-/// The device of `dir` when its filesystem counts subdirectories in links.
+/// The device of `dir` (followed, as a root's watch follows it) when its filesystem counts
+/// subdirectories in links.
 fn leaf_rule(dir: &Path) -> Option<rustix::fs::Dev> {
     let fs = rustix::fs::statfs(dir).ok()?;
     if !COUNTS_SUBDIRECTORIES.contains(&fs.f_type) {
         return None;
     }
-    Some(rustix::fs::lstat(dir).ok()?.st_dev)
+    Some(rustix::fs::stat(dir).ok()?.st_dev)
 }
 
 /// Whether `dir` (already watched) holds no directory, by its links, on `device` (another

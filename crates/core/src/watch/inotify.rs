@@ -2,9 +2,10 @@
 //! is one inotify watch per directory; notify added them from one thread, `stat`ing every
 //! entry, and kept two full paths per directory (a restart of a 1M-file tree spent 4.7 s
 //! and 42 MiB on that). Here the directories are listed on several threads (a watch is
-//! added before its directory is listed, so nothing created meanwhile goes unseen), and
-//! each watch keeps only its name and its parent's watch: a path is put together when an
-//! event needs it, and a directory renamed inside a root needs no path rewritten.
+//! added before its directory is listed, so nothing created meanwhile goes unseen; a leaf,
+//! by its link count, is not listed at all), and each watch keeps only its name and its
+//! parent's watch: a path is put together when an event needs it, and a directory renamed
+//! inside a root needs no path rewritten.
 //!
 //! Events are handed to the actor as notify's types ([`Msg::Raw`]), as notify's watcher
 //! did, so the actor and every other platform (notify there: `kernel.rs`) are unchanged.

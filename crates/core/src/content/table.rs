@@ -74,7 +74,7 @@ pub(crate) const OFFSETS: usize = 4;
 pub(crate) const POSTINGS: usize = 5;
 pub(crate) const SECTIONS: usize = 6;
 pub(crate) const HEADER_BYTES: usize = 8 + 16 * SECTIONS;
-pub(crate) const LAYOUT_VERSION: u32 = 1;
+pub(crate) const LAYOUT_VERSION: u32 = 2;
 
 /// A packed content table (see the module documentation).
 #[derive(Debug, Default)]
@@ -208,6 +208,14 @@ impl Table {
             return Vec::new();
         };
         let mut out = Vec::new();
+        if bytes.len() == bitmap_len(block.files) {
+            for (at, byte) in bytes.iter().enumerate() {
+                for bit in (0..8).filter(|bit| byte & (1 << bit) != 0) {
+                    out.push(block.first_file.saturating_add(at as u32 * 8 + bit));
+                }
+            }
+            return out;
+        }
         let mut file = u64::from(block.first_file);
         while let Some(delta) = var(&mut bytes) {
             file = file.saturating_add(delta);
@@ -215,6 +223,46 @@ impl Table {
         }
         out
     }
+}
+
+/// The bytes of a block's list as a bitmap: one bit per file of the block.
+fn bitmap_len(files: u32) -> usize {
+    (files as usize).div_ceil(8)
+}
+
+/// Writes one trigram's list (`run`: its (trigram, file) pairs, files ascending) of a block
+/// of `files` files from `first`: as varint differences, or, when those would take as many
+/// bytes as a bitmap of the block or more, as that bitmap. A list is read as a bitmap
+/// exactly when it is as long as one (varints are always shorter): no flag is stored. A
+/// trigram in more than about one file in eight is cheaper as bits, and most postings are
+/// such trigrams': the lists of the 1M-file tree take half the bytes.
+fn put_list(out: &mut Vec<u8>, run: &[u64], first: u32, files: u32) {
+    let file = |pair: &u64| *pair as u32 - first;
+    let mut varints = 0;
+    let mut prev = 0;
+    for pair in run {
+        varints += var_len(u64::from(file(pair) - prev));
+        prev = file(pair);
+    }
+    if varints < bitmap_len(files) {
+        let mut prev = 0;
+        for pair in run {
+            put_var(out, u64::from(file(pair) - prev));
+            prev = file(pair);
+        }
+        return;
+    }
+    let at = out.len();
+    out.resize(at + bitmap_len(files), 0);
+    for pair in run {
+        let f = file(pair) as usize;
+        out[at + f / 8] |= 1 << (f % 8);
+    }
+}
+
+/// The bytes `put_var` takes for `value`.
+fn var_len(value: u64) -> usize {
+    (64 - (value | 1).leading_zeros() as usize).div_ceil(7)
 }
 
 fn intersect(a: &[u32], b: &[u32]) -> Vec<u32> {
@@ -334,19 +382,11 @@ impl Builder {
             offsets: Vec::new(),
             postings: Vec::with_capacity(self.pairs.len() + self.pairs.len() / 4),
         };
-        let mut last: Option<(u32, u32)> = None;
-        for &pair in &self.pairs {
-            let (gram, file) = ((pair >> 32) as u32, pair as u32);
-            let prev = match last {
-                Some((g, f)) if g == gram => f,
-                _ => {
-                    block.keys.push(gram);
-                    block.offsets.push(block.postings.len() as u32);
-                    self.block_first
-                }
-            };
-            put_var(&mut block.postings, u64::from(file - prev));
-            last = Some((gram, file));
+        let files = end - self.block_first;
+        for run in self.pairs.chunk_by(|a, b| a >> 32 == b >> 32) {
+            block.keys.push((run[0] >> 32) as u32);
+            block.offsets.push(block.postings.len() as u32);
+            put_list(&mut block.postings, run, self.block_first, files);
         }
         block.keys.shrink_to_fit();
         block.offsets.shrink_to_fit();
@@ -528,6 +568,66 @@ pub(crate) mod tests {
         assert_eq!(admitted(&table, "other|twice"), [false, true, true, true]);
         assert_eq!(admitted(&table, "nowhere"), [false, false, true, false]);
         assert_eq!(admitted(&table, "o"), [true; 4]);
+    }
+
+    /// A trigram in most files of a block is stored as a bitmap of the block, a rare one
+    /// as varints; both read back as the files that hold them, at a block's odd edges too.
+    #[test]
+    fn common_trigrams_are_bitmaps_and_read_back_the_same() {
+        for files in [1usize, 7, 8, 9, 64, 1000] {
+            let texts: Vec<(String, String)> = (0..files)
+                .map(|i| {
+                    let mut text = String::from("common ");
+                    if i % 3 == 0 {
+                        text.push_str("third ");
+                    }
+                    if i == files - 1 {
+                        text.push_str("zqx");
+                    }
+                    (format!("f{i}"), text)
+                })
+                .collect();
+            let refs: Vec<(&str, Option<&str>)> = (texts.iter())
+                .map(|(p, t)| (p.as_str(), Some(t.as_str())))
+                .collect();
+            let table = table_of(&refs);
+            let block = &table.blocks()[0];
+            let gram = |g: &[u8]| u32::from(g[0]) << 16 | u32::from(g[1]) << 8 | u32::from(g[2]);
+            let all: Vec<u32> = (0..files as u32).collect();
+            assert_eq!(table.list(block, gram(b"com")), all, "{files} files");
+            let thirds: Vec<u32> = (0..files as u32).filter(|i| i % 3 == 0).collect();
+            assert_eq!(table.list(block, gram(b"thi")), thirds, "{files} files");
+            assert_eq!(table.list(block, gram(b"zqx")), [files as u32 - 1]);
+            assert_eq!(table.list(block, gram(b"qqq")), Vec::<u32>::new());
+            if files >= 64 {
+                let offsets = table.halves(OFFSETS);
+                let keys = table.halves(KEYS);
+                let i = keys.binary_search(&gram(b"com")).expect("indexed");
+                let len = offsets
+                    .get(i + 1)
+                    .map_or(block.postings_len, |&o| u64::from(o))
+                    - u64::from(offsets[i]);
+                assert_eq!(len as usize, bitmap_len(files as u32), "a bitmap");
+            }
+        }
+    }
+
+    #[test]
+    fn varint_lengths_are_put_var_s() {
+        for value in [
+            0,
+            1,
+            127,
+            128,
+            16_383,
+            16_384,
+            u64::from(u32::MAX),
+            u64::MAX,
+        ] {
+            let mut out = Vec::new();
+            put_var(&mut out, value);
+            assert_eq!(var_len(value), out.len(), "{value}");
+        }
     }
 
     #[test]

@@ -158,7 +158,7 @@ pub struct Options {
     pub no_watch: bool,
 
     /// Do not keep the content index (grep then reads every file of a root instead of
-    /// those that can match; saves its disk, about a fifth of the indexed source).
+    /// those that can match; saves its disk, about a tenth of the indexed source).
     #[arg(long)]
     pub no_content_index: bool,
 

@@ -157,6 +157,11 @@ pub(crate) fn put_var(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// The bytes [`put_var`] takes for `v`.
+pub(crate) fn var_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Appends `bytes` with their length as a varint before them ([`Reader::var_blob`]).
 pub(crate) fn put_blob(out: &mut Vec<u8>, bytes: &[u8]) {
     put_var(out, bytes.len() as u64);

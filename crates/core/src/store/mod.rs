@@ -35,7 +35,7 @@ pub(crate) mod mapped;
 pub(crate) mod publish;
 pub(crate) mod scratch;
 
-pub(crate) use format::{Kind, Reader, Refused, put_blob, put_var, section_header, var};
+pub(crate) use format::{Kind, Reader, Refused, put_blob, put_var, section_header, var, var_len};
 pub(crate) use lock::{Writer, WriterLock};
 
 /// What an entry stores besides its description.

@@ -582,3 +582,21 @@ fn clearing_an_entry_removes_every_kind_of_file_the_store_writes() {
         assert!(dirs::is_entry_file(&name), "{kind:?} writes {name}");
     }
 }
+
+#[test]
+fn varint_lengths_are_put_var_s() {
+    for value in [
+        0,
+        1,
+        127,
+        128,
+        16_383,
+        16_384,
+        u64::from(u32::MAX),
+        u64::MAX,
+    ] {
+        let mut out = Vec::new();
+        format::put_var(&mut out, value);
+        assert_eq!(format::var_len(value), out.len(), "{value}");
+    }
+}

@@ -187,34 +187,20 @@ impl Grammar {
     /// of the tags query's time on a sample of the generated 1M-file tree. What is
     /// extracted is unchanged (tested against the query as written).
     fn disable_patterns_without_effect(&mut self) {
-        let roles: Vec<Option<Capture>> = (0..self.query.pattern_count())
-            .map(|pattern| {
-                let quantifiers = self.query.capture_quantifiers(pattern);
-                let present = quantifiers
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, q)| **q != CaptureQuantifier::Zero)
-                    .map(|(index, _)| self.capture(index as u32));
-                present.fold(None, |role, capture| match (role, capture) {
-                    (Some(Capture::Definition(kind)), _) | (_, Capture::Definition(kind)) => {
-                        Some(Capture::Definition(kind))
-                    }
-                    (_, Capture::Reference) => Some(Capture::Reference),
-                    (role, _) => role,
-                })
+        let patterns = self.query.pattern_count();
+        let has = |pattern: usize, wanted: fn(Capture) -> bool| {
+            (self.query.capture_quantifiers(pattern).iter().enumerate()).any(|(index, q)| {
+                *q != CaptureQuantifier::Zero && wanted(self.capture(index as u32))
             })
+        };
+        let defines = |pattern| has(pattern, |c| matches!(c, Capture::Definition(_)));
+        let references = |pattern| has(pattern, |c| c == Capture::Reference);
+        let last_definition = (0..patterns).rev().find(|&p| defines(p));
+        let stays: Vec<bool> = (0..patterns)
+            .map(|p| defines(p) || references(p) && last_definition.is_some_and(|last| p < last))
             .collect();
-        let last_definition = roles
-            .iter()
-            .rposition(|role| matches!(role, Some(Capture::Definition(_))));
-        for (pattern, role) in roles.iter().enumerate() {
-            let after_every_definition = last_definition.is_none_or(|last| pattern > last);
-            let useless = match role {
-                None => true,
-                Some(Capture::Reference) => after_every_definition,
-                Some(_) => false,
-            };
-            if useless {
+        for (pattern, stays) in stays.into_iter().enumerate() {
+            if !stays {
                 self.query.disable_pattern(pattern);
             }
         }

@@ -64,6 +64,20 @@ fn all_created(seen: &[WatchEvent], files: &[PathBuf]) -> bool {
     (files.iter()).all(|f| has(seen, &WatchEvent::Created(f.clone())))
 }
 
+/// Writes `text` to each of `files` and waits until every one is reported created (the
+/// events gathered into `seen`, shown when they are not).
+fn write_and_see_created(
+    rx: &Receiver<WatchEvent>,
+    seen: &mut Vec<WatchEvent>,
+    files: &[PathBuf],
+    text: &str,
+) {
+    for file in files {
+        fs::write(file, text).unwrap();
+    }
+    assert!(wait_for(rx, seen, |s| all_created(s, files)), "{seen:?}");
+}
+
 #[test]
 fn create_change_remove_and_rename_are_reported() {
     let (_dir, root) = root();
@@ -181,14 +195,7 @@ fn what_a_new_directory_holds_before_it_is_watched_is_announced() {
     let deep = root.join("new/deeper");
     let files: Vec<PathBuf> = (0..20).map(|n| deep.join(format!("f{n}.rs"))).collect();
     fs::create_dir_all(&deep).unwrap();
-    for file in &files {
-        fs::write(file, "x").unwrap();
-    }
-    let mut seen = Vec::new();
-    assert!(
-        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
-        "{seen:?}"
-    );
+    write_and_see_created(&rx, &mut Vec::new(), &files, "x");
 }
 
 #[test]
@@ -521,14 +528,7 @@ fn every_directory_of_a_wide_and_deep_tree_is_watched() {
     }
     let (_watcher, rx) = started(&root);
     let files: Vec<PathBuf> = leaves.iter().map(|leaf| leaf.join("f.txt")).collect();
-    for file in &files {
-        fs::write(file, "x").unwrap();
-    }
-    let mut seen = Vec::new();
-    assert!(
-        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
-        "{seen:?}"
-    );
+    write_and_see_created(&rx, &mut Vec::new(), &files, "x");
 }
 
 /// A directory holding no directory is watched without being listed (its links say it is
@@ -553,14 +553,7 @@ fn directories_made_in_a_leaf_after_the_watch_are_watched() {
     // Written once the new directories' watches are surely in place (a file written before
     // is announced by the listing of its new directory instead; either is right).
     std::thread::sleep(Duration::from_millis(200));
-    for file in &files {
-        fs::write(file, "y").unwrap();
-    }
-    let mut seen = Vec::new();
-    assert!(
-        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
-        "{seen:?}"
-    );
+    write_and_see_created(&rx, &mut Vec::new(), &files, "y");
 }
 
 /// A directory renamed inside the root keeps being watched, under its new name; one moved
@@ -629,11 +622,5 @@ fn directories_with_odd_names_are_watched_under_their_names() {
         "{seen:?}"
     );
     let files = [old.join("f.txt"), new.join("g.txt")];
-    for file in &files {
-        fs::write(file, "x").unwrap();
-    }
-    assert!(
-        wait_for(&rx, &mut seen, |s| all_created(s, &files)),
-        "{seen:?}"
-    );
+    write_and_see_created(&rx, &mut seen, &files, "x");
 }

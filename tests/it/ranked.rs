@@ -2,8 +2,9 @@
 //! comes first; both forms agree; filters, paging and refusals; a saved file's new text is
 //! found by the next search and its old text is not; without an index (`--no-watch`) the
 //! answer says it is partial; function words do not decide and words meet their
-//! inflections; hostile queries are answered within bounds; a base built in
-//! parts and merged in the store answers as one built in memory.
+//! inflections; a definition the question names comes before its uses; hostile queries
+//! are answered within bounds; a base built in parts and merged in the store answers as
+//! one built in memory.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -178,6 +179,46 @@ fn function_words_do_not_decide_and_words_meet_their_inflections() {
         got.first().is_some_and(|g| g.starts_with("notes.c:")),
         "{got:?}"
     );
+}
+
+/// A definition the question names (`add_config_value()`) comes before the bodies that
+/// call it over and over, and a short question saying every part of a name lifts it.
+#[test]
+fn a_definition_the_question_names_comes_before_its_uses() {
+    let ws = workspace();
+    let calls = "def setup(app):\n".to_string()
+        + &"    app.add_config_value('x', None, 'env', types=[str])\n".repeat(16);
+    let uses = "  refresh(config);\n".repeat(6);
+    for (name, text) in [
+        ("ext.py", calls),
+        (
+            "app.py",
+            "def add_config_value(self, name, default, rebuild, types=()):\n    \
+             self.config.add(name, default, rebuild, types)\n"
+                .to_string(),
+        ),
+        (
+            "settings.c",
+            format!("/* Refresh the config. */\nvoid reload_settings(void)\n{{\n{uses}}}\n"),
+        ),
+        (
+            "refresh.c",
+            "void refresh_config(void)\n{\n  reload();\n}\n".to_string(),
+        ),
+    ] {
+        std::fs::write(ws.app.join(name), text).unwrap();
+    }
+    let mut client = ready(&ws.app);
+    for (question, answer) in [
+        (
+            "Explain the types argument\n\nas add_config_value() takes it",
+            "app.py:add_config_value",
+        ),
+        ("config refresh twice", "refresh.c:refresh_config"),
+    ] {
+        let got = search_top(&mut client, &ws.app, question);
+        assert_eq!(got.first().map(String::as_str), Some(answer), "{got:?}");
+    }
 }
 
 /// Files and lines named as stack traces and agents write them, and quoted messages, put

@@ -9,8 +9,10 @@
 //! other inflections (`english.rs`) are read as the word: their documents join its document
 //! frequency, their counts its tf~ at half weight. A query's `subsystem:` prefix then
 //! multiplies a document's score by 1 + 0.5·(share of its segments found in the document's
-//! path). Statistics (document count, df, average lengths) are taken over every segment
-//! scored together, so roots and a base with its update score on one scale.
+//! path). A definition's name counts once more: one the query names whole (a code word,
+//! `add_config_value()`) × 1.5, one whose name's parts the query's subject says × (1 + 0.3
+//! · share said). Statistics (document count, df, average lengths) are taken over every
+//! segment scored together, so roots and a base with its update score on one scale.
 
 use super::docs::FIELDS;
 use super::english::FORM_WEIGHT;
@@ -36,6 +38,12 @@ pub(crate) const LINE_REF_BETA: f32 = 0.25;
 pub(crate) const PHRASE_BETA: f32 = 0.5;
 /// A reference matching more files than this (`mod.rs`) names none of them.
 const MAX_REF_FILES: usize = 16;
+/// How much a definition the query names (a code word of the query is its whole name:
+/// `add_config_value()`) gains over the bodies that merely use it.
+pub(crate) const NAMED_BETA: f32 = 0.5;
+/// How much a definition gains when the query's subject says every part of its name
+/// (`refresh_config` for "fix config refresh"); a share of its parts, a share of it.
+pub(crate) const SUBJECT_NAME_BETA: f32 = 0.3;
 
 /// One segment as a query scores it: which of its files are live (served: not replaced
 /// by a newer segment, not changed since) and which of those the request keeps (in the
@@ -153,6 +161,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     for (part, s) in parts.iter().zip(scores.iter_mut()) {
         hint(part, s, query);
         prior(part, s);
+        names(part, s, query);
     }
     refs(parts, &mut scores, query);
     for (at, s) in scores.iter().enumerate() {
@@ -258,6 +267,37 @@ fn prior(part: &Part, s: &mut Scores) {
             _ => TYPE_PRIOR,
         };
         s.score[doc as usize] *= factor;
+    }
+}
+
+/// Favours definitions by their names: one the query names gains [`NAMED_BETA`], and one
+/// whose name's parts the query's subject says gains [`SUBJECT_NAME_BETA`] times the
+/// share it says. A body calling `add_config_value` ten times otherwise outscores its
+/// definition, and a short question's words are most often the parts of the name it is
+/// about. The subject only: a report's body says many words, so any name's parts are
+/// found there (DECISIONS.md, "A definition's name in the query").
+fn names(part: &Part, s: &mut Scores, query: &Query) {
+    let named: Vec<&str> = (query.terms.iter())
+        .filter(|t| t.code)
+        .map(|t| t.text.as_str())
+        .collect();
+    let subject: std::collections::HashSet<&str> = (query.terms.iter())
+        .filter(|t| t.subject)
+        .map(|t| t.text.as_str())
+        .collect();
+    let docs = part.seg.docs();
+    for &doc in &s.touched {
+        let name = part.seg.name(&docs[doc as usize]);
+        if name.is_empty() {
+            continue;
+        }
+        if named.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+            s.score[doc as usize] *= 1.0 + NAMED_BETA;
+        }
+        let (parts, said) = super::terms::name_parts_said(name, |p| subject.contains(p));
+        if said > 0 {
+            s.score[doc as usize] *= 1.0 + SUBJECT_NAME_BETA * said as f32 / parts as f32;
+        }
     }
 }
 
@@ -428,6 +468,55 @@ mod tests {
             ["a.c:timer_reset", "a.c:other"]
         );
         assert!(ranked(&seg, "nothing matches this").is_empty());
+    }
+
+    #[test]
+    fn a_definition_the_query_names_outranks_its_uses() {
+        let calls = "def setup(app):\n".to_string()
+            + &"    app.add_config_value('x', None, 'env', types=[str])\n".repeat(8);
+        let seg = segment(&[
+            ("ext.py", &calls, vec![def("setup", 1, 9)]),
+            (
+                "app.py",
+                "def add_config_value(self, name, default, rebuild, types=()):\n    \
+                 self.config.add(name, default, rebuild, types)\n",
+                vec![def("add_config_value", 1, 2)],
+            ),
+        ]);
+        assert_eq!(
+            ranked(
+                &seg,
+                "Explain the types argument\n\nas add_config_value() takes it"
+            ),
+            ["app.py:add_config_value", "ext.py:setup"]
+        );
+    }
+
+    #[test]
+    fn the_subject_saying_a_name_lifts_it() {
+        let calls = "  refresh(config);\n".repeat(6);
+        let seg = segment(&[
+            (
+                "a.c",
+                &format!("/* Refresh the config. */\nvoid reload_settings(void)\n{{\n{calls}}}\n"),
+                vec![def("reload_settings", 2, 9)],
+            ),
+            (
+                "b.c",
+                "void refresh_config(void)\n{\n  reload();\n}\n",
+                vec![def("refresh_config", 1, 4)],
+            ),
+        ]);
+        assert_eq!(
+            ranked(&seg, "config refresh twice"),
+            ["b.c:refresh_config", "a.c:reload_settings"]
+        );
+        // Said only in a report's body, the name's parts lift nothing: the body's many
+        // uses win, as they would without the rule.
+        assert_eq!(
+            ranked(&seg, "twice over\n\nconfig refresh"),
+            ["a.c:reload_settings", "b.c:refresh_config"]
+        );
     }
 
     #[test]

@@ -84,8 +84,25 @@ fn non_ascii_word(
 
 /// The tokens of one ASCII identifier: its parts, then the whole when it splits.
 fn identifier(ident: &str, lower: &mut String, out: &mut impl FnMut(&str)) {
+    let (parts, single) = identifier_parts(ident, lower, out);
+    let whole_is_single = parts == 1 && single == (0, ident.len());
+    if parts > 0 && !whole_is_single {
+        lower.clear();
+        lower.push_str(ident);
+        lower.make_ascii_lowercase();
+        out(lower);
+    }
+}
+
+/// The parts of one ASCII identifier, lowercased; how many, and where the last one is
+/// (offset, length).
+fn identifier_parts(
+    ident: &str,
+    lower: &mut String,
+    out: &mut impl FnMut(&str),
+) -> (usize, (usize, usize)) {
     let mut parts = 0;
-    let mut single = (0, 0);
+    let mut last = (0, 0);
     let mut base = 0;
     for chunk in ident.split('_') {
         let mut at = 0;
@@ -97,18 +114,36 @@ fn identifier(ident: &str, lower: &mut String, out: &mut impl FnMut(&str)) {
             lower.make_ascii_lowercase();
             out(lower);
             parts += 1;
-            single = (base + at, len);
+            last = (base + at, len);
             at += len;
         }
         base += chunk.len() + 1;
     }
-    let whole_is_single = parts == 1 && single == (0, ident.len());
-    if parts > 0 && !whole_is_single {
-        lower.clear();
-        lower.push_str(ident);
-        lower.make_ascii_lowercase();
-        out(lower);
+    (parts, last)
+}
+
+/// How many parts a definition's name splits into (as an identifier of the text does:
+/// `add_config_value` → `add`, `config`, `value`), and how many of them `said` holds. A
+/// name that is not one ASCII identifier (an operator, a name in another script) is one
+/// part, its whole text lowercased.
+pub(crate) fn name_parts_said(name: &str, said: impl Fn(&str) -> bool) -> (u32, u32) {
+    let mut lower = String::new();
+    let ascii_ident = !name.is_empty()
+        && !name.as_bytes()[0].is_ascii_digit()
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+    let (mut parts, mut hits) = (0u32, 0u32);
+    if ascii_ident {
+        identifier_parts(name, &mut lower, &mut |part| {
+            parts += 1;
+            hits += u32::from(said(part));
+        });
     }
+    if parts == 0 && !name.is_empty() {
+        lower.clear();
+        lower.extend(name.chars().flat_map(char::to_lowercase));
+        return (1, u32::from(said(&lower)));
+    }
+    (parts, hits)
 }
 
 /// The length of the part starting `chunk` (ASCII letters and digits, no `_`), as the
@@ -184,6 +219,12 @@ pub(crate) struct QueryTerm {
     /// 2 for the whole token of a code-like word (`foo_bar`, `fooBar`, `foo()`), else 1;
     /// × 1.5 in a longer query's first line.
     pub(crate) weight: f32,
+    /// The whole token of a code-like word: a definition of that name is one the query
+    /// names (`score.rs`).
+    pub(crate) code: bool,
+    /// Said in the query's subject: the first line of a longer query, any word of a
+    /// one-line query.
+    pub(crate) subject: bool,
     /// Its other inflections (`english.rs`) that are not terms of the query themselves.
     pub(crate) forms: Vec<Term>,
 }
@@ -261,15 +302,23 @@ pub(crate) fn parse_query(text: &str) -> Query {
     };
     let mut seen: HashMap<Term, usize> = HashMap::new();
     let mut title: HashSet<Term> = HashSet::new();
+    // The first line of a longer text is its title (a pasted report's subject).
+    let title_end = match text.find('\n') {
+        Some(nl) if !text[nl..].trim().is_empty() => nl,
+        _ => 0,
+    };
     let mut add = |token: &str, weight: f32, in_title: bool, query: &mut Query| {
         let term = hash(token);
         if in_title {
             title.insert(term);
         }
+        let (code, subject) = (weight == CODE_WEIGHT, in_title || title_end == 0);
         match seen.get(&term) {
             Some(&at) => {
                 let held = &mut query.terms[at];
                 held.weight = held.weight.max(weight);
+                held.code |= code;
+                held.subject |= subject;
             }
             None => {
                 seen.insert(term, query.terms.len());
@@ -277,15 +326,12 @@ pub(crate) fn parse_query(text: &str) -> Query {
                     term,
                     text: token.to_string(),
                     weight,
+                    code,
+                    subject,
                     forms: Vec::new(),
                 });
             }
         }
-    };
-    // The first line of a longer text is its title (a pasted report's subject).
-    let title_end = match text.find('\n') {
-        Some(nl) if !text[nl..].trim().is_empty() => nl,
-        _ => 0,
     };
     let parts = [(&text[..title_end], true), (&text[title_end..], false)];
     for (part, in_title) in parts {
@@ -542,6 +588,37 @@ mod tests {
         assert_eq!(read_of_query("ab, cd ef gh", 6), ("ab, cd ef ", true));
         assert_eq!(read_of_query("😀😀 abcdefgh", 4), ("😀😀 abcd", true));
         assert_eq!(read_of_query("设计 文档", 6), ("设计 ", true));
+    }
+
+    #[test]
+    fn a_name_splits_into_the_parts_its_uses_do() {
+        let said = |words: &'static [&'static str]| move |p: &str| words.contains(&p);
+        assert_eq!(
+            name_parts_said("add_config_value", said(&["add", "config"])),
+            (3, 2)
+        );
+        assert_eq!(name_parts_said("HTTPServer", said(&["server"])), (2, 1));
+        assert_eq!(
+            name_parts_said("refreshConfig", said(&["refresh", "config"])),
+            (2, 2)
+        );
+        // Not one identifier: the whole name, lowercased, is its one part.
+        assert_eq!(name_parts_said("operator==", said(&["operator"])), (1, 0));
+        assert_eq!(name_parts_said("Größe", said(&["größe"])), (1, 1));
+        assert_eq!(name_parts_said("", said(&[])), (0, 0));
+    }
+
+    #[test]
+    fn code_words_and_the_subject_are_marked() {
+        let q = parse_query("fix add_config_value() types\n\nthe body names refresh_all");
+        let find = |text: &str| q.terms.iter().find(|t| t.text == text).unwrap();
+        assert!(find("add_config_value").code && find("add_config_value").subject);
+        assert!(!find("types").code && find("types").subject);
+        assert!(find("refresh_all").code && !find("refresh_all").subject);
+        assert!(!find("body").subject);
+        // A one-line query is all subject.
+        let q = parse_query("config refresh");
+        assert!(q.terms.iter().all(|t| t.subject && !t.code));
     }
 
     fn toks(text: &str) -> Vec<String> {

@@ -14,7 +14,7 @@
 //! · share said). Statistics (document count, df, average lengths) are taken over every
 //! segment scored together, so roots and a base with its update score on one scale.
 
-use super::docs::FIELDS;
+use super::docs::{FIELDS, NAME};
 use super::english::FORM_WEIGHT;
 use super::segment::Segment;
 use super::terms::Query;
@@ -41,6 +41,8 @@ const MAX_REF_FILES: usize = 16;
 /// How much a definition the query names (a code word of the query is its whole name:
 /// `add_config_value()`) gains over the bodies that merely use it.
 pub(crate) const NAMED_BETA: f32 = 0.5;
+/// A name mark's flag: the query names the definition.
+const NAMED: u16 = 1 << 15;
 /// How much a definition gains when the query's subject says every part of its name
 /// (`refresh_config` for "fix config refresh"); a share of its parts, a share of it.
 pub(crate) const SUBJECT_NAME_BETA: f32 = 0.3;
@@ -115,6 +117,9 @@ struct Scores {
     tfw: Vec<f32>,
     /// Documents the current term reached (live ones, kept or not: the df counts them).
     reached: Vec<u32>,
+    /// What the query says of each document's name: [`NAMED`] when it names it, plus how
+    /// many of its parts the subject says (`names`).
+    name_marks: Vec<u16>,
     touched: Vec<u32>,
 }
 
@@ -127,6 +132,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
         .map(|p| Scores {
             score: vec![0.0; p.seg.docs().len()],
             tfw: vec![0.0; p.seg.docs().len()],
+            name_marks: vec![0; p.seg.docs().len()],
             reached: Vec::new(),
             touched: Vec::new(),
         })
@@ -134,9 +140,9 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     for qt in &query.terms {
         let mut df = 0u32;
         for (part, s) in parts.iter().zip(scores.iter_mut()) {
-            df += reach(part, s, qt.term, 1.0, &stats);
+            df += reach(part, s, qt.term, Some(qt), &stats);
             for &form in &qt.forms {
-                df += reach(part, s, form, FORM_WEIGHT, &stats);
+                df += reach(part, s, form, None, &stats);
             }
         }
         if df == 0 {
@@ -161,7 +167,7 @@ pub(crate) fn top(parts: &[Part], query: &Query, want: usize) -> (Vec<Scored>, u
     for (part, s) in parts.iter().zip(scores.iter_mut()) {
         hint(part, s, query);
         prior(part, s);
-        names(part, s, query);
+        names(part, s);
     }
     refs(parts, &mut scores, query);
     for (at, s) in scores.iter().enumerate() {
@@ -198,10 +204,19 @@ fn wanted(part: &Part, d: &super::segment::SegDoc) -> bool {
         && (part.kinds.is_empty() || part.kinds.contains(&d.kind))
 }
 
-/// Adds `term`'s tf~ (× `weight`) of every live document of `part` holding it to `s.tfw`
-/// (listing them in `s.reached`); returns how many it reached first (its share of the df:
-/// a word's forms count as the word, so a document holding two of them counts once).
-fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, weight: f32, stats: &Stats) -> u32 {
+/// Adds `term`'s tf~ of every live document of `part` holding it to `s.tfw` (listing them
+/// in `s.reached`); returns how many it reached first (its share of the df: a word's forms
+/// count as the word, so a document holding two of them counts once). `own` is the query
+/// term when `term` is it (its tf~ weighs 1, and what it says of names is marked), `None`
+/// for one of its forms (weighing [`FORM_WEIGHT`]).
+fn reach(
+    part: &Part,
+    s: &mut Scores,
+    term: super::terms::Term,
+    own: Option<&super::terms::QueryTerm>,
+    stats: &Stats,
+) -> u32 {
+    let weight = if own.is_some() { 1.0 } else { FORM_WEIGHT };
     let seg = part.seg;
     let (docs, files) = (seg.docs(), seg.files());
     let live_doc = |doc: u32| part.live.get(docs[doc as usize].file as usize) == Some(&true);
@@ -223,6 +238,20 @@ fn reach(part: &Part, s: &mut Scores, term: super::terms::Term, weight: f32, sta
             df += 1;
         }
         s.tfw[p.doc as usize] += sum;
+        if let Some(qt) = own.filter(|_| p.tf[NAME] > 0 && d.name_len > 0) {
+            let mark = &mut s.name_marks[p.doc as usize];
+            // A code word names the definition when it is its whole name: the whole
+            // token of an identifier that splits, or a one-part name's only part.
+            if qt.code && (qt.whole || d.lens[NAME] == 1) {
+                *mark |= NAMED;
+            }
+            if qt.subject && !qt.whole {
+                let said = (*mark & !NAMED)
+                    .saturating_add(p.tf[NAME] as u16)
+                    .min(!NAMED);
+                *mark = (*mark & NAMED) | said;
+            }
+        }
     });
     seg.path_postings(term, |file, tf| {
         if !part.live[file as usize] {
@@ -275,28 +304,25 @@ fn prior(part: &Part, s: &mut Scores) {
 /// share it says. A body calling `add_config_value` ten times otherwise outscores its
 /// definition, and a short question's words are most often the parts of the name it is
 /// about. The subject only: a report's body says many words, so any name's parts are
-/// found there (DECISIONS.md, "A definition's name in the query").
-fn names(part: &Part, s: &mut Scores, query: &Query) {
-    let named: Vec<&str> = (query.terms.iter())
-        .filter(|t| t.code)
-        .map(|t| t.text.as_str())
-        .collect();
-    let subject: std::collections::HashSet<&str> = (query.terms.iter())
-        .filter(|t| t.subject)
-        .map(|t| t.text.as_str())
-        .collect();
+/// found there (DECISIONS.md, "A definition's name in the query"). What the query says of
+/// each name was marked while its terms' postings were read (`reach`): a name is in its
+/// document's name field, split as the text is, so its parts are that field's tokens but
+/// the whole (`add_config_value` → `add`, `config`, `value`, `add_config_value`).
+fn names(part: &Part, s: &mut Scores) {
     let docs = part.seg.docs();
     for &doc in &s.touched {
-        let name = part.seg.name(&docs[doc as usize]);
-        if name.is_empty() {
+        let mark = std::mem::take(&mut s.name_marks[doc as usize]);
+        if mark == 0 {
             continue;
         }
-        if named.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+        if mark & NAMED != 0 {
             s.score[doc as usize] *= 1.0 + NAMED_BETA;
         }
-        let (parts, said) = super::terms::name_parts_said(name, |p| subject.contains(p));
+        let tokens = docs[doc as usize].lens[NAME];
+        let parts = if tokens > 1 { tokens - 1 } else { tokens };
+        let said = (mark & !NAMED).min(parts);
         if said > 0 {
-            s.score[doc as usize] *= 1.0 + SUBJECT_NAME_BETA * said as f32 / parts as f32;
+            s.score[doc as usize] *= 1.0 + SUBJECT_NAME_BETA * f32::from(said) / f32::from(parts);
         }
     }
 }

@@ -122,30 +122,6 @@ fn identifier_parts(
     (parts, last)
 }
 
-/// How many parts a definition's name splits into (as an identifier of the text does:
-/// `add_config_value` → `add`, `config`, `value`), and how many of them `said` holds. A
-/// name that is not one ASCII identifier (an operator, a name in another script) is one
-/// part, its whole text lowercased.
-pub(crate) fn name_parts_said(name: &str, said: impl Fn(&str) -> bool) -> (u32, u32) {
-    let mut lower = String::new();
-    let ascii_ident = !name.is_empty()
-        && !name.as_bytes()[0].is_ascii_digit()
-        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
-    let (mut parts, mut hits) = (0u32, 0u32);
-    if ascii_ident {
-        identifier_parts(name, &mut lower, &mut |part| {
-            parts += 1;
-            hits += u32::from(said(part));
-        });
-    }
-    if parts == 0 && !name.is_empty() {
-        lower.clear();
-        lower.extend(name.chars().flat_map(char::to_lowercase));
-        return (1, u32::from(said(&lower)));
-    }
-    (parts, hits)
-}
-
 /// The length of the part starting `chunk` (ASCII letters and digits, no `_`), as the
 /// regex `[A-Z]+[0-9]*(?![a-z])|[A-Z]?[a-z]+[0-9]*|[0-9]+` finds it, backtracking
 /// included (`HTTPServer` → `HTTP`, then `Server`).
@@ -225,6 +201,9 @@ pub(crate) struct QueryTerm {
     /// Said in the query's subject: the first line of a longer query, any word of a
     /// one-line query.
     pub(crate) subject: bool,
+    /// The whole token of an identifier that splits (`add_config_value`): never a part of
+    /// a name, only a whole one.
+    pub(crate) whole: bool,
     /// Its other inflections (`english.rs`) that are not terms of the query themselves.
     pub(crate) forms: Vec<Term>,
 }
@@ -307,7 +286,7 @@ pub(crate) fn parse_query(text: &str) -> Query {
         Some(nl) if !text[nl..].trim().is_empty() => nl,
         _ => 0,
     };
-    let mut add = |token: &str, weight: f32, in_title: bool, query: &mut Query| {
+    let mut add = |token: &str, weight: f32, whole: bool, in_title: bool, query: &mut Query| {
         let term = hash(token);
         if in_title {
             title.insert(term);
@@ -319,6 +298,7 @@ pub(crate) fn parse_query(text: &str) -> Query {
                 held.weight = held.weight.max(weight);
                 held.code |= code;
                 held.subject |= subject;
+                held.whole |= whole;
             }
             None => {
                 seen.insert(term, query.terms.len());
@@ -328,6 +308,7 @@ pub(crate) fn parse_query(text: &str) -> Query {
                     weight,
                     code,
                     subject,
+                    whole,
                     forms: Vec::new(),
                 });
             }
@@ -337,13 +318,20 @@ pub(crate) fn parse_query(text: &str) -> Query {
     for (part, in_title) in parts {
         for word in words(part) {
             let mut last = String::new();
+            let mut count = 0;
             tokens(word.ident, &mut |t| {
-                add(t, 1.0, in_title, &mut query);
+                count += 1;
                 last.clear();
                 last.push_str(t);
             });
+            // Every token but an identifier's whole (its last, when it splits) is a part.
+            let mut at = 0;
+            tokens(word.ident, &mut |t| {
+                at += 1;
+                add(t, 1.0, count > 1 && at == count, in_title, &mut query);
+            });
             if word.code_like() && !last.is_empty() {
-                add(&last, CODE_WEIGHT, in_title, &mut query);
+                add(&last, CODE_WEIGHT, count > 1, in_title, &mut query);
             }
         }
     }
@@ -591,29 +579,12 @@ mod tests {
     }
 
     #[test]
-    fn a_name_splits_into_the_parts_its_uses_do() {
-        let said = |words: &'static [&'static str]| move |p: &str| words.contains(&p);
-        assert_eq!(
-            name_parts_said("add_config_value", said(&["add", "config"])),
-            (3, 2)
-        );
-        assert_eq!(name_parts_said("HTTPServer", said(&["server"])), (2, 1));
-        assert_eq!(
-            name_parts_said("refreshConfig", said(&["refresh", "config"])),
-            (2, 2)
-        );
-        // Not one identifier: the whole name, lowercased, is its one part.
-        assert_eq!(name_parts_said("operator==", said(&["operator"])), (1, 0));
-        assert_eq!(name_parts_said("Größe", said(&["größe"])), (1, 1));
-        assert_eq!(name_parts_said("", said(&[])), (0, 0));
-    }
-
-    #[test]
     fn code_words_and_the_subject_are_marked() {
         let q = parse_query("fix add_config_value() types\n\nthe body names refresh_all");
         let find = |text: &str| q.terms.iter().find(|t| t.text == text).unwrap();
         assert!(find("add_config_value").code && find("add_config_value").subject);
-        assert!(!find("types").code && find("types").subject);
+        assert!(find("add_config_value").whole && !find("config").whole);
+        assert!(!find("types").code && find("types").subject && !find("types").whole);
         assert!(find("refresh_all").code && !find("refresh_all").subject);
         assert!(!find("body").subject);
         // A one-line query is all subject.

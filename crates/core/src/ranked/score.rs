@@ -311,7 +311,7 @@ fn prior(part: &Part, s: &mut Scores) {
 fn names(part: &Part, s: &mut Scores) {
     let docs = part.seg.docs();
     for &doc in &s.touched {
-        let mark = std::mem::take(&mut s.name_marks[doc as usize]);
+        let mark = s.name_marks[doc as usize];
         if mark == 0 {
             continue;
         }

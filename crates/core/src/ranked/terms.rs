@@ -84,25 +84,8 @@ fn non_ascii_word(
 
 /// The tokens of one ASCII identifier: its parts, then the whole when it splits.
 fn identifier(ident: &str, lower: &mut String, out: &mut impl FnMut(&str)) {
-    let (parts, single) = identifier_parts(ident, lower, out);
-    let whole_is_single = parts == 1 && single == (0, ident.len());
-    if parts > 0 && !whole_is_single {
-        lower.clear();
-        lower.push_str(ident);
-        lower.make_ascii_lowercase();
-        out(lower);
-    }
-}
-
-/// The parts of one ASCII identifier, lowercased; how many, and where the last one is
-/// (offset, length).
-fn identifier_parts(
-    ident: &str,
-    lower: &mut String,
-    out: &mut impl FnMut(&str),
-) -> (usize, (usize, usize)) {
     let mut parts = 0;
-    let mut last = (0, 0);
+    let mut single = (0, 0);
     let mut base = 0;
     for chunk in ident.split('_') {
         let mut at = 0;
@@ -114,12 +97,18 @@ fn identifier_parts(
             lower.make_ascii_lowercase();
             out(lower);
             parts += 1;
-            last = (base + at, len);
+            single = (base + at, len);
             at += len;
         }
         base += chunk.len() + 1;
     }
-    (parts, last)
+    let whole_is_single = parts == 1 && single == (0, ident.len());
+    if parts > 0 && !whole_is_single {
+        lower.clear();
+        lower.push_str(ident);
+        lower.make_ascii_lowercase();
+        out(lower);
+    }
 }
 
 /// The length of the part starting `chunk` (ASCII letters and digits, no `_`), as the
@@ -317,21 +306,15 @@ pub(crate) fn parse_query(text: &str) -> Query {
     let parts = [(&text[..title_end], true), (&text[title_end..], false)];
     for (part, in_title) in parts {
         for word in words(part) {
-            let mut last = String::new();
-            let mut count = 0;
-            tokens(word.ident, &mut |t| {
-                count += 1;
-                last.clear();
-                last.push_str(t);
-            });
-            // Every token but an identifier's whole (its last, when it splits) is a part.
-            let mut at = 0;
-            tokens(word.ident, &mut |t| {
-                at += 1;
-                add(t, 1.0, count > 1 && at == count, in_title, &mut query);
-            });
-            if word.code_like() && !last.is_empty() {
-                add(&last, CODE_WEIGHT, count > 1, in_title, &mut query);
+            let mut toks: Vec<String> = Vec::new();
+            tokens(word.ident, &mut |t| toks.push(t.to_string()));
+            // The last token is the identifier's whole when it splits; the rest are parts.
+            let split = toks.len() > 1;
+            for (at, t) in toks.iter().enumerate() {
+                add(t, 1.0, split && at + 1 == toks.len(), in_title, &mut query);
+            }
+            if let Some(last) = toks.last().filter(|_| word.code_like()) {
+                add(last, CODE_WEIGHT, split, in_title, &mut query);
             }
         }
     }

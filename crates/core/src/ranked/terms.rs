@@ -12,7 +12,7 @@
 //!   is one lowercased term.
 //! - Terms are hashed to 64 bits ([`hash`]): the index keeps no term text.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 /// A term as the index keys it.
 pub(crate) type Term = u64;
@@ -269,7 +269,6 @@ pub(crate) fn parse_query(text: &str) -> Query {
         ..Query::default()
     };
     let mut seen: HashMap<Term, usize> = HashMap::new();
-    let mut title: HashSet<Term> = HashSet::new();
     // The first line of a longer text is its title (a pasted report's subject).
     let title_end = match text.find('\n') {
         Some(nl) if !text[nl..].trim().is_empty() => nl,
@@ -277,9 +276,6 @@ pub(crate) fn parse_query(text: &str) -> Query {
     };
     let mut add = |token: &str, weight: f32, whole: bool, in_title: bool, query: &mut Query| {
         let term = hash(token);
-        if in_title {
-            title.insert(term);
-        }
         let (code, subject) = (weight == CODE_WEIGHT, in_title || title_end == 0);
         match seen.get(&term) {
             Some(&at) => {
@@ -333,7 +329,8 @@ pub(crate) fn parse_query(text: &str) -> Query {
                 .filter(|f| !seen.contains_key(f))
                 .collect();
         }
-        if title.contains(&t.term) {
+        // Said in a longer query's first line (a one-line query is all subject, no title).
+        if t.subject && title_end > 0 {
             t.weight *= TITLE_WEIGHT;
         }
     }
